@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""A local Kubernetes control plane for tests and demos.
+
+etcd, kube-apiserver, kube-controller-manager, kube-scheduler and the kwok controller are
+started by ``kwokctl --runtime binary`` from the binaries that ``controlplane/build.sh``
+puts in the versioned cache. Everything listens on 127.0.0.1 and lives in a private work
+dir (on tmpfs when possible); ``~/.kube/config`` is never touched.
+
+    python controlplane/cluster.py up [--demo] [--name N]
+    python controlplane/cluster.py down [--name N]
+    python controlplane/cluster.py status
+
+Stdlib only: the pytest fixtures import this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+VERSIONS = "k8s-v1.36.3_etcd-v3.6.16_kwok-v0.8.0"
+BINARIES = (
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kubectl",
+    "etcd",
+    "kwok",
+    "kwokctl",
+)
+HERE = Path(__file__).resolve().parent
+AUDIT_POLICY = HERE / "audit-policy.yaml"
+DEMO_MANIFEST = HERE.parent / "examples" / "demo-workloads.yaml"
+DEMO_LABEL = "app.kubernetes.io/part-of=kubectl-safety-demo"
+# kwok only manages (heartbeats, runs pods on) nodes carrying this annotation, so a node
+# without it can be made NotReady.
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+
+
+class ClusterError(RuntimeError):
+    """The control plane could not be found, started or stopped."""
+
+
+def cache_dir() -> Path:
+    """Root of the build cache (``$KUBECTL_SAFETY_CACHE``, default ``~/.cache/kubectl-safety``)."""
+    return Path(os.environ.get("KUBECTL_SAFETY_CACHE") or Path.home() / ".cache" / "kubectl-safety")
+
+
+def default_bin_dir() -> Path:
+    """Where build.sh puts the binaries for the pinned versions."""
+    return cache_dir() / VERSIONS / "bin"
+
+
+def run_root() -> Path:
+    """Parent of cluster work dirs: ``$KUBECTL_SAFETY_RUN_DIR``, else tmpfs, else the cache."""
+    if os.environ.get("KUBECTL_SAFETY_RUN_DIR"):
+        return Path(os.environ["KUBECTL_SAFETY_RUN_DIR"])
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return shm / f"kubectl-safety-{os.getuid()}"
+    return cache_dir() / "run"
+
+
+def missing_binaries(bin_dir: Path) -> list[str]:
+    """Names of the required binaries that are not executable files in ``bin_dir``."""
+    return [b for b in BINARIES if not os.access(bin_dir / b, os.X_OK)]
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+class Cluster:
+    """One kwokctl cluster: ``up()``, ``down()`` and a ``kubectl()`` runner."""
+
+    def __init__(self, name: str = "dev", bin_dir: Path | None = None, root: Path | None = None):
+        self.name = name
+        self.bin_dir = Path(bin_dir or default_bin_dir())
+        self.workdir = Path(root or run_root()) / name
+        self.kubeconfig = self.workdir / "kubeconfig"
+        self.cluster_dir = self.workdir / "clusters" / name
+        self.audit_log = self.cluster_dir / "logs" / "audit.log"
+
+    # -- running commands -------------------------------------------------------------
+
+    def env(self) -> dict[str, str]:
+        """Environment for kwokctl/kubectl: our binaries first on PATH, our work dir."""
+        env = dict(os.environ)
+        env["PATH"] = f"{self.bin_dir}{os.pathsep}{env.get('PATH', '')}"
+        env["KWOK_WORKDIR"] = str(self.workdir)
+        env["KUBECONFIG"] = str(self.kubeconfig)
+        return env
+
+    def _run(self, cmd: list[str], check: bool, input: str | None, timeout: float):
+        proc = subprocess.run(
+            cmd, input=input, capture_output=True, text=True, env=self.env(), timeout=timeout
+        )
+        if check and proc.returncode != 0:
+            raise ClusterError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
+        return proc
+
+    def kwokctl(self, *args: str, check: bool = True, timeout: float = 300):
+        """Run the built kwokctl for this cluster."""
+        cmd = [str(self.bin_dir / "kwokctl"), "--name", self.name, *args]
+        return self._run(cmd, check, None, timeout)
+
+    def kubectl(
+        self,
+        *args: str,
+        as_user: str | None = None,
+        as_groups: tuple[str, ...] = (),
+        input: str | None = None,
+        check: bool = True,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess:
+        """Run the built kubectl against this cluster, optionally impersonating a user."""
+        cmd = [str(self.bin_dir / "kubectl"), "--kubeconfig", str(self.kubeconfig)]
+        if as_user:
+            cmd += [f"--as={as_user}", *(f"--as-group={g}" for g in as_groups)]
+        return self._run(cmd + list(args), check, input, timeout)
+
+    def apply(self, manifest: str | dict | list) -> None:
+        """``kubectl apply`` a YAML/JSON string, one object (dict) or a list of objects."""
+        if not isinstance(manifest, str):
+            items = manifest if isinstance(manifest, list) else [manifest]
+            manifest = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+        self.kubectl("apply", "-f", "-", input=manifest)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def is_up(self) -> bool:
+        """True when this cluster's API server answers /readyz."""
+        if not self.kubeconfig.exists():
+            return False
+        try:
+            out = self.kubectl("get", "--raw", "/readyz", "--request-timeout=5s", check=False, timeout=10)
+        except subprocess.TimeoutExpired:
+            return False
+        return out.returncode == 0 and out.stdout.strip() == "ok"
+
+    def up(self, timeout: float = 180) -> float:
+        """Start the cluster (restarting a stale one) and wait until it works; returns seconds."""
+        missing = missing_binaries(self.bin_dir)
+        if missing:
+            raise ClusterError(
+                f"missing control-plane binaries in {self.bin_dir}: {', '.join(missing)}; "
+                "build them with controlplane/build.sh (about 30 min cold)"
+            )
+        if self.is_up():
+            return 0.0
+        if self.workdir.exists():
+            self.down()
+        start = time.monotonic()
+        self.workdir.mkdir(parents=True)
+        config = self.workdir / "kwokctl.yaml"
+        config.write_text(json.dumps(self._kwokctl_config(), indent=2))
+        try:
+            self.kwokctl(
+                "create", "cluster", "--config", str(config), "--kubeconfig", str(self.kubeconfig),
+                "--wait", f"{int(timeout)}s", timeout=timeout + 60,
+            )
+            self.wait_ready(deadline=start + timeout)
+        except (ClusterError, subprocess.TimeoutExpired) as err:
+            logs = self._log_tails()
+            self.down()
+            raise ClusterError(f"cluster {self.name!r} did not start: {err}\n{logs}") from err
+        return time.monotonic() - start
+
+    def _kwokctl_config(self) -> dict:
+        """KwokctlConfiguration (JSON is YAML): loopback only, RBAC, admission, audit, our binaries."""
+        b = self.bin_dir
+        return {
+            "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+            "kind": "KwokctlConfiguration",
+            "options": {
+                "runtime": "binary",
+                "bindAddress": "127.0.0.1",
+                "kubeAuthorization": True,
+                "kubeAdmission": True,
+                "kubeAuditPolicy": str(AUDIT_POLICY),
+                "kubeApiserverBinary": str(b / "kube-apiserver"),
+                "kubeControllerManagerBinary": str(b / "kube-controller-manager"),
+                "kubeSchedulerBinary": str(b / "kube-scheduler"),
+                "kubectlBinary": str(b / "kubectl"),
+                "kwokControllerBinary": str(b / "kwok"),
+                "etcdBinary": str(b / "etcd"),
+            },
+            "componentsPatches": [
+                _patch("etcd", {"unsafe-no-fsync": "true"}),
+                _patch("kube-apiserver", {"advertise-address": "127.0.0.1"}),
+                _patch(
+                    "kwok-controller",
+                    {"manage-nodes-with-annotation-selector": f"{KWOK_NODE_ANNOTATION}=fake"},
+                    override={"manage-all-nodes": "false"},
+                ),
+            ],
+        }
+
+    def wait_ready(self, deadline: float) -> None:
+        """Wait for the API, the controller-manager, the scheduler and kwok to do their jobs."""
+        _poll(self.is_up, deadline, "API server /readyz")
+        # The serviceaccount controller (controller-manager) creates this one.
+        _poll(lambda: self._exists("serviceaccount", "default", "-n", "default"), deadline,
+              "default ServiceAccount (kube-controller-manager)")
+        self._probe_scheduling(deadline)
+
+    def _exists(self, *args: str) -> bool:
+        return self.kubectl("get", *args, "-o", "name", check=False).returncode == 0
+
+    def _probe_scheduling(self, deadline: float) -> None:
+        """A pod gets scheduled (kube-scheduler) onto a kwok node and runs (kwok); then both go."""
+        self.apply([_probe_node(), _probe_pod()])
+        left = max(1, int(deadline - time.monotonic()))
+        self.kubectl("wait", "-n", "default", "pod/kwok-probe", "--for=jsonpath={.status.phase}=Running",
+                     f"--timeout={left}s", timeout=left + 30)
+        self.kubectl("delete", "-n", "default", "pod/kwok-probe", "--grace-period=0", "--force")
+        self.kubectl("delete", "node/kwok-probe")
+
+    def down(self) -> float:
+        """Delete the cluster, make sure none of its processes survive, remove the work dir."""
+        start = time.monotonic()
+        if self.cluster_dir.exists():
+            self.kwokctl("delete", "cluster", "--kubeconfig", str(self.kubeconfig), check=False)
+        leftovers = self.processes()
+        for pid in leftovers:
+            _kill(pid)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        if leftovers:
+            raise ClusterError(f"kwokctl delete left processes {leftovers}; killed them")
+        return time.monotonic() - start
+
+    def processes(self) -> list[int]:
+        """PIDs of processes whose command line mentions this cluster's work dir."""
+        out = subprocess.run(["pgrep", "-f", re.escape(str(self.workdir) + "/")],
+                             capture_output=True, text=True)
+        return [int(p) for p in out.stdout.split() if int(p) != os.getpid()]
+
+    def _log_tails(self) -> str:
+        logs = sorted((self.cluster_dir / "logs").glob("*.log"))
+        return "\n".join(f"--- {p.name}\n{_tail(p)}" for p in logs if p.name != "audit.log")
+
+    # -- demo -----------------------------------------------------------------------------
+
+    def load_demo(self, timeout: float = 180) -> None:
+        """Apply examples/demo-workloads.yaml (nodes first) and wait for every workload to roll out."""
+        nodes, rest = _split_nodes(DEMO_MANIFEST.read_text())
+        self.apply(nodes)
+        self.kubectl("wait", "node", "-l", DEMO_LABEL, "--for=condition=Ready", f"--timeout={int(timeout)}s",
+                     timeout=timeout + 30)
+        self.apply(rest)
+        names = self.kubectl("get", "deployments,statefulsets,daemonsets", "-A", "-l", DEMO_LABEL, "-o",
+                             "jsonpath={range .items[*]}{.metadata.namespace} {.kind}/{.metadata.name}{\"\\n\"}{end}")
+        for line in names.stdout.split("\n"):
+            if line.strip():
+                namespace, name = line.split()
+                self.kubectl("rollout", "status", "-n", namespace, name.lower(), f"--timeout={int(timeout)}s",
+                             timeout=timeout + 30)
+
+
+def _patch(component: str, args: dict[str, str], override: dict[str, str] | None = None) -> dict:
+    extra = [{"key": k, "value": v} for k, v in args.items()]
+    extra += [{"key": k, "value": v, "override": True} for k, v in (override or {}).items()]
+    return {"name": component, "extraArgs": extra}
+
+
+def _probe_node() -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": "kwok-probe",
+            "labels": {"kubernetes.io/hostname": "kwok-probe"},
+            "annotations": {KWOK_NODE_ANNOTATION: "fake"},
+        },
+        "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"},
+                   "capacity": {"cpu": "1", "memory": "1Gi", "pods": "10"}},
+    }
+
+
+def _probe_pod() -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "kwok-probe", "namespace": "default"},
+        "spec": {"containers": [{"name": "probe", "image": "probe"}],
+                 "nodeSelector": {"kubernetes.io/hostname": "kwok-probe"},
+                 "tolerations": [{"operator": "Exists"}]},
+    }
+
+
+def _split_nodes(manifest: str) -> tuple[str, str]:
+    """Split a multi-document YAML string into (Node documents, the other documents)."""
+    docs = [d for d in re.split(r"^---\s*$", manifest, flags=re.M) if d.strip()]
+    is_node = [re.search(r"^kind:\s*Node\s*$", d, flags=re.M) is not None for d in docs]
+    nodes = [d for d, n in zip(docs, is_node) if n]
+    rest = [d for d, n in zip(docs, is_node) if not n]
+    return "---\n".join(nodes), "---\n".join(rest)
+
+
+def _poll(check, deadline: float, what: str, interval: float = 0.5) -> None:
+    while not check():
+        if time.monotonic() > deadline:
+            raise ClusterError(f"timed out waiting for {what}")
+        time.sleep(interval)
+
+
+def _kill(pid: int) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        time.sleep(2)
+
+
+def _status() -> int:
+    root = run_root()
+    clusters = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+    if not clusters:
+        print(f"no clusters under {root}")
+    for name in clusters:
+        c = Cluster(name)
+        print(f"{name}: {'up' if c.is_up() else 'DOWN'}  KUBECONFIG={c.kubeconfig}  audit={c.audit_log}")
+    missing = missing_binaries(default_bin_dir())
+    print(f"binaries: {default_bin_dir()}" + (f" (missing: {', '.join(missing)})" if missing else ""))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    up = sub.add_parser("up", help="start a cluster and print its KUBECONFIG")
+    up.add_argument("--demo", action="store_true", help="load examples/demo-workloads.yaml")
+    up.add_argument("--name", default="dev")
+    down = sub.add_parser("down", help="delete a cluster")
+    down.add_argument("--name", default="dev")
+    sub.add_parser("status", help="list clusters")
+    args = parser.parse_args(argv)
+
+    if args.command == "status":
+        return _status()
+    cluster = Cluster(args.name)
+    try:
+        if args.command == "down":
+            print(f"cluster {args.name!r} deleted in {cluster.down():.1f}s", file=sys.stderr)
+            return 0
+        print(f"cluster {args.name!r} ready in {cluster.up():.1f}s", file=sys.stderr)
+        if args.demo:
+            start = time.monotonic()
+            cluster.load_demo()
+            print(f"demo workloads running in {time.monotonic() - start:.1f}s", file=sys.stderr)
+        print(f"audit log: {cluster.audit_log}", file=sys.stderr)
+        print(f"export KUBECONFIG={cluster.kubeconfig}")
+        return 0
+    except ClusterError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Node-pressure behaviour: OOM score adjustment and the kubelet's memory-pressure eviction order."""
+
+from kubectl_safety.analysis.priority import effective_value
+from kubectl_safety.analysis.qos import qos_class
+from kubectl_safety.model.objects import SYSTEM_CRITICAL
+
+GUARANTEED_ADJ = -997
+BEST_EFFORT_ADJ = 1000
+
+
+def is_critical(pod) -> bool:
+    """``IsCriticalPod``: static/mirror pod or priority >= system-cluster-critical."""
+    return pod.is_mirror or pod.annotations.get("kubernetes.io/config.source", "api") != "api" \
+        or pod.priority_value >= SYSTEM_CRITICAL
+
+
+def container_oom_score_adj(pod, container, memory_capacity: int) -> int:
+    """``GetContainerOOMScoreAdjust`` (capacity = the node's memory capacity)."""
+    if is_critical(pod) and pod.priority_class_name == "system-node-critical":
+        return GUARANTEED_ADJ
+    qos = qos_class(pod)
+    if qos == "Guaranteed":
+        return GUARANTEED_ADJ
+    if qos == "BestEffort":
+        return BEST_EFFORT_ADJ
+    if not memory_capacity:
+        return 999
+    request = container.requests.get("memory", 0)
+    if pod.pod_level and pod.pod_level[0].get("memory"):
+        regular = [c for c in pod.containers]
+        spread = pod.pod_level[0]["memory"] - sum(c.requests.get("memory", 0) for c in regular)
+        request += spread // max(len(regular), 1)
+    adj = 1000 - (1000 * request) // memory_capacity
+    if container.is_sidecar and pod.containers:
+        smallest = min(c.requests.get("memory", 0) for c in pod.containers)
+        adj = min(adj, 1000 - (1000 * smallest) // memory_capacity)
+    if adj < 1000 + GUARANTEED_ADJ:
+        adj = 1000 + GUARANTEED_ADJ
+    if adj == 1000:
+        adj = 999
+    return adj
+
+
+def oom_scores(pod, node) -> dict:
+    """Per-container oom_score_adj and the pod's highest (its first container to be OOM-killed)."""
+    capacity = (node.capacity.get("memory") if node else 0) or 0
+    containers = [{"name": c.name, "oomScoreAdj": container_oom_score_adj(pod, c, capacity)}
+                  for c in list(pod.init_containers) + list(pod.containers)
+                  if not c.init or c.is_sidecar]
+    return {"max": max((c["oomScoreAdj"] for c in containers), default=None),
+            "containers": containers, "nodeMemoryCapacity": capacity or None}
+
+
+def memory_request(pod) -> int:
+    """The pod's memory request as the eviction manager reads it (sum over containers)."""
+    if pod.pod_level and pod.pod_level[0].get("memory"):
+        return pod.pod_level[0]["memory"]
+    return sum(c.requests.get("memory", 0) for c in pod.containers)
+
+
+def memory_pressure_order(pods, snapshot, usage=None) -> list:
+    """Pods in the order ``rankMemoryPressure`` evicts them, each with its rank reason.
+
+    ``usage`` maps pod key -> working-set bytes. Without it, usage is unknown: each pod is
+    assumed to use its memory request, so only pods without one (usage > 0 = request) count
+    as exceeding it. Critical pods are listed last: the kubelet never evicts them.
+    """
+    rows = []
+    for pod in pods:
+        if pod.is_terminal:
+            continue
+        req = memory_request(pod)
+        known = usage is not None and pod.key in usage
+        used = usage[pod.key] if known else None
+        exceeds = (used > req) if known else req == 0
+        over = (used - req) if known else 0
+        rows.append((pod, req, used, exceeds, over, effective_value(pod, snapshot)))
+    evictable = [r for r in rows if not is_critical(r[0])]
+    critical = [r for r in rows if is_critical(r[0])]
+    evictable.sort(key=lambda r: (not r[3], r[5], -r[4], r[0].namespace, r[0].name))
+    out = []
+    for rank, (pod, req, used, exceeds, over, prio) in enumerate(evictable + critical, start=1):
+        if is_critical(pod):
+            why = "critical pod: never evicted by the kubelet"
+        elif exceeds:
+            why = ("usage above its memory request" if used is not None
+                   else "no memory request, so any usage exceeds it") + f"; then priority {prio}"
+        else:
+            why = f"within its memory request{'' if used is not None else ' (assumed: usage unknown)'}; then priority {prio}"
+        out.append({"rank": None if is_critical(pod) else rank, "pod": pod, "memoryRequest": req,
+                    "usage": used, "exceedsRequest": exceeds, "priority": prio, "reason": why})
+    return out

@@ -1,0 +1,29 @@
+"""``kubectl safety version``."""
+
+import click
+
+from kubectl_safety import __version__
+from kubectl_safety.cli.options import get_globals, global_options
+from kubectl_safety.cli.render import emit
+from kubectl_safety.cli.session import Session
+from kubectl_safety.errors import SafetyError
+
+
+@click.command("version", epilog="JSON kind: Version")
+@global_options
+def command():
+    """Print the tool's version and, when reachable, the server's.
+
+    \b
+    Usage: kubectl safety version [-o json]
+    """
+    g = get_globals()
+    report = {"kind": "Version", "clientVersion": __version__, "serverVersion": None}
+    if not g.snapshot:
+        try:
+            report["serverVersion"] = Session(g).connection("version").server_version()
+        except SafetyError as e:
+            report["serverError"] = str(e)
+    emit(report, g.output, lambda r, wide: f"kubectl-safety {r['clientVersion']}\nserver: "
+         f"{r['serverVersion'] or 'unreachable (' + r.get('serverError', 'no snapshot server') + ')'}\n")
+    return 0

@@ -1,0 +1,71 @@
+"""What a command needs from the global flags: a namespace, a connection, a snapshot."""
+
+from kubectl_safety.cli.render import warn
+from kubectl_safety.errors import RefusedError, UsageError
+
+
+class Session:
+    """Built once per command from the merged global flags; I/O happens only when asked."""
+
+    def __init__(self, g):
+        self.g = g
+        self._connection = None
+
+    @property
+    def offline(self) -> bool:
+        return bool(self.g.snapshot)
+
+    def connection(self, command=""):
+        if self._connection is None:
+            from kubectl_safety.cluster.live import Connection
+
+            self._connection = Connection(
+                kubeconfig=self.g.kubeconfig, context=self.g.context,
+                request_timeout=self.g.request_timeout, as_user=self.g.as_user,
+                as_groups=tuple(self.g.as_groups),
+                insecure_skip_tls_verify=bool(self.g.insecure_skip_tls_verify),
+                user_agent_suffix=f" ({command})" if command else "")
+        return self._connection
+
+    @property
+    def namespace(self) -> str:
+        if self.g.namespace:
+            return self.g.namespace
+        if self.offline:
+            return "default"
+        return self.connection().default_namespace()
+
+    def now(self):
+        """Live: the clock (read here, in the CLI layer); dumps: --now or the file time."""
+        if self.g.now is not None:
+            return self.g.now
+        if self.offline:
+            return None
+        from datetime import datetime, timezone
+
+        return datetime.now(timezone.utc)
+
+    def snapshot(self, queries=(), command=""):
+        """Dumps when --snapshot was given, else the live API restricted to ``queries``."""
+        from kubectl_safety.cluster.source import load_snapshot
+
+        snap = load_snapshot(snapshot_paths=self.g.snapshot,
+                             connection=None if self.offline else self.connection(command),
+                             queries=queries, now=self.now(), warnings=self.g.warnings)
+        for line in self.g.warnings:
+            warn(line)
+        self.g.warnings.clear()
+        return snap
+
+    def require_live(self, what: str):
+        """Mutating commands refuse to act on a snapshot."""
+        if self.offline:
+            raise RefusedError(f"{what} needs a live cluster: --snapshot files can only be analysed "
+                               "(add --dry-run to see the plan)")
+
+    def check_flags(self, **conflicts):
+        """``check_flags(a=(x, "--x"), ...)``: error when two given flags contradict."""
+        given = [name for name, (value, _) in conflicts.items() if value]
+        if len(given) > 1:
+            names = " and ".join(conflicts[n][1] for n in given)
+            raise UsageError(f"{names} cannot be used together")

@@ -1,0 +1,245 @@
+"""The live API server: kubeconfig handling and raw JSON requests (no model deserialization)."""
+
+import json
+import os
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
+
+from kubectl_safety import __version__
+from kubectl_safety.errors import ClusterError, InputError, NotFoundError, SafetyError, UsageError
+
+RESOURCES = {
+    # resource: (api prefix, namespaced, kind)
+    "pods": ("/api/v1", True, "Pod"),
+    "nodes": ("/api/v1", False, "Node"),
+    "namespaces": ("/api/v1", False, "Namespace"),
+    "events": ("/api/v1", True, "Event"),
+    "replicationcontrollers": ("/api/v1", True, "ReplicationController"),
+    "persistentvolumeclaims": ("/api/v1", True, "PersistentVolumeClaim"),
+    "persistentvolumes": ("/api/v1", False, "PersistentVolume"),
+    "poddisruptionbudgets": ("/apis/policy/v1", True, "PodDisruptionBudget"),
+    "priorityclasses": ("/apis/scheduling.k8s.io/v1", False, "PriorityClass"),
+    "replicasets": ("/apis/apps/v1", True, "ReplicaSet"),
+    "deployments": ("/apis/apps/v1", True, "Deployment"),
+    "statefulsets": ("/apis/apps/v1", True, "StatefulSet"),
+    "daemonsets": ("/apis/apps/v1", True, "DaemonSet"),
+    "jobs": ("/apis/batch/v1", True, "Job"),
+    "cronjobs": ("/apis/batch/v1", True, "CronJob"),
+}
+
+
+def parse_timeout(text) -> float:
+    """kubectl's ``--request-timeout``: ``0`` (none), ``30``, ``30s``, ``1m``, ``2h``."""
+    text = str(text or "0").strip()
+    units = {"s": 1, "m": 60, "h": 3600, "ms": 0.001}
+    for unit in ("ms", "s", "m", "h"):
+        if text.endswith(unit) and text[: -len(unit)].replace(".", "", 1).isdigit():
+            return float(text[: -len(unit)]) * units[unit]
+    if text.replace(".", "", 1).isdigit():
+        return float(text)
+    raise UsageError(f"invalid --request-timeout {text!r}: use a number with a unit, e.g. 30s or 1m")
+
+
+@dataclass
+class Connection:
+    """How to reach the cluster: the kubectl flags that shape a client."""
+
+    kubeconfig: str = None
+    context: str = None
+    request_timeout: str = "0"
+    as_user: str = None
+    as_groups: tuple = ()
+    insecure_skip_tls_verify: bool = False
+    user_agent_suffix: str = ""
+    _client: object = field(default=None, repr=False)
+    _namespace: str = field(default=None, repr=False)
+    requests_made: list = field(default_factory=list, repr=False)
+
+    # -- configuration -------------------------------------------------------------------
+    def client(self):
+        """A configured kubernetes ApiClient (built once; imports the client lazily)."""
+        if self._client is None:
+            self._client = self._build_client()
+        return self._client
+
+    def _build_client(self):
+        from kubernetes import client, config
+        from kubernetes.config.config_exception import ConfigException
+
+        configuration = client.Configuration()
+        path = self.kubeconfig
+        if path and not os.path.exists(path):
+            raise ClusterError(f"kubeconfig {path}: no such file")
+        try:
+            env_paths = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+            default = os.path.expanduser("~/.kube/config")
+            if path or any(os.path.exists(p) for p in env_paths) or (not env_paths and os.path.exists(default)):
+                config.load_kube_config(config_file=path, context=self.context,
+                                        client_configuration=configuration, persist_config=False)
+                contexts, active = config.list_kube_config_contexts(config_file=path)
+                ctx = self.context or (active or {}).get("name")
+                for c in contexts:
+                    if c.get("name") == ctx:
+                        self._namespace = (c.get("context") or {}).get("namespace")
+            elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+                config.load_incluster_config(client_configuration=configuration)
+                ns_file = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+                if os.path.exists(ns_file):
+                    self._namespace = open(ns_file).read().strip()
+            else:
+                raise ClusterError("no kubeconfig found: set KUBECONFIG, pass --kubeconfig, "
+                                   "or use --snapshot FILE for offline analysis")
+        except ConfigException as e:
+            raise ClusterError(f"invalid kubeconfig: {_one_line(e)}") from None
+        except (OSError, ValueError, TypeError, KeyError) as e:
+            raise ClusterError(f"invalid kubeconfig: {_one_line(e)}") from None
+        except SafetyError:
+            raise
+        except Exception as e:  # exec/auth plugins raise anything
+            raise ClusterError(f"cannot load credentials from kubeconfig: {_one_line(e)}") from None
+        if self.insecure_skip_tls_verify:
+            configuration.verify_ssl = False
+        configuration.retries = False
+        api = client.ApiClient(configuration)
+        api.user_agent = f"kubectl-safety/{__version__}{self.user_agent_suffix}"
+        return api
+
+    def default_namespace(self) -> str:
+        self.client()
+        return self._namespace or "default"
+
+    # -- requests ------------------------------------------------------------------------
+    def request(self, method, path, *, query=None, body=None, ok=(200, 201)):
+        """One HTTP request; returns (status, parsed JSON body). Transport errors -> ClusterError."""
+        api = self.client()
+        headers = {"Accept": "application/json", "User-Agent": api.user_agent}
+        if body is not None:
+            headers["Content-Type"] = ("application/strategic-merge-patch+json"
+                                       if method == "PATCH" else "application/json")
+        if self.as_user:
+            headers["Impersonate-User"] = self.as_user
+        if self.as_groups:
+            from urllib3 import HTTPHeaderDict
+
+            headers = HTTPHeaderDict(headers)
+            for group in self.as_groups:
+                headers.add("Impersonate-Group", group)
+        _, url, headers, _, _ = api.param_serialize(method, path, header_params=headers,
+                                                    auth_settings=["BearerToken"])
+        if query:
+            url += "?" + urlencode(query)
+        timeout = parse_timeout(self.request_timeout) or None
+        self.requests_made.append((method, path))
+        try:
+            response = api.rest_client.request(method, url, headers=headers,
+                                               body=None if body is None else json.loads(json.dumps(body)),
+                                               _request_timeout=timeout)
+            data = response.read()
+        except Exception as e:
+            raise self._transport_error(e) from None
+        try:
+            payload = json.loads(data) if data else {}
+        except ValueError:
+            payload = {"message": data[:200].decode("utf-8", "replace")}
+        return response.status, payload
+
+    def _transport_error(self, e):
+        host = self.client().configuration.host
+        text = _one_line(e)
+        if "CERTIFICATE_VERIFY_FAILED" in text or "SSLError" in text or "certificate" in text.lower():
+            return ClusterError(f"TLS error talking to {host}: {_tls_reason(text)} "
+                                "(verification stays on; --insecure-skip-tls-verify disables it)")
+        if "timed out" in text.lower() or "timeout" in type(e).__name__.lower():
+            return ClusterError(f"the server {host} did not answer within --request-timeout={self.request_timeout}")
+        return ClusterError(f"unable to connect to the server {host}: {_connection_reason(text)}")
+
+    def get(self, resource, name, namespace=None, optional=False):
+        status, payload = self.request("GET", resource_path(resource, namespace, name))
+        if status == 404 and optional:
+            return None
+        check(status, payload, resource, name, namespace)
+        payload.setdefault("kind", RESOURCES[resource][2])
+        payload.setdefault("apiVersion", RESOURCES[resource][0].split("/", 2)[-1])
+        return payload
+
+    def list(self, resource, namespace=None, *, field_selector=None, label_selector=None,
+             chunk_size=500):
+        """All items of a (paginated) list, as a ``kind: List``-shaped dict with kind/apiVersion set."""
+        items, query = [], {}
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        if label_selector:
+            query["labelSelector"] = label_selector
+        if chunk_size:
+            query["limit"] = chunk_size
+        path = resource_path(resource, namespace)
+        kind = RESOURCES[resource][2]
+        api_version = RESOURCES[resource][0].split("/", 2)[-1]
+        while True:
+            status, payload = self.request("GET", path, query=query)
+            check(status, payload, resource, None, namespace, verb="list")
+            for item in payload.get("items") or []:
+                item.setdefault("kind", kind)
+                item.setdefault("apiVersion", api_version)
+                items.append(item)
+            token = (payload.get("metadata") or {}).get("continue")
+            if not token:
+                return {"kind": "List", "apiVersion": "v1", "items": items}
+            query["continue"] = token
+
+    def server_version(self):
+        status, payload = self.request("GET", "/version")
+        return payload.get("gitVersion") if status == 200 else None
+
+
+def resource_path(resource, namespace=None, name=None, subresource=None) -> str:
+    prefix, namespaced, _ = RESOURCES[resource]
+    path = prefix
+    if namespaced and namespace:
+        path += f"/namespaces/{quote(namespace, safe='')}"
+    path += f"/{resource}"
+    if name:
+        path += f"/{quote(name, safe='')}"
+    if subresource:
+        path += f"/{subresource}"
+    return path
+
+
+def check(status, payload, resource, name=None, namespace=None, verb="get"):
+    """Turn an error status into one clear exception, as kubectl words it."""
+    if 200 <= status < 300:
+        return
+    message = payload.get("message") or f"HTTP {status}"
+    if status == 404:
+        kind = RESOURCES.get(resource, ("", "", resource))[2]
+        where = f' in namespace "{namespace}"' if namespace else ""
+        what = f'{kind.lower()} "{name}"' if name else f"{resource}{where}"
+        raise NotFoundError(f"{what} not found{where if name else ''}")
+    if status == 401:
+        raise ClusterError(f"Unauthorized: the server rejected the credentials ({message})")
+    if status == 403:
+        raise ClusterError(f"Error from server (Forbidden): {message}")
+    if status == 422 or status == 400:
+        raise InputError(f"Error from server ({payload.get('reason') or 'Invalid'}): {message}")
+    raise ClusterError(f"Error from server ({payload.get('reason') or status}): {message}")
+
+
+def _one_line(e) -> str:
+    text = " ".join(str(e).split())
+    return text[:300] or type(e).__name__
+
+
+def _tls_reason(text):
+    for marker in ("certificate verify failed", "CERTIFICATE_VERIFY_FAILED", "hostname mismatch",
+                   "self-signed certificate", "unable to get local issuer certificate"):
+        if marker.lower() in text.lower():
+            return marker.lower().replace("_", " ")
+    return "handshake failed"
+
+
+def _connection_reason(text):
+    for marker in ("Connection refused", "Name or service not known", "No route to host",
+                   "Network is unreachable", "Temporary failure in name resolution"):
+        if marker.lower() in text.lower():
+            return marker.lower()
+    return text[:160]

@@ -1,0 +1,52 @@
+"""The reads each command needs on a live cluster: few requests, independent of cluster size."""
+
+from kubectl_safety.cluster.source import Query
+
+OWNER_RESOURCES = {"ReplicaSet": "replicasets", "Deployment": "deployments", "StatefulSet": "statefulsets",
+                   "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
+                   "ReplicationController": "replicationcontrollers"}
+
+
+def owner_queries(connection, obj: dict) -> list:
+    """GETs for an object's controller chain (pod -> ReplicaSet -> Deployment): at most 3."""
+    queries, namespace = [], (obj.get("metadata") or {}).get("namespace")
+    for _ in range(3):
+        ref = next((r for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")), None)
+        resource = OWNER_RESOURCES.get((ref or {}).get("kind"))
+        if not resource:
+            break
+        owner = connection.get(resource, ref["name"], namespace, optional=True)
+        if owner is None:
+            break
+        queries.append(Query(resource, namespace, name=ref["name"], optional=True))
+        obj = owner
+    return queries
+
+
+def pod_scope(connection, namespace, name) -> list:
+    """explain pod: the pod, its node's pods, its namespace, nodes, PDBs, classes, owners."""
+    pod = connection.get("pods", name, namespace)
+    queries = [Query("pods", namespace, name=name), Query("pods", namespace),
+               Query("nodes", optional=True), Query("poddisruptionbudgets", namespace),
+               Query("priorityclasses", optional=True)]
+    node = (pod.get("spec") or {}).get("nodeName")
+    if node:
+        queries.append(Query("pods", field_selector=f"spec.nodeName={node}", optional=True))
+    return queries + owner_queries(connection, pod)
+
+
+def node_scope(node_names) -> list:
+    """explain node / drain: the nodes, every node's pods, PDBs, classes, pod owners."""
+    queries = [Query("nodes", name=n) for n in node_names]
+    queries += [Query("pods", field_selector=f"spec.nodeName={n}") for n in node_names]
+    queries += [Query("poddisruptionbudgets"), Query("priorityclasses", optional=True)]
+    return queries
+
+
+def cluster_scope(namespaces=None) -> list:
+    """Whole-cluster analyses (capacity, preemption, rebalance): nodes, pods, PDBs, classes, owners."""
+    queries = [Query("nodes"), Query("pods"), Query("poddisruptionbudgets"),
+               Query("priorityclasses", optional=True)]
+    for resource in ("replicasets", "deployments", "statefulsets", "daemonsets", "jobs"):
+        queries.append(Query(resource, optional=True))
+    return queries

@@ -1,0 +1,64 @@
+"""Where a snapshot comes from: dump files (``--snapshot``) or the live API, through one parser."""
+
+from dataclasses import dataclass
+
+from kubectl_safety.model.parse import build_snapshot, flatten
+
+
+@dataclass(frozen=True)
+class Query:
+    """One read: a LIST (optionally by namespace / selectors) or, with ``name``, a GET."""
+
+    resource: str
+    namespace: str = None
+    name: str = None
+    field_selector: str = None
+    label_selector: str = None
+    optional: bool = False  # tolerate 404/403: the snapshot is then partial (a warning says so)
+
+
+def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, chunk_size=500,
+                  warnings=None):
+    """A ClusterSnapshot from dump files or, if none are given, from the queries on the live API.
+
+    ``now`` is the time the snapshot counts as taken (for dumps: the newest file's mtime unless
+    given). Optional queries that are forbidden or missing add a line to ``warnings``.
+    """
+    if snapshot_paths:
+        from kubectl_safety.cluster.dump import load_objects
+
+        pairs, newest = load_objects(snapshot_paths)
+        return build_snapshot(pairs, taken_at=now or newest,
+                              source="snapshot " + ", ".join(snapshot_paths))
+    objects, seen = [], set()
+    for origin, obj in fetch(connection, queries, chunk_size, warnings):
+        meta = obj.get("metadata") or {}
+        key = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+        if key not in seen:
+            seen.add(key)
+            objects.append((origin, obj))
+    host = connection.client().configuration.host
+    return build_snapshot(objects, taken_at=now, source=f"cluster {host}")
+
+
+def fetch(connection, queries, chunk_size=500, warnings=None):
+    """Run each query once; yield ``(origin, object)`` pairs."""
+    from kubectl_safety.errors import SafetyError
+
+    for q in queries:
+        origin = f"{q.resource} from the API server"
+        try:
+            if q.name:
+                obj = connection.get(q.resource, q.name, q.namespace, optional=q.optional)
+                if obj is not None:
+                    yield origin, obj
+                continue
+            listing = connection.list(q.resource, q.namespace, field_selector=q.field_selector,
+                                      label_selector=q.label_selector, chunk_size=chunk_size)
+        except SafetyError as e:
+            if not q.optional or "Forbidden" not in str(e):
+                raise
+            if warnings is not None:
+                warnings.append(f"{e} (continuing without {q.resource}: the analysis is partial)")
+            continue
+        yield from flatten(listing, origin)

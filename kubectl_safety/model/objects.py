@@ -1,0 +1,402 @@
+"""Thin, read-only views over API-shaped camelCase dicts (as the API server returns them).
+
+Each view keeps ``raw`` (the dict, never modified) and derives fields lazily, so that a
+150,000-pod snapshot costs little more than the JSON it came from.
+"""
+
+from datetime import datetime, timezone
+from functools import cached_property
+
+from kubectl_safety.errors import InputError
+from kubectl_safety.model.quantity import resource_list
+from kubectl_safety.model.selectors import LabelSelector
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+SYSTEM_CRITICAL = 2_000_000_000
+DEFAULT_GRACE_SECONDS = 30
+
+
+def parse_time(value):
+    """RFC 3339 text (or a YAML-loaded datetime) -> aware UTC datetime; None stays None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"invalid timestamp {value!r}") from None
+
+
+class ApiObject:
+    """Common metadata accessors."""
+
+    kind = ""
+
+    def __init__(self, raw: dict):
+        self.raw = raw
+
+    @property
+    def meta(self) -> dict:
+        return self.raw.get("metadata") or {}
+
+    @property
+    def spec(self) -> dict:
+        return self.raw.get("spec") or {}
+
+    @property
+    def status(self) -> dict:
+        return self.raw.get("status") or {}
+
+    @property
+    def name(self) -> str:
+        return self.meta.get("name", "")
+
+    @property
+    def namespace(self) -> str:
+        return self.meta.get("namespace") or ""
+
+    @property
+    def uid(self) -> str:
+        return self.meta.get("uid") or ""
+
+    @property
+    def labels(self) -> dict:
+        return self.meta.get("labels") or {}
+
+    @property
+    def annotations(self) -> dict:
+        return self.meta.get("annotations") or {}
+
+    @property
+    def owner_references(self) -> list:
+        return self.meta.get("ownerReferences") or []
+
+    @property
+    def controller_ref(self):
+        for ref in self.owner_references:
+            if ref.get("controller"):
+                return ref
+        return None
+
+    @cached_property
+    def creation_timestamp(self):
+        return parse_time(self.meta.get("creationTimestamp"))
+
+    @cached_property
+    def deletion_timestamp(self):
+        return parse_time(self.meta.get("deletionTimestamp"))
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.ref}>"
+
+
+class Container:
+    """One container (regular, init or sidecar) of a pod."""
+
+    __slots__ = ("raw", "init", "requests", "limits")
+
+    def __init__(self, raw: dict, init: bool = False):
+        self.raw = raw
+        self.init = init
+        resources = raw.get("resources") or {}
+        self.limits = resource_list(resources.get("limits"))
+        requests = resource_list(resources.get("requests"))
+        # API defaulting (SetDefaults_Pod): a limit without a request defaults the request.
+        self.requests = {**self.limits, **requests}
+
+    @property
+    def name(self) -> str:
+        return self.raw.get("name", "")
+
+    @property
+    def is_sidecar(self) -> bool:
+        return self.init and self.raw.get("restartPolicy") == "Always"
+
+    @property
+    def pre_stop(self):
+        return (self.raw.get("lifecycle") or {}).get("preStop")
+
+    def probe(self, kind: str):
+        return self.raw.get(kind)
+
+
+class Pod(ApiObject):
+    kind = "Pod"
+
+    @cached_property
+    def containers(self) -> tuple:
+        return tuple(Container(c) for c in self.spec.get("containers") or [])
+
+    @cached_property
+    def init_containers(self) -> tuple:
+        return tuple(Container(c, init=True) for c in self.spec.get("initContainers") or [])
+
+    @cached_property
+    def pod_level(self):
+        """Pod-level ``spec.resources`` (PodLevelResources) as (requests, limits) or None."""
+        res = self.spec.get("resources")
+        if not res:
+            return None
+        limits = resource_list(res.get("limits"))
+        return {**limits, **resource_list(res.get("requests"))}, limits
+
+    @cached_property
+    def overhead(self) -> dict:
+        return resource_list(self.spec.get("overhead"))
+
+    @property
+    def node_name(self) -> str:
+        return self.spec.get("nodeName") or ""
+
+    @property
+    def phase(self) -> str:
+        return self.status.get("phase") or "Pending"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def is_terminating(self) -> bool:
+        return self.deletion_timestamp is not None
+
+    @property
+    def is_mirror(self) -> bool:
+        return MIRROR_ANNOTATION in self.annotations
+
+    @property
+    def is_ready(self) -> bool:
+        return self.condition("Ready") == "True"
+
+    def condition(self, kind: str):
+        for c in self.status.get("conditions") or []:
+            if c.get("type") == kind:
+                return c.get("status")
+        return None
+
+    def condition_obj(self, kind: str):
+        for c in self.status.get("conditions") or []:
+            if c.get("type") == kind:
+                return c
+        return None
+
+    @property
+    def priority(self):
+        """``spec.priority`` as admitted, or None if unset (not yet admitted / a template)."""
+        value = self.spec.get("priority")
+        return None if value is None else int(value)
+
+    @property
+    def priority_value(self) -> int:
+        """``corev1helpers.PodPriority``: spec.priority or 0."""
+        return self.priority or 0
+
+    @property
+    def priority_class_name(self) -> str:
+        return self.spec.get("priorityClassName") or ""
+
+    @property
+    def preemption_policy(self):
+        return self.spec.get("preemptionPolicy")
+
+    @property
+    def termination_grace_period(self) -> int:
+        value = self.spec.get("terminationGracePeriodSeconds")
+        return DEFAULT_GRACE_SECONDS if value is None else int(value)
+
+    @property
+    def deletion_grace_period(self):
+        value = self.meta.get("deletionGracePeriodSeconds")
+        return None if value is None else int(value)
+
+    @cached_property
+    def start_time(self):
+        return parse_time(self.status.get("startTime"))
+
+    @property
+    def tolerations(self) -> list:
+        return self.spec.get("tolerations") or []
+
+    @property
+    def node_selector(self) -> dict:
+        return self.spec.get("nodeSelector") or {}
+
+    @property
+    def affinity(self) -> dict:
+        return self.spec.get("affinity") or {}
+
+    @property
+    def required_node_affinity(self):
+        return (self.affinity.get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution")
+
+    @property
+    def topology_spread_constraints(self) -> list:
+        return self.spec.get("topologySpreadConstraints") or []
+
+    @property
+    def volumes(self) -> list:
+        return self.spec.get("volumes") or []
+
+    @property
+    def nominated_node_name(self) -> str:
+        return self.status.get("nominatedNodeName") or ""
+
+    @property
+    def qos_status(self):
+        return self.status.get("qosClass")
+
+    @property
+    def finalizers(self) -> list:
+        return self.meta.get("finalizers") or []
+
+    @property
+    def host_ports(self) -> list:
+        """(protocol, hostIP, hostPort) of containers and sidecars (the NodePorts filter)."""
+        out = []
+        for c in list(self.containers) + [c for c in self.init_containers if c.is_sidecar]:
+            for p in c.raw.get("ports") or []:
+                if p.get("hostPort"):
+                    out.append((p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", int(p["hostPort"])))
+        return out
+
+    @property
+    def key(self) -> tuple:
+        return (self.namespace, self.name)
+
+
+class Node(ApiObject):
+    kind = "Node"
+
+    @property
+    def unschedulable(self) -> bool:
+        return bool(self.spec.get("unschedulable"))
+
+    @property
+    def taints(self) -> list:
+        return self.spec.get("taints") or []
+
+    @cached_property
+    def allocatable(self) -> dict:
+        return resource_list(self.status.get("allocatable") or self.status.get("capacity"))
+
+    @cached_property
+    def capacity(self) -> dict:
+        return resource_list(self.status.get("capacity") or self.status.get("allocatable"))
+
+    def condition(self, kind: str):
+        for c in self.status.get("conditions") or []:
+            if c.get("type") == kind:
+                return c
+        return None
+
+    @property
+    def ready_status(self) -> str:
+        """"True", "False" or "Unknown" (no Ready condition reads as Unknown)."""
+        c = self.condition("Ready")
+        return (c or {}).get("status") or "Unknown"
+
+    @property
+    def last_heartbeat(self):
+        c = self.condition("Ready")
+        return parse_time((c or {}).get("lastHeartbeatTime")) if c else None
+
+
+class PodDisruptionBudget(ApiObject):
+    kind = "PodDisruptionBudget"
+
+    @cached_property
+    def selector(self):
+        return LabelSelector.parse(self.spec.get("selector"))
+
+    @property
+    def min_available(self):
+        return self.spec.get("minAvailable")
+
+    @property
+    def max_unavailable(self):
+        return self.spec.get("maxUnavailable")
+
+    @property
+    def unhealthy_pod_eviction_policy(self) -> str:
+        return self.spec.get("unhealthyPodEvictionPolicy") or "IfHealthyBudget"
+
+    def status_int(self, field: str):
+        value = self.status.get(field)
+        return None if value is None else int(value)
+
+    @property
+    def disruptions_allowed(self) -> int:
+        return self.status_int("disruptionsAllowed") or 0
+
+    @property
+    def disrupted_pods(self) -> dict:
+        return self.status.get("disruptedPods") or {}
+
+    @property
+    def generation(self):
+        return self.meta.get("generation")
+
+    @property
+    def status_is_current(self) -> bool:
+        observed = self.status.get("observedGeneration")
+        return observed is not None and (self.generation is None or observed >= self.generation)
+
+    def selects(self, pod) -> bool:
+        """policy/v1 Eviction semantics: same namespace; nil selects nothing, ``{}`` everything."""
+        return (self.selector is not None and pod.namespace == self.namespace
+                and self.selector.matches(pod.labels))
+
+
+class PriorityClass(ApiObject):
+    kind = "PriorityClass"
+
+    @property
+    def value(self) -> int:
+        return int(self.raw.get("value") or 0)
+
+    @property
+    def global_default(self) -> bool:
+        return bool(self.raw.get("globalDefault"))
+
+    @property
+    def preemption_policy(self) -> str:
+        return self.raw.get("preemptionPolicy") or "PreemptLowerPriority"
+
+
+class Workload(ApiObject):
+    """A pod owner: ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, ReplicationController."""
+
+    def __init__(self, raw: dict):
+        super().__init__(raw)
+        self.kind = raw.get("kind", "")
+
+    @property
+    def replicas(self):
+        if self.kind in ("DaemonSet", "Job", "CronJob"):
+            return None
+        value = self.spec.get("replicas")
+        return 1 if value is None else int(value)
+
+    @cached_property
+    def selector(self):
+        return LabelSelector.parse(self.spec.get("selector"))
+
+    @property
+    def template(self) -> dict:
+        if self.kind == "CronJob":
+            return ((self.spec.get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
+        return self.spec.get("template") or {}
+
+
+KINDS = {
+    "Pod": Pod, "Node": Node, "PodDisruptionBudget": PodDisruptionBudget,
+    "PriorityClass": PriorityClass,
+}
+WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob",
+                  "ReplicationController")

@@ -1,0 +1,89 @@
+"""The one parser: API-shaped camelCase dicts (from a dump file or the live API) -> snapshot."""
+
+from kubectl_safety.errors import InputError
+from kubectl_safety.model.objects import KINDS, WORKLOAD_KINDS, Workload
+from kubectl_safety.model.snapshot import ClusterSnapshot
+
+CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace")
+
+
+def flatten(document, origin: str):
+    """Yield ``(origin, object)`` for a document, expanding ``kind: List`` / ``*List`` items."""
+    if document is None:
+        return
+    if not isinstance(document, dict):
+        raise InputError(f"{origin}: expected a Kubernetes object, got {type(document).__name__}")
+    kind = document.get("kind")
+    if isinstance(kind, str) and kind.endswith("List") and "items" in document:
+        items = document.get("items") or []
+        if not isinstance(items, list):
+            raise InputError(f"{origin}: 'items' of a {kind} must be a list")
+        item_kind = kind[:-4] if kind != "List" else None
+        api_version = document.get("apiVersion")
+        for i, item in enumerate(items):
+            if isinstance(item, dict) and item_kind:
+                # The API server's typed lists (PodList) omit kind/apiVersion on their items.
+                item.setdefault("kind", item_kind)
+                item.setdefault("apiVersion", api_version)
+            yield from flatten(item, f"{origin} item {i}")
+        return
+    yield origin, document
+
+
+def check_object(obj: dict, origin: str):
+    """Reject what no real API object looks like, naming the field."""
+    kind = obj.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise InputError(f"{origin}: missing 'kind'")
+    if not isinstance(obj.get("apiVersion"), str):
+        raise InputError(f"{origin}: {kind} is missing 'apiVersion'")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+        raise InputError(f"{origin}: {kind} is missing 'metadata.name'")
+    for field in ("labels", "annotations"):
+        if meta.get(field) is not None and not isinstance(meta[field], dict):
+            raise InputError(f"{origin}: {kind} {meta['name']}: 'metadata.{field}' must be a map")
+    for field in ("spec", "status"):
+        if obj.get(field) is not None and not isinstance(obj[field], dict):
+            raise InputError(f"{origin}: {kind} {meta['name']}: '{field}' must be a map")
+    if kind == "Pod":
+        spec = obj.get("spec") or {}
+        for field in ("containers", "initContainers", "volumes", "tolerations"):
+            if spec.get(field) is not None and not isinstance(spec[field], list):
+                raise InputError(f"{origin}: Pod {meta['name']}: 'spec.{field}' must be a list")
+
+
+def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
+                   namespaces=None) -> ClusterSnapshot:
+    """Build a snapshot from ``(origin, dict)`` pairs; unknown kinds are ignored.
+
+    Duplicate objects (same kind, namespace and name) are an error naming both origins.
+    """
+    buckets = {"Node": [], "Pod": [], "PodDisruptionBudget": [], "PriorityClass": [], "workloads": []}
+    seen = {}
+    found_namespaces = set(namespaces or ())
+    for origin, obj in objects:
+        check_object(obj, origin)
+        kind, meta = obj["kind"], obj["metadata"]
+        namespace = "" if kind in CLUSTER_SCOPED else (meta.get("namespace") or "default")
+        key = (kind, namespace, meta["name"])
+        if key in seen:
+            where = f"{namespace}/{meta['name']}" if namespace else meta["name"]
+            raise InputError(f"{origin}: duplicate {kind} {where} (first in {seen[key]})")
+        seen[key] = origin
+        if kind == "Namespace":
+            found_namespaces.add(meta["name"])
+            continue
+        if namespace and not meta.get("namespace"):
+            obj = {**obj, "metadata": {**meta, "namespace": namespace}}
+        if namespace:
+            found_namespaces.add(namespace)
+        if kind in KINDS:
+            buckets[kind].append(KINDS[kind](obj))
+        elif kind in WORKLOAD_KINDS:
+            buckets["workloads"].append(Workload(obj))
+    return ClusterSnapshot(
+        nodes=buckets["Node"], pods=buckets["Pod"], pdbs=buckets["PodDisruptionBudget"],
+        priority_classes=buckets["PriorityClass"], workloads=buckets["workloads"],
+        namespaces=found_namespaces, taken_at=taken_at, source=source,
+        server_version=server_version)

@@ -1,0 +1,80 @@
+"""Exact Kubernetes resource quantities (``resource.Quantity``), without floats."""
+
+import math
+import re
+from fractions import Fraction
+
+from kubectl_safety.errors import InputError
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
+            "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+_PATTERN = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)$")
+
+
+def parse_quantity(value) -> Fraction:
+    """Parse ``"100m"``, ``"1.5Gi"``, ``"1e3"``, ``2`` into an exact Fraction.
+
+    >>> parse_quantity("1.5Gi") == 3 * 2**29
+    True
+    """
+    if isinstance(value, bool):
+        raise InputError(f"invalid quantity {value!r}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        return Fraction(str(value))
+    text = str(value).strip()
+    match = _PATTERN.match(text)
+    if not match:
+        raise InputError(f"invalid quantity {value!r}")
+    number, suffix = match.groups()
+    amount = Fraction(number)
+    if suffix[:1] in ("e", "E"):
+        return amount * Fraction(10) ** int(suffix[1:])
+    return amount * (_BINARY.get(suffix) or _DECIMAL[suffix])
+
+
+def amount(resource: str, value) -> int:
+    """A resource amount in the scheduler's integer units: millicores for cpu, else the value.
+
+    Like ``Quantity.MilliValue()``/``Value()``, fractions round up.
+    """
+    q = parse_quantity(value)
+    return math.ceil(q * 1000) if resource == "cpu" else math.ceil(q)
+
+
+def resource_list(raw) -> dict:
+    """``{"cpu": "500m", "memory": "1Gi"}`` -> ``{"cpu": 500, "memory": 1073741824}``."""
+    if not raw:
+        return {}
+    if not isinstance(raw, dict):
+        raise InputError(f"invalid resource list {raw!r}")
+    return {name: amount(name, value) for name, value in raw.items()}
+
+
+def format_amount(resource: str, value: int) -> str:
+    """Render an integer amount the way kubectl would write it back."""
+    if resource == "cpu":
+        return f"{value // 1000}" if value % 1000 == 0 else f"{value}m"
+    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+        for suffix, factor in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if value and value % factor == 0:
+                return f"{value // factor}{suffix}"
+    return str(value)
+
+
+def add(a: dict, b: dict) -> dict:
+    """Element-wise sum of two resource dicts."""
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
+
+
+def maximum(a: dict, b: dict) -> dict:
+    """Element-wise maximum of two resource dicts."""
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = max(out.get(k, 0), v)
+    return out

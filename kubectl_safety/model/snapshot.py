@@ -1,0 +1,134 @@
+"""ClusterSnapshot: an immutable view of the objects an analysis needs, with lazy indexes."""
+
+from functools import cached_property
+
+
+class ClusterSnapshot:
+    """Nodes, pods, PDBs, PriorityClasses and pod owners at one instant (``taken_at``).
+
+    Never mutated: ``replace``/``without_pods`` return new snapshots. Indexes are built on
+    first use, so a command pays only for the lookups it makes.
+    """
+
+    def __init__(self, *, nodes=(), pods=(), pdbs=(), priority_classes=(), workloads=(),
+                 namespaces=None, taken_at=None, source="", server_version=None):
+        self.nodes = tuple(nodes)
+        self.pods = tuple(pods)
+        self.pdbs = tuple(pdbs)
+        self.priority_classes = tuple(priority_classes)
+        self.workloads = tuple(workloads)
+        self.namespaces = None if namespaces is None else frozenset(namespaces)
+        self.taken_at = taken_at
+        self.source = source
+        self.server_version = server_version
+
+    def replace(self, **changes) -> "ClusterSnapshot":
+        fields = dict(nodes=self.nodes, pods=self.pods, pdbs=self.pdbs,
+                      priority_classes=self.priority_classes, workloads=self.workloads,
+                      namespaces=self.namespaces, taken_at=self.taken_at, source=self.source,
+                      server_version=self.server_version)
+        fields.update(changes)
+        return ClusterSnapshot(**fields)
+
+    def without_pods(self, keys) -> "ClusterSnapshot":
+        """The snapshot after the pods with these (namespace, name) keys are gone."""
+        keys = set(keys)
+        return self.replace(pods=[p for p in self.pods if p.key not in keys])
+
+    # -- indexes ---------------------------------------------------------------------------
+    @cached_property
+    def _nodes_by_name(self):
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def _pods_by_key(self):
+        return {p.key: p for p in self.pods}
+
+    @cached_property
+    def _pods_by_node(self):
+        index = {}
+        for p in self.pods:
+            node = p.node_name
+            if node:
+                index.setdefault(node, []).append(p)
+        return index
+
+    @cached_property
+    def _pods_by_namespace(self):
+        index = {}
+        for p in self.pods:
+            index.setdefault(p.namespace, []).append(p)
+        return index
+
+    @cached_property
+    def _pdbs_by_namespace(self):
+        index = {}
+        for b in self.pdbs:
+            index.setdefault(b.namespace, []).append(b)
+        return index
+
+    @cached_property
+    def _classes_by_name(self):
+        return {c.name: c for c in self.priority_classes}
+
+    @cached_property
+    def _workloads_by_key(self):
+        return {(w.kind, w.namespace, w.name): w for w in self.workloads}
+
+    @cached_property
+    def _workloads_by_uid(self):
+        return {w.uid: w for w in self.workloads if w.uid}
+
+    # -- lookups ---------------------------------------------------------------------------
+    def node(self, name):
+        return self._nodes_by_name.get(name)
+
+    def pod(self, namespace, name):
+        return self._pods_by_key.get((namespace, name))
+
+    def pods_on(self, node_name) -> list:
+        return self._pods_by_node.get(node_name, [])
+
+    def pods_in(self, namespace) -> list:
+        return self._pods_by_namespace.get(namespace, [])
+
+    def pdbs_in(self, namespace) -> list:
+        return self._pdbs_by_namespace.get(namespace, [])
+
+    def pdbs_for(self, pod) -> list:
+        """PDBs whose selector selects the pod, as the Eviction API matches them."""
+        return [b for b in self.pdbs_in(pod.namespace) if b.selects(pod)]
+
+    def priority_class(self, name):
+        return self._classes_by_name.get(name)
+
+    @cached_property
+    def global_default_class(self):
+        """The ``globalDefault`` class (the one with the highest value if several, as admission)."""
+        defaults = [c for c in self.priority_classes if c.global_default]
+        return max(defaults, key=lambda c: c.value) if defaults else None
+
+    def workload(self, kind, namespace, name):
+        return self._workloads_by_key.get((kind, namespace, name))
+
+    def owner(self, obj):
+        """The object's controller (by ownerReference uid, else kind/name), or None."""
+        ref = obj.controller_ref
+        if not ref:
+            return None
+        found = self._workloads_by_uid.get(ref.get("uid"))
+        return found or self.workload(ref.get("kind"), obj.namespace, ref.get("name"))
+
+    def owner_chain(self, obj) -> list:
+        """[controllerRef, its controllerRef, ...] as dicts; resolved workloads where known."""
+        chain, seen = [], set()
+        current = obj
+        while current is not None:
+            ref = current.controller_ref
+            if not ref or ref.get("uid") in seen:
+                break
+            seen.add(ref.get("uid"))
+            owner = self.owner(current)
+            chain.append((ref, owner))
+            current = owner
+        return chain
