@@ -2,6 +2,8 @@
 
 from kubectl_safety.analysis import node_pressure, pdb as pdbs, priority, qos, termination, topology
 from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.force_delete import assessment_for_explain
+from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.model.quantity import format_amount
 from kubectl_safety.model.selectors import LabelSelector
@@ -13,21 +15,6 @@ def owner_chain(pod, snapshot) -> list:
     return [{"kind": ref.get("kind"), "name": ref.get("name"), "found": owner is not None,
              **({"replicas": owner.replicas} if owner is not None and owner.replicas is not None else {})}
             for ref, owner in snapshot.owner_chain(pod)]
-
-
-def node_state(node, now) -> dict:
-    """Ready, NotReady or Unknown with the heartbeat age; ``gone`` when the Node object is missing."""
-    if node is None:
-        return {"state": "Gone", "partitioned": True, "heartbeatAgeSeconds": None,
-                "message": "the Node object does not exist (treated as permanently gone)"}
-    status = node.ready_status
-    beat = node.last_heartbeat
-    age = int((now - beat).total_seconds()) if (now and beat) else None
-    state = {"True": "Ready", "False": "NotReady"}.get(status, "Unknown")
-    partitioned = state != "Ready"
-    msg = f"Ready, heartbeat {age}s ago" if state == "Ready" else f"{state}, last heartbeat {age}s ago" if age is not None else state
-    return {"state": state, "partitioned": partitioned, "heartbeatAgeSeconds": age,
-            "unschedulable": node.unschedulable, "message": msg}
 
 
 def pod_findings(pod, snapshot, q, prio, matched, spread, node) -> list:
@@ -129,6 +116,7 @@ def explain_pod(pod, snapshot, now, eviction_max_pod_grace=None) -> dict:
         "owners": owner_chain(pod, snapshot),
         "topologySpread": spread,
         "nodeState": node_state(node, now) if pod.node_name else None,
+        "forceDelete": assessment_for_explain(pod, snapshot, now),
         "findings": [x.to_dict() for x in findings],
     }
     return report

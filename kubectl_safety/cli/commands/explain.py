@@ -119,6 +119,10 @@ def render_pod(r, wide=False) -> str:
         lines.append(f"Eviction:     rank {e['rank'] or '-'} of {e['of']} under memory pressure: {e['reason']}")
     if r["nodeState"]:
         lines.append(f"Node state:   {r['nodeState']['message']}")
+    fd = r["forceDelete"]
+    lines.append(f"Force delete: {fd['verdict']}")
+    for risk in fd["risks"]:
+        lines.append(f"  {risk['code']}: {risk['message']}")
     owners = " <- ".join(f"{o['kind']}/{o['name']}" for o in r["owners"]) or "none (unmanaged pod)"
     lines.append(f"Owners:       {owners}")
     if r["pdbs"]:

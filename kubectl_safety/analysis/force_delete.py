@@ -1,0 +1,259 @@
+"""What deleting a pod (gracefully or by force) risks: a pure assessment with stable risk codes.
+
+Force deletion (grace period 0) removes the API object at once while the pod's processes may
+still run on its node. Sources: the pod safety proposal (seed 002) and the graceful
+termination timeline (seed 003); domain.md sections 6 and 7.
+"""
+
+from kubectl_safety.analysis import termination
+from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.findings import Finding
+
+UNSAFE_INLINE_TYPES = {"iscsi": "iSCSI", "fc": "Fibre Channel", "nfs": "NFS"}
+# CSI drivers that enforce single attachment (block storage) or are per-pod only.
+KNOWN_CSI_DRIVERS = frozenset({
+    "ebs.csi.aws.com", "pd.csi.storage.gke.io", "disk.csi.azure.com", "cinder.csi.openstack.org",
+    "rbd.csi.ceph.com", "csi.vsphere.vmware.com", "diskplugin.csi.alibabacloud.com",
+    "secrets-store.csi.k8s.io", "csi.cert-manager.io",
+})
+SINGLE_WRITER_MODES = ("ReadWriteOnce", "ReadWriteOncePod")
+REPLICA_OWNERS = ("ReplicaSet", "ReplicationController")
+
+
+def assess(pod, snapshot, now, grace_period=None, force=False, *, storage=(), node_readable=True) -> dict:
+    """The delete assessment of one pod: node state, timeline, risks and whether force is needed.
+
+    ``grace_period``: the requested DeleteOptions.gracePeriodSeconds (None: the pod's own);
+    ``force`` (or ``grace_period == 0``) assesses a force delete. ``storage``: raw
+    PersistentVolumeClaim/PersistentVolume dicts when they were read (access modes, volume
+    types); ``node_readable=False`` when the Node could not be read (its state is unknown).
+    """
+    force = force or grace_period == 0
+    node = _node(pod, snapshot, now, node_readable)
+    grace = termination.api_grace_period(pod, 0 if force else grace_period)
+    risks = _risks(pod, snapshot, now, node, force, _storage_index(storage))
+    needed, verdict = _verdict(pod, node)
+    return {
+        "namespace": pod.namespace, "name": pod.name, "uid": pod.uid, "phase": pod.phase,
+        "owner": _owner(pod, snapshot),
+        "node": node,
+        "force": force,
+        "gracePeriodSeconds": grace["seconds"], "graceWhy": grace["why"],
+        "timeline": termination.timeline(pod, 0 if force else grace_period)["steps"],
+        "terminating": terminating(pod, now),
+        "forceNeeded": needed,
+        "verdict": verdict,
+        "risks": [r.to_dict() for r in risks],
+    }
+
+
+def assessment_for_explain(pod, snapshot, now) -> dict:
+    """The force-delete assessment shown by ``explain pod``."""
+    return assess(pod, snapshot, now, force=True)
+
+
+def terminating(pod, now):
+    """Since when the pod is terminating, its grace period and how far past its deadline; or None."""
+    deadline = pod.deletion_timestamp
+    if deadline is None:
+        return None
+    grace = pod.deletion_grace_period or 0
+    out = {"deletionTimestamp": deadline.isoformat().replace("+00:00", "Z"), "gracePeriodSeconds": grace,
+           "forSeconds": None, "overdueSeconds": None}
+    if now is not None:
+        out["forSeconds"] = max(0, int((now - deadline).total_seconds()) + grace)
+        out["overdueSeconds"] = max(0, int((now - deadline).total_seconds()))
+    return out
+
+
+def _node(pod, snapshot, now, readable) -> dict:
+    name = pod.node_name or None
+    if name is None:
+        return {"name": None, "state": "Unscheduled", "partitioned": False, "heartbeatAgeSeconds": None,
+                "message": "not scheduled to a node"}
+    if not readable:
+        return {"name": name, "state": "Unreadable", "partitioned": None, "heartbeatAgeSeconds": None,
+                "message": f"node {name} could not be read: its state is unknown"}
+    state = node_state(snapshot.node(name), now)
+    return {"name": name, **{k: state.get(k) for k in ("state", "partitioned", "heartbeatAgeSeconds", "message")}}
+
+
+def _owner(pod, snapshot):
+    ref = pod.controller_ref
+    if not ref:
+        return None
+    chain = snapshot.owner_chain(pod)
+    top = chain[-1][0] if chain else ref
+    out = {"kind": ref.get("kind"), "name": ref.get("name")}
+    if top is not ref:
+        out["via"] = f"{top.get('kind')}/{top.get('name')}"
+    return out
+
+
+def _verdict(pod, node) -> tuple:
+    """(force needed?, one plain sentence)."""
+    state = node["state"]
+    if pod.is_terminal:
+        return False, "force is not needed: the pod has finished, the API server removes it at once"
+    if state == "Unscheduled":
+        return False, "force is not needed: an unscheduled pod is removed at once"
+    if state == "Ready":
+        return False, "force is not needed: the node is Ready, its kubelet will finish a graceful delete"
+    if state == "Gone":
+        return False, ("the Node object is gone (treated as confirmed dead): the pod garbage collector "
+                       "force-deletes such pods itself; a force delete is reasonably safe")
+    if state == "Unreadable":
+        return None, "the node could not be read: confirm its state before forcing"
+    return True, (f"the node is {state}: a graceful delete cannot finish until its kubelet returns; "
+                  "force delete only after confirming the machine is powered off or fenced")
+
+
+def _risks(pod, snapshot, now, node, force, storage) -> list:
+    running = force and pod.node_name and not pod.is_terminal  # processes may outlive the object
+    risks = _owner_risks(pod, snapshot, node) if running else []
+    risks += _node_risks(node, force)
+    if running:
+        risks += _volume_risks(pod, storage)
+    if pod.finalizers:
+        names = ", ".join(pod.finalizers)
+        risks.append(Finding("FINALIZERS", "warning",
+                             f"finalizers {names}: the pod object stays (Terminating) until they are removed; "
+                             "even a force delete does not bypass them"))
+    term = terminating(pod, now)
+    if term is not None:
+        risks.append(_terminating_risk(term, node))
+    return risks
+
+
+def _owner_risks(pod, snapshot, node) -> list:
+    ref = pod.controller_ref
+    kind = (ref or {}).get("kind")
+    if kind == "StatefulSet":
+        sev = "warning" if node["state"] == "Gone" else "critical"
+        return [Finding("STATEFULSET_IDENTITY", sev,
+                        f"StatefulSet {ref.get('name')} guarantees at most one pod named {pod.name}: a force delete "
+                        "lets a replacement with the same name and storage start while the old processes may still run")]
+    if kind in REPLICA_OWNERS:
+        owner = _owner(pod, snapshot)
+        what = f"{kind} {ref.get('name')}" + (f" ({owner['via']})" if owner.get("via") else "")
+        return [Finding("REPLICA_DUPLICATE", "warning",
+                        f"{what} creates a replacement at once: a second copy may run alongside the old processes")]
+    if not ref:
+        return [Finding("NO_CONTROLLER", "info", "no controller: nothing recreates this pod after it is deleted")]
+    return []
+
+
+def _node_risks(node, force) -> list:
+    state, name, age = node["state"], node["name"], node["heartbeatAgeSeconds"]
+    if state == "Ready" and force:
+        return [Finding("NODE_READY", "info",
+                        f"node {name} is Ready and heartbeating: the kubelet will finish a graceful delete, force is not needed")]
+    if state in ("NotReady", "Unknown"):
+        beat = f"last heartbeat {_age(age)} ago" if age is not None else "no heartbeat recorded"
+        then = ("its processes may still be running and cannot be confirmed stopped" if force else
+                "a graceful delete stays Terminating until its kubelet comes back")
+        return [Finding("NODE_PARTITIONED", "critical", f"node {name} is {state}, {beat}: {then}")]
+    if state == "Gone":
+        return [Finding("NODE_GONE", "warning",
+                        f"the Node object {name} does not exist: treated as confirmed dead (if its kubelet "
+                        "comes back it re-registers, and anything still running there resumes)")]
+    if state == "Unreadable":
+        return [Finding("NODE_UNKNOWN", "warning", node["message"])]
+    return []
+
+
+def _storage_index(storage) -> dict:
+    index = {}
+    for obj in storage or ():
+        meta = obj.get("metadata") or {}
+        index[(obj.get("kind"), meta.get("namespace") or "", meta.get("name"))] = obj
+    return index
+
+
+def _volume_risks(pod, storage) -> list:
+    risks = []
+    for v in pod.volumes:
+        for key, label in UNSAFE_INLINE_TYPES.items():
+            if key in v:
+                risks.append(_unsafe(f"volume {v.get('name')} is {label}"))
+        csi = v.get("csi")
+        if csi and not csi.get("readOnly") and csi.get("driver") not in KNOWN_CSI_DRIVERS:
+            risks.append(_unsafe(f"volume {v.get('name')} uses CSI driver {csi.get('driver')}, unknown to offer single-writer guarantees"))
+        claim, modes = _claim(pod, v, storage)
+        if claim:
+            risks += _claim_risks(pod, claim, modes, storage)
+    return risks
+
+
+def _claim(pod, volume, storage) -> tuple:
+    """(claim name, access modes or None if unknown) for a PVC or generic ephemeral volume."""
+    if "persistentVolumeClaim" in volume:
+        name = (volume["persistentVolumeClaim"] or {}).get("claimName")
+        pvc = storage.get(("PersistentVolumeClaim", pod.namespace, name))
+        return name, ((pvc.get("spec") or {}).get("accessModes") if pvc else None)
+    if "ephemeral" in volume:
+        name = f"{pod.name}-{volume.get('name')}"
+        spec = (((volume["ephemeral"] or {}).get("volumeClaimTemplate") or {}).get("spec") or {})
+        return name, spec.get("accessModes")
+    return None, None
+
+
+def _claim_risks(pod, claim, modes, storage) -> list:
+    pvc = storage.get(("PersistentVolumeClaim", pod.namespace, claim)) or {}
+    pv = storage.get(("PersistentVolume", "", (pvc.get("spec") or {}).get("volumeName")))
+    kind = _pv_type(pv)
+    risks = []
+    if kind is not None and (kind in UNSAFE_INLINE_TYPES.values() or kind.startswith("CSI driver")):
+        risks.append(_unsafe(f"claim {claim} is bound to {pv['metadata'].get('name')} ({kind})"))
+    if modes is None:
+        risks.append(Finding("RWO_VOLUME", "warning",
+                             f"claim {claim} (access mode not read): if ReadWriteOnce, a replacement needs the same "
+                             "volume; two writers are prevented only if the storage enforces single attachment"))
+    elif any(m in SINGLE_WRITER_MODES for m in modes):
+        backed = f", backed by {kind}" if kind else ""
+        risks.append(Finding("RWO_VOLUME", "warning",
+                             f"claim {claim} is {'/'.join(modes)}{backed}: a replacement needs the same volume; two "
+                             "writers are prevented only if the storage enforces single attachment"))
+    return risks
+
+
+def _pv_type(pv):
+    """A short label for a PersistentVolume's backend, or None when unknown."""
+    if not pv:
+        return None
+    spec = pv.get("spec") or {}
+    for key, label in UNSAFE_INLINE_TYPES.items():
+        if key in spec:
+            return label
+    driver = (spec.get("csi") or {}).get("driver")
+    if driver:
+        return driver if driver in KNOWN_CSI_DRIVERS else f"CSI driver {driver}"
+    return None
+
+
+def _unsafe(what) -> Finding:
+    return Finding("UNSAFE_VOLUME_TYPE", "critical",
+                   f"{what}: no real single-writer guarantee, so the old and the new pod may write concurrently and corrupt data")
+
+
+def _terminating_risk(term, node) -> Finding:
+    since, grace, overdue = term["forSeconds"], term["gracePeriodSeconds"], term["overdueSeconds"]
+    text = f"already terminating for {_age(since)} (grace period {grace}s)" if since is not None else \
+        f"already terminating (grace period {grace}s)"
+    if overdue:
+        why = "the node is not confirming" if node["state"] not in ("Ready", "Unscheduled") else \
+            "the kubelet has not finished (finalizers, stuck volumes or a hung runtime?)"
+        return Finding("ALREADY_TERMINATING", "warning", f"{text}, {_age(overdue)} past its deadline: {why}")
+    return Finding("ALREADY_TERMINATING", "info", f"{text}: a new delete can only shorten the grace period")
+
+
+def _age(seconds) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    if seconds < 172800:
+        return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
+    return f"{seconds // 86400}d"

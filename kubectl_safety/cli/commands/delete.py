@@ -1,0 +1,319 @@
+"""``kubectl safety delete pod``: graceful by default; force only after an assessment and --confirm."""
+
+import signal
+import time
+
+import click
+
+from kubectl_safety.cli.options import get_globals, global_options
+from kubectl_safety.cli.render import emit, table, warn
+from kubectl_safety.cli.session import Session
+from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+
+API_VERSION = "safety.kubectl.io/v1"
+WAIT_MARGIN = 60  # seconds added to the longest grace period for the default --wait timeout
+WORDS = {"refused": "refused", "wouldDelete": "would be deleted", "deleted": "deleted",
+         "forceDeleted": "force deleted", "alreadyGone": "already gone", "failed": "failed"}
+FORCE_WARNING = ("Force deleting a pod does not wait for it to terminate: the API object is removed at once "
+                 "while its containers may keep running on the node, and a replacement may start beside them.")
+EXIT = ("\b\nJSON kind: ForceDeleteAssessment (nothing changed) or DeleteReport (after acting)\n"
+        "\b\nExit codes: 0 ok (or would be), 1 error (e.g. forbidden), 2 usage, 3 refused (force without\n"
+        "--confirm, or acting on a --snapshot; nothing changed), 4 partial (some failed or --wait timed out),\n"
+        "130 interrupted.")
+
+
+@click.group("delete")
+@global_options
+def command():
+    """Delete pods gracefully, or force-delete them only with --confirm.
+
+    \b
+    Usage: kubectl safety delete pod NAME... [flags]
+    """
+
+
+@command.command("pod", epilog=EXIT)
+@click.argument("names", nargs=-1)
+@click.option("-l", "--selector", metavar="SELECTOR", help="Delete the pods matching this label selector instead of NAMEs.")
+@click.option("--grace-period", type=click.IntRange(min=-1), default=None, metavar="N",
+              help="Seconds to let the pod terminate (-1: the pod's own). 0 means force deletion.")
+@click.option("--force", is_flag=True, help="Force delete (grace period 0): assess, then refuse unless --confirm.")
+@click.option("--confirm", is_flag=True, help="Proceed with a force delete after the assessment.")
+@click.option("--dry-run", is_flag=True, help="Show what would happen; send no mutating request.")
+@click.option("--wait", is_flag=True, help="Wait until the pods are gone, with progress.")
+@click.option("--timeout", metavar="DURATION", help="With --wait: give up after this long (default: longest grace period + 60s).")
+@click.option("--reason", metavar="TEXT", help="Why you force delete; recorded in the ForceDeleted Event.")
+@global_options
+def delete_pod(names, selector, grace_period, force, confirm, dry_run, wait, timeout, reason):
+    """Delete pods: show the termination timeline, or for a force delete the risk assessment.
+
+    A graceful delete lets the kubelet run preStop hooks, send SIGTERM and, after the grace
+    period, SIGKILL. A force delete (--force or --grace-period=0) removes the API object at
+    once; it is refused unless --confirm is given, and then recorded as a ForceDeleted Event.
+
+    \b
+    Usage: kubectl safety delete pod NAME... [-n NS] [-l SELECTOR] [--grace-period N] [--force] [--confirm] [--dry-run] [--wait] [--reason TEXT]
+    \b
+    Examples:
+      kubectl safety delete pod web-7d9f -n shop --wait
+      kubectl safety delete pod db-2 -n shop --force                      # assessment only, exit 3
+      kubectl safety delete pod db-2 -n shop --force --confirm --reason "node-d1 powered off (INC-42)"
+      kubectl safety delete pod -l app=legacy -n shop --force --dry-run -o json
+    """
+    s = Session(get_globals())
+    grace_period = None if grace_period == -1 else grace_period
+    _check_flags(names, selector, grace_period, force, wait, timeout)
+    force = force or grace_period == 0
+    ns = s.namespace
+    snap, pods, storage, unreadable = (_load_offline if s.offline else _load_live)(s, ns, names, selector, force)
+    from kubectl_safety.analysis.force_delete import assess
+
+    entries = [assess(p, snap, snap.taken_at, grace_period, force, storage=storage,
+                      node_readable=p.node_name not in unreadable) for p in pods]
+    report = {"kind": "ForceDeleteAssessment", "apiVersion": API_VERSION, "namespace": ns, "force": force,
+              "confirmed": confirm, "dryRun": dry_run, "reason": reason, "pods": entries}
+    if force and entries and s.g.output in ("table", "wide"):
+        warn(FORCE_WARNING)
+    refusal = _refusal(force, confirm, dry_run, s.offline)
+    if refusal or dry_run or not entries:
+        for e in entries:
+            e["action"] = "refused" if refusal else "wouldDelete"
+        emit(_summarize(report), s.g.output, render)
+        if refusal:
+            raise RefusedError(refusal)
+        return ExitCode.OK
+    return _act(s, report, pods, grace_period, wait, timeout)
+
+
+def _check_flags(names, selector, grace_period, force, wait, timeout):
+    if names and selector:
+        raise UsageError("give pod NAMEs or -l SELECTOR, not both")
+    if not names and not selector:
+        raise UsageError("give at least one pod NAME or -l SELECTOR")
+    if force and grace_period:
+        raise UsageError("--force deletes with grace period 0: drop --grace-period, or drop --force for a graceful delete")
+    if timeout and not wait:
+        raise UsageError("--timeout only applies with --wait")
+
+
+def _refusal(force, confirm, dry_run, offline):
+    """Why nothing may be changed, or None. Force without --confirm is refused in every mode."""
+    if force and not confirm:
+        return "refused: force deletion needs --confirm (nothing was changed); review the assessment above"
+    if offline and not dry_run:
+        return "refused: delete needs a live cluster: --snapshot files can only be assessed (add --dry-run)"
+    return None
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+def _select(candidates, ns, names, selector):
+    from kubectl_safety.model.selectors import LabelSelector
+
+    if selector:
+        sel = LabelSelector.from_string(selector)
+        return [p for p in candidates if p.namespace == ns and sel.matches(p.labels)]
+    by_name = {p.name: p for p in candidates if p.namespace == ns}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        raise NotFoundError(f'pod "{missing[0]}" not found in namespace "{ns}"')
+    return [by_name[n] for n in dict.fromkeys(names)]
+
+
+def _load_offline(s, ns, names, selector, force):
+    snap = s.snapshot((), "delete pod")
+    return snap, _select(snap.pods_in(ns), ns, names, selector), (), set()
+
+
+def _load_live(s, ns, names, selector, force):
+    """The pods, their nodes (a 404 means the Node is gone), and for a force delete their claims."""
+    from kubectl_safety.cluster.source import Query, fetch
+    from kubectl_safety.model.parse import build_snapshot
+
+    conn = s.connection("delete pod")
+    queries = [Query("pods", ns, label_selector=selector)] if selector else [Query("pods", ns, name=n) for n in dict.fromkeys(names)]
+    objects = list(fetch(conn, queries))
+    unreadable = set()
+    for node in sorted({(o.get("spec") or {}).get("nodeName") for _, o in objects} - {None, ""}):
+        try:
+            found = conn.get("nodes", node, optional=True)
+        except ClusterError as e:
+            if "Forbidden" not in str(e):
+                raise
+            warn(f"{e} (the state of node {node} is unknown)")
+            unreadable.add(node)
+            continue
+        if found is not None:
+            objects.append(("nodes from the API server", found))
+    storage = _read_storage(conn, [o for _, o in objects if o.get("kind") == "Pod"]) if force else []
+    snap = build_snapshot(objects, taken_at=s.now(), source=f"cluster {conn.client().configuration.host}")
+    return snap, _select(snap.pods, ns, names, selector), storage, unreadable
+
+
+def _read_storage(conn, pods) -> list:
+    """The pods' PersistentVolumeClaims and bound PersistentVolumes, as far as we may read them."""
+    out = []
+    for pod in pods:
+        ns = pod["metadata"].get("namespace")
+        for v in (pod.get("spec") or {}).get("volumes") or []:
+            claim = (v.get("persistentVolumeClaim") or {}).get("claimName")
+            pvc = _optional_get(conn, "persistentvolumeclaims", claim, ns) if claim else None
+            if pvc is None:
+                continue
+            out.append(pvc)
+            volume = (pvc.get("spec") or {}).get("volumeName")
+            pv = _optional_get(conn, "persistentvolumes", volume) if volume else None
+            if pv is not None:
+                out.append(pv)
+    return out
+
+
+def _optional_get(conn, resource, name, namespace=None):
+    """GET or None when missing or forbidden (the assessment then says what it could not read)."""
+    try:
+        return conn.get(resource, name, namespace, optional=True)
+    except ClusterError as e:
+        if "Forbidden" in str(e):
+            return None
+        raise
+
+
+# -- acting --------------------------------------------------------------------------------------
+
+def _act(s, report, pods, grace_period, wait, timeout):
+    from kubectl_safety.cluster.executor import Executor
+
+    conn = s.connection("delete pod")
+    ex = Executor(conn, on_event=_progress)
+    force = report["force"]
+    who = s.g.as_user or _kubeconfig_user(conn)
+    report["kind"] = "DeleteReport"
+    done = []
+    for pod, entry in zip(pods, report["pods"]):
+        outcome = ex.delete(pod, 0 if force else grace_period)
+        entry.update(result=outcome.result, message=outcome.message)
+        if outcome.result == "done":
+            entry["action"] = "forceDeleted" if force else "deleted"
+            done.append(pod)
+            if force:
+                entry["event"] = _record(ex, pod, entry, who, report["reason"])
+        elif outcome.result == "gone":
+            entry["action"] = "alreadyGone"
+        else:
+            entry["action"] = "failed"
+            click.echo(f"error: {_failure_line(outcome)}", err=True)
+    gone = _wait(ex, done, report["pods"], timeout) if wait and done else {}
+    for pod, entry in zip(pods, report["pods"]):
+        if pod.key in gone:
+            entry["gone"] = gone[pod.key]
+    emit(_summarize(report), s.g.output, render)
+    return _exit_code(report, ex)
+
+
+def _record(ex, pod, entry, who, reason) -> dict:
+    """The ForceDeleted Event: who, why, and the node state at the time."""
+    node = entry["node"]
+    message = (f"force deleted by {who} with kubectl-safety; node {node['name'] or '-'} was {node['state']}; "
+               f"reason: {reason or '(none given)'}")
+    outcome = ex.record_event(pod, "ForceDeleted", message)
+    if outcome.result != "done":
+        warn(f"the pod was force deleted but the ForceDeleted Event was not recorded: {_failure_line(outcome)}")
+    return {"reason": "ForceDeleted", "message": message, "recorded": outcome.result == "done"}
+
+
+def _wait(ex, pods, entries, timeout) -> dict:
+    from kubectl_safety.cluster.live import parse_timeout
+
+    seconds = parse_timeout(timeout) if timeout else max(e["gracePeriodSeconds"] for e in entries) + WAIT_MARGIN
+    click.echo(f"waiting up to {int(seconds)}s for {len(pods)} pod(s) to be gone...", err=True)
+    previous = signal.signal(signal.SIGINT, lambda *_: ex.interrupted.set())
+    try:
+        return ex.wait_gone(pods, time.monotonic() + seconds if seconds else None)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _progress(event):
+    if event.get("event") == "evicted":  # wait_gone's word for "no longer there"
+        click.echo(f"pod {event['pod']} is gone", err=True)
+
+
+def _failure_line(outcome) -> str:
+    if outcome.result == "forbidden":
+        return f"Error from server (Forbidden): {outcome.message}"
+    return f"{outcome.action} {outcome.pod} failed ({outcome.status or 'no answer'}): {outcome.message}"
+
+
+def _exit_code(report, ex) -> int:
+    if ex.interrupted.is_set():
+        return ExitCode.INTERRUPTED
+    entries = report["pods"]
+    failed = [e for e in entries if e["action"] == "failed"]
+    waited_out = [e for e in entries if e.get("gone") is False]
+    if failed and len(failed) == len(entries):
+        return ExitCode.ERROR
+    if failed or waited_out:
+        if waited_out and any(e["node"]["partitioned"] and not e["force"] for e in waited_out):
+            warn("a pod on a partitioned node cannot finish a graceful delete; assess with --force")
+        return ExitCode.PARTIAL
+    return ExitCode.OK
+
+
+def _kubeconfig_user(conn) -> str:
+    """The kubeconfig user of the current context (the Event's 'who'); 'unknown' if unreadable."""
+    try:
+        from kubernetes import config
+
+        contexts, active = config.list_kube_config_contexts(config_file=conn.kubeconfig)
+        name = conn.context or (active or {}).get("name")
+        ctx = next((c for c in contexts if c.get("name") == name), active) or {}
+        return (ctx.get("context") or {}).get("user") or "unknown"
+    except Exception:  # in-cluster config or an unreadable kubeconfig
+        return "unknown"
+
+
+# -- output --------------------------------------------------------------------------------------
+
+def _summarize(report) -> dict:
+    counts = {}
+    for e in report["pods"]:
+        counts[e["action"]] = counts.get(e["action"], 0) + 1
+    report["summary"] = counts
+    return report
+
+
+def render(r, wide=False) -> str:
+    if not r["pods"]:
+        return f"No pods found in namespace {r['namespace']}.\n"
+    blocks = [_render_pod(e, wide) for e in r["pods"]]
+    total = ", ".join(f"{n} {WORDS[a]}" for a, n in r["summary"].items())
+    return "\n".join(blocks) + f"\nSummary: {total}{' (dry run)' if r['dryRun'] else ''}\n"
+
+
+def _render_pod(e, wide) -> str:
+    node, owner = e["node"], e["owner"]
+    who = f"{owner['kind']}/{owner['name']}" + (f" ({owner['via']})" if owner.get("via") else "") if owner else "no controller"
+    lines = [f"Pod {e['namespace']}/{e['name']} ({e['phase']}, {who})",
+             f"  Node:     {node['name'] or '-'}: {node['message']}",
+             f"  Grace:    {e['gracePeriodSeconds']}s, {e['graceWhy']}"]
+    if not e["force"] or wide:
+        lines += [f"    {'t+' + str(s['at']) + 's':<7} {s['event']}" for s in e["timeline"]]
+    if e["force"]:
+        lines.append(f"  Verdict:  {e['verdict']}")
+    if e["risks"]:
+        rows = [[r["severity"], r["code"], r["message"]] for r in e["risks"]]
+        lines.append("  " + table(rows, ["severity", "risk", "explanation"]).rstrip().replace("\n", "\n  "))
+    lines.append(f"  Action:   {_action_text(e)}")
+    return "\n".join(lines) + "\n"
+
+
+def _action_text(e) -> str:
+    action = e["action"]
+    text = {"refused": "refused (nothing changed)", "wouldDelete": "would delete" + (" by force" if e["force"] else ""),
+            "deleted": "deleted (terminating gracefully)", "forceDeleted": "force deleted",
+            "alreadyGone": "already gone (or replaced)", "failed": f"failed: {e.get('message')}"}[action]
+    if e.get("event"):
+        text += "; ForceDeleted Event " + ("recorded" if e["event"]["recorded"] else "NOT recorded")
+    if "gone" in e:
+        text += "; gone" if e["gone"] else "; still there when the wait ended"
+    return text

@@ -1,0 +1,51 @@
+"""PDB arithmetic as the disruption controller does it."""
+
+import pytest
+
+from kubectl_safety.analysis.pdb import budget, never_allows, scaled
+from kubectl_safety.model.objects import PodDisruptionBudget
+from tests.builders import make_pdb, make_pod, make_workload, snapshot
+
+
+@pytest.mark.parametrize("value,total,expected", [(2, 5, 2), ("50%", 3, 2), ("10%", 5, 1), ("0%", 5, 0), ("100%", 3, 3)])
+def test_scaled_rounds_up(value, total, expected):
+    assert scaled(value, total) == expected
+
+
+def _world(replicas, ready, pdb):
+    deploy = make_workload("Deployment", "web", replicas=replicas)
+    rs = make_workload("ReplicaSet", "rs", replicas=replicas, labels={"app": "web"}, owner=("Deployment", "web"))
+    pods = [make_pod(f"web-{i}", labels={"app": "web"}, ready=i < ready) for i in range(replicas)]
+    return snapshot(deploy, rs, pdb, *pods)
+
+
+CASES = [
+    ("minAvailable int", dict(min_available=2), 3, 3, 2, 1),
+    ("minAvailable with unready pod", dict(min_available=2), 3, 2, 2, 0),
+    ("maxUnavailable percent of replicas", dict(max_unavailable="50%"), 3, 3, 1, 2),
+    ("minAvailable percent", dict(min_available="50%"), 3, 3, 2, 1),
+    ("maxUnavailable zero", dict(max_unavailable=0), 3, 3, 3, 0),
+]
+
+
+@pytest.mark.parametrize("spec,replicas,ready,desired,allowed", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_budget_recomputed(spec, replicas, ready, desired, allowed):
+    pdb = make_pdb("web", **spec)
+    snap = _world(replicas, ready, pdb)
+    b = budget(PodDisruptionBudget(snap.pdbs[0].raw), snap)
+    assert (b["desiredHealthy"], b["disruptionsAllowed"]) == (desired, allowed)
+
+
+@pytest.mark.parametrize("spec,replicas,blocks", [
+    (dict(min_available=3), 3, True), (dict(min_available=2), 3, False), (dict(max_unavailable=0), 3, True),
+    (dict(min_available="100%"), 2, True), (dict(max_unavailable="10%"), 5, False), (dict(min_available=1), 1, True),
+], ids=["minAvailable equals replicas", "room for one", "maxUnavailable 0", "100 percent", "10 percent rounds up to 1", "issue 66811 single replica"])
+def test_never_allows(spec, replicas, blocks):
+    snap = _world(replicas, replicas, make_pdb("web", **spec))
+    assert bool(never_allows(snap.pdbs[0], snap)) is blocks
+
+
+def test_policy_v1_selector_semantics():
+    snap = snapshot(make_pdb("all", selector={}), make_pod("a"), make_pod("b", namespace="other"))
+    assert [b.name for b in snap.pdbs_for(snap.pod("default", "a"))] == ["all"]
+    assert snap.pdbs_for(snap.pod("other", "b")) == []

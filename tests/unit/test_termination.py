@@ -1,0 +1,43 @@
+"""Grace periods (seed 003 and upstream BeforeDelete / kubelet rules)."""
+
+import pytest
+
+from kubectl_safety.analysis.termination import api_grace_period, timeline
+from kubectl_safety.model.objects import Pod
+from tests.builders import container, make_pod
+
+CASES = [
+    ("default 30 s", {}, None, 30),
+    ("spec value", dict(terminationGracePeriodSeconds=60), None, 60),
+    ("request overrides spec", dict(terminationGracePeriodSeconds=60), 5, 5),
+    ("negative request becomes 1", {}, -5, 1),
+    ("unscheduled pod deleted at once", dict(node=None), None, 0),
+    ("finished pod deleted at once", dict(phase="Succeeded"), None, 0),
+    ("terminating pod: can only shorten", dict(meta={"deletionTimestamp": "2026-11-22T09:00:10Z", "deletionGracePeriodSeconds": 10}), 30, 10),
+    ("terminating pod: shorter request wins", dict(meta={"deletionTimestamp": "2026-11-22T09:00:10Z", "deletionGracePeriodSeconds": 10}), 3, 3),
+]
+
+
+@pytest.mark.parametrize("kwargs,requested,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_api_grace_period(kwargs, requested, expected):
+    assert api_grace_period(Pod(make_pod("p", **kwargs)), requested)["seconds"] == expected
+
+
+def test_probe_level_grace_period_applies_to_probe_failures():
+    c = container("app", livenessProbe={"httpGet": {"path": "/"}, "terminationGracePeriodSeconds": 10},
+                  startupProbe={"exec": {"command": ["true"]}})
+    t = timeline(Pod(make_pod("p", containers=[c], terminationGracePeriodSeconds=60)))
+    probes = {p["probe"]: p["gracePeriodSeconds"] for p in t["probeFailure"]}
+    assert probes == {"livenessProbe": 10, "startupProbe": 60}
+
+
+def test_pre_stop_keeps_two_seconds_for_sigterm():
+    c = container("app", lifecycle={"preStop": {"exec": {"command": ["sleep", "60"]}}})
+    t = timeline(Pod(make_pod("p", containers=[c], terminationGracePeriodSeconds=1)))
+    assert t["steps"][-1]["at"] == 2 and t["preStop"][0]["hook"] == "exec"
+
+
+def test_soft_eviction_is_capped_by_kubelet_setting():
+    t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=120)), eviction_max_pod_grace=30)
+    assert t["kubeletSoftEviction"]["gracePeriodSeconds"] == 30
+    assert t["kubeletHardEviction"]["gracePeriodSeconds"] == 1
