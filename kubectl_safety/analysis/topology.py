@@ -80,7 +80,9 @@ def explain_constraints(pod, snapshot) -> list:
     node = snapshot.node(pod.node_name) if pod.node_name else None
     for raw in constraints:
         c = normalized(raw)
-        counts = domain_counts(pod, raw, snapshot, constraints)
+        # The scheduler requires the keys of the constraints of the same kind only (Filter: DoNotSchedule).
+        same = [x for x in constraints if normalized(x)["whenUnsatisfiable"] == c["whenUnsatisfiable"]]
+        counts = domain_counts(pod, raw, snapshot, same)
         s = skew(counts, c["minDomains"])
         selector = constraint_selector(pod, raw)
         out.append({

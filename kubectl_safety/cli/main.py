@@ -1,6 +1,7 @@
 """Entry point: the ``kubectl safety`` group, lazy subcommands, and the error boundary."""
 
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -79,9 +80,13 @@ def main(argv=None):
     except click.exceptions.Abort:
         click.echo("interrupted", err=True)
         code = ExitCode.INTERRUPTED
+    except click.UsageError as e:
+        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+        click.echo(f"error: {' '.join(e.format_message().split())}{hint}", err=True)
+        code = ExitCode.USAGE
     except click.ClickException as e:
-        e.show()
-        code = ExitCode.USAGE if isinstance(e, click.UsageError) or isinstance(e, click.BadParameter) else ExitCode.ERROR
+        click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
+        code = ExitCode.ERROR
     except SafetyError as e:
         if debug:
             raise

@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 
 import click
 
+from kubectl_safety.cli.completion import complete_contexts, complete_namespaces
+
 OUTPUTS = ("table", "wide", "json", "yaml")
 _META = "kubectl_safety.globals"
 
@@ -45,11 +47,11 @@ def _opt(*decls, **kwargs):
 
 
 GLOBAL_OPTIONS = [
-    _opt("--kubeconfig", metavar="PATH", help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."),
-    _opt("--context", metavar="NAME", help="The kubeconfig context to use."),
-    _opt("-n", "--namespace", metavar="NS", help="Namespace (default: the context's, else default)."),
+    _opt("--kubeconfig", metavar="PATH", type=click.Path(dir_okay=False), help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."),
+    _opt("--context", metavar="NAME", shell_complete=complete_contexts, help="The kubeconfig context to use."),
+    _opt("-n", "--namespace", metavar="NS", shell_complete=complete_namespaces, help="Namespace (default: the context's, else default)."),
     _opt("-A", "--all-namespaces", is_flag=True, default=None, help="All namespaces, where the command supports it."),
-    _opt("--snapshot", multiple=True, metavar="PATH",
+    _opt("--snapshot", multiple=True, metavar="PATH", type=click.Path(allow_dash=True),
          help="Analyse dump files (kubectl get -o yaml|json output, a directory, or - for stdin) instead of the live cluster. Repeatable."),
     _opt("-o", "--output", type=click.Choice(OUTPUTS), help="Output format: table (default), wide, json or yaml."),
     _opt("--request-timeout", metavar="DURATION", help="Per-request timeout, e.g. 10s or 1m (0: none)."),

@@ -1,6 +1,8 @@
 """The live API server: kubeconfig handling and raw JSON requests (no model deserialization)."""
 
+import contextlib
 import json
+import logging
 import os
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
@@ -63,8 +65,12 @@ class Connection:
         return self._client
 
     def _build_client(self):
-        from kubernetes import client, config
-        from kubernetes.config.config_exception import ConfigException
+        try:
+            from kubernetes import client, config
+            from kubernetes.config.config_exception import ConfigException
+        except ImportError:
+            raise ClusterError("talking to a live cluster needs the kubernetes Python client: "
+                               "python3 -m pip install kubernetes (or use --snapshot FILE)") from None
 
         configuration = client.Configuration()
         path = self.kubeconfig
@@ -74,8 +80,12 @@ class Connection:
             env_paths = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
             default = os.path.expanduser("~/.kube/config")
             if path or any(os.path.exists(p) for p in env_paths) or (not env_paths and os.path.exists(default)):
-                config.load_kube_config(config_file=path, context=self.context,
-                                        client_configuration=configuration, persist_config=False)
+                _check_context(path, self.context)
+                with _auth_plugin_errors() as errors:
+                    config.load_kube_config(config_file=path, context=self.context,
+                                            client_configuration=configuration, persist_config=False)
+                if errors:
+                    raise ClusterError(f"the kubeconfig's credential plugin failed: {errors[0]}")
                 contexts, active = config.list_kube_config_contexts(config_file=path)
                 ctx = self.context or (active or {}).get("name")
                 for c in contexts:
@@ -99,6 +109,9 @@ class Connection:
             raise ClusterError(f"cannot load credentials from kubeconfig: {_one_line(e)}") from None
         if self.insecure_skip_tls_verify:
             configuration.verify_ssl = False
+            import urllib3  # the user asked for it: no two-line warning on every request
+
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         configuration.retries = False
         api = client.ApiClient(configuration)
         api.user_agent = f"kubectl-safety/{__version__}{self.user_agent_suffix}"
@@ -132,7 +145,7 @@ class Connection:
         self.requests_made.append((method, path))
         try:
             response = api.rest_client.request(method, url, headers=headers,
-                                               body=None if body is None else json.loads(json.dumps(body)),
+                                               body=body,
                                                _request_timeout=timeout)
             data = response.read()
         except Exception as e:
@@ -141,6 +154,9 @@ class Connection:
             payload = json.loads(data) if data else {}
         except ValueError:
             payload = {"message": data[:200].decode("utf-8", "replace")}
+        if not isinstance(payload, dict):
+            raise ClusterError(f"unexpected answer from the server {api.configuration.host} to {method} {path}: "
+                               f"JSON {type(payload).__name__}, not an object")
         return response.status, payload
 
     def _transport_error(self, e):
@@ -192,6 +208,45 @@ class Connection:
         return payload.get("gitVersion") if status == 200 else None
 
 
+def _check_context(path, context):
+    """The chosen context must name a cluster and a user that the kubeconfig defines."""
+    from kubernetes.config.kube_config import KUBE_CONFIG_DEFAULT_LOCATION, KubeConfigMerger
+
+    merged = KubeConfigMerger(path or KUBE_CONFIG_DEFAULT_LOCATION).config
+    name = context or merged.safe_get("current-context")
+    if not name:
+        raise ClusterError("invalid kubeconfig: no current-context is set: pass --context NAME")
+    entry = next((c for c in merged.safe_get("contexts") or [] if c.safe_get("name") == name), None)
+    if entry is None:
+        raise ClusterError(f'invalid kubeconfig: context "{name}" not found')
+    ctx = entry.safe_get("context") or {}
+    for section, key in (("clusters", "cluster"), ("users", "user")):
+        wanted = ctx.get(key) if isinstance(ctx, dict) else ctx.safe_get(key)
+        if wanted and not any(x.safe_get("name") == wanted for x in merged.safe_get(section) or []):
+            raise ClusterError(f'invalid kubeconfig: {key} "{wanted}" of context "{name}" is not defined')
+
+
+class _Collect(logging.Handler):
+    def __init__(self, sink):
+        super().__init__(level=40)  # ERROR
+        self.sink = sink
+
+    def emit(self, record):
+        self.sink.append(" ".join(record.getMessage().split()))
+
+
+@contextlib.contextmanager
+def _auth_plugin_errors():
+    """Collect the errors the kubernetes client only logs (failing exec plugins) instead of printing them."""
+    errors, root = [], logging.getLogger()
+    handler = _Collect(errors)
+    root.addHandler(handler)
+    try:
+        yield errors
+    finally:
+        root.removeHandler(handler)
+
+
 def resource_path(resource, namespace=None, name=None, subresource=None) -> str:
     prefix, namespaced, _ = RESOURCES[resource]
     path = prefix
@@ -209,7 +264,7 @@ def check(status, payload, resource, name=None, namespace=None, verb="get"):
     """Turn an error status into one clear exception, as kubectl words it."""
     if 200 <= status < 300:
         return
-    message = payload.get("message") or f"HTTP {status}"
+    message = " ".join(str(payload.get("message") or f"HTTP {status}").split())  # one line
     if status == 404:
         kind = RESOURCES.get(resource, ("", "", resource))[2]
         where = f' in namespace "{namespace}"' if namespace else ""
@@ -234,7 +289,7 @@ def _tls_reason(text):
                    "self-signed certificate", "unable to get local issuer certificate"):
         if marker.lower() in text.lower():
             return marker.lower().replace("_", " ")
-    return "handshake failed"
+    return text.rsplit("] ", 1)[-1].split(" (_ssl")[0] if "] " in text else "handshake failed"
 
 
 def _connection_reason(text):

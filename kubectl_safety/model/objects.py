@@ -128,13 +128,20 @@ class Container:
 class Pod(ApiObject):
     kind = "Pod"
 
+    def _parsed(self, build):
+        """Parse resources lazily; a bad quantity names the pod it belongs to."""
+        try:
+            return build()
+        except InputError as e:
+            raise InputError(f"Pod {self.ref}: {e}") from None
+
     @cached_property
     def containers(self) -> tuple:
-        return tuple(Container(c) for c in self.spec.get("containers") or [])
+        return self._parsed(lambda: tuple(Container(c) for c in self.spec.get("containers") or []))
 
     @cached_property
     def init_containers(self) -> tuple:
-        return tuple(Container(c, init=True) for c in self.spec.get("initContainers") or [])
+        return self._parsed(lambda: tuple(Container(c, init=True) for c in self.spec.get("initContainers") or []))
 
     @cached_property
     def pod_level(self):
@@ -142,12 +149,12 @@ class Pod(ApiObject):
         res = self.spec.get("resources")
         if not res:
             return None
-        limits = resource_list(res.get("limits"))
-        return {**limits, **resource_list(res.get("requests"))}, limits
+        limits = self._parsed(lambda: resource_list(res.get("limits")))
+        return {**limits, **self._parsed(lambda: resource_list(res.get("requests")))}, limits
 
     @cached_property
     def overhead(self) -> dict:
-        return resource_list(self.spec.get("overhead"))
+        return self._parsed(lambda: resource_list(self.spec.get("overhead")))
 
     @property
     def node_name(self) -> str:

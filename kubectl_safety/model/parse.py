@@ -2,6 +2,7 @@
 
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.objects import KINDS, WORKLOAD_KINDS, Workload
+from kubectl_safety.model.schema import check_shape
 from kubectl_safety.model.snapshot import ClusterSnapshot
 
 CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace")
@@ -40,17 +41,10 @@ def check_object(obj: dict, origin: str):
     meta = obj.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
         raise InputError(f"{origin}: {kind} is missing 'metadata.name'")
-    for field in ("labels", "annotations"):
-        if meta.get(field) is not None and not isinstance(meta[field], dict):
-            raise InputError(f"{origin}: {kind} {meta['name']}: 'metadata.{field}' must be a map")
-    for field in ("spec", "status"):
-        if obj.get(field) is not None and not isinstance(obj[field], dict):
-            raise InputError(f"{origin}: {kind} {meta['name']}: '{field}' must be a map")
-    if kind == "Pod":
-        spec = obj.get("spec") or {}
-        for field in ("containers", "initContainers", "volumes", "tolerations"):
-            if spec.get(field) is not None and not isinstance(spec[field], list):
-                raise InputError(f"{origin}: Pod {meta['name']}: 'spec.{field}' must be a list")
+    try:
+        check_shape(obj, kind, kind in WORKLOAD_KINDS)
+    except InputError as e:
+        raise InputError(f"{origin}: {kind} {meta['name']}: {e}") from None
 
 
 def build_snapshot(objects, *, taken_at=None, source="", server_version=None,

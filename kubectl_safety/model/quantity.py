@@ -3,6 +3,7 @@
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 from kubectl_safety.errors import InputError
 
@@ -40,6 +41,18 @@ def amount(resource: str, value) -> int:
 
     Like ``Quantity.MilliValue()``/``Value()``, fractions round up.
     """
+    if isinstance(value, str):
+        return _amount_of_text(resource, value)
+    return _amount(resource, value)
+
+
+@lru_cache(maxsize=4096)
+def _amount_of_text(resource: str, value: str) -> int:
+    """Cached: a cluster uses few distinct quantities ("100m", "128Mi") in 100,000s of containers."""
+    return _amount(resource, value)
+
+
+def _amount(resource: str, value) -> int:
     q = parse_quantity(value)
     return math.ceil(q * 1000) if resource == "cpu" else math.ceil(q)
 

@@ -2,7 +2,7 @@
 
 import re
 
-from kubectl_safety.errors import InputError
+from kubectl_safety.errors import InputError, UsageError
 
 _KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
                   r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -41,7 +41,17 @@ class LabelSelector:
 
     @classmethod
     def from_string(cls, text: str):
-        """Parse kubectl's ``-l`` syntax: ``a=b,c!=d,e in (x,y),f notin (z),g,!h``."""
+        """Parse kubectl's ``-l`` syntax: ``a=b,c!=d,e in (x,y),f notin (z),g,!h``.
+
+        A malformed selector is a UsageError: selectors come from command-line flags.
+        """
+        try:
+            return cls._from_string(text)
+        except InputError as e:
+            raise UsageError(str(e)) from None
+
+    @classmethod
+    def _from_string(cls, text: str):
         reqs = []
         for part in _split_selector(text):
             m = re.match(r"^(\S+)\s+(in|notin)\s+\(([^)]*)\)$", part)

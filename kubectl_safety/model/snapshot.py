@@ -2,6 +2,12 @@
 
 from functools import cached_property
 
+# Each lazily built index (a cached_property) and the field it is derived from.
+INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
+                "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs",
+                "_classes_by_name": "priority_classes", "global_default_class": "priority_classes",
+                "_workloads_by_key": "workloads", "_workloads_by_uid": "workloads"}
+
 
 class ClusterSnapshot:
     """Nodes, pods, PDBs, PriorityClasses and pod owners at one instant (``taken_at``).
@@ -28,7 +34,11 @@ class ClusterSnapshot:
                       namespaces=self.namespaces, taken_at=self.taken_at, source=self.source,
                       server_version=self.server_version)
         fields.update(changes)
-        return ClusterSnapshot(**fields)
+        new = ClusterSnapshot(**fields)
+        for index, field in INDEX_FIELDS.items():  # indexes of unchanged fields stay valid
+            if field not in changes and index in self.__dict__:
+                new.__dict__[index] = self.__dict__[index]
+        return new
 
     def without_pods(self, keys) -> "ClusterSnapshot":
         """The snapshot after the pods with these (namespace, name) keys are gone."""

@@ -1,6 +1,6 @@
 import pytest
 
-from kubectl_safety.errors import InputError
+from kubectl_safety.errors import UsageError
 from kubectl_safety.model.objects import Node, Pod
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
                                             toleration_tolerates, untolerated_taint)
@@ -20,7 +20,7 @@ def test_string_selector(text, matches):
 
 @pytest.mark.parametrize("text", ["a in (b", "=x", "a=b,,c", "bad key!=x", "a=" + "x" * 64])
 def test_invalid_string_selectors(text):
-    with pytest.raises(InputError):
+    with pytest.raises(UsageError):
         LabelSelector.from_string(text)
 
 

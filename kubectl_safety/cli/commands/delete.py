@@ -5,6 +5,7 @@ import time
 
 import click
 
+from kubectl_safety.cli.completion import complete_pods
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
@@ -33,7 +34,7 @@ def command():
 
 
 @command.command("pod", epilog=EXIT)
-@click.argument("names", nargs=-1)
+@click.argument("names", nargs=-1, shell_complete=complete_pods)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Delete the pods matching this label selector instead of NAMEs.")
 @click.option("--grace-period", type=click.IntRange(min=-1), default=None, metavar="N",
               help="Seconds to let the pod terminate (-1: the pod's own). 0 means force deletion.")
@@ -94,6 +95,13 @@ def _check_flags(names, selector, grace_period, force, wait, timeout):
         raise UsageError("--force deletes with grace period 0: drop --grace-period, or drop --force for a graceful delete")
     if timeout and not wait:
         raise UsageError("--timeout only applies with --wait")
+    if timeout:
+        from kubectl_safety.cluster.live import parse_timeout
+
+        try:
+            parse_timeout(timeout)
+        except UsageError:
+            raise UsageError(f"invalid --timeout {timeout!r}: use a duration such as 90s or 5m") from None
 
 
 def _refusal(force, confirm, dry_run, offline):

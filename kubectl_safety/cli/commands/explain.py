@@ -2,10 +2,11 @@
 
 import click
 
+from kubectl_safety.cli.completion import complete_nodes, complete_pods
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import NotFoundError
+from kubectl_safety.errors import NotFoundError, UsageError
 
 EXIT = "\b\nExit codes: 0 ok, 1 error, 2 usage."
 
@@ -21,7 +22,7 @@ def command():
 
 
 @command.command("pod", epilog="\b\nJSON kind: PodExplanation\n" + EXIT)
-@click.argument("name")
+@click.argument("name", shell_complete=complete_pods)
 @global_options
 def explain_pod(name):
     """QoS, priority, termination timeline, eviction rank, PDBs and topology spread of a pod.
@@ -38,6 +39,8 @@ def explain_pod(name):
     from kubectl_safety.cluster.scopes import pod_scope
 
     s = Session(get_globals())
+    if s.g.all_namespaces:
+        raise UsageError("-A/--all-namespaces cannot be used with a pod name: use -n NAMESPACE")
     ns = s.namespace
     queries = () if s.offline else pod_scope(s.connection("explain pod"), ns, name)
     snap = s.snapshot(queries, "explain pod")
@@ -49,7 +52,7 @@ def explain_pod(name):
 
 
 @command.command("node", epilog="\b\nJSON kind: NodeExplanation\n" + EXIT)
-@click.argument("name")
+@click.argument("name", shell_complete=complete_nodes)
 @global_options
 def explain_node(name):
     """A node's conditions, its pods in kubelet eviction order, and allocation.

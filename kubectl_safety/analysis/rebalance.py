@@ -1,0 +1,565 @@
+"""Rebalance topology spread: the fewest evictions that bring every constraint within maxSkew.
+
+Skew is counted exactly as kube-scheduler's PodTopologySpread filter does (``topology.py``).
+The plan simulates each eviction followed by the controller re-creating the pod and the
+scheduler placing it: the replacement may only go to a node where every DoNotSchedule
+constraint passes the filter and the pod fits; among several feasible nodes the plan assumes
+the least-loaded domain wins (true for ScheduleAnyway scoring, an assumption otherwise).
+Pure: no I/O, no clock.
+"""
+
+import difflib
+import json
+from dataclasses import dataclass
+
+from kubectl_safety.analysis import pdb as pdbs
+from kubectl_safety.analysis import topology
+from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.fit import NodeState, filter_node
+from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
+
+API_VERSION = "safety.kubectl.io/v1"
+REBALANCED_KINDS = ("Deployment", "StatefulSet", "ReplicaSet")
+CLUSTER_DEFAULTS = ((topology.HOSTNAME, 3), (topology.ZONE, 5))
+ASSUMPTIONS = [
+    "an evicted pod is re-created by its controller with the same labels and spec",
+    "the scheduler places each replacement on a node where every DoNotSchedule constraint passes "
+    "and the pod fits; among several such nodes it is assumed to pick the least-loaded domain "
+    "(ScheduleAnyway scoring does; with only DoNotSchedule constraints other scores decide, so "
+    "execution measures again after each round)",
+    "evicted pods keep their resources until gone, so they are not freed on their node",
+    "a round evicts at most what each PDB allows now; later rounds start once the replacements are "
+    "ready and the budget has recovered",
+]
+
+
+@dataclass(frozen=True)
+class RebalanceOptions:
+    include_soft: bool = False         # also rebalance ScheduleAnyway constraints
+    cluster_defaults: bool = False     # judge pods without constraints by the built-in defaults
+    evict_local_storage: bool = False  # allow evicting pods with emptyDir/hostPath volumes
+    max_evictions: int = None          # cap on planned evictions (None: no cap)
+
+
+class Spread:
+    """One constraint as seen from one group of identical pods, with mutable simulated counts."""
+
+    def __init__(self, rep, raw, group_constraints, snapshot, source="pod"):
+        self.c = topology.normalized(raw)
+        self.source = source
+        self.hard = self.c["whenUnsatisfiable"] == "DoNotSchedule" and source == "pod"
+        self.selector = topology.constraint_selector(rep, raw)
+        self.namespace = rep.namespace
+        self.self_match = bool(self.selector and self.selector.matches(rep.labels))
+        same = [x for x in group_constraints
+                if topology.normalized(x)["whenUnsatisfiable"] == self.c["whenUnsatisfiable"]]
+        keys = [x.get("topologyKey") for x in same]
+        self.domain_of = {n.name: n.labels[self.key] for n in snapshot.nodes
+                          if topology.node_eligible(rep, n, self.c, keys)}
+        self.counts = topology.domain_counts(rep, raw, snapshot, same)
+
+    @property
+    def key(self):
+        return self.c["topologyKey"]
+
+    def counts_pod(self, pod) -> bool:
+        return (self.selector is not None and pod.namespace == self.namespace
+                and self.selector.matches(pod.labels))
+
+    def skew(self, counts=None) -> int:
+        return topology.skew(self.counts if counts is None else counts, self.c["minDomains"])
+
+    def min_match(self) -> int:
+        if not self.counts or len(self.counts) < self.c["minDomains"]:
+            return 0
+        return min(self.counts.values())
+
+    def violated(self, counts=None) -> bool:
+        return self.skew(counts) > self.c["maxSkew"]
+
+    def filter_passes(self, node) -> bool:
+        """The scheduler's Filter for an incoming pod of this group on ``node``."""
+        if self.key not in node.labels:
+            return False
+        count = self.counts.get(node.labels[self.key], 0)
+        return count + int(self.self_match) - self.min_match() <= self.c["maxSkew"]
+
+    def moved(self, pod, src, dst) -> dict:
+        """Counts after ``pod`` leaves node ``src`` and its replacement lands on ``dst``."""
+        counts = dict(self.counts)
+        if self.counts_pod(pod):
+            if src in self.domain_of:
+                counts[self.domain_of[src]] -= 1
+            if dst in self.domain_of:
+                counts[self.domain_of[dst]] += 1
+        return counts
+
+    def describe(self, counts=None) -> dict:
+        counts = self.counts if counts is None else counts
+        s = self.skew(counts)
+        return {"topologyKey": self.key, "maxSkew": self.c["maxSkew"],
+                "whenUnsatisfiable": self.c["whenUnsatisfiable"], "minDomains": self.c["minDomains"],
+                "domains": dict(sorted(counts.items())), "skew": s, "violated": s > self.c["maxSkew"]}
+
+
+def _squares(counts) -> int:
+    return sum(v * v for v in counts.values())
+
+
+# -- workloads and their pods ---------------------------------------------------------------
+
+def top_owner(snapshot, pod):
+    """The pod's outermost resolved controller (ReplicaSet -> its Deployment), or None."""
+    found = None
+    for _, owner in snapshot.owner_chain(pod):
+        if owner is None:
+            break
+        found = owner
+    return found
+
+
+def workload_pods(snapshot, workload) -> list:
+    """Scheduled, non-terminal pods whose controller chain leads to ``workload``."""
+    out = []
+    for pod in snapshot.pods_in(workload.namespace):
+        if pod.is_terminal or not pod.node_name:
+            continue
+        owner = top_owner(snapshot, pod)
+        if owner is not None and (owner.kind, owner.name) == (workload.kind, workload.name):
+            out.append(pod)
+    return out
+
+
+def find_workloads(snapshot, namespace=None, selector=None) -> list:
+    """Deployments, StatefulSets and ReplicaSets owning pods in scope (pods matching ``selector``)."""
+    found = {}
+    pods = snapshot.pods_in(namespace) if namespace else snapshot.pods
+    for pod in pods:
+        if selector is not None and not selector.matches(pod.labels):
+            continue
+        owner = top_owner(snapshot, pod)
+        if owner is not None and owner.kind in REBALANCED_KINDS:
+            found[(owner.namespace, owner.kind, owner.name)] = owner
+    return [found[k] for k in sorted(found)]
+
+
+# -- evictability and fit -------------------------------------------------------------------
+
+def not_evictable(pod, snapshot, options) -> str:
+    """Why the pod may not be evicted by rebalance, or ''."""
+    if pod.is_mirror:
+        return "mirror (static) pod: the API cannot evict it"
+    if pod.controller_ref is None:
+        return "bare pod: no controller would re-create it"
+    if pod.controller_ref.get("kind") == "DaemonSet":
+        return "DaemonSet pod: it would come back on the same node"
+    if pod.is_terminating:
+        return "already terminating"
+    local = [v.get("name") for v in pod.volumes if "emptyDir" in v or "hostPath" in v]
+    if local and not options.evict_local_storage:
+        return f"uses local storage ({', '.join(local)}): add --evict-local-storage to allow"
+    budgets = snapshot.pdbs_for(pod)
+    if len(budgets) > 1:
+        return ("selected by more than one PDB (" + ", ".join(b.name for b in budgets)
+                + "): the Eviction API refuses it")
+    return ""
+
+
+def _allocated(state) -> float:
+    """Requested share of cpu and memory (LeastAllocated scoring prefers the emptier node)."""
+    alloc = state.node.allocatable
+    shares = [state.requested.get(r, 0) / alloc[r] for r in ("cpu", "memory") if alloc.get(r)]
+    return sum(shares) / len(shares) if shares else 0.0
+
+
+def replacement(pod):
+    """The pod its controller would create, unscheduled, as ``fit`` should judge it.
+
+    Its spread constraints are left out: the planner judges spread on its simulated counts
+    (``fit`` would count the snapshot's placements, and recount them for every pod).
+    """
+    raw = pod.raw
+    meta = {**(raw.get("metadata") or {}), "name": pod.name + "-replacement", "uid": ""}
+    meta.pop("deletionTimestamp", None)
+    spec = {k: v for k, v in (raw.get("spec") or {}).items() if k not in ("nodeName", "topologySpreadConstraints")}
+    return Pod({**raw, "metadata": meta, "spec": spec, "status": {}})
+
+
+def placement_failure(pod, node, snapshot, state=None) -> str:
+    """Why the scheduler would not put ``replacement`` ``pod`` on ``node`` (spread aside), or ''.
+
+    ``fit.filter_node`` plus readiness (a NotReady node is tainted by the node controller,
+    which a dump may not show yet).
+    """
+    if node.ready_status != "True":
+        return "not-ready"
+    failures = filter_node(pod, node, snapshot, state)
+    return failures[0].code if failures else ""
+
+
+# -- PDB budgets over rounds ----------------------------------------------------------------
+
+class Budgets:
+    """PDB allowances, cumulative within a round; a new round restores the full budget."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.round = 1
+        self.left = {}
+
+    def full(self, pdb) -> int:
+        b = pdbs.budget(pdb, self.snapshot)
+        if b["expectedPods"] is not None and b["desiredHealthy"] is not None:
+            return max(0, b["expectedPods"] - b["desiredHealthy"])
+        return pdb.disruptions_allowed
+
+    def _left(self, pdb) -> int:
+        if pdb.uid not in self.left:
+            self.left[pdb.uid] = pdb.disruptions_allowed if self.round == 1 else self.full(pdb)
+        return self.left[pdb.uid]
+
+    def check(self, pod) -> str:
+        """'' if evicting ``pod`` fits this round, 'wait' if only a later round, else the reason."""
+        budgets = self.snapshot.pdbs_for(pod)
+        if not budgets:
+            return ""
+        pdb = budgets[0]
+        if not pod.is_ready and self._free_unhealthy(pdb):
+            return ""
+        if self._left(pdb) > 0:
+            return ""
+        never = pdbs.never_allows(pdb, self.snapshot)
+        if never:
+            return f"PDB {pdb.name}: {never}"
+        if self.full(pdb) <= 0:
+            return f"PDB {pdb.name} allows no disruption"
+        return "wait"
+
+    def _free_unhealthy(self, pdb) -> bool:
+        """The Eviction API deletes a not-ready pod without spending budget in these cases."""
+        if pdb.unhealthy_pod_eviction_policy == "AlwaysAllow":
+            return True
+        healthy, desired = pdb.status_int("currentHealthy"), pdb.status_int("desiredHealthy")
+        return healthy is not None and desired is not None and desired > 0 and healthy >= desired
+
+    def spend(self, pod):
+        budgets = self.snapshot.pdbs_for(pod)
+        if budgets and not (not pod.is_ready and self._free_unhealthy(budgets[0])):
+            self.left[budgets[0].uid] = self._left(budgets[0]) - 1
+
+    def next_round(self):
+        self.round += 1
+        self.left = {}
+
+
+# -- planning -------------------------------------------------------------------------------
+
+def eviction_order(pod):
+    """Lowest priority first, then not-ready, then newest (creation, then start time)."""
+    created = pod.creation_timestamp.timestamp() if pod.creation_timestamp else 0
+    started = pod.start_time.timestamp() if pod.start_time else 0
+    return (pod.priority_value, pod.is_ready, -created, -started, pod.name)
+
+
+def _signature(pod) -> str:
+    """Pods with equal signatures see every constraint identically."""
+    keys = [k for c in pod.topology_spread_constraints for k in c.get("matchLabelKeys") or []]
+    return json.dumps([pod.topology_spread_constraints, {k: pod.labels.get(k) for k in keys},
+                       pod.node_selector, pod.required_node_affinity, pod.tolerations], sort_keys=True)
+
+
+def _default_constraints(snapshot, pod):
+    """The built-in default constraints, selecting the pod's controller's pods (Services aside)."""
+    owner = snapshot.owner(pod)
+    if owner is None or owner.kind not in ("ReplicaSet", "StatefulSet", "ReplicationController"):
+        return []
+    selector = owner.spec.get("selector")
+    if owner.kind == "ReplicationController":
+        selector = {"matchLabels": selector or {}}
+    return [{"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": selector} for key, skew in CLUSTER_DEFAULTS]
+
+
+class _Group:
+    """Pods of one workload with identical spread semantics, and their constraints."""
+
+    def __init__(self, workload, pods, snapshot, options):
+        self.workload = workload
+        self.pods = pods
+        rep = pods[0]
+        own = rep.topology_spread_constraints
+        self.spreads = [Spread(rep, raw, own, snapshot) for raw in own]
+        if not own and options.cluster_defaults:
+            defaults = _default_constraints(snapshot, rep)
+            # System defaults do not require nodes to carry every key (scoring's requireAllTopologies).
+            self.spreads = [Spread(rep, raw, [raw], snapshot, "cluster-default") for raw in defaults]
+        self.targets = [s for s in self.spreads
+                        if s.hard or s.source == "cluster-default" or options.include_soft]
+
+
+class Planner:
+    """Simulates evictions and re-placements on one snapshot, across workloads."""
+
+    def __init__(self, snapshot, options):
+        self.snapshot = snapshot
+        self.options = options
+        self.states = {}
+        self.node_of = {p.key: p.node_name for p in snapshot.pods}
+        self.budgets = Budgets(snapshot)
+        self.evictions = []
+        self.blocked = []
+        self.evicted = set()
+
+    def state(self, node) -> NodeState:
+        if node.name not in self.states:
+            self.states[node.name] = NodeState.from_snapshot(node, self.snapshot)
+        return self.states[node.name]
+
+    def place(self, pod, group, src):
+        """The node the scheduler would choose for ``pod``'s replacement, or (None, reasons)."""
+        best, reasons = None, {}
+        for node in self.snapshot.nodes:
+            why = placement_failure(pod, node, self.snapshot, self.state(node))
+            if not why and not all(s.filter_passes(node) for s in group.spreads if s.hard):
+                why = "topology spread filter"
+            if why:
+                reasons[why] = reasons.get(why, 0) + 1
+                continue
+            rank = (tuple(s.counts.get(s.domain_of.get(node.name), 0) for s in group.spreads),
+                    node.name == src, _allocated(self.state(node)), node.name)
+            if best is None or rank < best[0]:
+                best = (rank, node)
+        return (best[1] if best else None), reasons
+
+    def try_move(self, pod, group, target):
+        """Commit the eviction of ``pod`` if it reduces ``target``'s imbalance and worsens nothing."""
+        src = self.node_of[pod.key]
+        for s in group.spreads:  # the pod is gone (terminating) while its replacement schedules
+            s.counts = s.moved(pod, src, None)
+        new = replacement(pod)
+        dst, reasons = self.place(new, group, src)
+        after = {id(s): s.moved(pod, None, dst.name) if dst else s.counts for s in group.spreads}
+        before = {id(s): s.moved(pod, None, src) for s in group.spreads}
+        ok = dst is not None and _squares(after[id(target)]) < _squares(before[id(target)]) and all(
+            s.skew(after[id(s)]) <= max(s.skew(before[id(s)]), s.c["maxSkew"]) for s in group.spreads)
+        for s in group.spreads:
+            s.counts = after[id(s)] if ok else before[id(s)]
+        if not ok:
+            why = ("no node it fits on with the spread filter passing: "
+                   + ", ".join(f"{n} node(s) {r}" for r, n in sorted(reasons.items()))) if dst is None else \
+                "its replacement would not reduce the imbalance without worsening another constraint"
+            return None, why
+        self.state(dst).add(new)
+        self.node_of[pod.key] = dst.name
+        return dst, ""
+
+    def candidates(self, group, target):
+        """Evictable pods of the group in ``target``'s fullest domains first, in eviction order."""
+        counts = target.counts
+        low = target.min_match()
+        out = []
+        for pod in group.pods:
+            if pod.key in self.evicted or not target.counts_pod(pod):
+                continue
+            domain = target.domain_of.get(self.node_of[pod.key])
+            if domain is None or counts.get(domain, 0) < low + 2 and counts.get(domain, 0) < max(counts.values()):
+                continue
+            out.append((-counts[domain], eviction_order(pod), pod, domain))
+        return [(pod, domain) for _, _, pod, domain in sorted(out, key=lambda t: t[:2])]
+
+    def step(self, group) -> bool:
+        """Plan one eviction for the group's worst violated target; False when none helps."""
+        cap = self.options.max_evictions
+        for target in sorted((s for s in group.targets if s.violated()), key=lambda s: -s.skew()):
+            if not target.self_match:
+                continue
+            waiting = False
+            for pod, domain in self.candidates(group, target):
+                why = not_evictable(pod, self.snapshot, self.options)
+                budget = "" if why else self.budgets.check(pod)
+                if budget == "wait":
+                    waiting = True
+                    continue
+                if why or budget:
+                    self._block(group, target, pod, domain, why or budget)
+                    continue
+                if cap is not None and len(self.evictions) >= cap:
+                    self._block(group, target, None, None,
+                                f"--max-evictions {cap} reached before the constraint was balanced")
+                    return False
+                src = self.node_of[pod.key]
+                dst, why = self.try_move(pod, group, target)
+                if dst is None:
+                    self._block(group, target, pod, domain, why)
+                    continue
+                self.budgets.spend(pod)
+                self.evicted.add(pod.key)
+                self.evictions.append({
+                    "namespace": pod.namespace, "name": pod.name, "node": src, "domain": domain,
+                    "topologyKey": target.key, "workload": _wref(group.workload),
+                    "round": self.budgets.round, "expectedNode": dst.name,
+                    "expectedDomain": target.domain_of.get(dst.name),
+                })
+                return True
+            if waiting:
+                self.budgets.next_round()
+                return True
+        return False
+
+    def _block(self, group, spread, pod, domain, reason):
+        entry = {"workload": _wref(group.workload), "topologyKey": spread.key, "reason": reason}
+        if pod is not None:
+            entry.update(namespace=pod.namespace, name=pod.name, node=self.node_of[pod.key], domain=domain)
+        if entry not in self.blocked:
+            self.blocked.append(entry)
+
+    def plan(self, group):
+        for _ in range(2 * len(group.pods) * max(1, len(group.spreads)) + 2):
+            if not self.step(group):
+                break
+
+
+def _wref(workload) -> str:
+    return f"{workload.kind}/{workload.namespace}/{workload.name}"
+
+
+# -- findings -------------------------------------------------------------------------------
+
+def _near_miss(key, labels) -> list:
+    last = key.split("/")[-1].lower()
+    out = []
+    for other in labels:
+        if other == key:
+            continue
+        o = other.lower()
+        if (o.split("/")[-1] == last or last in o or o in key.lower()
+                or difflib.SequenceMatcher(None, key.lower(), o).ratio() >= 0.8):
+            out.append(other)
+    return sorted(set(out))
+
+
+def group_findings(group, snapshot) -> list:
+    """Seed 004 pitfalls: selector not selecting the pods, missing/mistyped keys, empty domains."""
+    rep, ref, out = group.pods[0], _wref(group.workload), []
+    for s in (s for s in group.spreads if s.source == "pod"):  # not the scheduler's own defaults
+        key = s.key
+        if s.selector is None or not s.self_match:
+            out.append(Finding("TOPOLOGY_SELECTOR_MISMATCH", "warning",
+                               f"{ref}: the {key} constraint's labelSelector ({s.selector or 'none'}) does not select "
+                               "the workload's own pods: placing them never changes the skew it measures"))
+        usable = [n for n in snapshot.nodes if pod_matches_node_selector_and_affinity(rep, n)]
+        lacking = [n for n in usable if key not in n.labels]
+        if lacking and len(lacking) == len(usable):
+            out.append(Finding("TOPOLOGY_NO_DOMAINS", "critical",
+                               f"{ref}: no node has label {key}: every node is skipped"
+                               + (", new pods cannot schedule" if s.hard else "")))
+        elif lacking:
+            near = sorted({k for n in lacking for k in _near_miss(key, n.labels)})
+            stranded = sum(1 for p in group.pods if p.node_name in {n.name for n in lacking})
+            msg = (f"{ref}: {len(lacking)} node(s) lack label {key} ({', '.join(n.name for n in lacking[:5])}"
+                   f"{', ...' if len(lacking) > 5 else ''}): they are skipped, their pods are not counted"
+                   + (f" ({stranded} of this workload's)" if stranded else ""))
+            if near:
+                msg += f"; similar label(s) {', '.join(near)}: mistyped topology label?"
+            out.append(Finding("TOPOLOGY_KEY_MISSING", "warning", msg))
+        if s.counts and len(s.counts) < s.c["minDomains"]:
+            out.append(Finding("TOPOLOGY_FEW_DOMAINS", "warning",
+                               f"{ref}: {len(s.counts)} eligible {key} domain(s) < minDomains {s.c['minDomains']}: "
+                               "the global minimum counts as 0, so skew equals the fullest domain"))
+        for value in _affinity_values(rep, key):
+            if not any(n.labels.get(key) == value for n in snapshot.nodes):
+                out.append(Finding("TOPOLOGY_DOMAIN_WITHOUT_NODES", "warning",
+                                   f"{ref}: the pods' node affinity allows {key}={value} but no node is in that "
+                                   "domain (node group scaled to zero?): the scheduler does not know it exists"))
+        new = replacement(rep)
+        for domain in sorted(d for d, n in s.counts.items() if s.violated() and n == s.min_match()):
+            nodes = [n for n in snapshot.nodes if s.domain_of.get(n.name) == domain]
+            if nodes and all(placement_failure(new, n, snapshot) for n in nodes):
+                out.append(Finding("TOPOLOGY_UNREACHABLE_DOMAIN", "warning",
+                                   f"{ref}: {key}={domain} holds the global minimum but no node in it can "
+                                   f"take the pods ({placement_failure(new, nodes[0], snapshot)} on {nodes[0].name}"
+                                   + (", counted because nodeTaintsPolicy is Ignore" if s.c["nodeTaintsPolicy"] == "Ignore" else "")
+                                   + ")"))
+    return out
+
+
+def _affinity_values(pod, key) -> list:
+    values = []
+    if key in pod.node_selector:
+        values.append(pod.node_selector[key])
+    for term in (pod.required_node_affinity or {}).get("nodeSelectorTerms") or []:
+        for expr in term.get("matchExpressions") or []:
+            if expr.get("key") == key and expr.get("operator") == "In":
+                values.extend(expr.get("values") or [])
+    return sorted(set(values))
+
+
+# -- the report -----------------------------------------------------------------------------
+
+def groups_of(snapshot, workload, options) -> list:
+    by_signature = {}
+    for pod in workload_pods(snapshot, workload):
+        if not pod.is_terminating:
+            by_signature.setdefault(_signature(pod), []).append(pod)
+    return [_Group(workload, pods, snapshot, options) for _, pods in sorted(by_signature.items())]
+
+
+def plan_rebalance(snapshot, workloads, options=RebalanceOptions(), now=None) -> dict:
+    """The RebalancePlan for ``workloads`` (Workload objects) on ``snapshot``."""
+    planner = Planner(snapshot, options)
+    groups = [g for w in workloads for g in groups_of(snapshot, w, options)]
+    constraints = [_constraint_row(g, s) for g in groups for s in g.spreads]
+    findings = []
+    for g in groups:
+        findings += [f.to_dict() for f in group_findings(g, snapshot)]
+        planner.plan(g)
+    expected = [_constraint_row(g, s) for g in groups for s in g.spreads]
+    for g in groups:
+        for s in g.targets:
+            known = any(b["workload"] == _wref(g.workload) and b["topologyKey"] == s.key for b in planner.blocked)
+            reason = _unfixable_reason(s, known)
+            if s.violated() and reason:
+                planner._block(g, s, None, None, reason)
+    unresolved = [r for r in expected if r["rebalanced"] and r["violated"]]
+    blocked = [b for b in planner.blocked
+               if any(r["workload"] == b["workload"] and r["topologyKey"] == b["topologyKey"] for r in unresolved)]
+    violated = [r for r in constraints if r["rebalanced"] and r["violated"]]
+    return {
+        "kind": "RebalancePlan", "apiVersion": API_VERSION,
+        "source": snapshot.source, "takenAt": _iso(now or snapshot.taken_at),
+        "options": {"includeSoft": options.include_soft, "clusterDefaults": options.cluster_defaults,
+                    "evictLocalStorage": options.evict_local_storage, "maxEvictions": options.max_evictions},
+        "workloads": [{"kind": w.kind, "namespace": w.namespace, "name": w.name,
+                       "pods": len(workload_pods(snapshot, w))} for w in workloads],
+        "constraints": constraints,
+        "evictions": planner.evictions,
+        "expected": expected,
+        "blocked": blocked,
+        "findings": findings,
+        "assumptions": ASSUMPTIONS,
+        "summary": {"violated": len(violated), "evictions": len(planner.evictions),
+                    "rounds": max([e["round"] for e in planner.evictions], default=0),
+                    "fixed": not unresolved},
+    }
+
+
+def _constraint_row(group, s) -> dict:
+    return {"workload": _wref(group.workload), **s.describe(),
+            "labelSelector": str(s.selector) if s.selector is not None else None,
+            "nodeAffinityPolicy": s.c["nodeAffinityPolicy"], "nodeTaintsPolicy": s.c["nodeTaintsPolicy"],
+            "source": s.source, "rebalanced": s in group.targets, "pods": len(group.pods)}
+
+
+def _unfixable_reason(s, known) -> str:
+    """Why a target stays violated: structural causes always, the generic one if nothing else says."""
+    if not s.self_match:
+        return "the labelSelector does not select the workload's own pods: evicting them changes nothing"
+    if s.counts and len(s.counts) < s.c["minDomains"]:
+        return (f"only {len(s.counts)} domain(s) < minDomains {s.c['minDomains']}: the minimum stays 0 "
+                "and the pods cannot spread thin enough")
+    return "" if known else "no eviction reduces the imbalance (every candidate pod is blocked or has no better node)"
+
+
+def _iso(when):
+    return when.isoformat().replace("+00:00", "Z") if when is not None else None

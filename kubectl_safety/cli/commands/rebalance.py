@@ -1,0 +1,298 @@
+"""``kubectl safety rebalance``: restore topology spread with the fewest evictions, within PDBs."""
+
+import dataclasses
+import signal
+import sys
+import time
+
+import click
+
+from kubectl_safety.cli.completion import complete_workloads
+from kubectl_safety.cli.options import get_globals, global_options
+from kubectl_safety.cli.render import emit, table
+from kubectl_safety.cli.session import Session
+from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
+
+KINDS = {"deployment": "Deployment", "deployments": "Deployment", "deploy": "Deployment",
+         "statefulset": "StatefulSet", "statefulsets": "StatefulSet", "sts": "StatefulSet",
+         "replicaset": "ReplicaSet", "replicasets": "ReplicaSet", "rs": "ReplicaSet"}
+POLL = 1.0
+EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)\n"
+        "\b\nExit codes: 0 nothing to do or the plan fixes every constraint (after acting: fixed),\n"
+        "1 error, 2 usage, 3 the plan cannot fix everything or acting was refused (nothing changed),\n"
+        "4 partially done (rounds left, timeout, failed evictions), 130 interrupted.")
+
+
+@click.command("rebalance", epilog=EXIT)
+@click.argument("workload", required=False, shell_complete=complete_workloads)
+@click.option("-l", "--selector", metavar="SELECTOR", help="Rebalance the workloads owning the pods matching this label selector.")
+@click.option("--dry-run", is_flag=True, help="Show the plan; evict nothing.")
+@click.option("--max-evictions", type=click.IntRange(min=0), metavar="N", help="Plan at most N evictions.")
+@click.option("--wait", is_flag=True, help="After each round wait for the replacements to be scheduled and ready, measure again and continue.")
+@click.option("--max-rounds", type=click.IntRange(min=1), default=5, show_default=True, metavar="N", help="With --wait: at most N rounds of evictions.")
+@click.option("--timeout", default="10m", show_default=True, metavar="DURATION", help="Give up (exit 4) after this long.")
+@click.option("--include-soft", is_flag=True, help="Also rebalance ScheduleAnyway constraints.")
+@click.option("--cluster-defaults", is_flag=True, help="Judge pods without constraints by the scheduler's built-in defaults (hostname maxSkew 3, zone maxSkew 5).")
+@click.option("--evict-local-storage", is_flag=True, help="Allow evicting pods with emptyDir/hostPath volumes (their data is lost).")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation (required when stdin is not a terminal).")
+@global_options
+def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeout, include_soft,
+            cluster_defaults, evict_local_storage, yes):
+    """Restore topology spread by evicting the fewest pods, within PodDisruptionBudgets.
+
+    Skew is counted as the scheduler counts it. The plan simulates each eviction and where the
+    scheduler would re-place the pod (it assumes the least-loaded feasible domain), evicts
+    lowest priority, then not-ready, then newest pods first, and never makes another
+    constraint worse. Without WORKLOAD every Deployment, StatefulSet and ReplicaSet of the
+    namespace (or all, with -A) is checked. Acting evicts one round (what the PDBs allow now);
+    --wait waits for the replacements, measures again and continues. On a terminal a
+    confirmation is asked (--yes skips it); without a terminal --yes is required.
+
+    \b
+    Usage: kubectl safety rebalance [WORKLOAD | -l SELECTOR] [-n NS | -A] [--dry-run] [--max-evictions N] [--wait] [--include-soft] [--yes]
+    WORKLOAD: deployment/NAME (deploy/), statefulset/NAME (sts/), replicaset/NAME (rs/)
+    \b
+    Examples:
+      kubectl safety rebalance deployment/web -n shop --dry-run
+      kubectl safety rebalance deployment/web -n shop --wait --yes
+      kubectl safety rebalance -A --dry-run -o json | jq .constraints
+      kubectl safety rebalance deploy/web -n shop --dry-run --snapshot cluster.yaml
+    """
+    from kubectl_safety.analysis.rebalance import RebalanceOptions
+    from kubectl_safety.cluster.live import parse_timeout
+
+    s = Session(get_globals())
+    target = _parse_workload(workload) if workload else None
+    if target and selector:
+        raise UsageError("give WORKLOAD or -l SELECTOR, not both")
+    if target and s.g.all_namespaces:
+        raise UsageError("WORKLOAD names one workload in one namespace: drop -A")
+    if not dry_run and s.offline:
+        raise RefusedError("rebalance needs a live cluster: --snapshot files can only be planned (add --dry-run)")
+    options = RebalanceOptions(include_soft=include_soft, cluster_defaults=cluster_defaults,
+                               evict_local_storage=evict_local_storage, max_evictions=max_evictions)
+    scope = {"namespace": None if s.g.all_namespaces else s.namespace, "workload": target, "selector": selector}
+    seconds = parse_timeout(timeout)
+    snap, plan = _measure(s, scope, options)
+    if dry_run or not plan["evictions"]:
+        emit(plan, s.g.output, render)
+        return ExitCode.OK if plan["summary"]["fixed"] else ExitCode.UNSAFE
+    _confirm(plan, yes)
+    return _execute(s, scope, options, snap, plan, wait, max_rounds, seconds)
+
+
+def _parse_workload(text):
+    kind, _, name = text.partition("/")
+    if not name or kind.lower().split(".")[0] not in KINDS:
+        raise UsageError(f"invalid WORKLOAD {text!r}: use deployment/NAME, statefulset/NAME or replicaset/NAME")
+    return KINDS[kind.lower().split(".")[0]], name
+
+
+def _measure(s, scope, options):
+    """Load the snapshot (live: cluster_scope) and plan for the workloads in scope."""
+    from kubectl_safety.analysis.rebalance import find_workloads, plan_rebalance
+    from kubectl_safety.cluster.scopes import cluster_scope
+    from kubectl_safety.model.selectors import LabelSelector
+
+    snap = s.snapshot(() if s.offline else cluster_scope(), "rebalance")
+    if scope["workload"]:
+        kind, name = scope["workload"]
+        found = snap.workload(kind, scope["namespace"], name)
+        if found is None:
+            raise NotFoundError(f'{kind.lower()} "{name}" not found in namespace "{scope["namespace"]}"')
+        workloads = [found]
+    else:
+        selector = LabelSelector.from_string(scope["selector"]) if scope["selector"] else None
+        workloads = find_workloads(snap, scope["namespace"], selector)
+    plan = plan_rebalance(snap, workloads, options, snap.taken_at)
+    plan["scope"] = {"namespace": scope["namespace"], "selector": scope["selector"],
+                     "workload": "/".join(scope["workload"]) if scope["workload"] else None}
+    return snap, plan
+
+
+def _confirm(plan, yes):
+    """Like drain: ask on a terminal; without one, --yes is required."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise RefusedError("stdin is not a terminal: add --yes to rebalance without confirmation (nothing was changed)")
+    click.echo(render(plan), err=True)
+    if not click.confirm(f"Evict {len(_round_one(plan))} pod(s) now?", default=False, err=True):
+        raise RefusedError("not confirmed; nothing was changed")
+
+
+def _round_one(plan) -> list:
+    """The evictions of the plan's first round (the next one the PDBs allow)."""
+    first = min((e["round"] for e in plan["evictions"]), default=None)
+    return [e for e in plan["evictions"] if e["round"] == first]
+
+
+# -- acting --------------------------------------------------------------------------------------
+
+def _execute(s, scope, options, snap, plan, wait, max_rounds, seconds):
+    """Evict round by round; with --wait re-measure after each round and plan again."""
+    from kubectl_safety.cluster.executor import Executor
+
+    ex = Executor(s.connection("rebalance"), on_event=_progress)
+    deadline = time.monotonic() + seconds if seconds else None
+    handlers = {sig: signal.signal(sig, lambda *_: ex.interrupted.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    rounds, current = [], plan
+    try:
+        for number in range(1, max_rounds + 1):
+            batch = _round_one(current)
+            if not batch or ex.interrupted.is_set():
+                break
+            click.echo(f"round {number}: evicting {len(batch)} pod(s)", err=True)
+            done = _evict(ex, snap, batch, deadline)
+            rounds.append({"round": number, "evictions": batch})
+            if not wait or not done or ex.interrupted.is_set():
+                break
+            if not _settle(ex, s, snap, done, deadline):
+                break
+            if options.max_evictions is not None:  # the cap holds across rounds
+                left = options.max_evictions - sum(len(r["evictions"]) for r in rounds)
+                options = dataclasses.replace(options, max_evictions=max(0, left))
+            snap, current = _measure(s, scope, options)
+            click.echo(f"round {number}: measured again: " + _skews(current), err=True)
+            if current["summary"]["violated"] == 0:
+                break
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    plan["execution"] = {"rounds": rounds, "waited": wait, "interrupted": ex.interrupted.is_set(),
+                         "before": plan["constraints"], "after": current["constraints"] if wait else None}
+    emit(plan, s.g.output, render)
+    return _exit_code(plan, current, wait, ex)
+
+
+def _evict(ex, snap, batch, deadline) -> list:
+    """Evict each pod (retrying while its PDB blocks); the pods that went."""
+    done = []
+    for entry in batch:
+        if ex.interrupted.is_set():
+            entry["result"] = "skipped"
+            continue
+        pod = snap.pod(entry["namespace"], entry["name"])
+        outcome = ex.evict_with_retry(pod, deadline)
+        entry.update(result=outcome.result, status=outcome.status, message=outcome.message)
+        if outcome.result in ("done", "gone"):
+            done.append(pod)
+    return done
+
+
+def _settle(ex, s, snap, evicted, deadline) -> bool:
+    """Wait until the evicted pods are gone and their workloads' pods are all scheduled and ready."""
+    click.echo(f"waiting for {len(evicted)} pod(s) to be gone and replaced...", err=True)
+    gone = ex.wait_gone(evicted, deadline)
+    if not all(gone.values()):
+        return False
+    wanted = {}  # (namespace, controller uid) -> its replicas (None: unknown)
+    for p in evicted:
+        owner = snap.owner(p)
+        wanted[(p.namespace, p.controller_ref["uid"])] = owner.replicas if owner is not None else None
+    conn = s.connection("rebalance")
+    while not ex.interrupted.is_set():
+        if all(_replaced(conn, ns, uid, replicas) for (ns, uid), replicas in wanted.items()):
+            return True
+        if deadline is not None and time.monotonic() > deadline:
+            click.echo("timed out waiting for the replacements", err=True)
+            return False
+        ex.interrupted.wait(POLL)
+    return False
+
+
+def _replaced(conn, namespace, owner_uid, replicas) -> bool:
+    """Every live pod of the controller is scheduled and ready, and there are ``replicas`` of them."""
+    pods = [p for p in conn.list("pods", namespace)["items"]
+            if any(r.get("uid") == owner_uid for r in (p.get("metadata") or {}).get("ownerReferences") or [])
+            and not (p.get("metadata") or {}).get("deletionTimestamp")]
+    ready = [p for p in pods if (p.get("spec") or {}).get("nodeName") and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in (p.get("status") or {}).get("conditions") or [])]
+    return len(ready) == len(pods) and (replicas is None or len(ready) >= replicas)
+
+
+def _progress(event):
+    kind, pod = event.get("event"), event.get("pod", "")
+    if kind == "evicting":
+        return
+    detail = event.get("message") or event.get("reason") or ""
+    if kind == "retrying":
+        detail = f"{event.get('result')}, retry in {event.get('retryIn', 0):.0f}s: {detail}"
+    click.echo(f"  {kind} {pod}" + (f" ({detail})" if detail else ""), err=True)
+
+
+def _skews(plan) -> str:
+    return "; ".join(f"{c['workload']} {c['topologyKey']} skew {c['skew']}" for c in plan["constraints"] if c["rebalanced"]) or "no constraints"
+
+
+def _exit_code(plan, current, wait, ex) -> int:
+    if ex.interrupted.is_set():
+        return ExitCode.INTERRUPTED
+    evictions = [e for r in plan["execution"]["rounds"] for e in r["evictions"]]
+    went = [e for e in evictions if e.get("result") in ("done", "gone")]
+    if wait and current["summary"]["violated"] == 0:
+        return ExitCode.OK
+    if not went:
+        return ExitCode.UNSAFE if all(e.get("result") == "pdb-blocked" for e in evictions) else ExitCode.ERROR
+    if not wait and len(went) == len(plan["evictions"]) and plan["summary"]["fixed"]:
+        return ExitCode.OK
+    return ExitCode.PARTIAL
+
+
+# -- output --------------------------------------------------------------------------------------
+
+def _domains(d) -> str:
+    return ", ".join(f"{k}={v}" for k, v in d.items()) or "no eligible domains"
+
+
+def render(r, wide=False) -> str:
+    lines = []
+    shown = [c for c in r["constraints"] if c["violated"] or r["scope"]["workload"] or wide]
+    expected = {(c["workload"], c["topologyKey"]): c for c in r["expected"]}
+    checked = len(r["workloads"])
+    if not shown:
+        lines.append(f"No violated topology spread among {checked} workload(s)" + (
+            "" if any(c["rebalanced"] for c in r["constraints"]) else " (none has spread constraints to rebalance)") + ".")
+    for c in shown:
+        after = expected[(c["workload"], c["topologyKey"])]
+        state = "VIOLATED" if c["violated"] else "ok"
+        note = "" if c["rebalanced"] else " (not rebalanced: add --include-soft)"
+        lines.append(f"{c['workload']}: {c['topologyKey']} maxSkew {c['maxSkew']} {c['whenUnsatisfiable']}{note}")
+        lines.append(f"  now:      skew {c['skew']} {state} [{_domains(c['domains'])}]")
+        if after["domains"] != c["domains"]:
+            lines.append(f"  expected: skew {after['skew']} {'VIOLATED' if after['violated'] else 'ok'} [{_domains(after['domains'])}]")
+    if "execution" in r:
+        rows = [[n["round"], e["namespace"], e["name"], e["node"], e["domain"], e.get("result", "skipped")]
+                for n in r["execution"]["rounds"] for e in n["evictions"]]
+        lines.append(f"\nEvicted ({len(r['execution']['rounds'])} round(s)):")
+        lines.append(table(rows, ["round", "namespace", "pod", "node", "domain", "result"]).rstrip() or "  none")
+    elif r["evictions"]:
+        rows = [[e["round"], e["namespace"], e["name"], e["node"], e["domain"], f"{e['expectedNode']} ({e['expectedDomain']})"]
+                for e in r["evictions"]]
+        lines.append(f"\nEvictions ({r['summary']['evictions']} in {r['summary']['rounds']} round(s)):")
+        lines.append(table(rows, ["round", "namespace", "pod", "node", "domain", "expected node"]).rstrip())
+    if r["blocked"]:
+        lines.append("\nBlocked:")
+        for b in r["blocked"]:
+            who = f"pod {b['namespace']}/{b['name']} on {b['node']}: " if b.get("name") else ""
+            lines.append(f"  {b['workload']} {b['topologyKey']}: {who}{b['reason']}")
+    if r["findings"]:
+        lines.append("\nFindings:")
+        lines.append(table([[f["severity"], f["code"], f["message"]] for f in r["findings"]], ["severity", "code", "message"]).rstrip())
+    if "execution" in r and r["execution"]["after"] is not None:
+        lines.append("\nAfter: " + "; ".join(f"{c['workload']} {c['topologyKey']} skew {c['skew']} [{_domains(c['domains'])}]"
+                                              for c in r["execution"]["after"] if c["rebalanced"]))
+    if "execution" in r:
+        ex = r["execution"]
+        went = sum(1 for n in ex["rounds"] for e in n["evictions"] if e.get("result") in ("done", "gone"))
+        after = ex["after"]
+        state = ("interrupted" if ex["interrupted"] else "not measured again (use --wait)" if after is None else
+                 "every constraint within maxSkew" if not any(c["violated"] and c["rebalanced"] for c in after)
+                 else "still violated")
+        lines.append(f"\nSummary: evicted {went} pod(s) in {len(ex['rounds'])} round(s); {state}.")
+    else:
+        verdict = ("nothing to do" if not r["summary"]["violated"] else
+                   "the plan fixes every constraint" if r["summary"]["fixed"] else "the plan cannot fix every constraint")
+        lines.append(f"\nSummary: {verdict} ({r['summary']['evictions']} eviction(s)); assumes the scheduler picks "
+                     "the least-loaded feasible domain.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,298 @@
+"""Shell completion: kubectl's plugin protocol, dynamic completers, generated scripts, import cost."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import click
+import pytest
+
+from kubectl_safety.cli import completion
+from kubectl_safety.cli.completion import (KubectlComplete, answer, complete_contexts, complete_namespaces,
+                                           complete_nodes, complete_pods, complete_workloads)
+from kubectl_safety.cli.main import COMMANDS, cli
+from kubectl_safety.cli.options import global_options
+from tests.unit.cli_helpers import DEMO
+
+ROOT = os.getcwd()
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import gen_completions  # noqa: E402
+
+
+def lines(out):
+    """(candidate values, directive) of a protocol answer."""
+    rows = out.splitlines()
+    assert rows and rows[-1].startswith(":"), out
+    return [r.split("\t")[0] for r in rows[:-1]], int(rows[-1][1:])
+
+
+# A small tree wired like the real commands should be (shell_complete= on each argument).
+@click.group()
+@global_options
+def demo_cli():
+    """Demo."""
+
+
+@demo_cli.command("drain")
+@click.argument("nodes", nargs=-1, shell_complete=complete_nodes)
+@global_options
+def demo_drain(nodes):
+    """Drain."""
+
+
+@demo_cli.command("explain-pod")
+@click.argument("name", shell_complete=complete_pods)
+@click.option("--ns", shell_complete=complete_namespaces)
+@click.option("--ctx", shell_complete=complete_contexts)
+@global_options
+def demo_explain(name, ns, ctx):
+    """Explain."""
+
+
+@demo_cli.command("rebalance")
+@click.argument("workload", required=False, shell_complete=complete_workloads)
+@global_options
+def demo_rebalance(workload):
+    """Rebalance."""
+
+
+def demo_answer(*argv):
+    return lines(KubectlComplete(demo_cli, argv).complete())
+
+
+# -- static completion of the real command tree --------------------------------------------------
+
+@pytest.mark.parametrize("argv, expected, directive", [
+    (["ex"], ["explain"], 4),
+    (["dr"], ["drain"], 4),
+    (["explain", ""], ["node", "pod", "priorities"], 4),
+    (["explain", "pod", "--snap"], ["--snapshot"], 4),
+    (["-o", ""], ["table", "wide", "json", "yaml"], 4),
+    (["explain", "node", "--output=y"], ["yaml"], 4),
+    (["zzz"], [], 4),
+], ids=["subcommand-prefix", "drain-prefix", "nested-group", "flag-prefix", "choice-values", "flag-equals-value",
+        "no-match"])
+def test_static_completion(argv, expected, directive):
+    values, got = lines(answer(argv))
+    assert values == expected
+    assert got == directive
+
+
+def test_every_registered_command_completes_from_its_prefix():
+    available = cli.list_commands(None)
+    assert "explain" in available and "version" in available
+    for name in available:
+        assert name in COMMANDS
+        values, _ = lines(answer([name[:2]]))
+        assert name in values
+
+
+def test_new_word_lists_subcommands_with_one_line_descriptions():
+    out = answer([""])
+    rows = out.splitlines()[:-1]
+    assert {r.split("\t")[0] for r in rows} == set(cli.list_commands(None))
+    assert all("\t" in r and "\n" not in r.split("\t")[1] for r in rows)
+
+
+@pytest.mark.parametrize("types, directive", [
+    ([], 4), (["plain"], 4), (["file"], 0), (["dir"], 16), (["plain", "file"], 0),
+], ids=["nothing", "plain", "file", "dir", "mixed-file"])
+def test_directive(types, directive):
+    assert completion.directive([click.shell_completion.CompletionItem("x", type=t) for t in types]) == directive
+
+
+def test_broken_command_line_prints_only_a_directive():
+    assert answer(["--now", "not-a-time", "explain", "pod", ""]).splitlines()[-1] == ":4"
+    assert answer(["explain", "pod", "--snapshot", "/no/such/file", ""]) == ":4"
+
+
+# -- dynamic completion from --snapshot files -----------------------------------------------------
+
+@pytest.mark.parametrize("argv, expected", [
+    (["drain", "--snapshot", DEMO, "node-a"], ["node-a1", "node-a2"]),
+    (["drain", "--snapshot", DEMO, "node-a1", "node-b"], ["node-b1", "node-b2"]),
+    (["drain", "--snapshot", DEMO, "node-a1", "node-b1", "node-a"], ["node-a2"]),
+    (["explain-pod", "--snapshot", DEMO, "-n", "shop", "db"], ["db-0", "db-1", "db-2"]),
+    (["--snapshot", DEMO, "explain-pod", ""], ["debug-shell"]),
+    (["explain-pod", "--snapshot", DEMO, "--ns", ""], ["default", "jobs", "monitoring", "shop"]),
+    (["rebalance", "--snapshot", DEMO, "-n", "shop", ""], ["deployment/api", "deployment/web", "statefulset/db"]),
+    (["rebalance", "--snapshot", DEMO, "-n", "shop", "st"], ["statefulset/db"]),
+    (["drain", "--snapshot", "-", ""], []),
+], ids=["nodes-prefix", "second-node", "given-nodes-skipped", "pods-in-namespace", "pods-default-namespace",
+        "namespaces",
+        "workloads-without-owned-replicasets", "workload-prefix", "stdin-never-read"])
+def test_dynamic_completion_from_snapshot(argv, expected):
+    values, directive = demo_answer(*argv)
+    assert values == expected
+    assert directive == 4
+
+
+# -- dynamic completion from the cluster (a fake kubectl on PATH records what it was asked) --------
+
+@pytest.fixture
+def fake_kubectl(tmp_path, monkeypatch):
+    """Install ``kubectl`` printing ``output`` (after ``sleep`` s, with ``rc``); returns (setter, log)."""
+    log = tmp_path / "args.log"
+
+    def make(output="", rc=0, sleep=0):
+        script = tmp_path / "kubectl"
+        script.write_text(textwrap.dedent(f"""\
+            #!/bin/sh
+            printf '%s\\n' "$@" >> {log}
+            sleep {sleep}
+            echo "error: you must be logged in" >&2
+            printf '{output}'
+            exit {rc}
+            """))
+        script.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    return make, log
+
+
+@pytest.mark.parametrize("argv, output, expected, flags", [
+    (["drain", "w"], "worker-1\\nworker-2\\ncontrol\\n", ["worker-1", "worker-2"], ["get", "nodes"]),
+    (["drain", "--context", "prod", "--kubeconfig", "/k", ""], "n1\\n", ["n1"],
+     ["--context=prod", "--kubeconfig=/k"]),
+    (["explain-pod", "-n", "shop", "--as", "me", "--as-group", "sre", ""], "web-0\\n", ["web-0"],
+     ["get", "pods", "--namespace=shop", "--as=me", "--as-group=sre"]),
+    (["rebalance", "-n", "shop", ""],
+     "Deployment/web \\nReplicaSet/web-5d8 Deployment\\nReplicaSet/solo \\nStatefulSet/db \\n",
+     ["deployment/web", "replicaset/solo", "statefulset/db"],
+     ["deployments.apps,statefulsets.apps,replicasets.apps"]),
+], ids=["nodes", "connection-flags", "pods-namespace-impersonation", "workloads"])
+def test_dynamic_completion_from_cluster(fake_kubectl, argv, output, expected, flags):
+    make, log = fake_kubectl
+    make(output)
+    values, _ = demo_answer(*argv)
+    assert values == expected
+    asked = log.read_text().splitlines()
+    assert "--request-timeout=2s" in asked
+    for flag in flags:
+        assert flag in asked
+
+
+def test_cluster_error_prints_nothing(fake_kubectl, capfd):
+    make, _ = fake_kubectl
+    make("half-output\\n", rc=1)
+    assert demo_answer("drain", "") == ([], 4)
+    assert capfd.readouterr().err == ""
+
+
+def test_main_writes_the_answer_to_stdout(capfd):
+    assert completion.main(["ex"]) == 0
+    out, err = capfd.readouterr()
+    assert out.startswith("explain\t") and out.endswith("\n:4\n")
+    assert err == ""
+
+
+def test_hanging_cluster_never_hangs_completion(fake_kubectl):
+    make, _ = fake_kubectl
+    make("late\\n", sleep=30)
+    start = time.monotonic()
+    values, directive = demo_answer("drain", "")
+    assert values == [] and directive == 4
+    assert time.monotonic() - start < completion.LOOKUP_TIMEOUT + 4  # the stub would sleep 30s
+
+
+def test_no_kubectl_on_path(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert demo_answer("drain", "") == ([], 4)
+
+
+# -- kubeconfig contexts ----------------------------------------------------------------------------
+
+def kubeconfig(path, *names):
+    path.write_text("apiVersion: v1\nkind: Config\ncontexts:\n"
+                    + "".join(f"- name: {n}\n  context: {{cluster: c, user: u}}\n" for n in names))
+    return str(path)
+
+
+def test_contexts_from_flag_and_env(tmp_path, monkeypatch):
+    a = kubeconfig(tmp_path / "a", "prod-eu", "prod-us", "dev")
+    b = kubeconfig(tmp_path / "b", "staging", "prod-eu")
+    monkeypatch.setenv("KUBECONFIG", os.pathsep.join([a, str(tmp_path / "missing"), b]))
+    assert demo_answer("explain-pod", "--ctx", "")[0] == ["prod-eu", "prod-us", "dev", "staging"]
+    assert demo_answer("explain-pod", "--ctx", "prod")[0] == ["prod-eu", "prod-us"]
+    assert demo_answer("--kubeconfig", b, "explain-pod", "--ctx", "")[0] == ["staging", "prod-eu"]
+    (tmp_path / "a").write_text("{not yaml: [")
+    assert demo_answer("explain-pod", "--ctx", "")[0] == []
+
+
+# -- the real command tree is wired to the completers (lead / command owners add shell_complete=) --
+
+@pytest.mark.parametrize("argv, expected", [
+    (["-n", "mon"], ["monitoring"]),
+    (["explain", "pod", "-n", "shop", "db"], ["db-0", "db-1", "db-2"]),
+    (["explain", "node", "node-c"], ["node-c1", "node-c2"]),
+    (["drain", "node-c1", "node-c"], ["node-c2"]),
+    (["delete", "pod", "-n", "shop", "db-0", "db"], ["db-1", "db-2"]),
+    (["preemption", "-n", "jobs", "b"], ["batch-6f5d-0b0", "batch-6f5d-1b1"]),
+    (["rebalance", "-n", "shop", ""], ["deployment/api", "deployment/web", "statefulset/db"]),
+], ids=["global-namespace", "explain-pod-name", "explain-node-name", "drain-nodes", "delete-pods",
+        "preemption-pod", "rebalance-workload"])
+def test_real_tree_completes_names_from_snapshot(argv, expected):
+    values, _ = lines(answer(["--snapshot", DEMO, *argv]))
+    assert values == expected
+
+
+def test_real_tree_completes_contexts(tmp_path):
+    config = kubeconfig(tmp_path / "config", "kind-a", "kind-b")
+    assert lines(answer(["--kubeconfig", config, "--context", "kind-"]))[0] == ["kind-a", "kind-b"]
+
+
+# -- generated shell scripts --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shell", gen_completions.SHELLS)
+def test_committed_completion_script_is_current(shell):
+    with open(gen_completions.path(shell), encoding="utf-8") as f:
+        committed = f.read()
+    assert committed == gen_completions.script(shell), "run: python scripts/gen_completions.py"
+    assert "kubectl-safety" in committed and "_KUBECTL_SAFETY_COMPLETE" in committed
+    assert "kubectl safety" not in committed.replace("`kubectl safety <TAB>`", "")
+
+
+def bash_complete(words, cword, path):
+    """COMPREPLY of the committed bash script for COMP_WORDS/COMP_CWORD, in a real bash."""
+    quoted = " ".join("'" + w + "'" for w in words)
+    script = (f"source {gen_completions.path('bash')}\n"
+              f"COMP_WORDS=({quoted}); COMP_CWORD={cword}\n"
+              "_kubectl_safety_completion kubectl-safety\n"
+              "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    env = {**os.environ, "PATH": path}
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return [w for w in proc.stdout.splitlines() if w]
+
+
+def test_bash_script_from_checkout():
+    path = os.pathsep.join([os.path.join(ROOT, "bin"), os.environ["PATH"]])
+    assert bash_complete(["kubectl-safety", "ex"], 1, path) == ["explain"]
+    assert bash_complete(["kubectl-safety", "explain", ""], 2, path) == ["node", "pod", "priorities"]
+
+
+# -- import cost: static paths never load the kubernetes client ---------------------------------------
+
+@pytest.mark.parametrize("argv, env", [
+    (["-m", "kubectl_safety", "--help"], {}),
+    (["-m", "kubectl_safety.cli.completion", "explain", "pod", "--"], {}),
+    (["-m", "kubectl_safety"], {"_KUBECTL_SAFETY_COMPLETE": "bash_complete",
+                                "COMP_WORDS": "kubectl-safety explain ", "COMP_CWORD": "2"}),
+], ids=["help", "plugin-completion", "click-bash-completion"])
+def test_static_paths_do_not_import_kubernetes(argv, env):
+    proc = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip()
+    imported = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line]
+    assert "kubectl_safety.cli.main" in imported
+    assert not [m for m in imported if m.split(".")[0] in ("kubernetes", "urllib3", "yaml")]
+
+
+def test_checkout_helper_without_dependencies_stays_silent():
+    """bin/kubectl_complete-safety under a python3 lacking click: ':4' only, never a traceback."""
+    proc = subprocess.run([sys.executable, "-I", "-S", os.path.join(ROOT, "bin", "kubectl_complete-safety"), "ex"],
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, ":4\n", "")
