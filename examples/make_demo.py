@@ -100,7 +100,7 @@ def build():
     nodes[5]["spec"]["taints"] = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]
     nodes.append(node("node-d1", "eu-west-1c", ready=False, heartbeat="2026-11-22T08:40:00Z"))
     objs += nodes
-    objs += [pclass("critical-service", 100000), pclass("standard", 1000, default=True),
+    objs += [pclass("business-critical", 500000), pclass("critical-service", 100000), pclass("standard", 1000, default=True),
              pclass("batch-low", -10, policy="Never"),
              pclass("system-cluster-critical", 2000000000), pclass("system-node-critical", 2000001000)]
     spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
@@ -150,7 +150,7 @@ def build():
                     {"containers": [container("shell", "busybox:1.36", command=["sleep", "infinity"])]}, "node-b2", qos="BestEffort"))
     objs.append(pod("report-xyz", "jobs", None, {"app": "report"},
                     {"containers": [container("report", "shop/report:2", {"cpu": "3500m", "memory": "12Gi"})],
-                     "priorityClassName": "critical-service"}, None, priority=100000, qos="Burstable"))
+                     "priorityClassName": "business-critical"}, None, priority=500000, qos="Burstable"))
     objs.append(pod("legacy-0", "shop", None, {"app": "legacy"},
                     {"containers": [container("legacy", "shop/legacy:0.9", {"memory": "128Mi"})]}, "node-d1", qos="Burstable"))
     objs += [pdb("web", "shop", {"app": "web"}, max_unavailable=1, allowed=1, healthy=4, desired=3, expected=4),

@@ -122,32 +122,36 @@ class Connection:
         return self._namespace or "default"
 
     # -- requests ------------------------------------------------------------------------
-    def request(self, method, path, *, query=None, body=None, ok=(200, 201)):
-        """One HTTP request; returns (status, parsed JSON body). Transport errors -> ClusterError."""
+    def request(self, method, path, *, query=None, body=None):
+        """One HTTP request; returns (status, parsed JSON body). Transport errors -> ClusterError.
+
+        Goes straight to the client's urllib3 pool (TLS, client certificates and proxy as the
+        kubeconfig says), with the bearer token from the configuration (refreshed by exec and
+        auth-provider plugins), so nothing is deserialized into models.
+        """
         api = self.client()
-        headers = {"Accept": "application/json", "User-Agent": api.user_agent}
+        configuration = api.configuration
+        headers = urllib3_headers({"Accept": "application/json", "User-Agent": api.user_agent})
+        for setting in configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        payload_bytes = None
         if body is not None:
             headers["Content-Type"] = ("application/strategic-merge-patch+json"
                                        if method == "PATCH" else "application/json")
+            payload_bytes = json.dumps(body).encode()
         if self.as_user:
             headers["Impersonate-User"] = self.as_user
-        if self.as_groups:
-            from urllib3 import HTTPHeaderDict
-
-            headers = HTTPHeaderDict(headers)
-            for group in self.as_groups:
-                headers.add("Impersonate-Group", group)
-        _, url, headers, _, _ = api.param_serialize(method, path, header_params=headers,
-                                                    auth_settings=["BearerToken"])
-        if query:
-            url += "?" + urlencode(query)
+        for group in self.as_groups:
+            headers.add("Impersonate-Group", group)
+        url = configuration.host + path + ("?" + urlencode(query) if query else "")
         timeout = parse_timeout(self.request_timeout) or None
         self.requests_made.append((method, path))
         try:
-            response = api.rest_client.request(method, url, headers=headers,
-                                               body=body,
-                                               _request_timeout=timeout)
-            data = response.read()
+            response = api.rest_client.pool_manager.request(
+                method, url, headers=headers, body=payload_bytes, timeout=timeout,
+                preload_content=True, retries=False)
+            data = response.data
         except Exception as e:
             raise self._transport_error(e) from None
         try:
@@ -155,7 +159,7 @@ class Connection:
         except ValueError:
             payload = {"message": data[:200].decode("utf-8", "replace")}
         if not isinstance(payload, dict):
-            raise ClusterError(f"unexpected answer from the server {api.configuration.host} to {method} {path}: "
+            raise ClusterError(f"unexpected answer from the server {configuration.host} to {method} {path}: "
                                f"JSON {type(payload).__name__}, not an object")
         return response.status, payload
 
@@ -245,6 +249,13 @@ def _auth_plugin_errors():
         yield errors
     finally:
         root.removeHandler(handler)
+
+
+def urllib3_headers(initial):
+    """A header dict that can carry a header several times (Impersonate-Group)."""
+    from urllib3 import HTTPHeaderDict
+
+    return HTTPHeaderDict(initial)
 
 
 def resource_path(resource, namespace=None, name=None, subresource=None) -> str:

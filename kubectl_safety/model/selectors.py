@@ -26,11 +26,14 @@ class LabelSelector:
     def parse(cls, raw):
         if raw is None:
             return None
-        if not isinstance(raw, dict):
-            raise InputError(f"invalid label selector {raw!r}")
-        reqs = [(k, "In", frozenset([str(v)])) for k, v in (raw.get("matchLabels") or {}).items()]
-        for expr in raw.get("matchExpressions") or []:
+        labels, exprs = (raw.get("matchLabels") or {}, raw.get("matchExpressions") or []) if isinstance(raw, dict) else (None, None)
+        if not isinstance(labels, dict) or not isinstance(exprs, list) or not all(isinstance(e, dict) for e in exprs):
+            raise InputError(f"invalid label selector {raw!r}"[:200])
+        reqs = [(k, "In", frozenset([str(v)])) for k, v in labels.items()]
+        for expr in exprs:
             op = expr.get("operator")
+            if not isinstance(expr.get("values") or [], list):
+                raise InputError(f"invalid label selector: values of {expr.get('key')!r} must be a list")
             values = frozenset(str(v) for v in expr.get("values") or [])
             if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
                 raise InputError(f"invalid label selector operator {op!r}")

@@ -23,7 +23,7 @@ EXIT = ("\b\nJSON kind: ForceDeleteAssessment (nothing changed) or DeleteReport 
         "130 interrupted.")
 
 
-@click.group("delete")
+@click.group("delete", epilog=EXIT)
 @global_options
 def command():
     """Delete pods gracefully, or force-delete them only with --confirm.

@@ -9,13 +9,17 @@ from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import SafetyError
 
 
-@click.command("version", epilog="JSON kind: Version")
+@click.command("version", epilog="\b\nJSON kind: Version\nExit codes: 0 ok (also when the server is unreachable), 2 usage.")
 @global_options
 def command():
     """Print the tool's version and, when reachable, the server's.
 
     \b
     Usage: kubectl safety version [-o json]
+    \b
+    Examples:
+      kubectl safety version
+      kubectl safety version --context prod -o json
     """
     g = get_globals()
     report = {"kind": "Version", "clientVersion": __version__, "serverVersion": None}

@@ -1,0 +1,301 @@
+"""analysis/preemption.py: each preemption step on small snapshots, scenario by scenario."""
+
+import pytest
+
+from kubectl_safety.analysis.preemption import preview
+from kubectl_safety.analysis.priority import UnknownPriorityClass
+from kubectl_safety.model.objects import Pod
+from tests.builders import NOW, make_class, make_node, make_pdb, make_pod, snapshot
+
+HIGH = 1000
+
+
+def pending(name="hi", priority=HIGH, cpu="2", **kw):
+    kw.setdefault("owner", None)
+    return make_pod(name, node=None, cpu=cpu, priority=priority, phase="Pending", start=None, **kw)
+
+
+def low(name, node, cpu="1", priority=0, start="2026-11-20T08:00:00Z", **kw):
+    return make_pod(name, node=node, cpu=cpu, priority=priority, start=start, **kw)
+
+
+def run(pod_raw, *objects, replicas=1):
+    snap = snapshot(pod_raw, *objects)
+    pod = snap.pod(pod_raw["metadata"]["namespace"], pod_raw["metadata"]["name"])
+    return preview(pod, snap, NOW, replicas)
+
+
+def victims(report):
+    return sorted(v["name"] for v in report["victims"])
+
+
+def excluded(report):
+    return {e["node"]: e["reason"] for e in report["excluded"]}
+
+
+# -- step 1 and 2 ---------------------------------------------------------------------------------
+
+def test_fits_without_preemption_lists_feasible_nodes():
+    r = run(pending(cpu="1"), make_node("n1"), make_node("n2", cpu="1"), low("a", "n2"))
+    assert (r["outcome"], r["fitsWithoutPreemption"], r["feasibleNodes"]) == ("fits", True, ["n1"])
+    assert r["victims"] == [] and r["eligible"] is None and r["node"] == "n1"
+
+
+FULL = [make_node("n1", cpu="2"), low("a", "n1", cpu="2")]
+PREEMPTING = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+
+ELIGIBILITY = [
+    ("policy-never", pending(preemptionPolicy="Never"), FULL, (False, "not-eligible")),
+    ("seed-000-class-with-never", pending(priority=None, priority_class="high-priority"),
+     FULL + [make_class("high-priority", 1000000, policy="Never")], (False, "not-eligible")),
+    ("nominated-node-victim-terminating-by-preemption",
+     pending(status={"nominatedNodeName": "n1"}),
+     [make_node("n1", cpu="2"), low("a", "n1", cpu="2", meta={"deletionTimestamp": "2026-11-22T08:59:00Z"},
+                                    status={"conditions": [PREEMPTING]})], (False, "waiting")),
+    ("nominated-node-terminating-for-other-reason",
+     pending(status={"nominatedNodeName": "n1"}),
+     [make_node("n1", cpu="2"), low("a", "n1", cpu="2", meta={"deletionTimestamp": "2026-11-22T08:59:00Z"})],
+     (True, "preempt")),
+    ("nominated-node-hopeless-re-preempts",
+     pending(status={"nominatedNodeName": "n2"}),
+     FULL + [make_node("n2", cpu="2", taints=[{"key": "x", "effect": "NoSchedule"}]),
+             low("b", "n2", cpu="2", meta={"deletionTimestamp": "2026-11-22T08:59:00Z"},
+                 status={"conditions": [PREEMPTING]})], (True, "preempt")),
+]
+
+
+@pytest.mark.parametrize("pod,objects,expected", [s[1:] for s in ELIGIBILITY], ids=[s[0] for s in ELIGIBILITY])
+def test_eligibility(pod, objects, expected):
+    r = run(pod, *objects)
+    assert (r["eligible"], r["outcome"]) == expected
+    assert r["fitsWithoutPreemption"] is False
+    assert r["node"] == {"waiting": "n1", "preempt": "n1", "not-eligible": None}[r["outcome"]]
+
+
+# -- step 3: candidates and exclusions -------------------------------------------------------------
+
+ZONE = "topology.kubernetes.io/zone"
+EXCLUSIONS = [
+    ("node-selector", pending(nodeSelector={"disk": "ssd"}),
+     [make_node("n2", cpu="2", labels={"disk": "ssd"}), low("b", "n2", cpu="2")], "node affinity/selector"),
+    ("taint", pending(), [make_node("n2", cpu="2"), low("b", "n2", cpu="2")], "untolerated taint"),
+    ("unschedulable", pending(), [make_node("n2", cpu="2"), low("b", "n2", cpu="2")], "unschedulable"),
+    ("too-large-for-allocatable", pending(cpu="3"), [make_node("n2", cpu="3"), low("b", "n2", cpu="2")],
+     "Insufficient cpu (requests 3, allocatable 2)"),
+    ("equal-priority-never-preempted", pending(), [make_node("n2", cpu="3"), low("b", "n2", cpu="2")],
+     "equal priority is never preempted"),
+    ("no-lower-priority-pods", pending(), [make_node("n2", cpu="3"), low("b", "n2", cpu="2")],
+     "no lower-priority pods"),
+    ("affinity-to-lower-priority-pod",
+     pending(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+         {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}),
+     [make_node("n2", cpu="3"), low("b", "n2", cpu="2")], "satisfied only by lower-priority pods"),
+    ("anti-affinity-across-nodes",
+     pending(affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+         {"labelSelector": {"matchLabels": {"app": "guard"}}, "topologyKey": ZONE}]}}),
+     [make_node("n2", cpu="3", zone="z1"), low("b", "n2", cpu="2"), low("guard", "n2", cpu="0", priority=HIGH)],
+     "preemption never crosses nodes"),
+]
+
+
+def _node_under_test(case, objects):
+    """n1 is always the excluded node; variants tweak it."""
+    kwargs = {"cpu": "2", "zone": "z1"}
+    if case == "node-selector":
+        kwargs["labels"] = {"disk": "hdd"}
+    if case == "taint":
+        kwargs["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    if case == "unschedulable":
+        kwargs["unschedulable"] = True
+    if case == "equal-priority-never-preempted":
+        return [make_node("n1", **kwargs), low("eq", "n1", cpu="2", priority=HIGH)]
+    if case == "no-lower-priority-pods":
+        return [make_node("n1", **kwargs), low("hp", "n1", cpu="2", priority=HIGH + 1)]
+    if case == "affinity-to-lower-priority-pod":
+        return [make_node("n1", **kwargs), low("a", "n1", cpu="2")]
+    if case == "anti-affinity-across-nodes":
+        return [make_node("n1", **kwargs), low("a", "n1", cpu="2")]
+    return [make_node("n1", **kwargs), low("a", "n1", cpu="2")]
+
+
+@pytest.mark.parametrize("case,pod,others,reason", EXCLUSIONS, ids=[s[0] for s in EXCLUSIONS])
+def test_excluded_nodes_with_reason(case, pod, others, reason):
+    r = run(pod, *_node_under_test(case, others), *others)
+    assert reason in excluded(r)["n1"]
+    assert "n1" not in [c["node"] for c in r["candidates"]]
+
+
+def test_candidate_only_where_removing_all_lower_pods_fits():
+    r = run(pending(cpu="3"), make_node("n1"), low("a", "n1", cpu="2"), low("h", "n1", cpu="2", priority=HIGH + 1),
+            make_node("n2"), low("b", "n2", cpu="2"), low("c", "n2", cpu="2"))
+    assert [c["node"] for c in r["candidates"]] == ["n2"]
+    assert "does not fit even after removing all 1 lower-priority pods" in excluded(r)["n1"]
+    assert r["sampling"]["potentialNodes"] == 2
+
+
+# -- step 4: victims and reprieve ----------------------------------------------------------------
+
+VICTIMS = [
+    ("reprieve-keeps-what-fits", pending(cpu="2"),
+     [make_node("n1"), low("a", "n1"), low("b", "n1"), low("c", "n1"), low("d", "n1")], ["c", "d"]),
+    ("lowest-priority-go-first", pending(cpu="2"),
+     [make_node("n1"), low("a", "n1", priority=5), low("b", "n1", priority=1), low("c", "n1", priority=3),
+      low("d", "n1", priority=2)], ["b", "d"]),
+    ("reprieve-by-start-time-newest-go", pending(cpu="1"),
+     [make_node("n1", cpu="2"), low("old", "n1", start="2026-11-20T08:00:00Z"),
+      low("new", "n1", start="2026-11-21T08:00:00Z")], ["new"]),
+    ("not-started-is-least-important", pending(cpu="1"),
+     [make_node("n1", cpu="2"), low("old", "n1", start="2026-11-22T08:59:00Z"), low("never", "n1", start=None)],
+     ["never"]),
+    ("pdb-protected-reprieved-first", pending(cpu="1"),
+     [make_node("n1", cpu="2"), low("old", "n1", labels={"app": "x"}, start="2026-11-20T08:00:00Z"),
+      low("new", "n1", labels={"app": "guarded"}, start="2026-11-21T08:00:00Z"),
+      make_pdb("g", selector={"app": "guarded"}, allowed=0)], ["old"]),
+    ("pdb-with-budget-is-not-protected", pending(cpu="1"),
+     [make_node("n1", cpu="2"), low("old", "n1", labels={"app": "x"}, start="2026-11-20T08:00:00Z"),
+      low("new", "n1", labels={"app": "guarded"}, start="2026-11-21T08:00:00Z"),
+      make_pdb("g", selector={"app": "guarded"}, allowed=1)], ["new"]),
+    ("empty-pdb-selector-matches-nothing", pending(cpu="1"),
+     [make_node("n1", cpu="2"), low("old", "n1", start="2026-11-20T08:00:00Z"),
+      low("new", "n1", start="2026-11-21T08:00:00Z"), make_pdb("all", selector={}, allowed=0)], ["new"]),
+    ("disrupted-pod-not-double-counted", pending(cpu="1"),
+     [make_node("n1", cpu="2"), low("old", "n1", labels={"app": "x"}, start="2026-11-20T08:00:00Z"),
+      low("new", "n1", labels={"app": "guarded"}, start="2026-11-21T08:00:00Z"),
+      make_pdb("g", selector={"app": "guarded"}, allowed=0, disrupted={"new": "2026-11-22T08:59:00Z"})], ["new"]),
+]
+
+
+@pytest.mark.parametrize("pod,objects,expected", [s[1:] for s in VICTIMS], ids=[s[0] for s in VICTIMS])
+def test_victims(pod, objects, expected):
+    r = run(pod, *objects)
+    assert r["outcome"] == "preempt" and r["node"] == "n1"
+    assert victims(r) == expected
+
+
+def test_pdb_violated_when_nothing_else_works():
+    r = run(pending(cpu="2"), make_node("n1", cpu="2"), low("a", "n1", cpu="2", labels={"app": "db"}),
+            make_pdb("db", selector={"app": "db"}, allowed=0))
+    assert r["victims"][0]["pdbViolation"] is True and r["victims"][0]["pdbs"] == ["db"]
+    assert r["candidates"][0]["pdbViolations"] == 1
+    assert "pdb-violated-by-preemption" in [f["code"] for f in r["findings"]]
+
+
+def test_every_matching_pdb_is_decremented():
+    objects = [make_node("n1", cpu="2"), low("a", "n1", cpu="2", labels={"app": "db", "tier": "x"}),
+               make_pdb("one", selector={"app": "db"}, allowed=1), make_pdb("two", selector={"tier": "x"}, allowed=0)]
+    r = run(pending(cpu="2"), *objects)
+    assert r["victims"][0]["pdbs"] == ["two"]
+
+
+def test_victims_most_important_first():
+    r = run(pending(cpu="4"), make_node("n1"), low("a", "n1", priority=1), low("b", "n1", priority=7),
+            low("c", "n1", priority=3, labels={"app": "g"}), low("d", "n1", priority=2), make_pdb("g", selector={"app": "g"}))
+    assert [v["name"] for v in r["victims"]] == ["b", "c", "d", "a"]
+
+
+# -- step 5: choosing the node -------------------------------------------------------------------
+
+def two_nodes(n1_pods, n2_pods, *extra):
+    return [make_node("n1", cpu="2"), make_node("n2", cpu="2"), *n1_pods, *n2_pods, *extra]
+
+
+PICK = [
+    ("fewest-pdb-violations",
+     two_nodes([low("a", "n1", cpu="2", priority=1, labels={"app": "db"})], [low("b", "n2", cpu="2", priority=5)],
+               make_pdb("db", selector={"app": "db"})), "n2"),
+    ("lowest-highest-victim-priority",
+     two_nodes([low("a", "n1", priority=1), low("b", "n1", priority=9)], [low("c", "n2", cpu="2", priority=5)]), "n2"),
+    ("lowest-priority-sum",
+     two_nodes([low("a", "n1", priority=5), low("b", "n1", priority=5)], [low("c", "n2", priority=5), low("d", "n2", priority=-3)]), "n2"),
+    ("fewest-victims",  # equal sums: 5 + -5 == 5 + (-2^30 - 3) + (-2^30 - 2) + 2^31
+     two_nodes([low("a", "n1", cpu="1", priority=5), low("b", "n1", cpu="1", priority=-5)],
+               [low("c", "n2", cpu="1", priority=5), low("d", "n2", cpu="500m", priority=-2 ** 30 - 3),
+                low("e", "n2", cpu="500m", priority=-2 ** 30 - 2)]), "n1"),
+    ("latest-start-time",
+     two_nodes([low("a", "n1", cpu="2", start="2026-11-20T08:00:00Z")],
+               [low("b", "n2", cpu="2", start="2026-11-21T08:00:00Z")]), "n2"),
+    ("seed-001-lowest-priority-node",
+     two_nodes([low("a", "n1", cpu="2", priority=100)], [low("b", "n2", cpu="2", priority=10)],
+               make_class("high-priority", 1000000)), "n2"),
+]
+
+
+@pytest.mark.parametrize("objects,expected", [s[1:] for s in PICK], ids=[s[0] for s in PICK])
+def test_pick(objects, expected):
+    pod = pending(priority=None, priority_class="high-priority") if any(
+        o.get("kind") == "PriorityClass" for o in objects) else pending()
+    r = run(pod, *objects)
+    assert r["node"] == expected
+    assert [c["rank"] for c in r["candidates"]] == [1, 2] and r["candidates"][0]["node"] == expected
+
+
+def test_sum_uses_offset_so_negative_priorities_rank_correctly():
+    r = run(pending(), *two_nodes([low("a", "n1", cpu="2", priority=-5)], [low("b", "n2", cpu="1", priority=-5),
+                                                                           low("c", "n2", cpu="1", priority=-5)]))
+    assert r["candidates"][0]["prioritySum"] == -5 + 2 ** 31 and r["node"] == "n1"
+
+
+def test_exact_tie_is_reported():
+    r = run(pending(), *two_nodes([low("a", "n1", cpu="2")], [low("b", "n2", cpu="2")]))
+    assert r["sampling"]["tiedBest"] == ["n1", "n2"] and r["sampling"]["mayDiffer"] is True
+    assert "scheduler-may-differ" in [f["code"] for f in r["findings"]]
+
+
+def test_no_tie_is_deterministic():
+    r = run(pending(), *two_nodes([low("a", "n1", cpu="2", priority=1)], [low("b", "n2", cpu="2")]))
+    assert r["sampling"]["mayDiffer"] is False and r["node"] == "n2"
+
+
+# -- priority resolution, replicas, findings ------------------------------------------------------
+
+def test_unknown_priority_class_is_rejected_like_admission():
+    with pytest.raises(UnknownPriorityClass):
+        run(pending(priority=None, priority_class="missing"), *FULL)
+
+
+def test_manifest_pod_gets_global_default_priority():
+    snap = snapshot(make_node("n1", cpu="2"), low("a", "n1", cpu="2"), make_class("std", 50, default=True))
+    pod = Pod(pending(priority=None))
+    r = preview(pod, snap, NOW)
+    assert r["pod"]["priority"] == 50 and r["pod"]["prioritySource"] == "globalDefault"
+    assert victims(r) == ["a"]
+
+
+def test_replicas_consume_what_they_took():
+    objects = [make_node("n1", cpu="2"), low("a", "n1", cpu="2"), make_node("n2", cpu="2"),
+               low("b", "n2", cpu="2", priority=1)]
+    r = run(pending(cpu="2"), *objects, replicas=3)
+    assert [p["node"] for p in r["placements"]] == ["n1", "n2", None]
+    assert (r["outcome"], r["placed"], victims(r)) == ("partial", 2, ["a", "b"])
+
+
+def test_replicas_that_fit_spread_to_free_nodes():
+    r = run(pending(cpu="1"), make_node("n1", cpu="2"), make_node("n2", cpu="2"), replicas=2)
+    assert sorted(p["node"] for p in r["placements"]) == ["n1", "n2"] and r["outcome"] == "fits"
+
+
+def test_grace_period_finding():
+    r = run(pending(cpu="2"), make_node("n1", cpu="2"), low("a", "n1", cpu="2", terminationGracePeriodSeconds=300))
+    f = next(f for f in r["findings"] if f["code"] == "victim-grace-period")
+    assert f["severity"] == "warning" and "300 s" in f["message"]
+
+
+def test_affinity_to_lower_priority_finding():
+    pod = pending(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+    r = run(pod, make_node("n1", cpu="2"), low("a", "n1", cpu="2"))
+    assert "preemptor-affinity-to-lower-priority" in [f["code"] for f in r["findings"]]
+    assert r["outcome"] == "unschedulable"
+
+
+def test_nominated_higher_priority_pod_takes_room():
+    nominated = make_pod("other", node=None, cpu="2", priority=HIGH + 5, phase="Pending",
+                         status={"nominatedNodeName": "n1"})
+    r = run(pending(cpu="2"), make_node("n1", cpu="4"), low("a", "n1", cpu="2"), nominated)
+    assert r["fitsWithoutPreemption"] is False and victims(r) == ["a"]
+
+
+def test_fitting_nominated_node_is_used_first():
+    r = run(pending(cpu="1", status={"nominatedNodeName": "n2"}), make_node("n1"), make_node("n2"),
+            low("a", "n2", cpu="2"))
+    assert (r["outcome"], r["node"], r["feasibleNodes"]) == ("fits", "n2", ["n1", "n2"])
