@@ -32,18 +32,41 @@ spec:
 """
 
 
-def test_demo_pending_pod_blocked_by_equal_priority():
+def test_demo_pending_pod_preempts_the_cheapest_node():
     code, out, err = run_cli([*BASE, "report-xyz", "-n", "jobs", "-o", "json"])
     report = json.loads(out)
+    assert code == 0, err
+    assert (report["kind"], report["outcome"], report["pod"]["priority"]) == ("PreemptionPreview", "preempt", 500000)
+    assert report["node"] == "node-b1"
+    assert [(v["namespace"], v["name"], v["pdbViolation"]) for v in report["victims"]] == [("shop", "api-7c9b4-1q1", False)]
+    assert [c["node"] for c in report["candidates"]][:2] == ["node-b1", "node-a1"]
+
+
+def test_demo_pending_pod_blocked_by_equal_priority():
+    manifest = DEMO_POD_AT_API_PRIORITY
+    code, out, err = run_cli([*BASE, "-f", "-", "-o", "json"], input=manifest)
+    report = json.loads(out)
     assert code == 3, err
-    assert (report["kind"], report["outcome"], report["pod"]["priority"]) == ("PreemptionPreview", "unschedulable", 100000)
-    assert report["node"] is None and report["candidates"] == []
+    assert report["outcome"] == "unschedulable" and report["node"] is None and report["candidates"] == []
     assert "equal-priority-blocks" in [f["code"] for f in report["findings"]]
 
 
 def test_demo_table_output():
     code, out, _ = run_cli([*BASE, "report-xyz", "-n", "jobs"])
-    assert code == 3 and "Excluded nodes:" in out and "node-c2" in out
+    assert code == 0 and "Excluded nodes:" in out and "node-c2" in out and "Victims" in out
+
+
+DEMO_POD_AT_API_PRIORITY = """
+apiVersion: v1
+kind: Pod
+metadata: {name: big-report, namespace: jobs}
+spec:
+  priorityClassName: critical-service
+  containers:
+  - name: report
+    image: shop/report:2
+    resources: {requests: {cpu: 3500m, memory: 12Gi}}
+"""
 
 
 def test_manifest_from_stdin_with_its_own_priority_class():

@@ -1,0 +1,139 @@
+"""Per-pod drain verdicts: kubectl drain's pod filters, then the Eviction API's rules.
+
+Every applicable reason is reported (kubectl keeps only the last warning of a pod). Severity
+``critical`` means the pod blocks the drain, ``warning`` needs attention, ``info`` explains.
+"""
+
+from dataclasses import dataclass, field
+
+from kubectl_safety.analysis.findings import Finding
+
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+
+
+@dataclass
+class PodVerdict:
+    """What the filters and the eviction rules say about one pod (before PDB accounting).
+
+    ``decision``: skip | delete (leave the node) | blocked. ``eviction``: how the Eviction API
+    treats a pod that leaves: ``free`` (no PDB check or no PDB), ``budget`` (needs one unit of
+    its PDB's disruptionsAllowed), ``delete`` (--disable-eviction), ``refused`` (several PDBs).
+    """
+
+    pod: object
+    decision: str = "delete"
+    eviction: str = "free"
+    pdb: object = None
+    reasons: list = field(default_factory=list)
+
+    def add(self, code, severity, message):
+        self.reasons.append(Finding(code, severity, message))
+
+
+def kubectl_filters(v: PodVerdict, options, now, daemonsets_known: bool, snapshot):
+    """kubectl's filters in kubectl's order; a filter that skips the pod ends the evaluation."""
+    pod = v.pod
+    wait = options.skip_wait_for_delete_timeout
+    if wait > 0 and pod.deletion_timestamp is not None and now is not None \
+            and (now - pod.deletion_timestamp).total_seconds() > wait:
+        v.decision = "skip"
+        v.add("SKIP_DELETED", "info", f"terminating for more than --skip-wait-for-delete-timeout={wait}s: "
+              "not waited for")
+        return
+    ref = pod.controller_ref
+    if ref and ref.get("kind") == "DaemonSet" and ref.get("apiVersion", "apps/v1") == "apps/v1" \
+            and not pod.is_terminal:
+        orphaned = daemonsets_known and snapshot.workload("DaemonSet", pod.namespace, ref.get("name")) is None
+        if orphaned and options.force:
+            v.add("DAEMONSET_ORPHANED", "warning", f'daemonsets.apps "{ref.get("name")}" not found: '
+                  "deleting the orphaned pod (--force)")
+        elif orphaned:
+            v.decision = "blocked"
+            v.add("DAEMONSET_ORPHANED", "critical", f'daemonsets.apps "{ref.get("name")}" not found '
+                  "(use --force to delete the orphaned pod)")
+            return
+        elif options.ignore_daemonsets:
+            v.decision = "skip"
+            v.add("DAEMONSET", "info", "ignoring DaemonSet-managed Pods: the DaemonSet keeps it on the node")
+            return
+        else:
+            v.decision = "blocked"
+            v.add("DAEMONSET", "critical", "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)")
+            return
+    if pod.is_mirror:
+        v.decision = "skip"
+        v.add("MIRROR_POD", "info", "mirror pod of a static pod: the kubelet owns it, the API cannot delete it")
+        return
+    if not pod.is_terminal and any("emptyDir" in vol for vol in pod.volumes):
+        if options.delete_emptydir_data:
+            v.add("LOCAL_STORAGE", "warning", "deleting Pods with local storage: emptyDir data is lost")
+        else:
+            v.decision = "blocked"
+            v.add("LOCAL_STORAGE", "critical", "cannot delete Pods with local storage "
+                  "(use --delete-emptydir-data to override)")
+    if not pod.is_terminal and not ref:
+        if options.force:
+            v.add("UNMANAGED", "warning", "deleting Pods that declare no controller: it will not be recreated")
+        else:
+            v.decision = "blocked"
+            v.add("UNMANAGED", "critical", "cannot delete Pods that declare no controller (use --force to override)")
+
+
+def eviction_rules(v: PodVerdict, options, snapshot):
+    """The API server's Eviction rules (eviction.go) and cluster-autoscaler style warnings."""
+    pod = v.pod
+    annotation = pod.annotations.get(SAFE_TO_EVICT)
+    if annotation == "false":
+        v.add("SAFE_TO_EVICT_FALSE", "warning", f"annotated {SAFE_TO_EVICT}=false: its owners asked not to "
+              "evict it (the cluster autoscaler never does; kubectl drain does)")
+    elif annotation == "on-completion":
+        v.add("SAFE_TO_EVICT_ON_COMPLETION", "warning", f"annotated {SAFE_TO_EVICT}=on-completion: "
+              "its owners expect it to finish before the node goes")
+    pdbs = snapshot.pdbs_for(pod)
+    if options.disable_eviction:
+        v.eviction = "delete"
+        v.pdb = pdbs[0] if len(pdbs) == 1 else None
+        v.add("EVICTION_DISABLED", "warning", "--disable-eviction: deleted directly, bypassing "
+              + (f"PodDisruptionBudget {_ref(pdbs[0])}" if len(pdbs) == 1 else "PodDisruptionBudgets"))
+        return
+    if pod.is_terminal or pod.phase == "Pending" or pod.is_terminating:
+        state = ("terminal (" + pod.phase + ")" if pod.is_terminal else
+                 "already terminating" if pod.is_terminating else "Pending")
+        code = "TERMINAL" if pod.is_terminal else "ALREADY_TERMINATING" if pod.is_terminating else "PENDING"
+        v.add(code, "info", f"{state}: the Eviction API deletes it without a PodDisruptionBudget check")
+        v.pdb = pdbs[0] if len(pdbs) == 1 else None
+        return
+    if len(pdbs) > 1:
+        v.decision, v.eviction = "blocked", "refused"
+        names = ", ".join(_ref(b) for b in pdbs)
+        v.add("MULTIPLE_PDBS", "critical", f"matched by {len(pdbs)} PodDisruptionBudgets ({names}): the Eviction "
+              "API refuses such pods whatever the budgets allow (fix the selectors, or --disable-eviction)")
+        return
+    if not pdbs:
+        if pod.namespace == "kube-system":
+            v.add("KUBE_SYSTEM_NO_PDB", "warning", "kube-system pod without a PodDisruptionBudget: "
+                  "nothing limits how many of its replicas go at once")
+        return
+    pdb = v.pdb = pdbs[0]
+    if not pod.is_ready:
+        policy = pdb.unhealthy_pod_eviction_policy
+        healthy, desired = pdb.status_int("currentHealthy") or 0, pdb.status_int("desiredHealthy") or 0
+        if policy == "AlwaysAllow":
+            v.add("UNHEALTHY_ALWAYS_ALLOW", "info", f"not Ready and PDB {_ref(pdb)} has unhealthyPodEvictionPolicy "
+                  "AlwaysAllow: evicted without using its budget")
+            return
+        if healthy >= desired > 0:
+            v.add("UNHEALTHY_BUDGET_HEALTHY", "info", f"not Ready and PDB {_ref(pdb)} is healthy (has {healthy}, "
+                  f"needs {desired}): evicted without using its budget (IfHealthyBudget)")
+            return
+        v.add("UNHEALTHY_NEEDS_BUDGET", "warning", f"not Ready and PDB {_ref(pdb)} is not healthy (has {healthy}, "
+              f"needs {desired}): with IfHealthyBudget it needs a disruption like a healthy pod "
+              "(unhealthyPodEvictionPolicy AlwaysAllow would let it go)")
+    v.eviction = "budget"
+    if not pdb.status_is_current:
+        v.add("PDB_STATUS_STALE", "warning", f"PDB {_ref(pdb)} status is older than its spec: the API server "
+              "answers 429 until the disruption controller catches up")
+
+
+def _ref(obj) -> str:
+    return f"{obj.namespace}/{obj.name}"

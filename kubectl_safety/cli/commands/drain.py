@@ -1,0 +1,486 @@
+"""``kubectl safety drain``: simulate a drain against PodDisruptionBudgets, then drain safely."""
+
+import signal
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+import click
+
+from kubectl_safety.cli.completion import complete_nodes
+from kubectl_safety.cli.options import get_globals, global_options
+from kubectl_safety.cli.render import emit, table, warn
+from kubectl_safety.cli.session import Session
+from kubectl_safety.analysis.drain import FILTER_CODES
+from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
+
+API_VERSION = "safety.kubectl.io/v1"
+POLL_SECONDS = 2.0  # re-plan cadence while waiting for a PDB to allow more
+BLOCKED_GRACE = 30.0  # a re-plan must stay blocked this long before a running drain gives up
+SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions
+MAX_WORKERS = 32
+EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)\n"
+        "\b\nExit codes: 0 the drain can complete (dry run) / nodes drained, 1 error, 2 usage,\n"
+        "3 blocked or refused (nothing evicted), 4 partial (timeout or a pod failed; nodes stay\n"
+        "cordoned, run again to resume), 130 interrupted (nodes stay cordoned).")
+
+
+def _dry_run_value(ctx, param, value):
+    """kubectl's bare ``--dry-run`` is client; a following word that is no mode is a node name."""
+    if value in ("none", "client", "server"):
+        return value
+    ctx.meta["drain.node_after_dry_run"] = value
+    return "client"
+
+
+@click.command("drain", epilog=EXIT)
+@click.argument("nodes", nargs=-1, shell_complete=complete_nodes)
+@click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes matching this label selector instead of NODEs.")
+@click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_value,
+              metavar="[none|client|server]", help="client: print the plan, change nothing; server: also send every eviction the "
+                                        "plan allows now with dryRun=All. Bare --dry-run means client.")
+@click.option("--ignore-daemonsets", is_flag=True, help="Skip DaemonSet-managed pods.")
+@click.option("--delete-emptydir-data", is_flag=True, help="Evict pods using emptyDir (their data is lost).")
+@click.option("--force", is_flag=True, help="Also evict pods without a controller (they are not recreated).")
+@click.option("--grace-period", type=int, default=-1, show_default=True, metavar="SECONDS",
+              help="Grace period for each pod (negative: the pod's own).")
+@click.option("--timeout", default="0", show_default=True, metavar="DURATION",
+              help="Give up after this long, e.g. 5m (0: wait forever). Nodes stay cordoned.")
+@click.option("--pod-selector", default="", metavar="SELECTOR", help="Only pods matching this label selector.")
+@click.option("--disable-eviction", is_flag=True, help="Delete instead of evicting: bypasses PodDisruptionBudgets.")
+@click.option("--skip-wait-for-delete-timeout", type=int, default=0, show_default=True, metavar="SECONDS",
+              help="Skip pods terminating for longer than this (0: never skip).")
+@click.option("--chunk-size", type=int, default=500, show_default=True, metavar="N",
+              help="List large collections in pages of this size (0: no paging).")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (required when stdin is not a terminal).")
+@global_options
+def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, force, grace_period, timeout,
+            pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, yes):
+    """Plan a drain against PodDisruptionBudgets and capacity, then drain without breaking them.
+
+    The plan lists every pod of the nodes with its action (evict, delete, wait, skip,
+    blocked) and every reason: kubectl drain's filters, the Eviction API's rules,
+    cumulative PDB budgets across pods and nodes (waves), and whether each replacement fits
+    on a node that stays. Without --dry-run the nodes are cordoned and pods are evicted wave
+    by wave, never more at once than the budgets allow; a blocked plan is refused.
+    Flags mean what they mean for kubectl drain. On a terminal a confirmation is asked
+    (--yes skips it); without a terminal --yes is required.
+
+    \b
+    Usage: kubectl safety drain (NODE... | -l SELECTOR) [--dry-run[=client|server]] [kubectl drain flags] [--yes]
+    \b
+    Examples:
+      kubectl safety drain node-a1 --dry-run --ignore-daemonsets
+      kubectl safety drain node-a1 --dry-run -o json --snapshot cluster.yaml | jq '.pods[] | select(.action=="blocked")'
+      kubectl safety drain -l pool=blue --ignore-daemonsets --timeout 15m --yes
+      kubectl safety drain node-a1 --dry-run=server --ignore-daemonsets --timeout 1m
+    """
+    from kubectl_safety.analysis.drain import DrainOptions
+    from kubectl_safety.model.selectors import LabelSelector
+
+    s = Session(get_globals())
+    extra = click.get_current_context().meta.get("drain.node_after_dry_run")
+    nodes = ((extra,) if extra else ()) + tuple(nodes)
+    if bool(nodes) == bool(selector):
+        raise UsageError("cannot specify both a node name and a --selector option" if nodes
+                         else "specify the nodes to drain: kubectl safety drain NODE... or -l SELECTOR")
+    deadline_seconds = _duration(timeout, "--timeout")
+    try:
+        pods_sel = LabelSelector.from_string(pod_selector) if pod_selector else None
+        node_sel = LabelSelector.from_string(selector) if selector else None
+    except Exception:
+        raise UsageError(f"--pod-selector={pod_selector} must be a valid label selector" if pod_selector
+                         else f"--selector={selector} must be a valid label selector") from None
+    options = DrainOptions(ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data,
+                           force=force, grace_period=grace_period, disable_eviction=disable_eviction,
+                           skip_wait_for_delete_timeout=skip_wait_for_delete_timeout, pod_selector=pods_sel)
+    if dry_run == "none" or dry_run == "server":
+        s.require_live("a drain" if dry_run == "none" else "--dry-run=server")
+    ctx = _Drain(s, options, nodes, node_sel, chunk_size)
+    snap, plan = ctx.plan()
+    if dry_run == "client":
+        emit(plan, s.g.output, render_plan)
+        return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
+    if dry_run == "server":
+        return ctx.server_dry_run(plan, deadline_seconds)
+    if not plan["safe"]:
+        emit(plan, s.g.output, render_plan)
+        raise RefusedError("the drain is blocked (see the pods marked blocked); nothing was changed")
+    _confirm(plan, yes)
+    return ctx.run(plan, deadline_seconds)
+
+
+def _duration(text, flag) -> float:
+    from kubectl_safety.cluster.live import parse_timeout
+
+    try:
+        return parse_timeout(text)
+    except UsageError:
+        raise UsageError(f"invalid {flag} {text!r}: use a duration such as 30s, 5m or 0") from None
+
+
+def _confirm(plan, yes):
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise RefusedError("stdin is not a terminal: add --yes to drain without confirmation (nothing was changed)")
+    s = plan["summary"]
+    question = (f"Cordon {', '.join(n['name'] for n in plan['nodes'])} and evict {s['evict'] + s['wait']} pod(s) "
+                f"in {len(plan['waves'])} wave(s), about {plan['estimatedSeconds']}s?")
+    if not click.confirm(question, default=False, err=True):
+        raise RefusedError("not confirmed; nothing was changed")
+
+
+class _Drain:
+    """One drain: loading and planning, and the real or server-side dry-run execution."""
+
+    def __init__(self, session, options, nodes, node_selector, chunk_size):
+        self.s = session
+        self.options = options
+        self.nodes = list(nodes)
+        self.node_selector = node_selector
+        self.chunk_size = chunk_size
+        self.progress = _Progress()
+
+    def snapshot(self):
+        from kubectl_safety.cluster.scopes import cluster_scope
+        from kubectl_safety.cluster.source import load_snapshot
+
+        if self.s.offline:
+            return self.s.snapshot((), "drain")
+        warnings = self.s.g.warnings
+        snap = load_snapshot(connection=self.s.connection("drain"), queries=cluster_scope(),
+                             now=self.s.now(), chunk_size=self.chunk_size or None, warnings=warnings)
+        for line in warnings:
+            warn(line)
+        warnings.clear()
+        return snap
+
+    def plan(self):
+        from kubectl_safety.analysis.drain import plan_drain
+
+        snap = self.snapshot()
+        if self.node_selector is not None:
+            self.nodes = sorted(n.name for n in snap.nodes if self.node_selector.matches(n.labels))
+            if not self.nodes:
+                raise NotFoundError("no nodes match the selector")
+        missing = [n for n in self.nodes if snap.node(n) is None]
+        if missing:
+            hint = (" (--dry-run takes none, client or server)"
+                    if missing[0] == click.get_current_context().meta.get("drain.node_after_dry_run") else "")
+            raise NotFoundError(f'node "{missing[0]}" not found{hint}')
+        return snap, plan_drain(snap, self.nodes, self.options, snap.taken_at)
+
+    # -- real drain --------------------------------------------------------------------------
+    def run(self, plan, timeout) -> int:
+        """Cordon, then evict wave by wave, re-planning after each wave; report."""
+        from kubectl_safety.cluster.executor import Executor
+
+        executor = Executor(self.s.connection("drain"), on_event=self.progress)
+        started = time.monotonic()
+        deadline = started + timeout if timeout else None
+        report = _Report(self.nodes, plan)
+        with _interrupts(executor):
+            for node in self.nodes:
+                outcome = executor.cordon(node)
+                report.outcomes.append(outcome.to_dict())
+                self.progress({"event": "cordon", "pod": node, "message": outcome.message, "result": outcome.result})
+                if outcome.result != "done":
+                    report.finish(plan, started, "error", f"unable to cordon node {node!r}: {outcome.message}")
+                    return self._emit(report, ExitCode.ERROR)
+            status, message = self._evict_loop(executor, plan, deadline, report)
+        _, final = self.plan()
+        report.finish(final, started, status, message)
+        if status == "blocked" and not report.done:
+            return self._emit(report, ExitCode.UNSAFE)
+        codes = {"drained": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED}
+        return self._emit(report, codes.get(status, ExitCode.PARTIAL))
+
+    def _evict_loop(self, executor, plan, deadline, report):
+        attempted = set()  # uids already evicted/deleted: only waited for afterwards
+        waiting_logged = blocked_since = None
+        while True:
+            if executor.interrupted.is_set():
+                return "interrupted", "interrupted: no further evictions were sent"
+            if deadline is not None and time.monotonic() >= deadline:
+                return "timeout", "global timeout reached"
+            pending = [p for p in plan["pods"] if p["action"] in ("evict", "delete", "wait", "blocked")]
+            if not pending:
+                return "drained", None
+            blocked = [p for p in pending if p["action"] == "blocked"]
+            if blocked:
+                # Budgets are in flux while replacements start: only a lasting block stops the drain.
+                blocked_since = blocked_since or time.monotonic()
+                if time.monotonic() - blocked_since >= BLOCKED_GRACE:
+                    return "blocked", "blocked: " + "; ".join(f"{p['namespace']}/{p['name']}: {_why(p)}"
+                                                              for p in blocked[:5])
+            else:
+                blocked_since = None
+            now = [p for p in pending if p["action"] in ("evict", "delete") and p["uid"] not in attempted]
+            gone_wait = [p for p in pending if p["uid"] in attempted]
+            if now:
+                failed = self._wave(executor, now, deadline, report)
+                attempted |= {p["uid"] for p in now}
+                if failed:
+                    return "failed", "; ".join(failed)
+            elif gone_wait:
+                executor.wait_gone([_raw(p) for p in gone_wait], _soon(deadline, POLL_SECONDS))
+            else:
+                line = "; ".join(_why(p) for p in pending if p["action"] in ("wait", "blocked"))[:300]
+                if line != waiting_logged:
+                    self.progress({"event": "waiting", "message": line, "timeLeft": _left(deadline)})
+                    waiting_logged = line
+                executor.pause(POLL_SECONDS)
+            _, plan = self.plan()
+
+    def _wave(self, executor, pods, deadline, report) -> list:
+        """Evict (or delete) pods concurrently, each waited for until gone; returns failures."""
+        grace = self.options.grace_period if self.options.grace_period >= 0 else None
+        failures = []
+
+        def one(p):
+            raw = _raw(p)
+            if p["action"] == "delete":
+                outcome = executor.delete(raw, grace)
+                executor.emit(outcome.result, pod=outcome.pod, status=outcome.status, message=outcome.message)
+            else:
+                outcome = executor.evict_with_retry(raw, deadline, grace)
+            if outcome.result == "done":
+                executor.wait_gone([raw], deadline)
+            return p, outcome
+
+        with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(pods))) as pool:
+            futures = {pool.submit(one, p) for p in pods}
+            while futures:
+                finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    p, outcome = f.result()
+                    report.outcomes.append(outcome.to_dict())
+                    if outcome.result in ("done", "gone"):
+                        report.done.append(f"{p['namespace']}/{p['name']}")
+                    elif outcome.result not in ("pdb-blocked", "throttled"):  # those: timeout or interrupt
+                        failures.append(f"{outcome.pod}: {outcome.result} {outcome.message}".strip())
+        return failures
+
+    def _emit(self, report, code) -> int:
+        emit(report.to_dict(), self.s.g.output, render_report)
+        return code
+
+    # -- server dry run ----------------------------------------------------------------------
+    def server_dry_run(self, plan, timeout) -> int:
+        """Send the evictions the plan allows now with dryRun=All; compare with the prediction.
+
+        Pods the plan evicts now are retried (throttling) within a bound; pods blocked by the
+        Eviction API's rules are sent once to confirm the refusal; pods waiting for a later
+        wave are not sent (the server judges each eviction alone, against today's budget).
+        """
+        from kubectl_safety.cluster.executor import Executor
+
+        executor = Executor(self.s.connection("drain"), dry_run_server=True, on_event=self.progress)
+        bound = min(timeout, SERVER_DRY_RUN_WAIT) if timeout else SERVER_DRY_RUN_WAIT
+        deadline = time.monotonic() + bound
+        with _interrupts(executor):
+            for node in plan["nodes"]:
+                outcome = executor.cordon(node["name"])
+                node["serverDryRun"] = outcome.to_dict()
+            todo = [p for p in plan["pods"] if p["action"] in ("evict", "delete")
+                    or p["action"] == "blocked" and _eviction_blocked(p)]
+            grace = self.options.grace_period if self.options.grace_period >= 0 else None
+
+            def one(p):
+                if p["action"] == "delete":
+                    return p, executor.delete(_raw(p), grace)
+                if p["action"] == "blocked":  # confirm the refusal once, without retrying
+                    return p, executor.evict(_raw(p), grace)
+                return p, executor.evict_with_retry(_raw(p), deadline, grace, retry_delay=2.0)
+
+            results = []
+            if todo:
+                with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(todo))) as pool:
+                    results = list(pool.map(one, todo))
+        refused = []
+        for p, outcome in results:
+            p["serverDryRun"] = outcome.to_dict()
+            if outcome.result not in ("done", "gone") and p["action"] != "blocked":
+                refused.append(p)
+                p["reasons"].append({"code": "SERVER_REFUSED", "severity": "critical",
+                                     "message": f"server dry run: {outcome.result} {outcome.message}".strip()})
+        plan["serverDryRun"] = {"sent": len(results), "refused": len(refused)}
+        plan["safe"] = plan["safe"] and not refused
+        emit(plan, self.s.g.output, render_plan)
+        return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
+
+
+def _eviction_blocked(p) -> bool:
+    """Blocked by the Eviction API's rules (not by a kubectl filter): the server can confirm it."""
+    return all(r["code"] not in FILTER_CODES for r in p["reasons"] if r["severity"] == "critical")
+
+
+def _raw(p) -> dict:
+    return {"metadata": {"namespace": p["namespace"], "name": p["name"], "uid": p["uid"]},
+            "spec": {"nodeName": p["node"]}}
+
+
+def _why(p) -> str:
+    reasons = [r for r in p["reasons"] if r["severity"] != "info"] or p["reasons"]
+    return reasons[-1]["message"] if reasons else p["action"]
+
+
+def _left(deadline):
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _soon(deadline, seconds):
+    soon = time.monotonic() + seconds
+    return soon if deadline is None else min(deadline, soon)
+
+
+class _interrupts:
+    """SIGINT/SIGTERM set ``executor.interrupted`` (no new evictions) instead of raising."""
+
+    def __init__(self, executor):
+        self.executor = executor
+        self.saved = {}
+
+    def __enter__(self):
+        def handler(signum, frame):
+            self.executor.interrupted.set()
+            click.echo("\ninterrupt: stopping after the requests in flight; nodes stay cordoned", err=True)
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self.saved[sig] = signal.signal(sig, handler)
+            except ValueError:  # not the main thread (tests)
+                pass
+        return self
+
+    def __exit__(self, *exc):
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)
+        return False
+
+
+class _Report:
+    """The DrainReport being built while draining."""
+
+    def __init__(self, nodes, plan):
+        self.nodes = nodes
+        self.initial = plan
+        self.done = []
+        self.outcomes = []
+        self.data = None
+
+    def finish(self, final_plan, started, status, message):
+        left = [{"namespace": p["namespace"], "name": p["name"], "node": p["node"], "action": p["action"],
+                 "reason": _why(p)}
+                for p in final_plan["pods"] if p["action"] in ("evict", "delete", "wait", "blocked")]
+        self.data = {
+            "kind": "DrainReport", "apiVersion": API_VERSION,
+            "nodes": self.nodes, "status": status, "drained": status == "drained" and not left,
+            "message": message, "elapsedSeconds": round(time.monotonic() - started, 1),
+            "evicted": sorted(set(self.done)), "left": left,
+            "outcomes": self.outcomes,
+            "plan": {"summary": self.initial["summary"], "waves": len(self.initial["waves"]),
+                     "estimatedSeconds": self.initial["estimatedSeconds"]},
+        }
+
+    def to_dict(self):
+        return self.data
+
+
+class _Progress:
+    """Progress events on stderr: one line each (a live, rewritten line on a terminal for retries)."""
+
+    def __init__(self):
+        self.tty = sys.stderr.isatty()
+        self.live = False
+
+    def __call__(self, event):
+        line = _event_line(event)
+        if not line:
+            return
+        if self.tty and event["event"] in ("retrying", "waiting"):
+            sys.stderr.write("\r\033[K" + line[:200])
+            self.live = True
+        else:
+            sys.stderr.write(("\n" if self.live else "") + line + "\n")
+            self.live = False
+        sys.stderr.flush()
+
+
+def _event_line(e) -> str:
+    kind, pod = e["event"], e.get("pod")
+    left = e.get("timeLeft")
+    left_text = "" if left is None else f", {int(left)}s left"
+    if kind == "cordon":
+        return f"node/{pod} {e.get('message') or e.get('result')}"
+    if kind == "evicting":
+        return f"evicting pod {pod}" + (" (server dry run)" if e.get("dryRun") else "")
+    if kind == "retrying":
+        return (f"cannot evict pod {pod} yet ({e.get('result')}): {e.get('message')} "
+                f"(retry in {e.get('retryIn'):.0f}s{left_text})")
+    if kind == "waiting":
+        return f"waiting: {e.get('message')}{left_text}"
+    if kind == "evicted":
+        return f"pod/{pod} evicted"
+    if kind == "gave-up":
+        return f"gave up evicting pod {pod} ({e.get('reason')}): {e.get('message')}"
+    if kind in ("done", "gone"):
+        return "" if kind == "done" else f"pod/{pod} already gone"
+    return f"error evicting pod {pod}: {kind} {e.get('message') or ''}".strip()
+
+
+# -- text rendering ------------------------------------------------------------------------------
+def render_plan(r, wide=False) -> str:
+    lines = []
+    for n in r["nodes"]:
+        lines.append(f"Node {n['name']}: {n['pods']} pod(s)" + (" (already cordoned)" if n["unschedulable"] else ""))
+    rows = []
+    for p in r["pods"]:
+        shown = p["reasons"] if wide else [x for x in p["reasons"] if x["severity"] != "info"] or p["reasons"][:1]
+        why = "; ".join(f"{x['code']}: {x['message']}" if wide else x["code"] for x in shown)
+        row = [p["action"], p["wave"] or "-", f"{p['namespace']}/{p['name']}", p["node"], p["pdb"] or "-",
+               p["replacementNode"] or "-", why]
+        if "serverDryRun" in p:
+            row.append(p["serverDryRun"]["result"])
+        rows.append(row)
+    headers = ["action", "wave", "pod", "node", "pdb", "replacement", "reasons"] + (["server"] if "serverDryRun" in r else [])
+    lines.append("")
+    lines.append(table(rows, headers).rstrip() or "no pods")
+    if not wide:
+        details = [(p, x) for p in r["pods"] for x in p["reasons"] if x["severity"] == "critical"]
+        if details:
+            lines.append("\nBlocked:")
+            lines += [f"  {p['namespace']}/{p['name']}: {x['message']}" for p, x in details]
+    if r["pdbs"]:
+        lines.append("\nPodDisruptionBudgets:")
+        lines.append(table([[f"{b['namespace']}/{b['name']}", b["disruptionsAllowed"],
+                             f"{b['currentHealthy']}/{b['desiredHealthy']}", b["podsToEvict"], b["waves"],
+                             b["neverAllows"] or ""] for b in r["pdbs"]],
+                           ["pdb", "allowed", "healthy/desired", "to evict", "waves", "never allows"]).rstrip())
+    if r["capacity"]["unplaceable"]:
+        lines.append("\nReplacements that fit nowhere:")
+        lines += [f"  {u['namespace']}/{u['name']}: {u['reason']}" for u in r["capacity"]["unplaceable"]]
+    if r["waves"]:
+        lines.append("\nWaves:")
+        lines += [f"  {w['wave']}: {len(w['pods'])} pod(s), grace {w['gracePeriodSeconds']}s"
+                  + (f", then ~{w['readySeconds']}s for replacements to be Ready" if w["readySeconds"] else "")
+                  + f" (~{w['estimatedSeconds']}s)" for w in r["waves"]]
+    for w in r["warnings"]:
+        lines.append(f"\n{w['severity']}: {w['message']}")
+    s = r["summary"]
+    verdict = "SAFE: the drain can complete" if r["safe"] else "BLOCKED: the drain cannot complete"
+    lines.append(f"\n{verdict}: {s['evict']} evict now, {s['wait']} wait, {s['delete']} delete, "
+                 f"{s['skip']} skip, {s['blocked']} blocked; estimated {r['estimatedSeconds']}s.")
+    return "\n".join(lines) + "\n"
+
+
+def render_report(r, wide=False) -> str:
+    lines = [f"Drain of {', '.join(r['nodes'])}: {r['status']}" + (f" ({r['message']})" if r["message"] else ""),
+             f"Evicted: {len(r['evicted'])} pod(s) in {r['elapsedSeconds']}s"]
+    if r["left"]:
+        lines.append("Left on the nodes:")
+        lines += [f"  {p['namespace']}/{p['name']} ({p['action']}): {p['reason']}" for p in r["left"]]
+    if not r["drained"]:
+        lines.append("The nodes stay cordoned; run the same command again to resume.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,301 @@
+"""Carry out plans on the live API: cordon, evict, delete, wait, record events.
+
+Every call is one attempt with a classified ``Outcome`` (never an exception for an API answer);
+``evict_with_retry`` and ``wait_gone`` loop until a monotonic deadline (``None`` = no deadline)
+or until ``interrupted`` is set (the CLI sets it on SIGINT/SIGTERM). Safe to call from threads.
+
+Result codes: ``done`` (accepted), ``gone`` (404 or the UID changed: the pod we meant is gone),
+``pdb-blocked`` (429 with a DisruptionBudget cause), ``throttled`` (any other 429, incl. API
+priority and fairness and "still being processed"), ``multiple-pdbs`` (the eviction subresource
+refuses pods matched by more than one PDB; the server may answer 500 or 201 with a Failure
+Status body, so the body is inspected), ``forbidden`` (403), ``not-found`` (404 on a node or
+namespace), ``conflict`` (409 that is not a replaced pod), ``error`` (anything else).
+"""
+
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.errors import SafetyError
+
+RETRIED = ("pdb-blocked", "throttled")
+MAX_THROTTLE_DELAY = 30.0
+
+
+@dataclass
+class Outcome:
+    """What one mutating call did."""
+
+    pod: str  # "ns/name" (node name for cordon)
+    action: str  # evict | delete | cordon | uncordon | event
+    result: str  # see the module docstring
+    status: int = None  # HTTP status
+    message: str = ""  # server message, one line
+    causes: tuple = field(default=(), repr=False)  # Status details.causes reasons
+    retry_after: float = field(default=0, repr=False)  # Status details.retryAfterSeconds
+
+    def to_dict(self) -> dict:
+        return {"pod": self.pod, "action": self.action, "result": self.result,
+                "status": self.status, "message": self.message}
+
+
+def _ident(pod):
+    """(namespace, name, uid) of a model Pod, a raw pod dict or a (ns, name[, uid]) tuple."""
+    if isinstance(pod, tuple):
+        return pod[0], pod[1], pod[2] if len(pod) > 2 else ""
+    raw = getattr(pod, "raw", pod)
+    meta = raw.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or "", meta.get("uid") or ""
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text or "").split())[:500]
+
+
+def _causes(payload) -> list:
+    return [c.get("reason") or c.get("type") for c in (payload.get("details") or {}).get("causes") or []]
+
+
+def _is_failure_status(payload) -> bool:
+    return payload.get("kind") == "Status" and payload.get("status") == "Failure"
+
+
+def _is_multiple_pdbs(payload) -> bool:
+    # The server builds this Status without a reason or cause; its message is the only marker.
+    message = payload.get("message") or ""
+    return "more than one" in message and "PodDisruptionBudget" in message
+
+
+class Executor:
+    """Mutations through one ``Connection``, optionally as server-side dry runs (dryRun=All)."""
+
+    def __init__(self, connection, *, dry_run_server=False, on_event=None,
+                 clock=time.monotonic, sleep=time.sleep):
+        self.connection = connection
+        self.dry_run_server = dry_run_server
+        self.on_event = on_event
+        self.clock = clock
+        self._sleep = sleep
+        self.interrupted = threading.Event()
+        self._lock = threading.Lock()
+
+    # -- helpers ---------------------------------------------------------------------------
+    def emit(self, event: str, **fields):
+        """Send one progress event to ``on_event`` (serialized across threads)."""
+        if self.on_event is not None:
+            with self._lock:
+                self.on_event({"event": event, **fields})
+
+    def pause(self, seconds):
+        """Sleep, but wake up at once when interrupted."""
+        if seconds <= 0:
+            return
+        if self._sleep is time.sleep:
+            self.interrupted.wait(seconds)
+        else:
+            self._sleep(seconds)
+
+    def _left(self, deadline):
+        return None if deadline is None else deadline - self.clock()
+
+    def _request(self, method, path, query=None, body=None):
+        try:
+            return self.connection.request(method, path, query=query, body=body)
+        except SafetyError as e:  # transport errors: report, do not raise
+            return None, {"message": str(e)}
+
+    def _dry_query(self):
+        return {"dryRun": "All"} if self.dry_run_server else None
+
+    # -- nodes -----------------------------------------------------------------------------
+    def cordon(self, node_name, unschedulable=True) -> Outcome:
+        """Set ``spec.unschedulable`` (strategic merge patch); 'done' also when already so."""
+        action = "cordon" if unschedulable else "uncordon"
+        path = resource_path("nodes", name=node_name)
+        status, node = self._request("GET", path)
+        if status != 200:
+            return self._classify(node_name, action, status, node)
+        if bool((node.get("spec") or {}).get("unschedulable")) == unschedulable:
+            return Outcome(node_name, action, "done", status, f"already {action}ed")
+        status, payload = self._request("PATCH", path, query=self._dry_query(),
+                                        body={"spec": {"unschedulable": unschedulable}})
+        outcome = self._classify(node_name, action, status, payload)
+        if outcome.result == "done":
+            outcome.message = f"{action}ed" + (" (server dry run)" if self.dry_run_server else "")
+        return outcome
+
+    # -- pods ------------------------------------------------------------------------------
+    def evict(self, pod, grace_period=None) -> Outcome:
+        """One policy/v1 Eviction, with a UID precondition so a same-named replacement is safe."""
+        namespace, name, uid = _ident(pod)
+        options = self._delete_options(uid, grace_period)
+        body = {"apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": name, "namespace": namespace}, "deleteOptions": options}
+        path = resource_path("pods", namespace, name, subresource="eviction")
+        status, payload = self._request("POST", path, body=body)
+        return self._classify_pod(pod, "evict", status, payload)
+
+    def delete(self, pod, grace_period=None) -> Outcome:
+        """One DELETE of the pod (bypasses PDBs), with a UID precondition."""
+        namespace, name, uid = _ident(pod)
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", **self._delete_options(uid, grace_period)}
+        status, payload = self._request("DELETE", resource_path("pods", namespace, name), body=body)
+        return self._classify_pod(pod, "delete", status, payload)
+
+    def _delete_options(self, uid, grace_period):
+        options = {}
+        if uid:
+            options["preconditions"] = {"uid": uid}
+        if grace_period is not None and grace_period >= 0:
+            options["gracePeriodSeconds"] = int(grace_period)
+        if self.dry_run_server:
+            options["dryRun"] = ["All"]
+        return options
+
+    def evict_with_retry(self, pod, deadline, grace_period=None, retry_delay=5.0) -> Outcome:
+        """Evict, retrying PDB refusals and throttling until ``deadline`` (monotonic, or None).
+
+        Before each retry the pod is read again: if it is gone or replaced (UID changed) the
+        result is 'gone'. On timeout or interrupt the last refusal is returned.
+        """
+        namespace, name, _ = _ident(pod)
+        ref = f"{namespace}/{name}"
+        delay = retry_delay
+        self.emit("evicting", pod=ref, timeLeft=self._left(deadline), dryRun=self.dry_run_server)
+        while True:
+            outcome = self.evict(pod, grace_period)
+            if outcome.result not in RETRIED and not self._namespace_terminating(outcome):
+                self.emit(outcome.result, pod=ref, status=outcome.status, message=outcome.message)
+                return outcome
+            if outcome.result == "throttled":
+                delay = min(delay * 1.5, MAX_THROTTLE_DELAY)
+            pause = max(retry_delay if outcome.result == "pdb-blocked" else delay,
+                        outcome.retry_after)
+            left = self._left(deadline)
+            if self.interrupted.is_set() or (left is not None and left <= 0):
+                self.emit("gave-up", pod=ref, status=outcome.status, message=outcome.message,
+                          reason="interrupted" if self.interrupted.is_set() else "timeout")
+                return outcome
+            pause = pause if left is None else min(pause, left)  # one last attempt at the deadline
+            self.emit("retrying", pod=ref, result=outcome.result, status=outcome.status,
+                      message=outcome.message, retryIn=pause, timeLeft=left)
+            self.pause(pause)
+            if self.interrupted.is_set():
+                return outcome
+            if self._gone(pod):
+                self.emit("gone", pod=ref)
+                return Outcome(ref, "evict", "gone", 404, "the pod is gone or was replaced")
+
+    def _namespace_terminating(self, outcome):
+        return outcome.result == "forbidden" and "NamespaceTerminating" in outcome.causes
+
+    def _gone(self, pod) -> bool:
+        namespace, name, uid = _ident(pod)
+        status, payload = self._request("GET", resource_path("pods", namespace, name))
+        if status == 404:
+            return True
+        return status == 200 and bool(uid) and (payload.get("metadata") or {}).get("uid") != uid
+
+    def wait_gone(self, pods, deadline, poll=1.0) -> dict:
+        """Poll until every pod is deleted (404) or replaced (UID changed); {pod key: gone}.
+
+        Pods with a node are checked with one LIST per node (field selector), others by GET.
+        """
+        idents = {(_ident(p)[0], _ident(p)[1]): p for p in pods}
+        gone = {key: False for key in idents}
+        while True:
+            remaining = self._still_there([idents[k] for k, g in gone.items() if not g])
+            for key in gone:
+                if not gone[key] and key not in remaining:
+                    gone[key] = True
+                    self.emit("evicted", pod=f"{key[0]}/{key[1]}")
+            left = self._left(deadline)
+            if not remaining or self.interrupted.is_set() or (left is not None and left <= 0):
+                return gone
+            self.pause(poll if left is None else min(poll, left))
+
+    def _still_there(self, pods) -> set:
+        """Keys of the pods (same UID) that still exist."""
+        by_node, present = {}, set()
+        for pod in pods:
+            raw = {} if isinstance(pod, tuple) else getattr(pod, "raw", pod)
+            node = (raw.get("spec") or {}).get("nodeName")
+            by_node.setdefault(node, []).append(pod)
+        for node, group in by_node.items():
+            if node and len(group) > 1:
+                present |= self._present_on_node(node, group)
+            else:
+                present |= {(_ident(p)[0], _ident(p)[1]) for p in group if not self._gone(p)}
+        return present
+
+    def _present_on_node(self, node, group) -> set:
+        try:
+            listing = self.connection.list("pods", field_selector=f"spec.nodeName={node}")
+        except SafetyError:
+            return {(_ident(p)[0], _ident(p)[1]) for p in group}  # unknown: still there
+        live = {((i.get("metadata") or {}).get("namespace"), (i.get("metadata") or {}).get("name")):
+                (i.get("metadata") or {}).get("uid") for i in listing["items"]}
+        present = set()
+        for pod in group:
+            namespace, name, uid = _ident(pod)
+            if (namespace, name) in live and (not uid or live[(namespace, name)] == uid):
+                present.add((namespace, name))
+        return present
+
+    # -- events ----------------------------------------------------------------------------
+    def record_event(self, pod, reason, message, type="Warning") -> Outcome:
+        """A core/v1 Event on the pod (source component kubectl-safety)."""
+        namespace, name, uid = _ident(pod)
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body = {"apiVersion": "v1", "kind": "Event",
+                "metadata": {"generateName": f"{name}.", "namespace": namespace},
+                "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace,
+                                   "name": name, "uid": uid},
+                "reason": reason, "message": message, "type": type, "count": 1,
+                "firstTimestamp": stamp, "lastTimestamp": stamp,
+                "source": {"component": "kubectl-safety"}}
+        status, payload = self._request("POST", resource_path("events", namespace), query=self._dry_query(),
+                                        body=body)
+        return self._classify(f"{namespace}/{name}", "event", status, payload)
+
+    # -- classification --------------------------------------------------------------------
+    def _classify_pod(self, pod, action, status, payload) -> Outcome:
+        namespace, name, _ = _ident(pod)
+        outcome = self._classify(f"{namespace}/{name}", action, status, payload)
+        if outcome.result == "not-found":
+            outcome.result = "gone"
+        elif outcome.result == "conflict" and self._gone(pod):
+            outcome.result = "gone"  # the UID precondition failed: a replacement holds the name
+        return outcome
+
+    @staticmethod
+    def _classify(ref, action, status, payload) -> Outcome:
+        payload = payload if isinstance(payload, dict) else {}
+        message = _one_line(payload.get("message"))
+        code = status
+        if status is not None and 200 <= status < 300 and _is_failure_status(payload):
+            code = payload.get("code") or 500  # a Failure Status returned with a 2xx code
+        if _is_failure_status(payload) and _is_multiple_pdbs(payload):
+            result = "multiple-pdbs"
+        elif code is not None and 200 <= code < 300:
+            result = "done"
+        elif code == 429:
+            result = "pdb-blocked" if "DisruptionBudget" in _causes(payload) else "throttled"
+        elif code == 403:
+            result = "forbidden"
+        elif code == 404:
+            result = "not-found"
+        elif code == 409:
+            result = "conflict"
+        else:
+            result = "error"
+        outcome = Outcome(ref, action, result, status, message, tuple(_causes(payload)),
+                          (payload.get("details") or {}).get("retryAfterSeconds") or 0)
+        if result == "pdb-blocked":
+            details = [c.get("message") for c in (payload.get("details") or {}).get("causes") or []
+                       if c.get("reason") == "DisruptionBudget" or c.get("type") == "DisruptionBudget"]
+            if details and details[0]:
+                outcome.message = _one_line(f"{message} {details[0]}")
+        return outcome
