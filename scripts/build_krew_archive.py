@@ -6,7 +6,7 @@ its pure-Python dependencies (click, tabulate, PyYAML without its optional C ext
 from this interpreter's installation into ``vendor/``, two launchers (``kubectl-safety``,
 ``kubectl_complete-safety``) and the shell completion scripts. The live-cluster path also needs
 the ``kubernetes`` client, which is not vendored (its current releases need compiled pydantic-core):
-users install it into their python3 (see docs/install.md). Everything offline (``--snapshot``),
+users install it into their python3 (see README.md). Everything offline (``--snapshot``),
 ``--help``, ``--version`` and completion works without it.
 
 The archive is reproducible (sorted entries, fixed times and owners), so its sha256 depends only
@@ -35,7 +35,7 @@ from kubectl_safety import __version__  # noqa: E402
 VENDORED = ("click", "tabulate", "PyYAML")
 OPTIONAL_EXTENSIONS = {"PyYAML": ("yaml/_yaml.",)}  # yaml falls back to pure Python without it
 SKIP_METADATA = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "entry_points.txt"}
-EXTRA_FILES = ("README.md", "LICENSE", "docs/install.md")
+EXTRA_FILES = ("README.md", "LICENSE")
 URI_BASE = "https://github.com/kubectl-safety/kubectl-safety/releases/download"
 
 LAUNCHER = '''#!/usr/bin/env python3
