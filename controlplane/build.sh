@@ -47,7 +47,7 @@ build k8s "-X $K8S_VER.gitVersion=$K8S_VERSION -X $K8S_VER.gitMajor=1 -X $K8S_VE
 	kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
 	kubectl=k8s.io/kubernetes/cmd/kubectl
 
-build etcd "" etcd=go.etcd.io/etcd/server/v3
+build etcd "-X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" etcd=go.etcd.io/etcd/server/v3
 
 KWOK_CONSTS=sigs.k8s.io/kwok/pkg/consts
 build kwok "-X $KWOK_CONSTS.Version=$KWOK_VERSION -X $KWOK_CONSTS.KubeVersion=$K8S_VERSION" \

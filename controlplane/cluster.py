@@ -16,6 +16,8 @@ Stdlib only: the pytest fixtures import this module.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -74,9 +76,9 @@ def missing_binaries(bin_dir: Path) -> list[str]:
     return [b for b in BINARIES if not os.access(bin_dir / b, os.X_OK)]
 
 
-def _tail(path: Path, lines: int = 15) -> str:
+def _tail(path: Path, lines: int = 6, width: int = 400) -> str:
     try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        return "\n".join(line[:width] for line in path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
 
@@ -107,7 +109,8 @@ class Cluster:
             cmd, input=input, capture_output=True, text=True, env=self.env(), timeout=timeout
         )
         if check and proc.returncode != 0:
-            raise ClusterError(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
+            stderr = "\n".join(proc.stderr.strip().splitlines()[-10:])
+            raise ClusterError(f"{' '.join(cmd)} failed ({proc.returncode}): {stderr}")
         return proc
 
     def kwokctl(self, *args: str, check: bool = True, timeout: float = 300):
@@ -155,27 +158,42 @@ class Cluster:
         if missing:
             raise ClusterError(
                 f"missing control-plane binaries in {self.bin_dir}: {', '.join(missing)}; "
-                "build them with controlplane/build.sh (about 30 min cold)"
+                "build them with controlplane/build.sh (10-25 min cold)"
             )
         if self.is_up():
             return 0.0
         if self.workdir.exists():
             self.down()
-        start = time.monotonic()
         self.workdir.mkdir(parents=True)
         config = self.workdir / "kwokctl.yaml"
         config.write_text(json.dumps(self._kwokctl_config(), indent=2))
-        try:
-            self.kwokctl(
-                "create", "cluster", "--config", str(config), "--kubeconfig", str(self.kubeconfig),
-                "--wait", f"{int(timeout)}s", timeout=timeout + 60,
-            )
-            self.wait_ready(deadline=start + timeout)
-        except (ClusterError, subprocess.TimeoutExpired) as err:
-            logs = self._log_tails()
-            self.down()
-            raise ClusterError(f"cluster {self.name!r} did not start: {err}\n{logs}") from err
+        # kwokctl picks free ports when it creates a cluster: one creation at a time.
+        with _exclusive(self.workdir.parent / ".create.lock"):
+            start = time.monotonic()
+            try:
+                self._create(config, deadline=start + timeout)
+                self.wait_ready(deadline=start + timeout)
+            except (ClusterError, subprocess.TimeoutExpired) as err:
+                logs = self._log_tails()
+                self.down()
+                raise ClusterError(f"cluster {self.name!r} did not start: {err}\n{logs}") from err
         return time.monotonic() - start
+
+    def _create(self, config: Path, deadline: float) -> None:
+        """Run ``kwokctl create cluster``, stopping it early if a component dies."""
+        log = self.workdir / "kwokctl.log"
+        cmd = [str(self.bin_dir / "kwokctl"), "--name", self.name, "create", "cluster",
+               "--config", str(config), "--kubeconfig", str(self.kubeconfig)]
+        with open(log, "w") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=self.env())
+        try:
+            self._wait(lambda: proc.poll() is not None, deadline, "kwokctl create cluster")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if proc.returncode != 0:
+            raise ClusterError(f"kwokctl create cluster failed ({proc.returncode}):\n{_tail(log, 10)}")
 
     def _kwokctl_config(self) -> dict:
         """KwokctlConfiguration (JSON is YAML): loopback only, RBAC, admission, audit, our binaries."""
@@ -209,23 +227,36 @@ class Cluster:
 
     def wait_ready(self, deadline: float) -> None:
         """Wait for the API, the controller-manager, the scheduler and kwok to do their jobs."""
-        _poll(self.is_up, deadline, "API server /readyz")
+        self._wait(self.is_up, deadline, "API server /readyz")
         # The serviceaccount controller (controller-manager) creates this one.
-        _poll(lambda: self._exists("serviceaccount", "default", "-n", "default"), deadline,
-              "default ServiceAccount (kube-controller-manager)")
-        self._probe_scheduling(deadline)
-
-    def _exists(self, *args: str) -> bool:
-        return self.kubectl("get", *args, "-o", "name", check=False).returncode == 0
-
-    def _probe_scheduling(self, deadline: float) -> None:
-        """A pod gets scheduled (kube-scheduler) onto a kwok node and runs (kwok); then both go."""
+        self._wait(lambda: self._output("get", "serviceaccount", "default", "-n", "default", "-o", "name"),
+                   deadline, "the default ServiceAccount (kube-controller-manager)")
+        # A pod gets scheduled (kube-scheduler) onto a kwok node and runs (kwok); then both go.
         self.apply([_probe_node(), _probe_pod()])
-        left = max(1, int(deadline - time.monotonic()))
-        self.kubectl("wait", "-n", "default", "pod/kwok-probe", "--for=jsonpath={.status.phase}=Running",
-                     f"--timeout={left}s", timeout=left + 30)
+        phase = ("get", "pod/kwok-probe", "-n", "default", "-o", "jsonpath={.status.phase}")
+        self._wait(lambda: self._output(*phase) == "Running", deadline, "a probe pod to be scheduled and run")
         self.kubectl("delete", "-n", "default", "pod/kwok-probe", "--grace-period=0", "--force")
         self.kubectl("delete", "node/kwok-probe")
+
+    def _output(self, *args: str) -> str:
+        """kubectl's stdout, or "" when it fails."""
+        out = self.kubectl(*args, check=False)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    def _wait(self, check, deadline: float, what: str) -> None:
+        """Poll ``check`` until true; fail at once if a component process has exited."""
+        while not check():
+            dead = self.dead_components()
+            if dead:
+                raise ClusterError(f"{', '.join(dead)} exited while waiting for {what}")
+            if time.monotonic() > deadline:
+                raise ClusterError(f"timed out waiting for {what}")
+            time.sleep(0.5)
+
+    def dead_components(self) -> list[str]:
+        """Components whose process (from kwokctl's pid files) is gone."""
+        pid_files = sorted((self.cluster_dir / "pids").glob("*.pid"))
+        return [f.stem for f in pid_files if not _alive(f.read_text().strip())]
 
     def down(self) -> float:
         """Delete the cluster, make sure none of its processes survive, remove the work dir."""
@@ -302,17 +333,29 @@ def _probe_pod() -> dict:
 def _split_nodes(manifest: str) -> tuple[str, str]:
     """Split a multi-document YAML string into (Node documents, the other documents)."""
     docs = [d for d in re.split(r"^---\s*$", manifest, flags=re.M) if d.strip()]
-    is_node = [re.search(r"^kind:\s*Node\s*$", d, flags=re.M) is not None for d in docs]
-    nodes = [d for d, n in zip(docs, is_node) if n]
-    rest = [d for d, n in zip(docs, is_node) if not n]
+    nodes = [d for d in docs if re.search(r"^kind:\s*Node\s*$", d, flags=re.M)]
+    rest = [d for d in docs if d not in nodes]
     return "---\n".join(nodes), "---\n".join(rest)
 
 
-def _poll(check, deadline: float, what: str, interval: float = 0.5) -> None:
-    while not check():
-        if time.monotonic() > deadline:
-            raise ClusterError(f"timed out waiting for {what}")
-        time.sleep(interval)
+@contextlib.contextmanager
+def _exclusive(lock_file: Path):
+    """Hold an exclusive lock on ``lock_file`` (blocks other processes using the same file)."""
+    with open(lock_file, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _alive(pid: str) -> bool:
+    """True if the process exists and is not a zombie (kwokctl reaps its children late)."""
+    try:
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+    except (ValueError, OSError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _kill(pid: int) -> None:
@@ -326,7 +369,7 @@ def _kill(pid: int) -> None:
 
 def _status() -> int:
     root = run_root()
-    clusters = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+    clusters = sorted(p.name for p in root.glob("[!.]*") if p.is_dir()) if root.is_dir() else []
     if not clusters:
         print(f"no clusters under {root}")
     for name in clusters:

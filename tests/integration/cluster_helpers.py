@@ -29,8 +29,6 @@ from controlplane.cluster import (  # noqa: E402
     run_root,
 )
 
-__all__ = ["Cluster", "ClusterError"]
-
 MUTATING_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
@@ -67,8 +65,18 @@ def create(cluster: Cluster, namespace: str | None, *objects: dict) -> list[dict
     """Create objects (dicts) in ``namespace`` (None: as given) and return them as stored."""
     args = ["-n", namespace] if namespace else []
     manifest = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)})
-    out = json.loads(cluster.kubectl("create", *args, "-f", "-", "-o", "json", input=manifest).stdout)
-    return out["items"] if out.get("kind") == "List" else [out]
+    out = cluster.kubectl("create", *args, "-f", "-", "-o", "json", input=manifest).stdout
+    return _json_documents(out)
+
+
+def _json_documents(text: str) -> list[dict]:
+    """Parse kubectl's output of one JSON document per object (or a List)."""
+    decoder, docs, pos = json.JSONDecoder(), [], 0
+    while text[pos:].strip():
+        doc, end = decoder.raw_decode(text, pos + len(text[pos:]) - len(text[pos:].lstrip()))
+        docs.extend(doc["items"] if doc.get("kind") == "List" else [doc])
+        pos = end
+    return docs
 
 
 # -- nodes --------------------------------------------------------------------------------

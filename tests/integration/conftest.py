@@ -83,4 +83,4 @@ def make_node(cluster):
 
     yield make
     if names:
-        cluster.kubectl("delete", "node", *names, "--wait=false", check=False)
+        cluster.kubectl("delete", "node", *names, "--ignore-not-found", check=False)

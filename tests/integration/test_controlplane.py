@@ -103,17 +103,20 @@ def test_eviction_refused_with_429_until_pdb_allows_it(cluster, namespace, app_p
     wait_until(lambda: _terminating_or_gone(cluster, namespace, victim), 30, f"pod {victim} to go")
 
 
-def test_eviction_with_two_pdbs_is_a_failure_status_inside_a_201(cluster, namespace, app_pods, api):
-    """The server refuses to pick between PDBs; it says so in the body of a 201 response."""
+def test_eviction_with_two_pdbs_is_refused_with_500(cluster, namespace, app_pods, api):
+    """The server will not choose between PDBs: a bare 500 Status (no ``reason``), pod untouched."""
     create(cluster, namespace, pdb("first", {"app": "app"}, max_unavailable=1),
            pdb("second", {"app": "app"}, max_unavailable=1))
     for name in ("first", "second"):
         wait_pdb_settled(cluster, namespace, name, disruptions_allowed=1, current_healthy=2)
 
     resp = api.evict(namespace, app_pods[0])
-    assert resp.status == 201, resp
+    assert resp.status == 500, resp
     assert (resp.body["kind"], resp.body["status"], resp.body["code"]) == ("Status", "Failure", 500)
-    assert "more than one PodDisruptionBudget" in resp.body["message"]
+    assert "reason" not in resp.body
+    assert resp.body["message"] == (
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+    )
     assert not _terminating_or_gone(cluster, namespace, app_pods[0])
 
 
