@@ -9,7 +9,11 @@ Result codes: ``done`` (accepted), ``gone`` (404 or the UID changed: the pod we 
 priority and fairness and "still being processed"), ``multiple-pdbs`` (the eviction subresource
 refuses pods matched by more than one PDB; the server may answer 500 or 201 with a Failure
 Status body, so the body is inspected), ``forbidden`` (403), ``not-found`` (404 on a node or
-namespace), ``conflict`` (409 that is not a replaced pod), ``error`` (anything else).
+namespace), ``conflict`` (409 that is not a replaced pod), ``unavailable`` (no answer, or
+502/503/504: the API server is down or restarting), ``error`` (anything else).
+
+Retrying an eviction is always safe: every eviction carries the pod's UID as a precondition, so
+a retry can only evict the pod that was planned, and never a replacement with the same name.
 """
 
 import threading
@@ -20,7 +24,7 @@ from datetime import datetime, timezone
 from kubectl_safety.cluster.live import resource_path
 from kubectl_safety.errors import SafetyError
 
-RETRIED = ("pdb-blocked", "throttled")
+RETRIED = ("pdb-blocked", "throttled", "unavailable")
 MAX_THROTTLE_DELAY = 30.0
 
 
@@ -169,7 +173,7 @@ class Executor:
             if outcome.result not in RETRIED and not self._namespace_terminating(outcome):
                 self.emit(outcome.result, pod=ref, status=outcome.status, message=outcome.message)
                 return outcome
-            if outcome.result == "throttled":
+            if outcome.result in ("throttled", "unavailable"):
                 delay = min(delay * 1.5, MAX_THROTTLE_DELAY)
             pause = max(retry_delay if outcome.result == "pdb-blocked" else delay,
                         outcome.retry_after)
@@ -289,6 +293,8 @@ class Executor:
             result = "not-found"
         elif code == 409:
             result = "conflict"
+        elif code is None or code in (502, 503, 504):
+            result = "unavailable"
         else:
             result = "error"
         outcome = Outcome(ref, action, result, status, message, tuple(_causes(payload)),

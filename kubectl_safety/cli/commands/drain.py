@@ -12,7 +12,7 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
 from kubectl_safety.analysis.drain import FILTER_CODES
-from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
 
 API_VERSION = "safety.kubectl.io/v1"
 POLL_SECONDS = 2.0  # re-plan cadence while waiting for a PDB to allow more
@@ -85,6 +85,8 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
         raise UsageError("cannot specify both a node name and a --selector option" if nodes
                          else "specify the nodes to drain: kubectl safety drain NODE... or -l SELECTOR")
     deadline_seconds = _duration(timeout, "--timeout")
+    if deadline_seconds and _duration(s.g.request_timeout, "--request-timeout") == 0:
+        s.g.request_timeout = f"{deadline_seconds}s"  # a frozen API server cannot hold a request past --timeout
     try:
         pods_sel = LabelSelector.from_string(pod_selector) if pod_selector else None
         node_sel = LabelSelector.from_string(selector) if selector else None
@@ -180,6 +182,7 @@ class _Drain:
         started = time.monotonic()
         deadline = started + timeout if timeout else None
         report = _Report(self.nodes, plan)
+        self.latest = plan
         with _interrupts(executor):
             for node in self.nodes:
                 outcome = executor.cordon(node)
@@ -189,9 +192,13 @@ class _Drain:
                     report.finish(plan, started, "error", f"unable to cordon node {node!r}: {outcome.message}")
                     return self._emit(report, ExitCode.ERROR)
             status, message = self._evict_loop(executor, plan, deadline, report)
-        _, final = self.plan()
+        try:
+            _, final = self.plan()
+        except ClusterError as e:  # the API server is gone again: report the last plan seen
+            final = self.latest
+            message = "; ".join(filter(None, [message, f"final state unknown: {e}"]))
         report.finish(final, started, status, message)
-        if status == "blocked" and not report.done:
+        if status == "blocked" and not (report.done or report.gone):
             return self._emit(report, ExitCode.UNSAFE)
         codes = {"drained": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED}
         return self._emit(report, codes.get(status, ExitCode.PARTIAL))
@@ -231,10 +238,21 @@ class _Drain:
                     self.progress({"event": "waiting", "message": line, "timeLeft": _left(deadline)})
                     waiting_logged = line
                 executor.pause(POLL_SECONDS)
-            _, plan = self.plan()
+            plan = self._replan(plan, deadline)
+
+    def _replan(self, plan, deadline):
+        """A fresh plan; while the API server cannot be reached, the last one (the loop retries)."""
+        try:
+            _, self.latest = self.plan()
+        except ClusterError as e:
+            self.progress({"event": "unreachable", "message": str(e), "timeLeft": _left(deadline)})
+            return plan
+        return self.latest
 
     def _wave(self, executor, pods, deadline, report) -> list:
         """Evict (or delete) pods concurrently, each waited for until gone; returns failures."""
+        from kubectl_safety.cluster.executor import RETRIED
+
         grace = self.options.grace_period if self.options.grace_period >= 0 else None
         failures = []
 
@@ -256,9 +274,11 @@ class _Drain:
                 for f in finished:
                     p, outcome = f.result()
                     report.outcomes.append(outcome.to_dict())
-                    if outcome.result in ("done", "gone"):
+                    if outcome.result == "done":
                         report.done.append(f"{p['namespace']}/{p['name']}")
-                    elif outcome.result not in ("pdb-blocked", "throttled"):  # those: timeout or interrupt
+                    elif outcome.result == "gone":  # deleted or replaced by someone else meanwhile
+                        report.gone.append(f"{p['namespace']}/{p['name']}")
+                    elif outcome.result not in RETRIED:  # retried ones end only on timeout or interrupt
                         failures.append(f"{outcome.pod}: {outcome.result} {outcome.message}".strip())
         return failures
 
@@ -367,6 +387,7 @@ class _Report:
         self.nodes = nodes
         self.initial = plan
         self.done = []
+        self.gone = []
         self.outcomes = []
         self.data = None
 
@@ -378,7 +399,7 @@ class _Report:
             "kind": "DrainReport", "apiVersion": API_VERSION,
             "nodes": self.nodes, "status": status, "drained": status == "drained" and not left,
             "message": message, "elapsedSeconds": round(time.monotonic() - started, 1),
-            "evicted": sorted(set(self.done)), "left": left,
+            "evicted": sorted(set(self.done)), "goneMeanwhile": sorted(set(self.gone)), "left": left,
             "outcomes": self.outcomes,
             "plan": {"summary": self.initial["summary"], "waves": len(self.initial["waves"]),
                      "estimatedSeconds": self.initial["estimatedSeconds"]},
@@ -423,6 +444,8 @@ def _event_line(e) -> str:
         return f"waiting: {e.get('message')}{left_text}"
     if kind == "evicted":
         return f"pod/{pod} evicted"
+    if kind == "unreachable":
+        return f"cannot re-plan, retrying: {e.get('message')}{left_text}"
     if kind == "gave-up":
         return f"gave up evicting pod {pod} ({e.get('reason')}): {e.get('message')}"
     if kind in ("done", "gone"):
