@@ -237,6 +237,21 @@ def wait_pods_running(
     return wait_until(running, timeout, f"pods {selector or '(all)'} Running in {namespace}")
 
 
+def place_on(cluster: Cluster, namespace: str, spare: list[str], objects: list[dict], count: int) -> None:
+    """Create ``objects`` while the ``spare`` nodes are cordoned; wait for ``count`` pods to run."""
+    for name in spare:
+        cluster.kubectl("cordon", name)
+    create(cluster, namespace, *objects)
+    wait_pods_running(cluster, namespace, count=count, ready=False)
+    for name in spare:
+        cluster.kubectl("uncordon", name)
+
+
+def pods_by_uid(cluster: Cluster, namespace: str) -> dict:
+    """The namespace's pods keyed by UID."""
+    return {p["metadata"]["uid"]: p for p in get_json(cluster, "pods", "-n", namespace)["items"]}
+
+
 def wait_pdb_settled(
     cluster: Cluster, namespace: str, name: str, *, disruptions_allowed: int | None = None,
     current_healthy: int | None = None, expected_pods: int | None = None, timeout: float = 60,

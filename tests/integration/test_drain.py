@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from cluster_helpers import create, deployment, get_json, pdb, pod, wait_pdb_settled, wait_pods_running, wait_until
+from cluster_helpers import place_on, pods_by_uid, create, deployment, get_json, pdb, pod, wait_pdb_settled, wait_pods_running, wait_until
 
 from kubectl_safety.cluster.live import Connection
 from tests.unit.cli_helpers import run_cli
@@ -36,18 +36,8 @@ def pool_nodes(make_node, namespace, count):
             for i in range(count)]
 
 
-def place_on(cluster, namespace, targets, spare, objects, pods):
-    """Create ``objects`` while only ``targets`` accept pods, wait for ``pods`` of them to run."""
-    for node in spare:
-        cluster.kubectl("cordon", node)
-    create(cluster, namespace, *objects)
-    wait_pods_running(cluster, namespace, count=pods, ready=False)
-    for node in spare:
-        cluster.kubectl("uncordon", node)
 
 
-def pods_by_uid(cluster, namespace) -> dict:
-    return {p["metadata"]["uid"]: p for p in get_json(cluster, "pods", "-n", namespace)["items"]}
 
 
 def set_unready(cluster, namespace, name):
@@ -178,7 +168,7 @@ def test_dry_run_predicts_kubectl_drain(cluster, namespace, make_node, build, dr
     nodes = pool_nodes(make_node, namespace, 3)
     targets, spare = nodes[:drained], nodes[drained:]
     objects, count, pdbs = build(namespace, targets)
-    place_on(cluster, namespace, targets, spare, objects, count)
+    place_on(cluster, namespace, spare, objects, count)
     web_pods = sorted(p["metadata"]["name"] for p in pods_by_uid(cluster, namespace).values()
                       if p["metadata"]["labels"].get("app") == "web")
     for name in web_pods[:unready]:
@@ -204,7 +194,7 @@ def test_dry_run_predicts_kubectl_drain(cluster, namespace, make_node, build, dr
 # -- real drains ----------------------------------------------------------------------------------
 def test_real_drain_keeps_the_pdb_healthy(cluster, namespace, make_node, audit):
     nodes = pool_nodes(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[:1], nodes[1:], [web(4, namespace), pdb("web", {"app": "web"}, min_available=3)], 4)
+    place_on(cluster, namespace, nodes[1:], [web(4, namespace), pdb("web", {"app": "web"}, min_available=3)], 4)
     wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1)
     started = audit.now()
     with HealthyWatch(cluster, namespace, "app=web") as watch:
@@ -225,7 +215,7 @@ def test_real_drain_keeps_the_pdb_healthy(cluster, namespace, make_node, audit):
 
 def test_two_concurrent_drains_share_one_pdb(cluster, namespace, make_node):
     nodes = pool_nodes(make_node, namespace, 3)
-    place_on(cluster, namespace, nodes[:2], nodes[2:], [web(4, namespace), pdb("web", {"app": "web"}, min_available=3)], 4)
+    place_on(cluster, namespace, nodes[2:], [web(4, namespace), pdb("web", {"app": "web"}, min_available=3)], 4)
     wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1)
     env = dict(os.environ)
     cmd = ["kubectl-safety", "drain", "--kubeconfig", str(cluster.kubeconfig), "--yes", "--timeout", "150s"]
@@ -242,7 +232,7 @@ def test_two_concurrent_drains_share_one_pdb(cluster, namespace, make_node):
 def test_disable_eviction_deletes_instead(cluster, namespace, make_node, audit):
     nodes = pool_nodes(make_node, namespace, 2)
     objects, count, _ = _two_pdbs(namespace, nodes)
-    place_on(cluster, namespace, nodes[:1], nodes[1:], objects, count)
+    place_on(cluster, namespace, nodes[1:], objects, count)
     started = audit.now()
     code, report, err = safety(cluster, nodes[0], "--yes", "--disable-eviction", "--timeout", "60s")
     assert code == 0, err
@@ -253,7 +243,7 @@ def test_disable_eviction_deletes_instead(cluster, namespace, make_node, audit):
 
 def test_dry_run_sends_no_mutating_request(cluster, namespace, make_node, audit):
     nodes = pool_nodes(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[:1], nodes[1:], [web(2, namespace), pdb("web", {"app": "web"}, max_unavailable=1)], 2)
+    place_on(cluster, namespace, nodes[1:], [web(2, namespace), pdb("web", {"app": "web"}, max_unavailable=1)], 2)
     started = audit.now()
     code, plan, err = safety(cluster, nodes[0], "--dry-run")
     assert code == 0 and plan["summary"]["evict"] == 1 and plan["summary"]["wait"] == 1, err
@@ -267,7 +257,7 @@ def test_dry_run_sends_no_mutating_request(cluster, namespace, make_node, audit)
 
 def test_server_dry_run_confirms_the_plan_without_changes(cluster, namespace, make_node):
     nodes = pool_nodes(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[:1], nodes[1:], [web(3, namespace), pdb("web", {"app": "web"}, max_unavailable=1)], 3)
+    place_on(cluster, namespace, nodes[1:], [web(3, namespace), pdb("web", {"app": "web"}, max_unavailable=1)], 3)
     wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1)
     before = set(pods_by_uid(cluster, namespace))
     code, plan, err = safety(cluster, nodes[0], "--dry-run=server")
@@ -281,7 +271,7 @@ def test_server_dry_run_confirms_the_plan_without_changes(cluster, namespace, ma
 
 def test_blocked_drain_is_refused_before_cordoning(cluster, namespace, make_node, audit):
     nodes = pool_nodes(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[:1], nodes[1:], [web(2, namespace), pdb("web", {"app": "web"}, min_available=2)], 2)
+    place_on(cluster, namespace, nodes[1:], [web(2, namespace), pdb("web", {"app": "web"}, min_available=2)], 2)
     wait_pdb_settled(cluster, namespace, "web", current_healthy=2)
     started = audit.now()
     code, plan, err = safety(cluster, nodes[0], "--yes")
@@ -294,7 +284,7 @@ def test_blocked_drain_is_refused_before_cordoning(cluster, namespace, make_node
 def stuck_pdb(cluster, namespace, nodes) -> str:
     """Two web pods on nodes[0], one NotReady on nodes[1], PDB minAvailable 2: nothing may go
     until that pod is Ready again. Returns the NotReady pod's name."""
-    place_on(cluster, namespace, nodes[:1], nodes[1:], [web(2, namespace)], 2)
+    place_on(cluster, namespace, nodes[1:], [web(2, namespace)], 2)
     cluster.kubectl("cordon", nodes[0])
     cluster.kubectl("scale", "deployment/web", "--replicas=3", "-n", namespace)
     wait_pods_running(cluster, namespace, "app=web", count=3)

@@ -20,7 +20,7 @@ import threading
 import time
 
 import pytest
-from cluster_helpers import (RawApi, create, deployment, get_json, pdb, pod, wait_pdb_settled, wait_pods_running,
+from cluster_helpers import (place_on, pods_by_uid, RawApi, create, deployment, get_json, pdb, pod, wait_pdb_settled, wait_pods_running,
                              wait_until)
 
 from kubectl_safety.cluster.executor import Executor
@@ -48,22 +48,12 @@ def agent(namespace):
             "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": spec}}}
 
 
-def place_on(cluster, namespace, spare, objects, count):
-    """Create ``objects`` while the ``spare`` nodes are cordoned; wait for ``count`` pods to run."""
-    for node in spare:
-        cluster.kubectl("cordon", node)
-    create(cluster, namespace, *objects)
-    wait_pods_running(cluster, namespace, count=count, ready=False)
-    for node in spare:
-        cluster.kubectl("uncordon", node)
 
 
-def pods(cluster, namespace) -> dict:
-    return {p["metadata"]["uid"]: p for p in get_json(cluster, "pods", "-n", namespace)["items"]}
 
 
 def on_node(cluster, namespace, node) -> dict:
-    return {uid: p for uid, p in pods(cluster, namespace).items() if p["spec"].get("nodeName") == node}
+    return {uid: p for uid, p in pods_by_uid(cluster, namespace).items() if p["spec"].get("nodeName") == node}
 
 
 # -- running drains -----------------------------------------------------------------------------
@@ -341,7 +331,7 @@ def test_api_server_restart_mid_drain_loses_nothing_and_a_rerun_finishes(
     flags = [nodes[0], "--ignore-daemonsets"]
     plan = planned(cluster, *flags)
     assert len(plan) == 4  # 2 fast (evict now), 2 web (wait for the PDB); the agents are skipped
-    before = pods(cluster, namespace)
+    before = pods_by_uid(cluster, namespace)
     started = audit.now()
     run = start_drain(*flags, "--timeout", timeout)
     try:
@@ -364,7 +354,7 @@ def test_api_server_restart_mid_drain_loses_nothing_and_a_rerun_finishes(
         assert len(report["left"]) == 2 and len(report["evicted"]) == 2
     assert not deletes(audit, started)
     assert {e.name for e in evictions(audit, started)} <= set(plan)
-    vanished = set(before) - set(pods(cluster, namespace))
+    vanished = set(before) - set(pods_by_uid(cluster, namespace))
     assert vanished <= set(plan.values())  # nothing outside the plan (the agents, the other node) went
 
     # a second outage in a session costs ~25 s more: kube-controller-manager's watches back off
@@ -373,7 +363,7 @@ def test_api_server_restart_mid_drain_loses_nothing_and_a_rerun_finishes(
     left = [p["metadata"]["name"] for p in on_node(cluster, namespace, nodes[0]).values()
             if p["metadata"]["labels"].get("app") != "agent"]
     assert left == []
-    assert set(before) - set(pods(cluster, namespace)) == set(plan.values())
+    assert set(before) - set(pods_by_uid(cluster, namespace)) == set(plan.values())
 
 
 # -- 2. API priority and fairness: a 429 without a PDB cause is throttling, not a PDB refusal ---------
@@ -495,7 +485,7 @@ def test_two_drains_at_once_keep_the_shared_budget(cluster, namespace, make_node
     assert len(watch.samples) > 20
     assert watch.min_ready >= 5, watch.min_ready  # desiredHealthy = 6 - maxUnavailable 1
     assert watch.min_status_margin >= 0, watch.min_status_margin
-    assert {p["spec"]["nodeName"] for p in pods(cluster, namespace).values()} == {nodes[2]}
+    assert {p["spec"]["nodeName"] for p in pods_by_uid(cluster, namespace).values()} == {nodes[2]}
     sent = evictions(audit, started)
     assert len([e for e in sent if e.code == 201]) == 6 and {e.code for e in sent} <= {201, 429}
     assert not deletes(audit, started)

@@ -15,7 +15,7 @@ import subprocess
 import time
 
 import pytest
-from cluster_helpers import (create, deployment, get_json, grant_namespace_access, pdb, wait_pdb_settled,
+from cluster_helpers import (place_on, pods_by_uid, create, deployment, get_json, grant_namespace_access, pdb, wait_pdb_settled,
                              wait_pods_running, wait_until)
 
 from tests.unit.cli_helpers import run_cli
@@ -36,18 +36,8 @@ def web(replicas, namespace):
     return deployment("web", replicas, node_selector={"pool": namespace}, requests={"cpu": "100m"})
 
 
-def place_on(cluster, namespace, targets, spare, objects, count):
-    """Create ``objects`` while only ``targets`` accept pods; wait for ``count`` pods to run."""
-    for node in spare:
-        cluster.kubectl("cordon", node)
-    create(cluster, namespace, *objects)
-    wait_pods_running(cluster, namespace, count=count, ready=False)
-    for node in spare:
-        cluster.kubectl("uncordon", node)
 
 
-def pods(cluster, namespace) -> dict:
-    return {p["metadata"]["uid"]: p for p in get_json(cluster, "pods", "-n", namespace)["items"]}
 
 
 def cli(cluster, *args):
@@ -86,7 +76,7 @@ def small_workload(cluster, request):
     nodes = [create_node(cluster, f"rel-ro-{i}", labels={"pool": ns})["metadata"]["name"] for i in range(2)]
     create(cluster, ns, web(2, ns), pdb("web", {"app": "web"}, max_unavailable=1))
     wait_pods_running(cluster, ns, count=2, ready=False)
-    pod = next(iter(pods(cluster, ns).values()))
+    pod = next(iter(pods_by_uid(cluster, ns).values()))
     yield ns, pod["spec"]["nodeName"], pod["metadata"]["name"]
     cluster.kubectl("delete", "namespace", ns, "--wait=false", check=False)
     cluster.kubectl("delete", "node", *nodes, "--wait=false", check=False)
@@ -97,7 +87,7 @@ def test_read_only_runs_send_no_mutating_request(cluster, audit, small_workload,
     if not exists(command):
         pytest.skip(f"{command} is not implemented yet")
     ns, node, pod = small_workload
-    before = set(pods(cluster, ns))
+    before = set(pods_by_uid(cluster, ns))
     started = audit.now()
     code, out, err = cli(cluster, *build(ns, node, pod))
     assert code in (0, 3), err  # 3: a dry run that found blockers / a refused force delete
@@ -106,7 +96,7 @@ def test_read_only_runs_send_no_mutating_request(cluster, audit, small_workload,
     wait_until(lambda: [e for e in audit.entries(started) if e.resource == "namespaces" and e.name == ns
                         and UA not in e.user_agent], 15, "the marker read in the audit log")
     assert audit.mutating_requests(started, user_agent_contains=UA) == []
-    assert set(pods(cluster, ns)) == before
+    assert set(pods_by_uid(cluster, ns)) == before
     assert not get_json(cluster, f"node/{node}")["spec"].get("unschedulable")
 
 
@@ -122,12 +112,12 @@ def test_signal_stops_a_waiting_drain_cleanly_and_a_rerun_finishes(cluster, name
     if not exists("drain"):
         pytest.skip("drain is not implemented yet")
     nodes = pool(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[:1], nodes[1:], [web(2, namespace)], 2)
+    place_on(cluster, namespace, nodes[1:], [web(2, namespace)], 2)
     cluster.kubectl("cordon", nodes[0])
     cluster.kubectl("scale", "deployment/web", "--replicas=3", "-n", namespace)
     wait_pods_running(cluster, namespace, "app=web", count=3)
     cluster.kubectl("uncordon", nodes[0])
-    elsewhere = [p["metadata"]["name"] for p in pods(cluster, namespace).values() if p["spec"]["nodeName"] == nodes[1]]
+    elsewhere = [p["metadata"]["name"] for p in pods_by_uid(cluster, namespace).values() if p["spec"]["nodeName"] == nodes[1]]
     set_ready(cluster, namespace, elsewhere[0], False)  # the PDB allows nothing until it is Ready again
     create(cluster, namespace, pdb("web", {"app": "web"}, min_available=2))
     wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=0, current_healthy=2)
@@ -154,7 +144,7 @@ def test_signal_stops_a_waiting_drain_cleanly_and_a_rerun_finishes(cluster, name
     set_ready(cluster, namespace, elsewhere[0], True)
     code, out, err = cli(cluster, "drain", nodes[0], "--yes", "--timeout", "120s", "-o", "json")
     assert code == 0, err
-    assert [p for p in pods(cluster, namespace).values() if p["spec"].get("nodeName") == nodes[0]] == []
+    assert [p for p in pods_by_uid(cluster, namespace).values() if p["spec"].get("nodeName") == nodes[0]] == []
 
 
 # -- a user confined to one namespace ---------------------------------------------------------------------
@@ -164,7 +154,7 @@ def test_namespace_confined_user_reads_there_and_gets_a_clear_forbidden_elsewher
     create(cluster, namespace, web(1, namespace))
     wait_pods_running(cluster, namespace, count=1, ready=False)
     grant_namespace_access(cluster, user, namespace, verbs=("get", "list", "watch"))
-    pod = next(iter(pods(cluster, namespace).values()))["metadata"]["name"]
+    pod = next(iter(pods_by_uid(cluster, namespace).values()))["metadata"]["name"]
 
     code, out, err = cli(cluster, "explain", "pod", pod, "-n", namespace, "--as", user)
     assert code == 0, err

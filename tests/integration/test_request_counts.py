@@ -1,0 +1,85 @@
+"""API requests per command, from the audit log, must not grow with the cluster (issue 8).
+
+The same commands run against a small cluster and again after it grew (more nodes, more pods
+on the same node, in the namespace and elsewhere); each makes exactly as many requests both
+times. Lists stay below one page (500 objects) here: beyond that a LIST costs one request per
+page, by design.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from cluster_helpers import create, deployment, get_json, pdb, wait_pods_running
+
+from tests.unit.cli_helpers import run_cli
+
+
+def requests_of(audit, args) -> list:
+    """Run ``kubectl safety ARGS`` in-process; the (verb, resource) of each API request it made."""
+    since = audit.now()
+    code, _, err = run_cli(args)
+    assert code in (0, 3), err
+    seen, stable_since = None, time.monotonic()
+    while time.monotonic() - stable_since < 1.0:  # the audit log is written as requests complete
+        now = sorted((e.verb, e.resource) for e in audit.entries(since) if "kubectl-safety/" in e.user_agent)
+        if now != seen:
+            seen, stable_since = now, time.monotonic()
+        time.sleep(0.2)
+    return seen
+
+
+def grow(cluster, make_node, namespace, target, nodes, replicas):
+    """More nodes and more pods: on the target node, in the namespace and in another namespace."""
+    for i in range(nodes):
+        make_node(f"rc-{namespace[-6:]}-x{i}", labels={"pool": namespace})
+    other = f"{namespace}-other"
+    cluster.kubectl("create", "namespace", other)
+    filler = deployment("filler", replicas, node_selector={"pool": namespace}, requests={"cpu": "10m"})
+    create(cluster, namespace, filler)
+    create(cluster, other, deployment("elsewhere", replicas, node_selector={"pool": namespace}, requests={"cpu": "10m"}))
+    on_target = deployment("pinned", 5, requests={"cpu": "10m"})
+    on_target["spec"]["template"]["spec"]["nodeName"] = target
+    create(cluster, namespace, on_target)
+    wait_pods_running(cluster, namespace, count=3 + replicas + 5, ready=False, timeout=120)
+    wait_pods_running(cluster, other, count=replicas, ready=False, timeout=120)
+    return other
+
+
+@pytest.fixture
+def small_cluster(cluster, make_node, namespace):
+    """Two nodes labelled pool=<namespace>, a 3-replica Deployment with a PDB."""
+    nodes = [make_node(f"rc-{namespace[-6:]}-{i}", labels={"pool": namespace})["metadata"]["name"] for i in range(2)]
+    create(cluster, namespace, deployment("web", 3, node_selector={"pool": namespace}, requests={"cpu": "100m"}),
+           pdb("web", {"app": "web"}, max_unavailable=1))
+    pods = wait_pods_running(cluster, namespace, "app=web", count=3, ready=False)
+    return nodes, pods
+
+
+def test_requests_per_command_do_not_grow(cluster, audit, make_node, namespace, small_cluster, tmp_path):
+    nodes, pods = small_cluster
+    target = pods[0]["spec"]["nodeName"]
+    preemptor = tmp_path / "preemptor.json"
+    preemptor.write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "urgent", "namespace": namespace},
+                                     "spec": {"containers": [{"name": "main", "image": "app:1",
+                                                              "resources": {"requests": {"cpu": "3900m"}}}]}}))
+    base = ["--kubeconfig", str(cluster.kubeconfig), "-n", namespace, "-o", "json"]
+    commands = {
+        "explain pod": ["explain", "pod", pods[0]["metadata"]["name"]],
+        "explain node": ["explain", "node", target],
+        "drain --dry-run": ["drain", target, "--dry-run", "--ignore-daemonsets"],
+        "preemption -f": ["preemption", "-f", str(preemptor)],
+        "rebalance --dry-run": ["rebalance", "deployment/web", "--dry-run"],
+    }
+    small = {name: requests_of(audit, args + base) for name, args in commands.items()}
+    other = grow(cluster, make_node, namespace, target, nodes=6, replicas=30)
+    try:
+        assert len(get_json(cluster, "pods", "-A")["items"]) >= 3 + 30 + 30 + 5
+        large = {name: requests_of(audit, args + base) for name, args in commands.items()}
+    finally:
+        cluster.kubectl("delete", "namespace", other, "--wait=false", check=False)
+    for name in commands:
+        assert small[name], f"{name}: no requests seen in the audit log"
+        assert large[name] == small[name], f"{name}: requests grew with the cluster"
