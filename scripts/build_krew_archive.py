@@ -2,12 +2,14 @@
 """Build the krew release archive ``dist/kubectl-safety-<version>.tar.gz`` and fill krew/safety.yaml.
 
 The archive runs with nothing but a Python 3 interpreter: it holds the ``kubectl_safety`` package,
-its pure-Python dependencies (click, tabulate, PyYAML without its optional C extension) copied
-from this interpreter's installation into ``vendor/``, two launchers (``kubectl-safety``,
-``kubectl_complete-safety``) and the shell completion scripts. The live-cluster path also needs
-the ``kubernetes`` client, which is not vendored (its current releases need compiled pydantic-core):
-users install it into their python3 (see README.md). Everything offline (``--snapshot``),
-``--help``, ``--version`` and completion works without it.
+its pure-Python dependencies in ``vendor/``, two launchers (``kubectl-safety``,
+``kubectl_complete-safety``) and the shell completion scripts. click, tabulate and PyYAML (without
+its optional C extension) are copied from this interpreter's installation; the kubernetes client
+and its runtime dependencies come from pinned pure-Python (``*-none-any``) wheels downloaded from
+the package index with ``pip download`` into a cache (``~/.cache/kubectl-safety/wheels``; only
+the first build needs the index) and checked against their sha256. kubernetes
+36.0.3 is the newest release of the synchronous client that needs nothing compiled (37 needs
+pydantic-core); its aiohttp requirement serves only ``kubernetes.aio``, which is left out.
 
 The archive is reproducible (sorted entries, fixed times and owners), so its sha256 depends only
 on the files. The manifest's version, uri, sha256, archive folder and minimum Python are rewritten.
@@ -23,9 +25,11 @@ import io
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tarfile
 import tempfile
+import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -34,6 +38,23 @@ from kubectl_safety import __version__  # noqa: E402
 
 VENDORED = ("click", "tabulate", "PyYAML")
 OPTIONAL_EXTENSIONS = {"PyYAML": ("yaml/_yaml.",)}  # yaml falls back to pure Python without it
+WHEELS = {  # the kubernetes client's runtime closure: distribution: (version, sha256 of its none-any wheel)
+    "kubernetes": ("36.0.3", "8fde9241c4b298e6374a069dcf728359b4e72c2fb29489a975ba4e1c047cf10f"),
+    "certifi": ("2026.5.20", "3c52e209ba0a4ad7aebe60436a4ab349c39e1e602e8c134221e546902ad25897"),
+    "charset-normalizer": ("3.4.7", "3dce51d0f5e7951f8bb4900c257dad282f49190fdbebecd4ba99bcc41fef404d"),
+    "durationpy": ("0.11", "a739fe2b8972c250ff72f8e2c488d18cf25f7b852f49ee76048775d5171df30c"),
+    "idna": ("3.13", "892ea0cde124a99ce773decba204c5552b69c3c67ffd5f232eb7696135bc8bb3"),
+    "oauthlib": ("4.0.1", "498a298876e996301950a5b053d12c31628bb7b895db03666430c69ce182eb61"),
+    "python-dateutil": ("2.9.0.post0", "a8b2bc7bffae282281c8140a97d3aa9c14da0b136dfe83f850eea9a5f7470427"),
+    "requests": ("2.34.2", "2a0d60c172f83ac6ab31e4554906c0f3b3588d37b5cb939b1c061f4907e278e0"),
+    "requests-oauthlib": ("2.0.0", "7dd8a5c40426b779b0868c404bdef9768deccf22749cde15852df527e6269b36"),
+    "six": ("1.17.0", "4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"),
+    "urllib3": ("2.8.0", "0cf3cae568d36aa9576b28dfb35f11328f1cb974ca7647d9475ebb86c75ac6e3"),
+    "websocket-client": ("1.9.2", "e1a673830a9c7bfa47b1cd3d5e4178f4c9651d80a4eab02c9c23a1c3ec6250ce"),
+}
+WHEEL_SKIP = ("kubernetes/aio/",)  # the asyncio client (needs aiohttp); unused by kubectl-safety
+WHEEL_CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                           "kubectl-safety", "wheels")
 SKIP_METADATA = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "entry_points.txt"}
 EXTRA_FILES = ("README.md", "LICENSE")
 URI_BASE = "https://github.com/kubectl-safety/kubectl-safety/releases/download"
@@ -64,6 +85,10 @@ def minimum_python() -> tuple:
     """The highest ``>=X.Y`` among the project's and the vendored distributions' Requires-Python."""
     specs = [re.search(r"python_requires\s*=\s*(.+)", open(os.path.join(ROOT, "setup.cfg")).read()).group(1)]
     specs += [importlib.metadata.metadata(d).get("Requires-Python") or "" for d in VENDORED]
+    for path in wheels():
+        with zipfile.ZipFile(path) as whl:
+            meta = next(n for n in whl.namelist() if n.endswith(".dist-info/METADATA"))
+            specs += re.findall(r"(?m)^Requires-Python: (.+)$", whl.read(meta).decode())
     bounds = [tuple(int(x) for x in m) for s in specs for m in re.findall(r">=\s*(\d+)\.(\d+)", s)]
     return max(bounds, default=(3, 8))
 
@@ -86,6 +111,43 @@ def vendor(dist_name: str, dest: str):
         shutil.copyfile(f.locate(), target)
 
 
+def wheels() -> list:
+    """Paths of the pinned wheels in the cache, downloaded when missing; each checked against its sha256."""
+    paths = []
+    for name, (version, digest) in WHEELS.items():
+        stem = f"{re.sub(r'[-.]+', '_', name)}-{version}-"
+        found = [f for f in sorted(os.listdir(WHEEL_CACHE)) if f.lower().startswith(stem)] \
+            if os.path.isdir(WHEEL_CACHE) else []
+        if not found:
+            subprocess.run([sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--no-deps",
+                            "--platform", "any", "--implementation", "py", "--no-cache-dir", "-q",
+                            "-d", WHEEL_CACHE, f"{name}=={version}"], check=True)
+            found = [f for f in sorted(os.listdir(WHEEL_CACHE)) if f.lower().startswith(stem)]
+        if len(found) != 1 or not found[0].endswith("-none-any.whl"):
+            raise SystemExit(f"{name} {version}: expected one pure-Python wheel in {WHEEL_CACHE}, found {found}")
+        path = os.path.join(WHEEL_CACHE, found[0])
+        if sha256(path) != digest:
+            raise SystemExit(f"{path}: sha256 {sha256(path)} is not the pinned {digest}")
+        paths.append(path)
+    return paths
+
+
+def unpack_wheel(path: str, dest: str):
+    """Extract a wheel's modules and metadata (licences) into ``dest``, without tests or compiled files."""
+    with zipfile.ZipFile(path) as whl:
+        for rel in sorted(whl.namelist()):
+            if rel.endswith("/") or rel.startswith(WHEEL_SKIP) or rel.endswith("_test.py"):
+                continue
+            if rel.split("/")[0].endswith(".dist-info") and os.path.basename(rel) in SKIP_METADATA:
+                continue
+            if rel.endswith((".so", ".pyd", ".dylib")):
+                raise SystemExit(f"{path}: {rel} is compiled; the archive must stay pure Python")
+            target = os.path.join(dest, rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as f:
+                f.write(whl.read(rel))
+
+
 def stage(top: str, minimum: tuple):
     """Lay out the archive's files under ``top``."""
     shutil.copytree(os.path.join(ROOT, "kubectl_safety"), os.path.join(top, "kubectl_safety"),
@@ -93,6 +155,8 @@ def stage(top: str, minimum: tuple):
     shutil.copytree(os.path.join(ROOT, "completions"), os.path.join(top, "completions"))
     for dist in VENDORED:
         vendor(dist, os.path.join(top, "vendor"))
+    for path in wheels():
+        unpack_wheel(path, os.path.join(top, "vendor"))
     for rel in EXTRA_FILES:
         if os.path.exists(os.path.join(ROOT, rel)):
             os.makedirs(os.path.dirname(os.path.join(top, rel)), exist_ok=True)

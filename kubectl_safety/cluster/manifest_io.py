@@ -3,7 +3,7 @@
 import re
 
 from kubectl_safety.cluster.dump import parse_documents, read_text
-from kubectl_safety.errors import InputError, UsageError
+from kubectl_safety.errors import InputError, SafetyError, UsageError
 
 DEFAULT_VERSION = "1.34.0"  # offline default when --kubernetes-version is not given
 
@@ -20,14 +20,24 @@ def read_manifest(path: str) -> list:
     return objects
 
 
+def _validator():
+    """kubernetes-validate, or a one-line error saying how to get it (the krew archive lacks it)."""
+    try:
+        import kubernetes_validate.utils as kv
+    except ImportError:
+        raise SafetyError("validating manifests (preemption -f) needs kubernetes-validate: "
+                          "python3 -m pip install kubernetes-validate") from None
+    return kv
+
+
 def supported_version(wanted, given_by_user: bool) -> str:
     """The Kubernetes version to validate against (``1.34.7`` style, no leading v).
 
     A user-given version kubernetes-validate does not know is a usage error; a server version
     it does not know falls back to the newest it has.
     """
-    from kubernetes_validate.utils import all_versions, latest_version
-
+    kv = _validator()
+    all_versions, latest_version = kv.all_versions, kv.latest_version
     match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", wanted or "")
     if match and match.group(1) != "0":
         version = f"{match.group(1)}.{match.group(2)}.{match.group(3) or 0}"
@@ -42,8 +52,7 @@ def supported_version(wanted, given_by_user: bool) -> str:
 
 def validate(obj: dict, version: str, origin: str):
     """Raise InputError naming the field when ``obj`` does not match the API schema."""
-    import kubernetes_validate.utils as kv
-
+    kv = _validator()
     for field in ("apiVersion", "kind"):
         if not obj.get(field):
             raise InputError(f"{origin}: {field} is missing")

@@ -1,21 +1,29 @@
-"""Dynamic completion against the real control plane, through the built kubectl."""
+"""Distribution against the real control plane: dynamic completion through the built kubectl, and
+the krew archive's live commands on a bare interpreter."""
 
 from __future__ import annotations
 
+import glob
+import json
 import os
 import subprocess
 import sys
+import tarfile
 import time
 import uuid
 
 import click
+import pytest
 from cluster_helpers import create, deployment, pod
 
+from kubectl_safety import __version__
 from kubectl_safety.cli.completion import (KubectlComplete, complete_namespaces, complete_nodes, complete_pods,
                                            complete_workloads)
 from kubectl_safety.cli.options import global_options
 
 ROOT = os.getcwd()
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import build_krew_archive  # noqa: E402
 
 
 @click.group()
@@ -96,3 +104,36 @@ def test_kubectl_plugin_completion_of_node_names(cluster, make_node):
     done = subprocess.run(["kubectl", "__complete", "safety", "drain", "--kubeconfig", str(cluster.kubeconfig),
                            name[:-2]], env={**os.environ, "PATH": path}, capture_output=True, text=True, timeout=60)
     assert done.stdout.splitlines() == [name, ":4"], done.stdout + done.stderr
+
+
+# -- the krew archive ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def unpacked_archive(tmp_path_factory):
+    """The krew archive built from this checkout (into a temporary folder), unpacked."""
+    base = tmp_path_factory.mktemp("krew")
+    manifest = base / "safety.yaml"
+    manifest.write_text(open(os.path.join(ROOT, "krew", "safety.yaml")).read())
+    path = build_krew_archive.build(str(base / "dist"), str(manifest), "https://example.test/releases")
+    with tarfile.open(path) as tar:
+        tar.extractall(base / "unpacked")
+    return base / "unpacked" / f"kubectl-safety-{__version__}"
+
+
+def bare_interpreters():
+    """This Python and, when installed, the minimum one the archive supports."""
+    minimum = ".".join(map(str, build_krew_archive.minimum_python()))
+    return [sys.executable] + sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{minimum}.*/bin/python3")))[-1:]
+
+
+@pytest.mark.parametrize("python", bare_interpreters())
+def test_archive_explains_a_live_node_on_a_bare_interpreter(cluster, make_node, unpacked_archive, python, tmp_path):
+    """No site-packages, no environment of ours: the archive alone reaches the API server."""
+    name = make_node(f"krew-{uuid.uuid4().hex[:5]}")["metadata"]["name"]
+    done = subprocess.run([python, "-I", "-S", unpacked_archive / "kubectl-safety", "explain", "node", name,
+                           "--kubeconfig", cluster.kubeconfig, "-o", "json"],
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"},
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["kind"], report["node"]["name"]) == ("NodeExplanation", name)

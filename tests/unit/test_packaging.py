@@ -144,7 +144,14 @@ def test_manifest_filled_for_the_archive(archive, tmp_path):
     with tarfile.open(path) as tar:
         binary = tar.getmember(f"kubectl-safety-{__version__}/{platform['bin']}")
         assert binary.mode & 0o111 and binary.mtime == 0
-        assert not [n for n in tar.getnames() if n.endswith((".so", ".pyc", ".pyd"))]
+        names = tar.getnames()
+        assert not [n for n in names if n.endswith((".so", ".pyc", ".pyd"))]
+        vendor = f"kubectl-safety-{__version__}/vendor/"
+        for module in ("kubernetes/client/api_client.py", "kubernetes/config/kube_config.py", "urllib3/__init__.py",
+                       "requests/__init__.py", "certifi/cacert.pem", "yaml/__init__.py", "click/__init__.py"):
+            assert vendor + module in names, module
+        assert not [n for n in names if n.startswith(vendor + "kubernetes/aio") or n.endswith("_test.py")]
+    assert "pip install" not in spec["spec"]["caveats"]
     # reproducible: a second build has the same digest
     again = build_krew_archive.build(str(tmp_path), str(manifest), "https://example.test/releases")
     assert hashlib.sha256(open(again, "rb").read()).hexdigest() == platform["sha256"]
@@ -167,7 +174,7 @@ def interpreters():
 
 
 @pytest.mark.parametrize("python", interpreters())
-def test_archive_runs_on_a_bare_interpreter(archive, python):
+def test_archive_runs_on_a_bare_interpreter(sandbox, archive, python):
     _, _, unpacked = archive
     bare = [python, "-I", "-S"]  # no site-packages: only the archive's own files
     version = subprocess.run([*bare, unpacked / "kubectl-safety", "--version"], capture_output=True, text=True)
@@ -176,6 +183,11 @@ def test_archive_runs_on_a_bare_interpreter(archive, python):
                                 "--snapshot", DEMO, "--now", DEMO_NOW], capture_output=True, text=True, cwd=ROOT)
     assert explained.returncode == 0, explained.stderr
     assert explained.stdout.startswith("Pod:          shop/web-5d8f7c-0x0")
+    # the bundled kubernetes client loads the kubeconfig and gets as far as the (closed) port
+    version = subprocess.run([*bare, unpacked / "kubectl-safety", "version", "--kubeconfig", sandbox / "kubeconfig",
+                              "--request-timeout", "2s"], capture_output=True, text=True)
+    assert version.returncode == 0, version.stderr
+    assert "unable to connect to the server https://127.0.0.1:9" in version.stdout, version.stdout
     completed = subprocess.run([*bare, unpacked / "kubectl_complete-safety", "explain", "p"],
                                capture_output=True, text=True)
     assert [line.split("\t")[0] for line in completed.stdout.splitlines()] == ["pod", "priorities", ":4"]
