@@ -50,18 +50,17 @@ def domain_counts(pod, constraint, snapshot, constraints=None, exclude=frozenset
     c = normalized(constraint)
     keys = [x.get("topologyKey") for x in (constraints or pod.topology_spread_constraints or [constraint])]
     selector = constraint_selector(pod, constraint)
+    per_node = {}  # matching pods per node, from the namespace's pods only
+    if selector is not None:
+        for other in snapshot.pods_in(pod.namespace):
+            if (other.node_name and not other.is_terminating and not other.is_terminal
+                    and other.key not in exclude and selector.matches(other.labels)):
+                per_node[other.node_name] = per_node.get(other.node_name, 0) + 1
     counts = {}
     for node in snapshot.nodes:
-        if not node_eligible(pod, node, c, keys):
-            continue
-        domain = node.labels[c["topologyKey"]]
-        counts.setdefault(domain, 0)
-        if selector is None:
-            continue
-        for other in snapshot.pods_on(node.name):
-            if (other.namespace == pod.namespace and not other.is_terminating and not other.is_terminal
-                    and other.key not in exclude and selector.matches(other.labels)):
-                counts[domain] += 1
+        if node_eligible(pod, node, c, keys):
+            domain = node.labels[c["topologyKey"]]
+            counts[domain] = counts.get(domain, 0) + per_node.get(node.name, 0)
     return counts
 
 

@@ -30,13 +30,16 @@ def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, c
         pairs, newest = load_objects(snapshot_paths)
         return build_snapshot(pairs, taken_at=now or newest,
                               source="snapshot " + ", ".join(snapshot_paths))
+    from kubectl_safety.cluster.dump import bulk_load
+
     objects, seen = [], set()
-    for origin, obj in fetch(connection, queries, chunk_size, warnings):
-        meta = obj.get("metadata") or {}
-        key = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
-        if key not in seen:
-            seen.add(key)
-            objects.append((origin, obj))
+    with bulk_load():  # many acyclic objects: no cyclic GC passes while they arrive
+        for origin, obj in fetch(connection, queries, chunk_size, warnings):
+            meta = obj.get("metadata") or {}
+            key = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+            if key not in seen:
+                seen.add(key)
+                objects.append((origin, obj))
     host = connection.client().configuration.host
     return build_snapshot(objects, taken_at=now, source=f"cluster {host}")
 

@@ -70,7 +70,44 @@ def check(value, schema, path: str):
         raise InputError(f"'{path}' must be {_describe(schema)}, got {value!r}"[:200])
 
 
+def _compile(schema):
+    """``check`` as a yes/no predicate that builds no paths (about twice as fast on valid objects)."""
+    if isinstance(schema, dict):
+        plain = [(key, sub) for key, sub in schema.items() if isinstance(sub, type)]
+        nested = [(key, _compile(sub)) for key, sub in schema.items() if not isinstance(sub, type)]
+
+        def ok(value):
+            if value is None:
+                return True
+            if not isinstance(value, dict):
+                return False
+            for key, expected in plain:
+                v = value.get(key)
+                if v is not None and not isinstance(v, expected):
+                    return False
+            for key, sub in nested:
+                v = value.get(key)
+                if v is not None and not sub(v):
+                    return False
+            return True
+        return ok
+    if isinstance(schema, list):
+        item = _compile(schema[0])
+        return lambda value: value is None or (isinstance(value, list) and all(item(v) for v in value))
+    if isinstance(schema, type):
+        return lambda value: value is None or isinstance(value, schema)
+    return lambda value: value is None or _type_ok(value, schema)
+
+
+_COMPILED = {}
+
+
 def check_shape(obj: dict, kind: str, workload: bool):
     schema = SCHEMAS.get(kind) or (WORKLOAD if workload else None)
-    if schema is not None:
+    if schema is None:
+        return
+    key = kind if kind in SCHEMAS else "workload"
+    if key not in _COMPILED:
+        _COMPILED[key] = _compile(schema)
+    if not _COMPILED[key](obj):  # the fast check found a problem: the full walk names it
         check(obj, schema, "")

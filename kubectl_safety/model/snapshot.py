@@ -2,9 +2,11 @@
 
 from functools import cached_property
 
+from kubectl_safety.errors import InputError
+
 # Each lazily built index (a cached_property) and the field it is derived from.
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
-                "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs",
+                "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
                 "_classes_by_name": "priority_classes", "global_default_class": "priority_classes",
                 "_workloads_by_key": "workloads", "_workloads_by_uid": "workloads"}
 
@@ -105,9 +107,39 @@ class ClusterSnapshot:
     def pdbs_in(self, namespace) -> list:
         return self._pdbs_by_namespace.get(namespace, [])
 
+    @cached_property
+    def _pdbs_by_label(self):
+        """Where ``pdbs_for`` looks: PDBs by (namespace, key, value) of one ``In`` requirement of
+        their selector, and per namespace the PDBs without one (or with an invalid selector,
+        which then fails where it did before); each with its position in ``pdbs``."""
+        by_label, unanchored = {}, {}
+        for position, b in enumerate(self.pdbs):
+            try:
+                selector = b.selector
+            except InputError:
+                selector = False
+            if selector is None:
+                continue  # selects nothing
+            anchor = next(((k, vs) for k, op, vs in selector.requirements if op == "In"), None) if selector else None
+            if anchor is None:
+                unanchored.setdefault(b.namespace, []).append((position, b))
+                continue
+            for value in anchor[1]:
+                by_label.setdefault((b.namespace, anchor[0], value), []).append((position, b))
+        return by_label, unanchored
+
     def pdbs_for(self, pod) -> list:
-        """PDBs whose selector selects the pod, as the Eviction API matches them."""
-        return [b for b in self.pdbs_in(pod.namespace) if b.selects(pod)]
+        """PDBs whose selector selects the pod, as the Eviction API matches them (in order)."""
+        by_label, unanchored = self._pdbs_by_label
+        namespace = pod.namespace
+        candidates = list(unanchored.get(namespace, ()))
+        labels = pod.labels
+        for key, value in (labels.items() if isinstance(labels, dict) else ()):
+            if isinstance(value, str):
+                candidates += by_label.get((namespace, key, value), ())
+        if len(candidates) > 1:
+            candidates = sorted(dict(candidates).items())
+        return [b for _, b in candidates if b.selects(pod)]
 
     def priority_class(self, name):
         return self._classes_by_name.get(name)
