@@ -377,6 +377,7 @@ class AuditEntry:
     user: str
     user_agent: str
     received: datetime
+    impersonated_user: str | None = None  # set when the request carried Impersonate-User
 
 
 def _parse_time(value: str) -> datetime:
@@ -431,6 +432,7 @@ def _entry(event: dict) -> AuditEntry:
         user=event.get("user", {}).get("username", ""),
         user_agent=event.get("userAgent", ""),
         received=_parse_time(event["requestReceivedTimestamp"]),
+        impersonated_user=(event.get("impersonatedUser") or {}).get("username"),
     )
 
 

@@ -8,7 +8,7 @@ import json
 import re
 import pytest
 from cluster_helpers import (create, deployment, get_json, pdb, pod, priority_class, wait_pdb_settled,
-                             wait_pods_running)
+                             wait_pods_running, wait_until)
 
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.cluster.live import Connection
@@ -115,3 +115,20 @@ def test_forbidden_names_verb_and_resource(cluster, namespace, workloads):
                             "--kubeconfig", str(cluster.kubeconfig), "--as", "nobody"])
     assert code == 1 and len(err.strip().splitlines()) == 1
     assert 'cannot get resource "pods"' in err and "Forbidden" in err
+
+
+def test_never_impersonates_unless_asked(cluster, namespace, workloads, audit):
+    """Requests carry Impersonate-User only with --as (the tool never escalates by itself)."""
+    name = pods_of(cluster, namespace, "web")[0]["metadata"]["name"]
+    since = audit.now()
+    explain(cluster, "pod", name, "-n", namespace)
+    code, _, err = run_cli(["explain", "pod", name, "-n", namespace, "--kubeconfig", str(cluster.kubeconfig),
+                            "--as", "alice", "--as-group", "system:masters"])
+    assert code == 0, err
+
+    def ours():
+        entries = [e for e in audit.entries(since) if "kubectl-safety/" in e.user_agent]
+        return entries if {e.impersonated_user for e in entries} >= {None, "alice"} else None
+
+    entries = wait_until(ours, 20, "audit entries of both runs")
+    assert {e.impersonated_user for e in entries} == {None, "alice"}
