@@ -7,7 +7,6 @@ Every test confines its pods to its own nodes (label ``pool=<namespace>``).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -21,10 +20,6 @@ from cluster_helpers import (place_on, pods_by_uid, create, deployment, get_json
 from tests.unit.cli_helpers import run_cli
 
 UA = "kubectl-safety/"
-
-
-def exists(command) -> bool:
-    return importlib.util.find_spec(f"kubectl_safety.cli.commands.{command}") is not None
 
 
 def pool(make_node, namespace, count) -> list:
@@ -84,8 +79,6 @@ def small_workload(cluster, request):
 
 @pytest.mark.parametrize("command,build", [(c, b) for _, c, b in READ_ONLY], ids=[i for i, _, _ in READ_ONLY])
 def test_read_only_runs_send_no_mutating_request(cluster, audit, small_workload, command, build):
-    if not exists(command):
-        pytest.skip(f"{command} is not implemented yet")
     ns, node, pod = small_workload
     before = set(pods_by_uid(cluster, ns))
     started = audit.now()
@@ -109,8 +102,6 @@ def set_ready(cluster, namespace, name, ready: bool):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_stops_a_waiting_drain_cleanly_and_a_rerun_finishes(cluster, namespace, make_node, audit, sig):
     """The drain cordons, waits on a PDB that allows nothing; a signal: exit 130, nothing evicted."""
-    if not exists("drain"):
-        pytest.skip("drain is not implemented yet")
     nodes = pool(make_node, namespace, 2)
     place_on(cluster, namespace, nodes[1:], [web(2, namespace)], 2)
     cluster.kubectl("cordon", nodes[0])
@@ -168,7 +159,6 @@ def test_namespace_confined_user_reads_there_and_gets_a_clear_forbidden_elsewher
     lines = [line for line in err.strip().splitlines() if not line.startswith("warning: ")]
     assert code == 1 and len(lines) == 1 and "Forbidden" in lines[0], err
 
-    if exists("drain"):
-        code, out, err = cli(cluster, "drain", nodes[0], "--yes", "--as", user, "--timeout", "10s")
-        assert code in (1, 3) and "Forbidden" in err and "Traceback" not in err, err
-        assert not get_json(cluster, f"node/{nodes[0]}")["spec"].get("unschedulable")
+    code, out, err = cli(cluster, "drain", nodes[0], "--yes", "--as", user, "--timeout", "10s")
+    assert code in (1, 3) and "Forbidden" in err and "Traceback" not in err, err
+    assert not get_json(cluster, f"node/{nodes[0]}")["spec"].get("unschedulable")

@@ -11,7 +11,6 @@ from kubectl_safety.cli.completion import complete_nodes
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
-from kubectl_safety.analysis.drain import FILTER_CODES
 from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
 
 API_VERSION = "safety.kubectl.io/v1"
@@ -333,6 +332,8 @@ class _Drain:
 
 def _eviction_blocked(p) -> bool:
     """Blocked by the Eviction API's rules (not by a kubectl filter): the server can confirm it."""
+    from kubectl_safety.analysis.drain import FILTER_CODES
+
     return all(r["code"] not in FILTER_CODES for r in p["reasons"] if r["severity"] == "critical")
 
 
