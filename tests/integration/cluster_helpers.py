@@ -237,6 +237,17 @@ def wait_pods_running(
     return wait_until(running, timeout, f"pods {selector or '(all)'} Running in {namespace}")
 
 
+def pool_nodes(make_node, namespace: str, count: int, prefix: str = "pool") -> list[str]:
+    """``count`` Ready nodes labelled ``pool=<namespace>``, so a test's pods stay on its own nodes."""
+    return [make_node(f"{prefix}-{namespace[-6:]}-{i}", labels={"pool": namespace})["metadata"]["name"]
+            for i in range(count)]
+
+
+def pool_web(replicas: int, namespace: str, **spec) -> dict:
+    """Deployment ``web`` confined to the test's node pool."""
+    return deployment("web", replicas, node_selector={"pool": namespace}, requests={"cpu": "100m"}, **spec)
+
+
 def place_on(cluster: Cluster, namespace: str, spare: list[str], objects: list[dict], count: int) -> None:
     """Create ``objects`` while the ``spare`` nodes are cordoned; wait for ``count`` pods to run."""
     for name in spare:

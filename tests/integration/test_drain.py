@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from cluster_helpers import place_on, pods_by_uid, create, deployment, get_json, pdb, pod, wait_pdb_settled, wait_pods_running, wait_until
+from cluster_helpers import place_on, pool_nodes, pool_web, pods_by_uid, create, get_json, pdb, pod, wait_pdb_settled, wait_pods_running, wait_until
 
 from kubectl_safety.cluster.live import Connection
 from tests.unit.cli_helpers import run_cli
@@ -30,23 +30,9 @@ def safety(cluster, *args):
     return code, (json.loads(out) if out.strip() else None), err
 
 
-def pool_nodes(make_node, namespace, count):
-    """``count`` Ready nodes labelled ``pool=<namespace>``; the first ones are drained."""
-    return [make_node(f"drain-{namespace[-6:]}-{i}", labels={"pool": namespace})["metadata"]["name"]
-            for i in range(count)]
-
-
-
-
-
-
 def set_unready(cluster, namespace, name):
     patch = json.dumps({"status": {"conditions": [{"type": "Ready", "status": "False"}]}})
     cluster.kubectl("patch", "pod", name, "-n", namespace, "--subresource=status", "--type=strategic", "-p", patch)
-
-
-def web(replicas, namespace, **spec):
-    return deployment("web", replicas, node_selector={"pool": namespace}, requests={"cpu": "100m"}, **spec)
 
 
 def with_volume(obj, volume):
@@ -107,30 +93,30 @@ class HealthyWatch:
 
 # -- differential: our dry run vs a real kubectl drain ------------------------------------------
 def _daemonset(ns, nodes):
-    return [daemonset(ns), web(2, ns)], 5, []  # an agent on each of the 3 pool nodes
+    return [daemonset(ns), pool_web(2, ns)], 5, []  # an agent on each of the 3 pool nodes
 
 
 def _mirror(ns, nodes):
-    return [web(2, ns), pinned("static-x", nodes[0], annotations={"kubernetes.io/config.mirror": "hash"})], 3, []
+    return [pool_web(2, ns), pinned("static-x", nodes[0], annotations={"kubernetes.io/config.mirror": "hash"})], 3, []
 
 
 def _emptydir(ns, nodes):
-    return [with_volume(web(2, ns), {"name": "scratch", "emptyDir": {}})], 2, []
+    return [with_volume(pool_web(2, ns), {"name": "scratch", "emptyDir": {}})], 2, []
 
 
 def _bare(ns, nodes):
-    return [web(2, ns), pinned("bare", nodes[0])], 3, []
+    return [pool_web(2, ns), pinned("bare", nodes[0])], 3, []
 
 
 def _budget(min_available=None, max_unavailable=None):
     def build(ns, nodes):
-        return [web(3, ns), pdb("web", {"app": "web"}, min_available=min_available,
+        return [pool_web(3, ns), pdb("web", {"app": "web"}, min_available=min_available,
                                 max_unavailable=max_unavailable)], 3, ["web"]
     return build
 
 
 def _two_pdbs(ns, nodes):
-    return [web(2, ns), pdb("web", {"app": "web"}, max_unavailable=1), pdb("all", {}, max_unavailable=5)], 2, ["web", "all"]
+    return [pool_web(2, ns), pdb("web", {"app": "web"}, max_unavailable=1), pdb("all", {}, max_unavailable=5)], 2, ["web", "all"]
 
 
 def _unready(policy):
@@ -138,7 +124,7 @@ def _unready(policy):
         budget = pdb("web", {"app": "web"}, min_available=3)
         if policy:
             budget["spec"]["unhealthyPodEvictionPolicy"] = policy
-        return [web(3, ns), budget], 3, ["web"]
+        return [pool_web(3, ns), budget], 3, ["web"]
     return build
 
 
@@ -165,7 +151,7 @@ DIFFERENTIAL = [
 @pytest.mark.parametrize("build, drained, flags, unready, safe", [d[1:] for d in DIFFERENTIAL],
                          ids=[d[0] for d in DIFFERENTIAL])
 def test_dry_run_predicts_kubectl_drain(cluster, namespace, make_node, build, drained, flags, unready, safe):
-    nodes = pool_nodes(make_node, namespace, 3)
+    nodes = pool_nodes(make_node, namespace, 3, "drain")
     targets, spare = nodes[:drained], nodes[drained:]
     objects, count, pdbs = build(namespace, targets)
     place_on(cluster, namespace, spare, objects, count)
@@ -193,8 +179,8 @@ def test_dry_run_predicts_kubectl_drain(cluster, namespace, make_node, build, dr
 
 # -- real drains ----------------------------------------------------------------------------------
 def test_real_drain_keeps_the_pdb_healthy(cluster, namespace, make_node, audit):
-    nodes = pool_nodes(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[1:], [web(4, namespace), pdb("web", {"app": "web"}, min_available=3)], 4)
+    nodes = pool_nodes(make_node, namespace, 2, "drain")
+    place_on(cluster, namespace, nodes[1:], [pool_web(4, namespace), pdb("web", {"app": "web"}, min_available=3)], 4)
     wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1)
     started = audit.now()
     with HealthyWatch(cluster, namespace, "app=web") as watch:
@@ -214,8 +200,8 @@ def test_real_drain_keeps_the_pdb_healthy(cluster, namespace, make_node, audit):
 
 
 def test_two_concurrent_drains_share_one_pdb(cluster, namespace, make_node):
-    nodes = pool_nodes(make_node, namespace, 3)
-    place_on(cluster, namespace, nodes[2:], [web(4, namespace), pdb("web", {"app": "web"}, min_available=3)], 4)
+    nodes = pool_nodes(make_node, namespace, 3, "drain")
+    place_on(cluster, namespace, nodes[2:], [pool_web(4, namespace), pdb("web", {"app": "web"}, min_available=3)], 4)
     wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1)
     env = dict(os.environ)
     cmd = ["kubectl-safety", "drain", "--kubeconfig", str(cluster.kubeconfig), "--yes", "--timeout", "150s"]
@@ -230,7 +216,7 @@ def test_two_concurrent_drains_share_one_pdb(cluster, namespace, make_node):
 
 
 def test_disable_eviction_deletes_instead(cluster, namespace, make_node, audit):
-    nodes = pool_nodes(make_node, namespace, 2)
+    nodes = pool_nodes(make_node, namespace, 2, "drain")
     objects, count, _ = _two_pdbs(namespace, nodes)
     place_on(cluster, namespace, nodes[1:], objects, count)
     started = audit.now()
@@ -242,8 +228,8 @@ def test_disable_eviction_deletes_instead(cluster, namespace, make_node, audit):
 
 
 def test_dry_run_sends_no_mutating_request(cluster, namespace, make_node, audit):
-    nodes = pool_nodes(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[1:], [web(2, namespace), pdb("web", {"app": "web"}, max_unavailable=1)], 2)
+    nodes = pool_nodes(make_node, namespace, 2, "drain")
+    place_on(cluster, namespace, nodes[1:], [pool_web(2, namespace), pdb("web", {"app": "web"}, max_unavailable=1)], 2)
     started = audit.now()
     code, plan, err = safety(cluster, nodes[0], "--dry-run")
     assert code == 0 and plan["summary"]["evict"] == 1 and plan["summary"]["wait"] == 1, err
@@ -256,8 +242,8 @@ def test_dry_run_sends_no_mutating_request(cluster, namespace, make_node, audit)
 
 
 def test_server_dry_run_confirms_the_plan_without_changes(cluster, namespace, make_node):
-    nodes = pool_nodes(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[1:], [web(3, namespace), pdb("web", {"app": "web"}, max_unavailable=1)], 3)
+    nodes = pool_nodes(make_node, namespace, 2, "drain")
+    place_on(cluster, namespace, nodes[1:], [pool_web(3, namespace), pdb("web", {"app": "web"}, max_unavailable=1)], 3)
     wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1)
     before = set(pods_by_uid(cluster, namespace))
     code, plan, err = safety(cluster, nodes[0], "--dry-run=server")
@@ -270,8 +256,8 @@ def test_server_dry_run_confirms_the_plan_without_changes(cluster, namespace, ma
 
 
 def test_blocked_drain_is_refused_before_cordoning(cluster, namespace, make_node, audit):
-    nodes = pool_nodes(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[1:], [web(2, namespace), pdb("web", {"app": "web"}, min_available=2)], 2)
+    nodes = pool_nodes(make_node, namespace, 2, "drain")
+    place_on(cluster, namespace, nodes[1:], [pool_web(2, namespace), pdb("web", {"app": "web"}, min_available=2)], 2)
     wait_pdb_settled(cluster, namespace, "web", current_healthy=2)
     started = audit.now()
     code, plan, err = safety(cluster, nodes[0], "--yes")
@@ -284,7 +270,7 @@ def test_blocked_drain_is_refused_before_cordoning(cluster, namespace, make_node
 def stuck_pdb(cluster, namespace, nodes) -> str:
     """Two web pods on nodes[0], one NotReady on nodes[1], PDB minAvailable 2: nothing may go
     until that pod is Ready again. Returns the NotReady pod's name."""
-    place_on(cluster, namespace, nodes[1:], [web(2, namespace)], 2)
+    place_on(cluster, namespace, nodes[1:], [pool_web(2, namespace)], 2)
     cluster.kubectl("cordon", nodes[0])
     cluster.kubectl("scale", "deployment/web", "--replicas=3", "-n", namespace)
     wait_pods_running(cluster, namespace, "app=web", count=3)
@@ -298,7 +284,7 @@ def stuck_pdb(cluster, namespace, nodes) -> str:
 
 
 def test_timeout_leaves_the_node_cordoned_and_a_rerun_resumes(cluster, namespace, make_node):
-    nodes = pool_nodes(make_node, namespace, 2)
+    nodes = pool_nodes(make_node, namespace, 2, "drain")
     unready = stuck_pdb(cluster, namespace, nodes)
 
     code, report, err = safety(cluster, nodes[0], "--yes", "--timeout", "4s")
@@ -315,7 +301,7 @@ def test_timeout_leaves_the_node_cordoned_and_a_rerun_resumes(cluster, namespace
 
 
 def test_ctrl_c_stops_and_leaves_the_node_cordoned(cluster, namespace, make_node):
-    nodes = pool_nodes(make_node, namespace, 2)
+    nodes = pool_nodes(make_node, namespace, 2, "drain")
     stuck_pdb(cluster, namespace, nodes)
     cmd = ["kubectl-safety", "drain", nodes[0], "--kubeconfig", str(cluster.kubeconfig), "--yes", "-o", "json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -335,7 +321,7 @@ def test_ctrl_c_stops_and_leaves_the_node_cordoned(cluster, namespace, make_node
 def test_executor_recognises_the_multiple_pdb_refusal(cluster, namespace, make_node):
     from kubectl_safety.cluster.executor import Executor
 
-    nodes = pool_nodes(make_node, namespace, 1)
+    nodes = pool_nodes(make_node, namespace, 1, "drain")
     create(cluster, namespace, pinned("x", nodes[0]), pinned("y", nodes[0]),
            pdb("one", {"app": "x"}, max_unavailable=1), pdb("two", {"app": "x"}, max_unavailable=1))
     wait_pods_running(cluster, namespace, count=2)

@@ -20,7 +20,7 @@ import threading
 import time
 
 import pytest
-from cluster_helpers import (place_on, pods_by_uid, RawApi, create, deployment, get_json, pdb, pod, wait_pdb_settled, wait_pods_running,
+from cluster_helpers import (place_on, pool_nodes, pool_web, pods_by_uid, RawApi, create, deployment, get_json, pdb, pod, wait_pdb_settled, wait_pods_running,
                              wait_until)
 
 from kubectl_safety.cluster.executor import Executor
@@ -31,13 +31,6 @@ UA = "kubectl-safety/"
 
 
 # -- workloads ----------------------------------------------------------------------------------
-def pool(make_node, namespace, count) -> list:
-    return [make_node(f"flt-{namespace[-6:]}-{i}", labels={"pool": namespace})["metadata"]["name"]
-            for i in range(count)]
-
-
-def web(replicas, namespace):
-    return deployment("web", replicas, node_selector={"pool": namespace}, requests={"cpu": "100m"})
 
 
 def agent(namespace):
@@ -46,10 +39,6 @@ def agent(namespace):
     spec = pod("agent", labels, node_selector={"pool": namespace})["spec"]
     return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
             "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": spec}}}
-
-
-
-
 
 
 def on_node(cluster, namespace, node) -> dict:
@@ -126,7 +115,7 @@ def planned(cluster, *args) -> dict:
 
 
 class BudgetWatch:
-    """Samples every 50 ms the Ready, non-terminating pods of a selector and the PDB's status."""
+    """Samples every 20 ms (plus request time) the Ready, non-terminating pods of a selector and the PDB's status."""
 
     def __init__(self, cluster, namespace, selector, pdb_name):
         self.connection = Connection(kubeconfig=str(cluster.kubeconfig))
@@ -147,7 +136,7 @@ class BudgetWatch:
         try:
             while not self.stop.is_set():
                 self.samples.append(self.sample())
-                time.sleep(0.05)
+                time.sleep(0.02)
         except Exception as e:  # noqa: BLE001 - reported by __exit__
             self.error = e
 
@@ -303,7 +292,7 @@ def half_stuck(cluster, namespace, nodes) -> str:
     for a third, NotReady web pod on nodes[1]; an ``agent`` DaemonSet pod on each node. Returns
     the NotReady pod: once it is Ready the web pods may go one at a time."""
     fast = deployment("fast", 2, node_selector={"pool": namespace}, requests={"cpu": "100m"})
-    place_on(cluster, namespace, nodes[1:], [web(2, namespace), fast, agent(namespace)], 6)
+    place_on(cluster, namespace, nodes[1:], [pool_web(2, namespace), fast, agent(namespace)], 6)
     cluster.kubectl("cordon", nodes[0])
     cluster.kubectl("scale", "deployment/web", "--replicas=3", "-n", namespace)
     wait_pods_running(cluster, namespace, "app=web", count=3)
@@ -326,7 +315,7 @@ OUTAGES = [
 @pytest.mark.parametrize("timeout, down, expected", [o[1:] for o in OUTAGES], ids=[o[0] for o in OUTAGES])
 def test_api_server_restart_mid_drain_loses_nothing_and_a_rerun_finishes(
         cluster, namespace, make_node, audit, control_plane, start_drain, timeout, down, expected):
-    nodes = pool(make_node, namespace, 2)
+    nodes = pool_nodes(make_node, namespace, 2, "flt")
     unready = half_stuck(cluster, namespace, nodes)
     flags = [nodes[0], "--ignore-daemonsets"]
     plan = planned(cluster, *flags)
@@ -369,9 +358,9 @@ def test_api_server_restart_mid_drain_loses_nothing_and_a_rerun_finishes(
 # -- 2. API priority and fairness: a 429 without a PDB cause is throttling, not a PDB refusal ---------
 def test_apf_throttling_is_told_apart_from_a_pdb_refusal(
         cluster, namespace, make_node, audit, throttled_user, start_drain):
-    nodes = pool(make_node, namespace, 2)
+    nodes = pool_nodes(make_node, namespace, 2, "flt")
     guarded = pod("guarded", node_name=nodes[1])
-    place_on(cluster, namespace, nodes[1:], [web(2, namespace), guarded,
+    place_on(cluster, namespace, nodes[1:], [pool_web(2, namespace), guarded,
                                              pdb("guarded", {"app": "guarded"}, min_available=1)], 3)
     wait_pdb_settled(cluster, namespace, "guarded", disruptions_allowed=0, current_healthy=1)
     admin = Executor(Connection(kubeconfig=str(cluster.kubeconfig)))
@@ -408,7 +397,7 @@ def test_pdb_tightened_mid_drain_is_never_bypassed(cluster, namespace, make_node
     """After the first wave the drain waits for the web PDB; it is raised to minAvailable 3 before
     the NotReady web pod recovers, so the budget stays at 0 (without the change one web pod
     would go, as in the API server test)."""
-    nodes = pool(make_node, namespace, 2)
+    nodes = pool_nodes(make_node, namespace, 2, "flt")
     unready = half_stuck(cluster, namespace, nodes)
     fast = {p["metadata"]["name"] for p in on_node(cluster, namespace, nodes[0]).values()
             if p["metadata"]["labels"]["app"] == "fast"}
@@ -440,7 +429,7 @@ def test_pdb_tightened_mid_drain_is_never_bypassed(cluster, namespace, make_node
 # -- 4. a pod replaced under the same name on another node is not evicted by mistake ----------------
 def test_pod_replaced_under_the_same_name_is_not_evicted(
         cluster, namespace, make_node, audit, throttled_user, start_drain):
-    nodes = pool(make_node, namespace, 2)
+    nodes = pool_nodes(make_node, namespace, 2, "flt")
     create(cluster, namespace, pod("solo", node_name=nodes[0]))
     wait_pods_running(cluster, namespace, count=1)
     old = get_json(cluster, "pod", "solo", "-n", namespace)
@@ -466,8 +455,8 @@ def test_pod_replaced_under_the_same_name_is_not_evicted(
 
 # -- 5. two drains at once over nodes that share one PDB ---------------------------------------------
 def test_two_drains_at_once_keep_the_shared_budget(cluster, namespace, make_node, audit, start_drain):
-    nodes = pool(make_node, namespace, 3)
-    place_on(cluster, namespace, nodes[1:], [web(3, namespace)], 3)  # 3 on nodes[0]...
+    nodes = pool_nodes(make_node, namespace, 3, "flt")
+    place_on(cluster, namespace, nodes[1:], [pool_web(3, namespace)], 3)  # 3 on nodes[0]...
     cluster.kubectl("cordon", nodes[0])
     cluster.kubectl("cordon", nodes[2])
     cluster.kubectl("scale", "deployment/web", "--replicas=6", "-n", namespace)

@@ -14,25 +14,12 @@ import subprocess
 import time
 
 import pytest
-from cluster_helpers import (place_on, pods_by_uid, create, deployment, get_json, grant_namespace_access, pdb, wait_pdb_settled,
+from cluster_helpers import (place_on, pool_nodes, pool_web, pods_by_uid, create, get_json, grant_namespace_access, pdb, wait_pdb_settled,
                              wait_pods_running, wait_until)
 
 from tests.unit.cli_helpers import run_cli
 
 UA = "kubectl-safety/"
-
-
-def pool(make_node, namespace, count) -> list:
-    return [make_node(f"rel-{namespace[-6:]}-{i}", labels={"pool": namespace})["metadata"]["name"]
-            for i in range(count)]
-
-
-def web(replicas, namespace):
-    return deployment("web", replicas, node_selector={"pool": namespace}, requests={"cpu": "100m"})
-
-
-
-
 
 
 def cli(cluster, *args):
@@ -69,7 +56,7 @@ def small_workload(cluster, request):
     ns = "reliability-readonly"
     cluster.kubectl("create", "namespace", ns, check=False)
     nodes = [create_node(cluster, f"rel-ro-{i}", labels={"pool": ns})["metadata"]["name"] for i in range(2)]
-    create(cluster, ns, web(2, ns), pdb("web", {"app": "web"}, max_unavailable=1))
+    create(cluster, ns, pool_web(2, ns), pdb("web", {"app": "web"}, max_unavailable=1))
     wait_pods_running(cluster, ns, count=2, ready=False)
     pod = next(iter(pods_by_uid(cluster, ns).values()))
     yield ns, pod["spec"]["nodeName"], pod["metadata"]["name"]
@@ -102,8 +89,8 @@ def set_ready(cluster, namespace, name, ready: bool):
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_stops_a_waiting_drain_cleanly_and_a_rerun_finishes(cluster, namespace, make_node, audit, sig):
     """The drain cordons, waits on a PDB that allows nothing; a signal: exit 130, nothing evicted."""
-    nodes = pool(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[1:], [web(2, namespace)], 2)
+    nodes = pool_nodes(make_node, namespace, 2, "rel")
+    place_on(cluster, namespace, nodes[1:], [pool_web(2, namespace)], 2)
     cluster.kubectl("cordon", nodes[0])
     cluster.kubectl("scale", "deployment/web", "--replicas=3", "-n", namespace)
     wait_pods_running(cluster, namespace, "app=web", count=3)
@@ -141,8 +128,8 @@ def test_signal_stops_a_waiting_drain_cleanly_and_a_rerun_finishes(cluster, name
 # -- a user confined to one namespace ---------------------------------------------------------------------
 def test_namespace_confined_user_reads_there_and_gets_a_clear_forbidden_elsewhere(cluster, namespace, make_node):
     user = f"alice-{namespace[-6:]}"
-    nodes = pool(make_node, namespace, 1)
-    create(cluster, namespace, web(1, namespace))
+    nodes = pool_nodes(make_node, namespace, 1, "rel")
+    create(cluster, namespace, pool_web(1, namespace))
     wait_pods_running(cluster, namespace, count=1, ready=False)
     grant_namespace_access(cluster, user, namespace, verbs=("get", "list", "watch"))
     pod = next(iter(pods_by_uid(cluster, namespace).values()))["metadata"]["name"]

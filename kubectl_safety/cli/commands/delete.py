@@ -1,11 +1,11 @@
 """``kubectl safety delete pod``: graceful by default; force only after an assessment and --confirm."""
 
-import signal
 import time
 
 import click
 
 from kubectl_safety.cli.completion import complete_pods
+from kubectl_safety.cli.interaction import interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
@@ -234,11 +234,8 @@ def _wait(ex, pods, entries, timeout) -> dict:
 
     seconds = parse_timeout(timeout) if timeout else max(e["gracePeriodSeconds"] for e in entries) + WAIT_MARGIN
     click.echo(f"waiting up to {int(seconds)}s for {len(pods)} pod(s) to be gone...", err=True)
-    previous = signal.signal(signal.SIGINT, lambda *_: ex.interrupted.set())
-    try:
+    with interrupts(ex):
         return ex.wait_gone(pods, time.monotonic() + seconds if seconds else None)
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _progress(event):

@@ -1,6 +1,5 @@
 """``kubectl safety drain``: simulate a drain against PodDisruptionBudgets, then drain safely."""
 
-import signal
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -8,6 +7,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 import click
 
 from kubectl_safety.cli.completion import complete_nodes
+from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
@@ -121,15 +121,9 @@ def _duration(text, flag) -> float:
 
 
 def _confirm(plan, yes):
-    if yes:
-        return
-    if not sys.stdin.isatty():
-        raise RefusedError("stdin is not a terminal: add --yes to drain without confirmation (nothing was changed)")
     s = plan["summary"]
-    question = (f"Cordon {', '.join(n['name'] for n in plan['nodes'])} and evict {s['evict'] + s['wait']} pod(s) "
-                f"in {len(plan['waves'])} wave(s), about {plan['estimatedSeconds']}s?")
-    if not click.confirm(question, default=False, err=True):
-        raise RefusedError("not confirmed; nothing was changed")
+    confirm(f"Cordon {', '.join(n['name'] for n in plan['nodes'])} and evict {s['evict'] + s['wait']} pod(s) "
+            f"in {len(plan['waves'])} wave(s), about {plan['estimatedSeconds']}s?", yes, "drain")
 
 
 class _Drain:
@@ -182,7 +176,7 @@ class _Drain:
         deadline = started + timeout if timeout else None
         report = _Report(self.nodes, plan)
         self.latest = plan
-        with _interrupts(executor):
+        with interrupts(executor, "stopping after the requests in flight; nodes stay cordoned"):
             for node in self.nodes:
                 outcome = executor.cordon(node)
                 report.outcomes.append(outcome.to_dict())
@@ -298,7 +292,7 @@ class _Drain:
         executor = Executor(self.s.connection("drain"), dry_run_server=True, on_event=self.progress)
         bound = min(timeout, SERVER_DRY_RUN_WAIT) if timeout else SERVER_DRY_RUN_WAIT
         deadline = time.monotonic() + bound
-        with _interrupts(executor):
+        with interrupts(executor, "stopping after the requests in flight; nodes stay cordoned"):
             for node in plan["nodes"]:
                 outcome = executor.cordon(node["name"])
                 node["serverDryRun"] = outcome.to_dict()
@@ -354,31 +348,6 @@ def _left(deadline):
 def _soon(deadline, seconds):
     soon = time.monotonic() + seconds
     return soon if deadline is None else min(deadline, soon)
-
-
-class _interrupts:
-    """SIGINT/SIGTERM set ``executor.interrupted`` (no new evictions) instead of raising."""
-
-    def __init__(self, executor):
-        self.executor = executor
-        self.saved = {}
-
-    def __enter__(self):
-        def handler(signum, frame):
-            self.executor.interrupted.set()
-            click.echo("\ninterrupt: stopping after the requests in flight; nodes stay cordoned", err=True)
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                self.saved[sig] = signal.signal(sig, handler)
-            except ValueError:  # not the main thread (tests)
-                pass
-        return self
-
-    def __exit__(self, *exc):
-        for sig, old in self.saved.items():
-            signal.signal(sig, old)
-        return False
 
 
 class _Report:

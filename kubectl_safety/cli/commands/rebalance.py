@@ -1,13 +1,13 @@
 """``kubectl safety rebalance``: restore topology spread with the fewest evictions, within PDBs."""
 
 import dataclasses
-import signal
 import sys
 import time
 
 import click
 
 from kubectl_safety.cli.completion import complete_workloads
+from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.session import Session
@@ -111,14 +111,10 @@ def _measure(s, scope, options):
 
 
 def _confirm(plan, yes):
-    """Like drain: ask on a terminal; without one, --yes is required."""
-    if yes:
-        return
-    if not sys.stdin.isatty():
-        raise RefusedError("stdin is not a terminal: add --yes to rebalance without confirmation (nothing was changed)")
-    click.echo(render(plan), err=True)
-    if not click.confirm(f"Evict {len(_round_one(plan))} pod(s) now?", default=False, err=True):
-        raise RefusedError("not confirmed; nothing was changed")
+    """Like drain: ask on a terminal (after showing the plan); without one, --yes is required."""
+    if not yes and sys.stdin.isatty():
+        click.echo(render(plan), err=True)
+    confirm(f"Evict {len(_round_one(plan))} pod(s) now?", yes, "rebalance")
 
 
 def _round_one(plan) -> list:
@@ -135,9 +131,8 @@ def _execute(s, scope, options, snap, plan, wait, max_rounds, seconds):
 
     ex = Executor(s.connection("rebalance"), on_event=_progress)
     deadline = time.monotonic() + seconds if seconds else None
-    handlers = {sig: signal.signal(sig, lambda *_: ex.interrupted.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     rounds, current = [], plan
-    try:
+    with interrupts(ex):
         for number in range(1, max_rounds + 1):
             batch = _round_one(current)
             if not batch or ex.interrupted.is_set():
@@ -156,9 +151,6 @@ def _execute(s, scope, options, snap, plan, wait, max_rounds, seconds):
             click.echo(f"round {number}: measured again: " + _skews(current), err=True)
             if current["summary"]["violated"] == 0:
                 break
-    finally:
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
     plan["execution"] = {"rounds": rounds, "waited": wait, "interrupted": ex.interrupted.is_set(),
                          "before": plan["constraints"], "after": current["constraints"] if wait else None}
     emit(plan, s.g.output, render)

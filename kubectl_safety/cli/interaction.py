@@ -1,0 +1,41 @@
+"""Talking to the person running a mutating command: confirmation and Ctrl-C/SIGTERM."""
+
+import signal
+import sys
+from contextlib import contextmanager
+
+import click
+
+from kubectl_safety.errors import RefusedError
+
+
+def confirm(question: str, yes: bool, verb: str):
+    """Ask on a terminal; without one, ``--yes`` is required (scripts never hang on a prompt)."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise RefusedError(f"stdin is not a terminal: add --yes to {verb} without confirmation (nothing was changed)")
+    if not click.confirm(question, default=False, err=True):
+        raise RefusedError("not confirmed; nothing was changed")
+
+
+@contextmanager
+def interrupts(executor, message=None):
+    """SIGINT/SIGTERM set ``executor.interrupted`` (no new requests) instead of raising."""
+
+    def handler(signum, frame):
+        executor.interrupted.set()
+        if message:
+            click.echo(f"\ninterrupt: {message}", err=True)
+
+    saved = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            saved[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread (tests)
+            pass
+    try:
+        yield executor
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
