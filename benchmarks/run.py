@@ -198,7 +198,7 @@ def main(argv=None):
         for nodes in [int(n) for n in args.sizes.split(",") if n]:
             floor, cases = snapshot_cases(nodes, notes)
             rows += run_group("snapshot", f"snapshot {nodes} nodes, {nodes * 30} pods", floor, cases, args.runs)
-    notes.append("live benchmarks (kwok control plane) are not run by this script yet")
+    notes.append("live benchmarks (kwok control plane): benchmarks/live.py")
     print_table(rows, notes)
     result = {"startedAt": started.isoformat(), "machine": machine(), "budgets": BUDGETS,
               "results": rows, "notes": notes}
@@ -207,6 +207,11 @@ def main(argv=None):
     except OSError:
         pass
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    if os.path.exists(args.out):  # keep the live results (benchmarks/live.py)
+        with open(args.out) as f:
+            previous = json.load(f)
+        if "live" in previous:
+            result["live"] = previous["live"]
     with open(args.out, "w") as f:
         json.dump(result, f, indent=2)
     print(f"wrote {os.path.relpath(args.out, ROOT)}")

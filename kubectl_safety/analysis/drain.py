@@ -7,7 +7,8 @@
    RemainingPdbTracker): a budget allowing k disruptions evicts k pods per wave; a wave starts
    when the previous wave's replacements are Ready again, so a pod whose replacement cannot
    be placed (or that has no controller) uses its budget for good;
-3. capacity: will each replacement fit on a node that stays (``Capacity``);
+3. capacity: will each replacement fit on a node that stays (``capacity.Capacity``), unless
+   ``check_capacity`` is off (then replacements are assumed to start somewhere, as kubectl does);
 4. estimated duration of every wave (grace periods, replacement readiness).
 """
 
@@ -17,15 +18,11 @@ from kubectl_safety.analysis import pdb as pdb_math
 from kubectl_safety.analysis.drain_filters import PodVerdict, eviction_rules, kubectl_filters
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.termination import api_grace_period
-from kubectl_safety.analysis.topology import constraint_selector, domain_counts, normalized
-from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
-                                            toleration_tolerates, untolerated_taint)
 
 API_VERSION = "safety.kubectl.io/v1"
 RETRY_SECONDS = 5  # kubectl's (and our) eviction retry delay: a wave starts up to this late
 STARTUP_SECONDS = 10  # assumed time for a replacement to be scheduled and started
-FEASIBLE_NODES = 16  # like the scheduler: score a bounded sample of feasible nodes
-UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+NOT_CHECKED = ""  # placement of a replacement when capacity is not checked: assumed to start
 
 
 @dataclass(frozen=True)
@@ -40,6 +37,7 @@ class DrainOptions:
     skip_wait_for_delete_timeout: int = 0
     pod_selector: object = None  # LabelSelector or None
     daemonsets_known: bool = None  # the snapshot holds every DaemonSet (None: if it holds any)
+    check_capacity: bool = True  # place every replacement on a remaining node
 
 
 def plan_drain(snapshot, node_names, options=None, now=None) -> dict:
@@ -69,11 +67,16 @@ def plan_drain(snapshot, node_names, options=None, now=None) -> dict:
             trackers[ref] = BudgetTracker(v.pdb, index.view(v.pdb))
     going = [v for v in leaving if v.decision != "blocked"
              and not (v.eviction == "budget" and trackers[_ref(v.pdb)].never)]
-    capacity = Capacity(snapshot, set(targets), {v.pod.key for v in going})
-    placements = {}
-    for v in sorted(going, key=_placement_order):
-        if needs_replacement(v.pod):
-            placements[v.pod.key] = capacity.place(v.pod)
+    capacity, placements = None, {}
+    if options.check_capacity:
+        from kubectl_safety.analysis.capacity import Capacity  # the node-scoped plan never needs it
+
+        capacity = Capacity(snapshot, set(targets), {v.pod.key for v in going})
+        for v in sorted(going, key=_placement_order):
+            if needs_replacement(v.pod):
+                placements[v.pod.key] = capacity.place(v.pod)
+    else:
+        placements = {v.pod.key: (NOT_CHECKED, None) for v in going if needs_replacement(v.pod)}
     entries = {v.pod.key: _entry(v) for v in verdicts}
     _assign_waves(leaving, placements, entries, trackers)
     for v in leaving:
@@ -236,6 +239,8 @@ def _finish_entry(entry, v, placement):
     if placement is None:
         return  # not recreated: UNMANAGED / TERMINAL / DAEMONSET_ORPHANED say so
     node, why = placement
+    if node == NOT_CHECKED:
+        return
     entry["replacementNode"] = node
     if node is None:
         _add(entry, "REPLACEMENT_UNPLACEABLE", "warning", f"its replacement fits on no remaining node: {why}")
@@ -280,192 +285,6 @@ def _readiness_delay(pod) -> int:
     return delay
 
 
-# -- capacity --------------------------------------------------------------------------------
-class Capacity:
-    """Where replacements of leaving pods can go: the scheduler's main filters, incrementally.
-
-    Per-node free resources are computed once, on first use, and updated as replacements are
-    placed; static checks (node selector, required node affinity, taints) are cached per pod
-    shape. Each placement scans nodes in name order and scores the first ``FEASIBLE_NODES``
-    feasible ones, so the same few nodes are reused while they have room and the cost is
-    O(pods x nodes) only when little fits.
-    Covered: cordoned / NotReady nodes, resources (pod count, cpu, memory, ephemeral storage,
-    extended), nodeSelector + required node affinity, NoSchedule/NoExecute taints, required
-    pod anti-affinity of the incoming pod, DoNotSchedule topology spread. Not covered: existing
-    pods' anti-affinity against the incoming pod, required pod affinity, host ports, volumes.
-    """
-
-    def __init__(self, snapshot, drained, leaving):
-        self.snapshot = snapshot
-        self.drained = drained
-        self.leaving = leaving
-        self.nodes = sorted(snapshot.nodes, key=lambda n: n.name)
-        self._free = {}
-        self._static = {}
-        self._anti = {}
-        self._spread = {}
-        self.placed = {}  # node -> replacements placed there
-        self._last_shape = (None, None)
-        self._view = None
-
-    def free(self, node) -> dict:
-        if node.name not in self._free:
-            free = dict(node.allocatable)
-            used = 0
-            for pod in self.snapshot.pods_on(node.name):
-                if pod.is_terminal or pod.key in self.leaving:
-                    continue
-                used += 1
-                for r, q in pod_requests(pod).items():
-                    free[r] = free.get(r, 0) - q
-            free["pods"] = free.get("pods", 0) - used
-            self._free[node.name] = free
-        return self._free[node.name]
-
-    def _static_failure(self, pod, node):
-        """Why the node can never take this pod shape (cached per shape), or None."""
-        key = (self._shape(pod), node.name)
-        if key not in self._static:
-            self._static[key] = _static_check(pod, node, self.drained)
-        return self._static[key]
-
-    def _shape(self, pod) -> tuple:
-        """What static node filters look at, hashable (computed once per pod)."""
-        if self._last_shape[0] is not pod:
-            self._last_shape = (pod, (repr(sorted(pod.node_selector.items())), repr(pod.required_node_affinity),
-                                      repr(pod.tolerations)))
-        return self._last_shape[1]
-
-    def check(self, pod, node, requests):
-        """Why ``node`` cannot take ``pod`` now, or None."""
-        why = self._static_failure(pod, node)
-        if why:
-            return why
-        free = self.free(node)
-        if free.get("pods", 0) < 1:
-            return "Too many pods"
-        for r, q in requests.items():
-            if q > 0 and r != "pods" and free.get(r, 0) < q:
-                return f"Insufficient {r}"
-        return self._anti_failure(pod, node) or self._spread_failure(pod, node)
-
-    def place(self, pod):
-        """(node name, None) for the chosen node, or (None, scheduler-style summary)."""
-        requests = pod_requests(pod)
-        n = len(self.nodes)
-        feasible, failures = [], {}
-        for node in self.nodes:
-            why = self.check(pod, node, requests)
-            if why:
-                failures[why] = failures.get(why, 0) + 1
-                continue
-            feasible.append(node)
-            if len(feasible) >= FEASIBLE_NODES:
-                break
-        if not feasible:
-            parts = ", ".join(f"{c} {w}" for w, c in sorted(failures.items(), key=lambda x: (-x[1], x[0])))
-            return None, f"0/{n} nodes are available: {parts or 'no nodes'}"
-        best = max(feasible, key=lambda node: (_score(self.free(node), node), node.name))
-        self._commit(pod, best, requests)
-        return best.name, None
-
-    def _commit(self, pod, node, requests):
-        free = self.free(node)
-        for r, q in requests.items():
-            free[r] = free.get(r, 0) - q
-        free["pods"] = free.get("pods", 0) - 1
-        self.placed.setdefault(node.name, []).append(pod.key)
-        for (namespaces, _, topo), (selector, domains) in self._anti.items():
-            if pod.namespace in namespaces and selector.matches(pod.labels) and topo in node.labels:
-                domains.add(node.labels[topo])
-        for (namespace, _, topo, _), (selector, counts) in self._spread.items():
-            if namespace == pod.namespace and selector.matches(pod.labels) and node.labels.get(topo) in counts:
-                counts[node.labels[topo]] += 1
-
-    def _anti_failure(self, pod, node):
-        terms = ((pod.affinity.get("podAntiAffinity") or {})
-                 .get("requiredDuringSchedulingIgnoredDuringExecution") or [])
-        for term in terms:
-            topo = term.get("topologyKey")
-            selector = LabelSelector.parse(term.get("labelSelector"))
-            if selector is None or topo not in node.labels:
-                continue
-            namespaces = frozenset(term.get("namespaces") or [pod.namespace])
-            key = (namespaces, str(selector), topo)
-            if key not in self._anti:
-                self._anti[key] = (selector, self._occupied_domains(namespaces, selector, topo))
-            if node.labels[topo] in self._anti[key][1]:
-                return "didn't match pod anti-affinity rules"
-        return None
-
-    def _occupied_domains(self, namespaces, selector, topo) -> set:
-        domains = set()
-        for ns in namespaces:
-            for other in self.snapshot.pods_in(ns):
-                if other.key in self.leaving or other.is_terminal or not selector.matches(other.labels):
-                    continue
-                node = self.snapshot.node(other.node_name)
-                if node is not None and topo in node.labels:
-                    domains.add(node.labels[topo])
-        return domains
-
-    def _spread_failure(self, pod, node):
-        constraints = pod.topology_spread_constraints
-        for constraint in constraints:
-            c = normalized(constraint)
-            if c["whenUnsatisfiable"] != "DoNotSchedule":
-                continue
-            selector = constraint_selector(pod, constraint)
-            if selector is None:
-                continue
-            key = (pod.namespace, str(selector), c["topologyKey"], self._shape(pod))
-            if key not in self._spread:
-                counts = domain_counts(pod, constraint, self._remaining_view(), constraints, exclude=self.leaving)
-                self._spread[key] = (selector, counts)
-            counts = self._spread[key][1]
-            domain = node.labels.get(c["topologyKey"])
-            if domain not in counts:
-                return "didn't match pod topology spread constraints (missing required label)"
-            low = 0 if len(counts) < c["minDomains"] else min(counts.values())
-            self_match = 1 if selector.matches(pod.labels) else 0
-            if counts[domain] + self_match - low > c["maxSkew"]:
-                return "didn't match pod topology spread constraints"
-        return None
-
-    def _remaining_view(self):
-        """The snapshot without the drained nodes (their domains disappear if nothing else is there)."""
-        if self._view is None:
-            self._view = self.snapshot.replace(nodes=[n for n in self.snapshot.nodes if n.name not in self.drained])
-        return self._view
-
-    def summary(self) -> dict:
-        return {"nodesConsidered": len(self.nodes) - len(self.drained),
-                "replacementsPlaced": sum(len(v) for v in self.placed.values()),
-                "placedOn": {k: len(v) for k, v in sorted(self.placed.items())}}
-
-
-def _static_check(pod, node, drained):
-    if node.name in drained:
-        return "being drained"
-    if node.unschedulable and not any(toleration_tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.tolerations):
-        return "node(s) were unschedulable"
-    if node.ready_status != "True":
-        return "node(s) were not Ready"
-    if not pod_matches_node_selector_and_affinity(pod, node):
-        return "node(s) didn't match Pod's node affinity/selector"
-    taint = untolerated_taint(pod, node)
-    if taint is not None:
-        return f"node(s) had untolerated taint {{{taint.get('key')}: {taint.get('value', '')}}}"
-    return None
-
-
-def _score(free, node) -> float:
-    """LeastAllocated-like: the mean free fraction of cpu and memory."""
-    alloc = node.allocatable
-    parts = [free.get(r, 0) / alloc[r] for r in ("cpu", "memory") if alloc.get(r)]
-    return sum(parts) / len(parts) if parts else 0.0
-
-
 # -- report ----------------------------------------------------------------------------------
 def _report(snapshot, targets, verdicts, entries, trackers, placements, waves, capacity, options, index) -> dict:
     pods = [entries[v.pod.key] for v in verdicts]
@@ -499,7 +318,8 @@ def _report(snapshot, targets, verdicts, entries, trackers, placements, waves, c
         "summary": {"pods": len(pods), **{a: counts.get(a, 0) for a in ACTIONS}},
         "pods": pods,
         "pdbs": [t.to_dict() for _, t in sorted(trackers.items())],
-        "capacity": {**capacity.summary(), "ok": not unplaceable, "unplaceable": unplaceable},
+        "capacity": ({**capacity.summary(), "checked": True, "ok": not unplaceable, "unplaceable": unplaceable}
+                     if capacity else {"checked": False, "ok": None, "unplaceable": []}),
         "waves": waves,
         "estimatedSeconds": sum(w["estimatedSeconds"] for w in waves),
         "warnings": warnings,
@@ -517,7 +337,7 @@ def _plan_warnings(snapshot, verdicts, targets, index) -> list:
     for name in targets:
         if snapshot.node(name) is None:
             out.append({"code": "NODE_NOT_FOUND", "severity": "critical", "message": f'node "{name}" not found'})
-    for ns in sorted({v.pod.namespace for v in verdicts}):
+    for ns in sorted({v.pod.namespace for v in verdicts if snapshot.pods_complete_in(v.pod.namespace)}):
         for b in snapshot.pdbs_in(ns):
             if not index.selects_any(ns, b.selector):
                 out.append({"code": "PDB_SELECTS_NOTHING", "severity": "warning",

@@ -18,7 +18,8 @@ API (stable; drain, rebalance and preemption build on it)::
     filter_node(pod, node, snapshot, state=None) -> list[Failure]   # [] means the pod fits
 
 Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
-``required_terms(pod, "podAffinity" | "podAntiAffinity")``.
+``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
+``existing_anti_affinity(snapshot)`` (scheduled pods with required anti-affinity, cached).
 
 ``state`` describes what is on ``node`` (default: the snapshot's pods there). Pass a modified
 state to ask "would it fit if these pods were gone / added" (preemption's dry run, drain's
@@ -209,12 +210,17 @@ def _node_affinity(pod, node, state, pre):
     return Failure("NodeAffinity", "node-affinity", "node(s) didn't match Pod's node affinity/selector", False)
 
 
+def port_conflict(wanted, used) -> bool:
+    """Whether a (protocol, hostIP, hostPort) collides with one in use (0.0.0.0 collides with every IP)."""
+    proto, ip, port = wanted
+    return any(u_port == port and u_proto == proto and (ip == u_ip or "0.0.0.0" in (ip, u_ip))
+               for u_proto, u_ip, u_port in used)
+
+
 def _ports(pod, node, state, pre):
     for proto, ip, port in pre.ports:
-        for used_proto, used_ip, used_port in state.ports:
-            if (used_port == port and used_proto == proto
-                    and (ip == used_ip or "0.0.0.0" in (ip, used_ip))):
-                return Failure("NodePorts", "host-port",
+        if port_conflict((proto, ip, port), state.ports):
+            return Failure("NodePorts", "host-port",
                                f"node(s) didn't have free ports for the requested pod ports ({proto}/{port})", True)
     return None
 
@@ -368,7 +374,7 @@ class _PreFilter:
             for node in snapshot.nodes:
                 for p in _base_state(node, snapshot).pods.values():
                     self.count_incoming(node, p, 1)
-        for other, node, terms in _existing_anti_affinity(snapshot):
+        for other, node, terms in existing_anti_affinity(snapshot):
             self.count_existing(node, other, terms, 1)
 
     def count_incoming(self, node, other, sign, into=None):
@@ -403,7 +409,7 @@ def _prefilter(pod, snapshot) -> _PreFilter:
     return pre
 
 
-def _existing_anti_affinity(snapshot) -> list:
+def existing_anti_affinity(snapshot) -> list:
     """(pod, node, required anti-affinity terms) for every scheduled pod that has some."""
     entry = _cache(snapshot)
     if entry["anti"] is None:

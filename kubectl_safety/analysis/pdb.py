@@ -37,8 +37,15 @@ def budget(pdb, snapshot) -> dict:
     """Recomputed desiredHealthy/expectedPods/currentHealthy/disruptionsAllowed, with status.
 
     The recomputation uses the snapshot's pods and owners; ``status`` is what the controller
-    last wrote. Where they differ, the API server's Eviction check uses ``status``.
+    last wrote. Where they differ, the API server's Eviction check uses ``status``. When the
+    snapshot does not hold every pod of the namespace (a node-scoped read), nothing can be
+    recounted: the numbers are the status's and ``matchingPods`` is None.
     """
+    status = {k: pdb.status.get(k) for k in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods")}
+    if not snapshot.pods_complete_in(pdb.namespace):
+        return {"matchingPods": None, "healthyPods": pdb.status_int("currentHealthy"),
+                "expectedPods": pdb.status_int("expectedPods"), "desiredHealthy": pdb.status_int("desiredHealthy"),
+                "disruptionsAllowed": pdb.disruptions_allowed, "status": status, "statusCurrent": pdb.status_is_current}
     pods = [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
     healthy = [p for p in pods if not p.is_terminating and p.is_ready and p.name not in pdb.disrupted_pods]
     expected = None
@@ -61,14 +68,15 @@ def budget(pdb, snapshot) -> dict:
     return {
         "matchingPods": len(pods), "healthyPods": len(healthy),
         "expectedPods": expected, "desiredHealthy": desired, "disruptionsAllowed": allowed,
-        "status": {k: pdb.status.get(k) for k in ("disruptionsAllowed", "currentHealthy",
-                                                   "desiredHealthy", "expectedPods")},
+        "status": status,
         "statusCurrent": pdb.status_is_current,
     }
 
 
 def never_allows(pdb, snapshot):
     """Why this PDB can never allow a voluntary disruption even with every pod healthy, or None."""
+    if not snapshot.pods_complete_in(pdb.namespace):
+        return _never_allows_from_status(pdb)
     if pdb.max_unavailable is not None:
         b = budget(pdb, snapshot)
         expected = b["expectedPods"]
@@ -88,6 +96,16 @@ def never_allows(pdb, snapshot):
     if desired is not None and pods and desired >= pods:
         return f"minAvailable {desired} with {pods} {'replicas' if replicas is not None else 'pods'}: no pod may ever be evicted"
     return None
+
+
+def _never_allows_from_status(pdb):
+    """The same judgement from the status alone (pods not all in the snapshot)."""
+    expected, desired = pdb.status_int("expectedPods"), pdb.status_int("desiredHealthy")
+    if expected is None or desired is None or expected <= 0 or desired < expected:
+        return None
+    rule = (f"maxUnavailable {pdb.max_unavailable}" if pdb.max_unavailable is not None
+            else f"minAvailable {pdb.min_available}")
+    return f"{rule} of {expected} pods needs every pod healthy (PDB status)"
 
 
 def _replicas_of_matching_owners(pdb, snapshot):

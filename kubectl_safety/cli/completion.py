@@ -11,9 +11,6 @@ else ask ``kubectl get`` with a short timeout. A completion never hangs and neve
 import contextlib
 import io
 import os
-import shutil
-import signal
-import subprocess
 import sys
 
 from click.shell_completion import CompletionItem, ShellComplete
@@ -201,6 +198,9 @@ def kubectl_args(g, namespaced) -> list:
 
 
 def _kubectl_get(g, resources, template, namespaced):
+    import shutil
+    import subprocess
+
     kubectl = shutil.which("kubectl")
     if not kubectl:
         return []
@@ -250,6 +250,8 @@ def answer(argv) -> str:
 
 def main(argv=None):
     """Entry point of ``kubectl_complete-safety``."""
+    import signal
+
     argv = sys.argv[1:] if argv is None else argv
     alarm = hasattr(signal, "SIGALRM")
     if alarm:

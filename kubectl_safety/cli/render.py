@@ -18,13 +18,43 @@ def to_yaml(report) -> str:
 
 
 def table(rows, headers) -> str:
-    """kubectl-style plain columns: upper-case headers, no borders."""
-    from tabulate import tabulate
+    """kubectl-style plain columns: upper-case headers, no borders (tabulate's ``plain`` format).
 
+    Tables of plain ASCII text (nearly all of them) are laid out here exactly as tabulate would
+    (tests/unit/test_render.py compares them); importing tabulate costs more than a node-scoped
+    command's API requests. Anything else (wide or control characters, other types) goes to tabulate.
+    """
     if not rows:
         return ""
-    return tabulate(rows, headers=[h.upper() for h in headers], tablefmt="plain",
-                    disable_numparse=True) + "\n"
+    headers = [h.upper() for h in headers]
+    cells = _plain_cells(rows, len(headers))
+    if cells is None:
+        from tabulate import tabulate
+
+        return tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True) + "\n"
+    widths = [max([len(h) + 2] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [headers] + cells]
+    return "\n".join(lines) + "\n"
+
+
+def _plain_cells(rows, columns):
+    """Rows as stripped strings, or None when a cell is not plain printable ASCII text, an int or None."""
+    out = []
+    for row in rows:
+        if len(row) != columns:
+            return None
+        line = []
+        for cell in row:
+            if cell is None:
+                line.append("")
+                continue
+            if type(cell) is int:
+                cell = str(cell)
+            elif type(cell) is not str or not (cell.isascii() and cell.isprintable()):
+                return None
+            line.append(cell.strip())
+        out.append(line)
+    return out
 
 
 def emit(report: dict, output: str, text=None, out=None):

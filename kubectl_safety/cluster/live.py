@@ -1,8 +1,6 @@
 """The live API server: kubeconfig handling and raw JSON requests (no model deserialization)."""
 
-import contextlib
 import json
-import logging
 import os
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
@@ -53,16 +51,42 @@ class Connection:
     as_groups: tuple = ()
     insecure_skip_tls_verify: bool = False
     user_agent_suffix: str = ""
-    _client: object = field(default=None, repr=False)
+    _transport: object = field(default=None, repr=False)
     _namespace: str = field(default=None, repr=False)
     requests_made: list = field(default_factory=list, repr=False)
 
     # -- configuration -------------------------------------------------------------------
-    def client(self):
-        """A configured kubernetes ApiClient (built once; imports the client lazily)."""
-        if self._client is None:
-            self._client = self._build_client()
-        return self._client
+    @property
+    def host(self) -> str:
+        return self.transport().host
+
+    def transport(self):
+        """How requests go out (built once): a plain pool, or the kubernetes client's."""
+        if self._transport is None:
+            self._transport = self._fast_transport()
+        if self._transport is None:
+            from kubectl_safety.cluster.transport import ClientTransport
+
+            self._transport = ClientTransport(self._build_client())
+        return self._transport
+
+    def _fast_transport(self):
+        """Plain credentials: resolved without importing the kubernetes client (~0.4 s)."""
+        from kubectl_safety.cluster.kubeconfig import resolve
+        from kubectl_safety.cluster.transport import HttpTransport
+
+        if self.kubeconfig and not os.path.exists(self.kubeconfig):
+            raise ClusterError(f"kubeconfig {self.kubeconfig}: no such file")
+        endpoint = resolve(self.kubeconfig, self.context)
+        if endpoint is None:
+            return None
+        if self.insecure_skip_tls_verify:
+            endpoint.verify = False  # (http.client does not warn on every request as urllib3 does)
+        self._namespace = endpoint.namespace
+        try:
+            return HttpTransport(endpoint)
+        except (OSError, ValueError):
+            return None  # e.g. an unreadable certificate: the kubernetes client says what is wrong
 
     def _build_client(self):
         try:
@@ -109,49 +133,38 @@ class Connection:
             raise ClusterError(f"cannot load credentials from kubeconfig: {_one_line(e)}") from None
         if self.insecure_skip_tls_verify:
             configuration.verify_ssl = False
-            import urllib3  # the user asked for it: no two-line warning on every request
-
-            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+            _quiet_insecure_warnings()
         configuration.retries = False
-        api = client.ApiClient(configuration)
-        api.user_agent = f"kubectl-safety/{__version__}{self.user_agent_suffix}"
-        return api
+        configuration.connection_pool_maxsize = 32
+        return client.ApiClient(configuration)
 
     def default_namespace(self) -> str:
-        self.client()
+        self.transport()
         return self._namespace or "default"
 
     # -- requests ------------------------------------------------------------------------
     def request(self, method, path, *, query=None, body=None):
         """One HTTP request; returns (status, parsed JSON body). Transport errors -> ClusterError.
 
-        Goes straight to the client's urllib3 pool (TLS, client certificates and proxy as the
-        kubeconfig says), with the bearer token from the configuration (refreshed by exec and
-        auth-provider plugins), so nothing is deserialized into models.
+        Raw JSON through the transport (``cluster/transport.py``: TLS, client certificates and
+        credentials as the kubeconfig says; plugin tokens refreshed), nothing deserialized into models.
         """
-        api = self.client()
-        configuration = api.configuration
-        headers = urllib3_headers({"Accept": "application/json", "User-Agent": api.user_agent})
-        for setting in configuration.auth_settings().values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[setting["key"]] = setting["value"]
+        transport = self.transport()
+        headers = [("Accept", "application/json"), ("User-Agent", self.user_agent)]
+        headers += transport.auth_headers().items()
         payload_bytes = None
         if body is not None:
-            headers["Content-Type"] = ("application/strategic-merge-patch+json"
-                                       if method == "PATCH" else "application/json")
+            patch = method == "PATCH"
+            headers.append(("Content-Type", "application/strategic-merge-patch+json" if patch else "application/json"))
             payload_bytes = json.dumps(body).encode()
         if self.as_user:
-            headers["Impersonate-User"] = self.as_user
-        for group in self.as_groups:
-            headers.add("Impersonate-Group", group)
-        url = configuration.host + path + ("?" + urlencode(query) if query else "")
+            headers.append(("Impersonate-User", self.as_user))
+        headers += [("Impersonate-Group", group) for group in self.as_groups]
+        url = transport.host + path + ("?" + urlencode(query) if query else "")
         timeout = parse_timeout(self.request_timeout) or None
         self.requests_made.append((method, path))
         try:
-            response = api.rest_client.pool_manager.request(
-                method, url, headers=headers, body=payload_bytes, timeout=timeout,
-                preload_content=True, retries=False)
-            data = response.data
+            status, data = transport.request(method, url, headers, payload_bytes, timeout)
         except Exception as e:
             raise self._transport_error(e) from None
         try:
@@ -159,12 +172,12 @@ class Connection:
         except ValueError:
             payload = {"message": data[:200].decode("utf-8", "replace")}
         if not isinstance(payload, dict):
-            raise ClusterError(f"unexpected answer from the server {configuration.host} to {method} {path}: "
+            raise ClusterError(f"unexpected answer from the server {transport.host} to {method} {path}: "
                                f"JSON {type(payload).__name__}, not an object")
-        return response.status, payload
+        return status, payload
 
     def _transport_error(self, e):
-        host = self.client().configuration.host
+        host = self.transport().host
         text = _one_line(e)
         if "CERTIFICATE_VERIFY_FAILED" in text or "SSLError" in text or "certificate" in text.lower():
             return ClusterError(f"TLS error talking to {host}: {_tls_reason(text)} "
@@ -207,9 +220,19 @@ class Connection:
                 return {"kind": "List", "apiVersion": "v1", "items": items}
             query["continue"] = token
 
+    @property
+    def user_agent(self) -> str:
+        return f"kubectl-safety/{__version__}{self.user_agent_suffix}"
+
     def server_version(self):
         status, payload = self.request("GET", "/version")
         return payload.get("gitVersion") if status == 200 else None
+
+
+def _quiet_insecure_warnings():
+    import urllib3  # the user asked for it: no two-line warning on every request
+
+    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
 
 
 def _check_context(path, context):
@@ -230,32 +253,24 @@ def _check_context(path, context):
             raise ClusterError(f'invalid kubeconfig: {key} "{wanted}" of context "{name}" is not defined')
 
 
-class _Collect(logging.Handler):
-    def __init__(self, sink):
-        super().__init__(level=40)  # ERROR
-        self.sink = sink
-
-    def emit(self, record):
-        self.sink.append(" ".join(record.getMessage().split()))
-
-
-@contextlib.contextmanager
-def _auth_plugin_errors():
+class _auth_plugin_errors:
     """Collect the errors the kubernetes client only logs (failing exec plugins) instead of printing them."""
-    errors, root = [], logging.getLogger()
-    handler = _Collect(errors)
-    root.addHandler(handler)
-    try:
-        yield errors
-    finally:
-        root.removeHandler(handler)
 
+    def __enter__(self):
+        import logging
 
-def urllib3_headers(initial):
-    """A header dict that can carry a header several times (Impersonate-Group)."""
-    from urllib3 import HTTPHeaderDict
+        class Collect(logging.Handler):
+            def emit(handler, record):
+                self.errors.append(" ".join(record.getMessage().split()))
 
-    return HTTPHeaderDict(initial)
+        self.errors, self.handler = [], Collect(level=logging.ERROR)
+        logging.getLogger().addHandler(self.handler)
+        return self.errors
+
+    def __exit__(self, *exc):
+        import logging
+
+        logging.getLogger().removeHandler(self.handler)
 
 
 def resource_path(resource, namespace=None, name=None, subresource=None) -> str:

@@ -43,6 +43,14 @@ def node_scope(node_names) -> list:
     return queries
 
 
+def drain_scope(node_names) -> list:
+    """drain without the capacity check: the nodes, their pods, PDBs and DaemonSets (what kubectl
+    drain reads, plus PDBs). Missing nodes are reported by the planner, not as a failed GET."""
+    queries = [Query("nodes", name=n, optional=True) for n in node_names]
+    queries += [Query("pods", field_selector=f"spec.nodeName={n}") for n in node_names]
+    return queries + [Query("poddisruptionbudgets"), Query("daemonsets", optional=True)]
+
+
 def cluster_scope(namespaces=None) -> list:
     """Whole-cluster analyses (capacity, preemption, rebalance): nodes, pods, PDBs, classes, owners."""
     queries = [Query("nodes"), Query("pods"), Query("poddisruptionbudgets"),

@@ -48,7 +48,7 @@ def check_object(obj: dict, origin: str):
 
 
 def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
-                   namespaces=None) -> ClusterSnapshot:
+                   namespaces=None, complete_pod_namespaces=None) -> ClusterSnapshot:
     """Build a snapshot from ``(origin, dict)`` pairs; unknown kinds are ignored.
 
     Duplicate objects (same kind, namespace and name) are an error naming both origins.
@@ -80,4 +80,4 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
         nodes=buckets["Node"], pods=buckets["Pod"], pdbs=buckets["PodDisruptionBudget"],
         priority_classes=buckets["PriorityClass"], workloads=buckets["workloads"],
         namespaces=found_namespaces, taken_at=taken_at, source=source,
-        server_version=server_version)
+        server_version=server_version, complete_pod_namespaces=complete_pod_namespaces)

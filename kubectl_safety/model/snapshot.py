@@ -19,7 +19,7 @@ class ClusterSnapshot:
     """
 
     def __init__(self, *, nodes=(), pods=(), pdbs=(), priority_classes=(), workloads=(),
-                 namespaces=None, taken_at=None, source="", server_version=None):
+                 namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.pdbs = tuple(pdbs)
@@ -29,12 +29,18 @@ class ClusterSnapshot:
         self.taken_at = taken_at
         self.source = source
         self.server_version = server_version
+        # Namespaces whose pods are all here (None: every namespace, as in a dump). A node-scoped
+        # read holds only some pods: PDB arithmetic then uses the PDB's status, not a recount.
+        self.complete_pod_namespaces = None if complete_pod_namespaces is None else frozenset(complete_pod_namespaces)
+
+    def pods_complete_in(self, namespace) -> bool:
+        return self.complete_pod_namespaces is None or namespace in self.complete_pod_namespaces
 
     def replace(self, **changes) -> "ClusterSnapshot":
         fields = dict(nodes=self.nodes, pods=self.pods, pdbs=self.pdbs,
                       priority_classes=self.priority_classes, workloads=self.workloads,
                       namespaces=self.namespaces, taken_at=self.taken_at, source=self.source,
-                      server_version=self.server_version)
+                      server_version=self.server_version, complete_pod_namespaces=self.complete_pod_namespaces)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
         for index, field in INDEX_FIELDS.items():  # indexes of unchanged fields stay valid

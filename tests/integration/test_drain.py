@@ -169,6 +169,9 @@ def test_dry_run_predicts_kubectl_drain(cluster, namespace, make_node, build, dr
     on_targets = {uid for uid, p in before.items() if p["spec"].get("nodeName") in targets}
     assert {p["uid"] for p in plan["pods"]} == on_targets
     predicted = kubectl_would_evict(plan)
+    # the node-scoped plan (no capacity check, PDB numbers from their status) predicts the same
+    code_scoped, scoped, err = safety(cluster, *targets, "--dry-run", "--no-capacity", *flags)
+    assert (code_scoped, scoped["safe"], kubectl_would_evict(scoped)) == (code, safe, predicted), err
 
     result = cluster.kubectl("drain", *targets, f"--timeout={KUBECTL_TIMEOUT}", *flags, check=False, timeout=90)
     after = pods_by_uid(cluster, namespace)

@@ -420,8 +420,9 @@ def test_pdb_tightened_mid_drain_is_never_bypassed(cluster, namespace, make_node
     assert get_json(cluster, f"node/{nodes[0]}")["spec"].get("unschedulable") is True
     assert watch.min_ready >= 2, watch.min_ready
     # once the controller counts 3 healthy for minAvailable 3, no Ready web pod goes
-    settled = next(i for i, (_, s) in enumerate(watch.samples)
-                   if s.get("desiredHealthy") == 3 and s.get("currentHealthy") == 3)
+    # (a sample reads the pods, then the PDB: the status may already count a pod the read saw unready)
+    settled = next(i for i, (ready, s) in enumerate(watch.samples)
+                   if ready == 3 and s.get("desiredHealthy") == 3 and s.get("currentHealthy") == 3)
     assert all(ready == 3 and s["disruptionsAllowed"] == 0 for ready, s in watch.samples[settled:]), \
         watch.samples[settled:]
 

@@ -141,14 +141,14 @@ def check(scenario, manifest, *, node, victims):
 
 
 def test_lowest_priority_node_chosen(scenario):
-    a, b = scenario.node("a"), scenario.node("b")
+    _, b = scenario.node("a"), scenario.node("b")
     scenario.victim("va", "a", 100, cpu="2")
     scenario.victim("vb", "b", 10, cpu="2")
     check(scenario, scenario.preemptor(), node=b, victims=["vb"])
 
 
 def test_pdb_protected_victim_pushes_to_other_node(scenario):
-    a, b = scenario.node("a"), scenario.node("b")
+    _, b = scenario.node("a"), scenario.node("b")
     scenario.victim("guarded", "a", 10, cpu="2")
     scenario.victim("plain", "b", 100, cpu="2")
     create(scenario.cluster, scenario.ns, pdb("guard", {"app": "guarded"}, min_available=1))
@@ -212,7 +212,7 @@ def test_taint_excludes_cheaper_node(scenario):
 
 
 def test_fits_without_preemption(scenario):
-    a, b = scenario.node("a"), scenario.node("b")
+    _, b = scenario.node("a"), scenario.node("b")
     scenario.victim("va", "a", 10, cpu="2")
     manifest = scenario.preemptor()
     code, report = scenario.preview(manifest)

@@ -121,7 +121,7 @@ def test_zones_added_later_are_filled_with_the_planned_evictions_within_the_pdb(
 
 def test_cordoned_zones_with_node_taints_policy_honor(cluster, namespace, make_node, audit):
     t = setup(cluster, namespace, make_node, audit)
-    a, b, c = t.node("a"), t.node("b"), t.node("c")
+    _, b, c = t.node("a"), t.node("b"), t.node("c")
     for name in (b, c):
         cluster.kubectl("cordon", name)
     wait_until(lambda: all(any(x["key"] == "node.kubernetes.io/unschedulable" for x in

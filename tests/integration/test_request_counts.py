@@ -70,6 +70,7 @@ def test_requests_per_command_do_not_grow(cluster, audit, make_node, namespace, 
         "explain pod": ["explain", "pod", pods[0]["metadata"]["name"]],
         "explain node": ["explain", "node", target],
         "drain --dry-run": ["drain", target, "--dry-run", "--ignore-daemonsets"],
+        "drain --dry-run --no-capacity": ["drain", target, "--dry-run", "--ignore-daemonsets", "--no-capacity"],
         "preemption -f": ["preemption", "-f", str(preemptor)],
         "rebalance --dry-run": ["rebalance", "deployment/web", "--dry-run"],
     }

@@ -122,8 +122,8 @@ class FakeApi(Connection):
         ns = f"/namespaces/{meta['namespace']}" if meta.get("namespace") else ""
         return f"/api/v1{ns}/{plural}/{meta['name']}"
 
-    def client(self):
-        return SimpleNamespace(configuration=SimpleNamespace(host="https://fake"))
+    def transport(self):
+        return SimpleNamespace(host="https://fake")
 
     def request(self, method, path, *, query=None, body=None, ok=(200, 201)):
         self.calls.append((method, path, query, body))

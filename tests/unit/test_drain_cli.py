@@ -33,6 +33,16 @@ def test_demo_dry_run_json():
     assert plan["nodes"][0]["filterErrors"] == ["monitoring/node-exporter-a1"]
 
 
+def test_no_capacity_keeps_the_budgets_and_says_capacity_was_not_checked():
+    code, out, err = drain("node-a1", "--dry-run", "--ignore-daemonsets", "--no-capacity")
+    assert code == 0, err
+    assert "Capacity: not checked (--no-capacity)" in out and "2 evict now, 1 wait" in out
+    code, out, err = drain("node-a1", "--dry-run", "--ignore-daemonsets", "--no-capacity", "-o", "json")
+    plan = json.loads(out)
+    assert plan["capacity"] == {"checked": False, "ok": None, "unplaceable": []}
+    assert all(p["replacementNode"] is None for p in plan["pods"])
+
+
 @pytest.mark.parametrize("args, code, message", [
     (["node-a2", "--dry-run", "--ignore-daemonsets"], 3, "PDB_NEVER_ALLOWS"),
     (["node-b2", "--dry-run", "--ignore-daemonsets"], 3, "UNMANAGED"),

@@ -6,7 +6,7 @@ import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.model.selectors import LabelSelector
-from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.builders import NOW, container, make_node, make_pdb, make_pod, make_workload, snapshot
 
 N1, N2 = make_node("n1"), make_node("n2")
 APP = {"app": "web"}
@@ -192,6 +192,54 @@ def test_required_anti_affinity_on_hostname():
     assert placed == ["None", "n3"]
 
 
+HOSTNAME = "kubernetes.io/hostname"
+
+
+def required(kind, labels, key=HOSTNAME):
+    return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": labels},
+                                                                        "topologyKey": key}]}}
+
+
+def with_host_port(name, node, port, ip=None):
+    ports = [{"containerPort": port, "hostPort": port, **({"hostIP": ip} if ip else {})}]
+    return make_pod(name, node=node, labels=APP, containers=[container(ports=ports)])
+
+
+# (id, objects on n1 (drained), n2 and n3, where pod "a"'s replacement may go (None: nowhere), reason part)
+PLACEMENT = [
+    ("host-port-taken-on-n2", [with_host_port("a", "n1", 8080), with_host_port("x", "n2", 8080)], "n3", None),
+    ("host-port-taken-everywhere", [with_host_port("a", "n1", 8080), with_host_port("x", "n2", 8080),
+                                    with_host_port("y", "n3", 8080, ip="10.0.0.3")], None, "free ports"),
+    ("host-port-other-ip-is-free", [with_host_port("a", "n1", 8080, ip="10.0.0.1"), with_host_port("x", "n2", 8080, ip="10.0.0.2"),
+                                    with_host_port("y", "n3", 8080)], "n2", None),
+    ("existing-anti-affinity-on-n2", [web("a"), make_pod("guard", node="n2", labels={"app": "guard"},
+                                                         affinity=required("podAntiAffinity", APP))], "n3", None),
+    ("existing-anti-affinity-everywhere", [web("a")] + [make_pod(f"guard{i}", node=n, labels={"app": "guard"},
+                                                                 affinity=required("podAntiAffinity", APP))
+                                                        for i, n in enumerate(("n2", "n3"))], None, "existing pods anti-affinity"),
+    ("required-affinity-follows-the-cache", [web("a", affinity=required("podAffinity", {"app": "cache"})),
+                                             make_pod("cache", node="n3", labels={"app": "cache"})], "n3", None),
+    ("required-affinity-partner-leaves-too", [web("a", affinity=required("podAffinity", {"app": "cache"})),
+                                              make_pod("cache", node="n1", labels={"app": "cache"})], None, "pod affinity"),
+    ("required-affinity-to-itself-with-no-match", [web("a", affinity=required("podAffinity", APP))], "n2 n3", None),
+]
+
+
+@pytest.mark.parametrize("objects, node, reason", [p[1:] for p in PLACEMENT], ids=[p[0] for p in PLACEMENT])
+def test_replacement_placement(objects, node, reason):
+    report = plan(N1, N2, make_node("n3"), *objects, force=True)
+    (a,) = [p for p in report["pods"] if p["name"] == "a"]
+    assert (a["replacementNode"] in node.split()) if node else a["replacementNode"] is None
+    if reason:
+        [u] = [u for u in report["capacity"]["unplaceable"] if u["name"] == "a"]
+        assert reason in u["reason"]
+
+
+def test_placed_replacements_block_each_other_by_host_port():
+    report = plan(N1, N2, with_host_port("a", "n1", 8080), with_host_port("b", "n1", 8080))
+    assert sorted(str(p["replacementNode"]) for p in report["pods"]) == ["None", "n2"]
+
+
 def test_topology_spread_do_not_schedule():
     spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
                "labelSelector": {"matchLabels": APP}}]
@@ -237,3 +285,47 @@ def test_pods_that_stay_take_no_room():
                   pdb(min_available=2, allowed=0, healthy=2, desired=2, expected=2), make_pod("other", cpu="600m"))
     assert actions(report)["a"] == ("blocked", None)
     assert {p["name"]: p["replacementNode"] for p in report["pods"]}["other"] == "n2"
+
+
+# -- --no-capacity on a node-scoped read --------------------------------------------------------
+def node_scoped(snap, nodes):
+    """What drain --no-capacity reads: only the drained nodes' pods (no namespace is complete)."""
+    return snap.replace(pods=[p for p in snap.pods if p.node_name in nodes], complete_pod_namespaces=frozenset())
+
+
+# Without the owners' scale, a PDB whose pods are momentarily fewer than minAvailable (a replacement
+# not yet created) is judged from its status alone: blocked rather than waiting (the safe side).
+FROM_STATUS_ONLY = {"min-available-int-while-a-replacement-starts": {"a": ("blocked", None)}}
+
+
+@pytest.mark.parametrize("id, objects, nodes, options", [s[:4] for s in SCENARIOS], ids=[s[0] for s in SCENARIOS])
+def test_node_scoped_plan_without_capacity_agrees(id, objects, nodes, options):
+    """Same actions and waves as the full plan, except where a replacement fits nowhere."""
+    full = plan(*objects, nodes=nodes, **options)
+    scoped = plan_drain(node_scoped(snapshot(*objects), nodes), list(nodes),
+                        DrainOptions(**{**options, "check_capacity": False}), NOW)
+    assert scoped["capacity"] == {"checked": False, "ok": None, "unplaceable": []}
+    assert all(p["replacementNode"] is None for p in scoped["pods"])
+    if full["capacity"]["unplaceable"]:  # the full plan spends budgets on pods that cannot come back
+        assert not any(r["code"] == "REPLACEMENT_UNPLACEABLE" for p in scoped["pods"] for r in p["reasons"])
+        return
+    assert actions(scoped) == {**actions(full), **FROM_STATUS_ONLY.get(id, {})}
+    assert scoped["safe"] == full["safe"] or id in FROM_STATUS_ONLY
+
+
+def test_node_scoped_pdb_numbers_come_from_status():
+    objects = [N1, N2, web("a"), web("b", node="n2"), web("c", node="n2"),
+               pdb(min_available=2, allowed=1, healthy=3, desired=2, expected=3)]
+    scoped = plan_drain(node_scoped(snapshot(*objects), {"n1"}), ["n1"], DrainOptions(check_capacity=False), NOW)
+    (budget,) = scoped["pdbs"]
+    assert (budget["matchingPods"], budget["currentHealthy"], budget["expectedPods"]) == (None, 3, 3)
+    assert budget["neverAllows"] is None and actions(scoped) == {"a": ("evict", 1)}
+
+
+def test_node_scoped_read_does_not_warn_about_pdbs_selecting_nothing_here():
+    objects = [N1, N2, web("a"), make_pod("x", node="n2", labels={"app": "other"}),
+               make_pdb("other", selector={"app": "other"}, allowed=1)]
+    full = plan(*objects)
+    scoped = plan_drain(node_scoped(snapshot(*objects), {"n1"}), ["n1"], DrainOptions(check_capacity=False), NOW)
+    assert not [w for w in full["warnings"] if w["code"] == "PDB_SELECTS_NOTHING"]
+    assert not [w for w in scoped["warnings"] if w["code"] == "PDB_SELECTS_NOTHING"]

@@ -168,3 +168,16 @@ def test_cli_does_not_import_the_client_when_not_talking_to_a_cluster(args):
     proc = subprocess.run([sys.executable, "-c", LAZY.format(args=args)], capture_output=True, text=True)
     tail = proc.stderr.strip().splitlines()[-1]
     assert tail == "LOADED= CODE=0", proc.stderr[-500:]
+
+
+def test_plain_credentials_reach_the_cluster_without_the_client_libraries(tmp_path):
+    """A token/certificate kubeconfig goes through http.client: neither kubernetes nor urllib3 is imported."""
+    path = tmp_path / "kc.yaml"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "current-context": "x",
+                                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+                                "users": [{"name": "u", "user": {"token": "t"}}],
+                                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
+    args = ["drain", "n1", "--dry-run", "--no-capacity", "--kubeconfig", str(path)]
+    proc = subprocess.run([sys.executable, "-c", LAZY.format(args=args)], capture_output=True, text=True)
+    assert "unable to connect to the server https://127.0.0.1:1" in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "LOADED= CODE=1", proc.stderr[-500:]

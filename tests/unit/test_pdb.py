@@ -49,3 +49,25 @@ def test_policy_v1_selector_semantics():
     snap = snapshot(make_pdb("all", selector={}), make_pod("a"), make_pod("b", namespace="other"))
     assert [b.name for b in snap.pdbs_for(snap.pod("default", "a"))] == ["all"]
     assert snap.pdbs_for(snap.pod("other", "b")) == []
+
+
+NEVER_CASES = [
+    ("minAvailable equals replicas", dict(min_available=3), 3, True),
+    ("room for one", dict(min_available=2), 3, False),
+    ("maxUnavailable 0", dict(max_unavailable=0), 3, True),
+    ("100 percent", dict(min_available="100%"), 2, True),
+    ("10 percent rounds up to 1", dict(max_unavailable="10%"), 5, False),
+]
+
+
+@pytest.mark.parametrize("spec,replicas,blocks", [c[1:] for c in NEVER_CASES], ids=[c[0] for c in NEVER_CASES])
+def test_never_allows_from_status_on_a_node_scoped_snapshot(spec, replicas, blocks):
+    """Without every pod of the namespace, the status (as the controller wrote it) decides, the same way."""
+    full = _world(replicas, replicas, make_pdb("web", **spec))
+    status = budget(full.pdbs[0], full)
+    pdb = make_pdb("web", **spec, allowed=status["disruptionsAllowed"], healthy=status["healthyPods"],
+                   desired=status["desiredHealthy"], expected=status["expectedPods"])
+    scoped = _world(replicas, replicas, pdb)
+    scoped = scoped.replace(pods=scoped.pods[:1], complete_pod_namespaces=frozenset())
+    assert bool(never_allows(scoped.pdbs[0], scoped)) is blocks
+    assert budget(scoped.pdbs[0], scoped)["matchingPods"] is None

@@ -154,7 +154,7 @@ def _load_live(s, ns, names, selector, force):
         if found is not None:
             objects.append(("nodes from the API server", found))
     storage = _read_storage(conn, [o for _, o in objects if o.get("kind") == "Pod"]) if force else []
-    snap = build_snapshot(objects, taken_at=s.now(), source=f"cluster {conn.client().configuration.host}")
+    snap = build_snapshot(objects, taken_at=s.now(), source=f"cluster {conn.host}")
     return snap, _select(snap.pods, ns, names, selector), storage, unreadable
 
 

@@ -2,7 +2,6 @@
 
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import click
 
@@ -51,10 +50,13 @@ def _dry_run_value(ctx, param, value):
               help="Skip pods terminating for longer than this (0: never skip).")
 @click.option("--chunk-size", type=int, default=500, show_default=True, metavar="N",
               help="List large collections in pages of this size (0: no paging).")
+@click.option("--no-capacity", is_flag=True,
+              help="Do not check where replacements fit: read only the nodes' pods, PDBs and DaemonSets "
+                   "(as fast as kubectl drain on a large cluster); budgets still hold.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (required when stdin is not a terminal).")
 @global_options
 def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, force, grace_period, timeout,
-            pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, yes):
+            pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, no_capacity, yes):
     """Plan a drain against PodDisruptionBudgets and capacity, then drain without breaking them.
 
     The plan lists every pod of the nodes with its action (evict, delete, wait, skip,
@@ -73,6 +75,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
       kubectl safety drain node-a1 --dry-run -o json --snapshot cluster.yaml | jq '.pods[] | select(.action=="blocked")'
       kubectl safety drain -l pool=blue --ignore-daemonsets --timeout 15m --yes
       kubectl safety drain node-a1 --dry-run=server --ignore-daemonsets --timeout 1m
+      kubectl safety drain node-a1 --dry-run --ignore-daemonsets --no-capacity   # large cluster, budgets only
     """
     from kubectl_safety.analysis.drain import DrainOptions
     from kubectl_safety.model.selectors import LabelSelector
@@ -94,10 +97,11 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
                          else f"--selector={selector} must be a valid label selector") from None
     options = DrainOptions(ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data,
                            force=force, grace_period=grace_period, disable_eviction=disable_eviction,
-                           skip_wait_for_delete_timeout=skip_wait_for_delete_timeout, pod_selector=pods_sel)
+                           skip_wait_for_delete_timeout=skip_wait_for_delete_timeout, pod_selector=pods_sel,
+                           check_capacity=not no_capacity)
     if dry_run == "none" or dry_run == "server":
         s.require_live("a drain" if dry_run == "none" else "--dry-run=server")
-    ctx = _Drain(s, options, nodes, node_sel, chunk_size)
+    ctx = _Drain(s, options, nodes, node_sel, chunk_size, selector)
     snap, plan = ctx.plan()
     if dry_run == "client":
         emit(plan, s.g.output, render_plan)
@@ -129,8 +133,9 @@ def _confirm(plan, yes):
 class _Drain:
     """One drain: loading and planning, and the real or server-side dry-run execution."""
 
-    def __init__(self, session, options, nodes, node_selector, chunk_size):
+    def __init__(self, session, options, nodes, node_selector, chunk_size, selector_text=None):
         self.s = session
+        self.selector_text = selector_text
         self.options = options
         self.nodes = list(nodes)
         self.node_selector = node_selector
@@ -138,13 +143,21 @@ class _Drain:
         self.progress = _Progress()
 
     def snapshot(self):
-        from kubectl_safety.cluster.scopes import cluster_scope
+        from kubectl_safety.cluster.scopes import cluster_scope, drain_scope
         from kubectl_safety.cluster.source import load_snapshot
 
         if self.s.offline:
             return self.s.snapshot((), "drain")
         warnings = self.s.g.warnings
-        snap = load_snapshot(connection=self.s.connection("drain"), queries=cluster_scope(),
+        connection = self.s.connection("drain")
+        queries = cluster_scope()
+        if not self.options.check_capacity:  # node-scoped reads: cost independent of the cluster's size
+            names = self.nodes
+            if self.node_selector is not None:
+                listing = connection.list("nodes", label_selector=self.selector_text, chunk_size=self.chunk_size or None)
+                names = sorted(n["metadata"]["name"] for n in listing["items"])
+            queries = drain_scope(names)
+        snap = load_snapshot(connection=connection, queries=queries,
                              now=self.s.now(), chunk_size=self.chunk_size or None, warnings=warnings)
         for line in warnings:
             warn(line)
@@ -244,6 +257,8 @@ class _Drain:
 
     def _wave(self, executor, pods, deadline, report) -> list:
         """Evict (or delete) pods concurrently, each waited for until gone; returns failures."""
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
         from kubectl_safety.cluster.executor import RETRIED
 
         grace = self.options.grace_period if self.options.grace_period >= 0 else None
@@ -287,6 +302,8 @@ class _Drain:
         Eviction API's rules are sent once to confirm the refusal; pods waiting for a later
         wave are not sent (the server judges each eviction alone, against today's budget).
         """
+        from concurrent.futures import ThreadPoolExecutor
+
         from kubectl_safety.cluster.executor import Executor
 
         executor = Executor(self.s.connection("drain"), dry_run_server=True, on_event=self.progress)
@@ -451,6 +468,8 @@ def render_plan(r, wide=False) -> str:
                              f"{b['currentHealthy']}/{b['desiredHealthy']}", b["podsToEvict"], b["waves"],
                              b["neverAllows"] or ""] for b in r["pdbs"]],
                            ["pdb", "allowed", "healthy/desired", "to evict", "waves", "never allows"]).rstrip())
+    if not r["capacity"]["checked"]:
+        lines.append("\nCapacity: not checked (--no-capacity): replacements are assumed to start somewhere.")
     if r["capacity"]["unplaceable"]:
         lines.append("\nReplacements that fit nowhere:")
         lines += [f"  {u['namespace']}/{u['name']}: {u['reason']}" for u in r["capacity"]["unplaceable"]]
