@@ -157,7 +157,48 @@ def build():
              pdb("api", "shop", {"app": "api"}, min_available=2, allowed=1, healthy=3, desired=2, expected=3, policy="AlwaysAllow"),
              pdb("db", "shop", {"app": "db"}, min_available=3, allowed=0, healthy=3, desired=3, expected=3),
              pdb("shop-all", "shop", {"tier": "frontend"}, max_unavailable="50%", allowed=0, healthy=0, desired=0, expected=0)]
+    add_queue(objs)
+    objs += storage()
     return objs
+
+
+def add_queue(objs):
+    """queue: a one-replica StatefulSet on node-c1 whose volume is pinned to zone c (no PDB)."""
+    spec = {"containers": [container("queue", "redis:7.4", {"cpu": "100m", "memory": "256Mi"})],
+            "priorityClassName": "standard",
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-queue-0"}}]}
+    sts = workload("StatefulSet", "queue", "jobs", 1, {"app": "queue"}, spec, serviceName="queue")
+    objs += [sts, pod("queue-0", "jobs", sts, {"app": "queue"}, spec, "node-c1", priority=1000, qos="Burstable")]
+
+
+def storage():
+    """StorageClasses, claims and volumes: db's shared volume, queue's zonal one."""
+    zonal = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": meta("zonal-ssd"),
+             "provisioner": "ebs.csi.aws.com", "volumeBindingMode": "WaitForFirstConsumer", "reclaimPolicy": "Delete"}
+    shared = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": meta("shared-nfs"),
+              "provisioner": "nfs.csi.k8s.io", "volumeBindingMode": "Immediate", "reclaimPolicy": "Retain"}
+    out = [zonal, shared]
+    for ns, claim, pv, cls, modes, zone in (
+            ("shop", "data-db", "pv-data-db", "shared-nfs", ["ReadWriteMany"], None),
+            ("jobs", "data-queue-0", "pv-data-queue-0", "zonal-ssd", ["ReadWriteOnce"], "eu-west-1c")):
+        out.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta(claim, ns),
+                    "spec": {"accessModes": modes, "storageClassName": cls, "volumeName": pv,
+                             "resources": {"requests": {"storage": "20Gi"}}},
+                    "status": {"phase": "Bound", "accessModes": modes, "capacity": {"storage": "20Gi"}}})
+        spec = {"accessModes": modes, "storageClassName": cls, "capacity": {"storage": "20Gi"},
+                "claimRef": {"kind": "PersistentVolumeClaim", "namespace": ns, "name": claim},
+                "persistentVolumeReclaimPolicy": "Retain"}
+        labels = None
+        if zone:
+            spec["csi"] = {"driver": "ebs.csi.aws.com", "volumeHandle": f"vol-{uid(pv)[:8]}"}
+            spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}}
+            labels = {"topology.kubernetes.io/zone": zone}
+        else:
+            spec["nfs"] = {"server": "nfs.shop.internal", "path": "/exports/db"}
+        out.append({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": meta(pv, labels=labels),
+                    "spec": spec, "status": {"phase": "Bound"}})
+    return out
 
 
 if __name__ == "__main__":

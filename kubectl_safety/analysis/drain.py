@@ -9,13 +9,18 @@
    be placed (or that has no controller) uses its budget for good;
 3. capacity: will each replacement fit on a node that stays (``capacity.Capacity``), unless
    ``check_capacity`` is off (then replacements are assumed to start somewhere, as kubectl does);
-4. estimated duration of every wave (grace periods, replacement readiness).
+4. estimated duration of every wave (grace periods, replacement readiness);
+5. the SAFE contract (``risks``): ``safe`` only when every targeted pod can go within the timeout,
+   every replacement can be scheduled, no PDB is bypassed and the nodes can confirm deletions;
+   each exception is a risk with a stable code (``risks.RISKS``) unless accepted by name.
 """
 
 from dataclasses import dataclass
 
 from kubectl_safety.analysis import pdb as pdb_math
 from kubectl_safety.analysis.drain_filters import PodVerdict, eviction_rules, kubectl_filters
+from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.termination import api_grace_period
 
@@ -38,6 +43,8 @@ class DrainOptions:
     pod_selector: object = None  # LabelSelector or None
     daemonsets_known: bool = None  # the snapshot holds every DaemonSet (None: if it holds any)
     check_capacity: bool = True  # place every replacement on a remaining node
+    timeout: float = 0  # --timeout in seconds (0: none)
+    accept_risks: frozenset = frozenset()  # risk codes accepted by --accept-risk
 
 
 def plan_drain(snapshot, node_names, options=None, now=None) -> dict:
@@ -82,7 +89,12 @@ def plan_drain(snapshot, node_names, options=None, now=None) -> dict:
     for v in leaving:
         _finish_entry(entries[v.pod.key], v, placements.get(v.pod.key))
     waves = _waves(verdicts, entries, options)
-    return _report(snapshot, targets, verdicts, entries, trackers, placements, waves, capacity, options, index)
+    report = _report(snapshot, targets, verdicts, entries, trackers, placements, waves, capacity, options, index)
+    risks = _risks(snapshot, targets, verdicts, entries, trackers, placements, capacity, options, report, now)
+    report["risks"] = risks.judged(options.accept_risks)
+    report["safe"] = is_safe(report["risks"])
+    report["losses"] = _losses(verdicts, entries)
+    return report
 
 
 def needs_replacement(pod) -> bool:
@@ -291,9 +303,8 @@ def _report(snapshot, targets, verdicts, entries, trackers, placements, waves, c
     counts = {}
     for e in pods:
         counts[e["action"]] = counts.get(e["action"], 0) + 1
-    blocked = [e for e in pods if e["action"] == "blocked"]
     unplaceable = [{"namespace": v.pod.namespace, "name": v.pod.name, "node": v.pod.node_name,
-                    "reason": placements[v.pod.key][1]}
+                    "reason": placements[v.pod.key][1], "nodes": capacity.why_not.get(v.pod.key, {})}
                    for v in verdicts if v.pod.key in placements and placements[v.pod.key][0] is None]
     nodes = []
     for name in targets:
@@ -308,7 +319,7 @@ def _report(snapshot, targets, verdicts, entries, trackers, placements, waves, c
     warnings = _plan_warnings(snapshot, verdicts, targets, index)
     return {
         "kind": "DrainPlan", "apiVersion": API_VERSION,
-        "safe": not blocked and all(n["found"] for n in nodes),
+        "safe": None,  # set from the risks
         "nodes": nodes,
         "options": {"ignoreDaemonsets": options.ignore_daemonsets, "deleteEmptydirData": options.delete_emptydir_data,
                     "force": options.force, "gracePeriod": options.grace_period,
@@ -343,4 +354,106 @@ def _plan_warnings(snapshot, verdicts, targets, index) -> list:
                 out.append({"code": "PDB_SELECTS_NOTHING", "severity": "warning",
                             "message": f"PDB {ns}/{b.name} selects no pod (selector {b.selector}): "
                                        "it protects nothing; check its labels"})
+    return out
+
+
+# -- the SAFE contract -----------------------------------------------------------------------
+def _risks(snapshot, targets, verdicts, entries, trackers, placements, capacity, options, report, now) -> RiskList:
+    risks = RiskList()
+    by_key = {v.pod.key: v for v in verdicts}
+    for name in targets:
+        if snapshot.node(name) is None:
+            risks.add("NODE_NOT_FOUND", f'node "{name}" not found', [obj("Node", "", name)])
+    _node_risks(snapshot, targets, entries, risks, now)
+    for e in report["pods"]:
+        if e["action"] != "blocked":
+            continue
+        codes = [r["code"] for r in e["reasons"] if r["severity"] == "critical"]
+        pdb = [obj("PodDisruptionBudget", *e["pdb"].split("/"))] if e["pdb"] else []
+        if "PDB_NEVER_ALLOWS" in codes or "PDB_EXHAUSTED" in codes:
+            code = "PDB_NEVER_ALLOWS" if "PDB_NEVER_ALLOWS" in codes else "PDB_EXHAUSTED"
+            message = next(r["message"] for r in e["reasons"] if r["code"] == code)
+            risks.add(code, message, pdb + [pod_obj(e)])
+        else:
+            risks.add("POD_NOT_EVICTABLE", "; ".join(r["message"] for r in e["reasons"] if r["severity"] == "critical"),
+                      [pod_obj(e)])
+    for u in report["capacity"]["unplaceable"]:
+        risks.add("REPLACEMENT_UNPLACEABLE", f"the replacement of {u['namespace']}/{u['name']} fits on no node: "
+                  f"{u['reason']}", [pod_obj(u)], nodes=u["nodes"])
+    for key, node in sorted((capacity.returns_to if capacity else {}).items()):
+        v = by_key[key]
+        risks.add("REPLACEMENT_RETURNS_TO_NODE",
+                  f"{v.pod.namespace}/{v.pod.name} tolerates node.kubernetes.io/unschedulable: its replacement can "
+                  f"be scheduled back onto {node} (cordoned), so the node is not emptied",
+                  [pod_obj(v.pod), obj("Node", "", node)])
+    _bypass_risks(snapshot, verdicts, entries, trackers, risks)
+    if options.timeout and report["estimatedSeconds"] > options.timeout:
+        risks.add("DRAIN_TIMEOUT", f"the plan needs about {report['estimatedSeconds']}s, more than --timeout "
+                  f"{options.timeout:g}s: the drain stops part way (the nodes stay cordoned)",
+                  [obj("Node", "", n) for n in targets])
+    return risks
+
+
+def _node_risks(snapshot, targets, entries, risks, now):
+    """Pods evicted from a node that cannot confirm their deletion stay Terminating."""
+    for name in targets:
+        node = snapshot.node(name)
+        if node is None:
+            continue
+        state = node_state(node, now)
+        if state["state"] == "Ready":
+            continue
+        going = [e for e in entries.values() if e["node"] == name and e["action"] in ("evict", "delete", "wait")]
+        pod = {e["name"]: e for e in going}
+        alive = [e for e in going if not (snapshot.pod(e["namespace"], e["name"]) or _NONE).is_terminal]
+        if not alive:
+            continue
+        code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"
+        risks.add(code, f"node {name} is {state['message']}: {len(alive)} evicted pod(s) stay Terminating until its "
+                  f"kubelet confirms, so the drain does not finish. Way out: {NODE_WAY_OUT}",
+                  [obj("Node", "", name)] + [pod_obj(e) for e in alive if e["name"] in pod])
+
+
+class _NONE:
+    is_terminal = False
+
+
+def _bypass_risks(snapshot, verdicts, entries, trackers, risks):
+    """--disable-eviction: deletions beyond what each PDB allows (or of pods several PDBs select)."""
+    by_pdb = {}
+    for v in verdicts:
+        if v.eviction != "delete" or entries[v.pod.key]["action"] != "delete" or v.pod.is_terminal:
+            continue
+        budgets = snapshot.pdbs_for(v.pod)
+        if len(budgets) > 1:
+            risks.add("PDB_BYPASSED", f"{v.pod.namespace}/{v.pod.name} is selected by {len(budgets)} PDBs: the "
+                      "Eviction API would refuse it; --disable-eviction deletes it anyway",
+                      [obj("PodDisruptionBudget", b.namespace, b.name) for b in budgets] + [pod_obj(v.pod)])
+        elif budgets and v.pod.is_ready and not v.pod.is_terminating:
+            by_pdb.setdefault(_ref(budgets[0]), (budgets[0], []))[1].append(v)
+    for ref, (pdb, pods) in sorted(by_pdb.items()):
+        tracker = trackers.get(ref)
+        allowed = tracker.allowed if tracker else pdb.disruptions_allowed
+        never = tracker.never if tracker else None
+        if len(pods) <= allowed and not never:
+            continue
+        why = f"it never allows a disruption ({never})" if never else f"it allows {allowed} disruption(s)"
+        risks.add("PDB_BYPASSED", f"--disable-eviction deletes {len(pods)} healthy pod(s) of PDB {ref}, but {why}: "
+                  "the budget is broken; drop --disable-eviction to drain within it",
+                  [obj("PodDisruptionBudget", pdb.namespace, pdb.name)] + [pod_obj(v.pod) for v in pods])
+
+
+def _losses(verdicts, entries) -> dict:
+    """What the flags kubectl requires accept: emptyDir data and unmanaged pods that go for good."""
+    out = {"emptyDirData": [], "unmanagedPods": []}
+    for v in verdicts:
+        e = entries[v.pod.key]
+        if e["action"] not in ("evict", "delete", "wait"):
+            continue
+        codes = {r["code"] for r in e["reasons"]}
+        ref = f"{v.pod.namespace}/{v.pod.name}"
+        if "LOCAL_STORAGE" in codes:
+            out["emptyDirData"].append(ref)
+        if "UNMANAGED" in codes:
+            out["unmanagedPods"].append(ref)
     return out

@@ -25,7 +25,7 @@ node with the most free cpu+memory (an approximation of scoring, which is not mo
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.findings import Finding
-from kubectl_safety.analysis.fit import NodeState, filter_node, required_terms
+from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, required_terms, scheduling_gated
 from kubectl_safety.analysis.priority import resolve
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.termination import api_grace_period
@@ -67,6 +67,11 @@ def preview(pod, snapshot, now, replicas=1) -> dict:
 
 def _place(pod, snapshot, now) -> dict:
     prio = pod.priority_value
+    gates = scheduling_gated(pod)
+    if gates:  # PreEnqueue: never scheduled, so it never preempts either
+        return {"pod": pod, "feasible": [], "victims": [], "candidates": [], "excluded": [], "potential": 0,
+                "eligible": False, "eligibility": f"not scheduled while it has scheduling gates ({', '.join(gates)})",
+                "outcome": "gated", "node": None}
     nominated = _nominated(snapshot, pod, prio)
     failures = {n.name: _filter(pod, n, snapshot, None, nominated) for n in snapshot.nodes}
     feasible = [n for n, f in failures.items() if not f]
@@ -131,7 +136,8 @@ def _eligibility(pod, prio, snapshot, failures):
         return False, "not eligible due to preemptionPolicy=Never", None
     nom = pod.nominated_node_name
     if nom and snapshot.node(nom) is not None:
-        if any(not f.resolvable for f in failures.get(nom, [])):
+        first = (failures.get(nom) or [None])[0]  # the scheduler stops at the first failing plugin
+        if first is not None and not first.resolvable:
             return True, f"eligible: the nominated node {nom} cannot fit the pod at all, so it preempts again", None
         for p in snapshot.pods_on(nom):
             if p.priority_value < prio and terminating_by_preemption(p):

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from kubectl_safety.analysis import pdb as pdbs
 from kubectl_safety.analysis import topology
 from kubectl_safety.analysis.findings import Finding
-from kubectl_safety.analysis.fit import NodeState, filter_node
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
+from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node
+from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
 
 API_VERSION = "safety.kubectl.io/v1"
@@ -40,6 +42,7 @@ class RebalanceOptions:
     cluster_defaults: bool = False     # judge pods without constraints by the built-in defaults
     evict_local_storage: bool = False  # allow evicting pods with emptyDir/hostPath volumes
     max_evictions: int = None          # cap on planned evictions (None: no cap)
+    accept_risks: frozenset = frozenset()  # risk codes accepted by --accept-risk
 
 
 class Spread:
@@ -156,6 +159,9 @@ def not_evictable(pod, snapshot, options) -> str:
         return "DaemonSet pod: it would come back on the same node"
     if pod.is_terminating:
         return "already terminating"
+    if is_system_critical(pod):
+        return (f"system-critical pod (priority {pod.priority_value}"
+                + (f", {pod.priority_class_name}" if pod.priority_class_name else "") + "): never moved")
     local = [v.get("name") for v in pod.volumes if "emptyDir" in v or "hostPath" in v]
     if local and not options.evict_local_storage:
         return f"uses local storage ({', '.join(local)}): add --evict-local-storage to allow"
@@ -166,6 +172,15 @@ def not_evictable(pod, snapshot, options) -> str:
     return ""
 
 
+SYSTEM_CRITICAL_PRIORITY = 2000000000  # system-cluster-critical; the descheduler never evicts at or above it
+SYSTEM_CRITICAL_CLASSES = ("system-cluster-critical", "system-node-critical")
+
+
+def is_system_critical(pod) -> bool:
+    """A system-critical pod (the descheduler's protection): by class name or priority."""
+    return pod.priority_class_name in SYSTEM_CRITICAL_CLASSES or pod.priority_value >= SYSTEM_CRITICAL_PRIORITY
+
+
 def _allocated(state) -> float:
     """Requested share of cpu and memory (LeastAllocated scoring prefers the emptier node)."""
     alloc = state.node.allocatable
@@ -174,16 +189,12 @@ def _allocated(state) -> float:
 
 
 def replacement(pod):
-    """The pod its controller would create, unscheduled, as ``fit`` should judge it.
+    """The pod its controller would create, unscheduled, as the filters should judge it.
 
     Its spread constraints are left out: the planner judges spread on its simulated counts
-    (``fit`` would count the snapshot's placements, and recount them for every pod).
+    (the filters would count the snapshot's placements, and recount them for every pod).
     """
-    raw = pod.raw
-    meta = {**(raw.get("metadata") or {}), "name": pod.name + "-replacement", "uid": ""}
-    meta.pop("deletionTimestamp", None)
-    spec = {k: v for k, v in (raw.get("spec") or {}).items() if k not in ("nodeName", "topologySpreadConstraints")}
-    return Pod({**raw, "metadata": meta, "spec": spec, "status": {}})
+    return unscheduled_copy(pod, keep_spread=False)
 
 
 def placement_failure(pod, node, snapshot, state=None) -> str:
@@ -225,7 +236,7 @@ class Budgets:
         if not budgets:
             return ""
         pdb = budgets[0]
-        if not pod.is_ready and self._free_unhealthy(pdb):
+        if skips_pdb_check(pod) or not pod.is_ready and self._free_unhealthy(pdb):
             return ""
         if self._left(pdb) > 0:
             return ""
@@ -245,12 +256,17 @@ class Budgets:
 
     def spend(self, pod):
         budgets = self.snapshot.pdbs_for(pod)
-        if budgets and not (not pod.is_ready and self._free_unhealthy(budgets[0])):
+        if budgets and not skips_pdb_check(pod) and not (not pod.is_ready and self._free_unhealthy(budgets[0])):
             self.left[budgets[0].uid] = self._left(budgets[0]) - 1
 
     def next_round(self):
         self.round += 1
         self.left = {}
+
+
+def skips_pdb_check(pod) -> bool:
+    """The Eviction API deletes Pending (and terminal) pods without consulting any PDB."""
+    return pod.phase == "Pending" or pod.is_terminal
 
 
 # -- planning -------------------------------------------------------------------------------
@@ -525,6 +541,7 @@ def plan_rebalance(snapshot, workloads, options=RebalanceOptions(), now=None) ->
     blocked = [b for b in planner.blocked
                if any(r["workload"] == b["workload"] and r["topologyKey"] == b["topologyKey"] for r in unresolved)]
     violated = [r for r in constraints if r["rebalanced"] and r["violated"]]
+    risks = plan_risks(snapshot, planner.evictions, now or snapshot.taken_at).judged(options.accept_risks)
     return {
         "kind": "RebalancePlan", "apiVersion": API_VERSION,
         "source": snapshot.source, "takenAt": _iso(now or snapshot.taken_at),
@@ -538,10 +555,28 @@ def plan_rebalance(snapshot, workloads, options=RebalanceOptions(), now=None) ->
         "blocked": blocked,
         "findings": findings,
         "assumptions": ASSUMPTIONS,
+        "risks": risks,
+        "safe": is_safe(risks),
         "summary": {"violated": len(violated), "evictions": len(planner.evictions),
                     "rounds": max([e["round"] for e in planner.evictions], default=0),
                     "fixed": not unresolved},
     }
+
+
+def plan_risks(snapshot, evictions, now) -> RiskList:
+    """Evictions from nodes that cannot confirm them: the pods stay Terminating (drain's codes)."""
+    risks = RiskList()
+    by_node = {}
+    for e in evictions:
+        by_node.setdefault(e["node"], []).append(e)
+    for name, moved in sorted(by_node.items()):
+        state = node_state(snapshot.node(name), now)
+        if state["state"] in ("Unknown", "NotReady"):
+            code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"
+            risks.add(code, f"node {name} is {state['message']}: {len(moved)} evicted pod(s) stay Terminating until "
+                      f"its kubelet confirms, and their replacements are not counted before. Way out: {NODE_WAY_OUT}",
+                      [obj("Node", "", name)] + [pod_obj(e) for e in moved])
+    return risks
 
 
 def _constraint_row(group, s) -> dict:

@@ -45,13 +45,14 @@ def domain_counts(pod, constraint, snapshot, constraints=None, exclude=frozenset
     """{domain value: matching pods} over eligible domains (pairs exist even at 0).
 
     Counts pods in the pod's namespace, not terminating, not terminal, matching the
-    constraint's selector; ``exclude`` is a set of pod keys to leave out (what-if).
+    constraint's selector; ``exclude`` is a set of pod keys to leave out (what-if). An empty
+    selector (``labelSelector: {}``) counts no pod, as upstream (``selector.Empty()``).
     """
     c = normalized(constraint)
     keys = [x.get("topologyKey") for x in (constraints or pod.topology_spread_constraints or [constraint])]
     selector = constraint_selector(pod, constraint)
     per_node = {}  # matching pods per node, from the namespace's pods only
-    if selector is not None:
+    if selector is not None and not selector.is_empty:
         for other in snapshot.pods_in(pod.namespace):
             if (other.node_name and not other.is_terminating and not other.is_terminal
                     and other.key not in exclude and selector.matches(other.labels)):

@@ -19,6 +19,7 @@ RESOURCES = {
     "persistentvolumes": ("/api/v1", False, "PersistentVolume"),
     "poddisruptionbudgets": ("/apis/policy/v1", True, "PodDisruptionBudget"),
     "priorityclasses": ("/apis/scheduling.k8s.io/v1", False, "PriorityClass"),
+    "storageclasses": ("/apis/storage.k8s.io/v1", False, "StorageClass"),
     "replicasets": ("/apis/apps/v1", True, "ReplicaSet"),
     "deployments": ("/apis/apps/v1", True, "Deployment"),
     "statefulsets": ("/apis/apps/v1", True, "StatefulSet"),

@@ -6,6 +6,8 @@ OWNER_RESOURCES = {"ReplicaSet": "replicasets", "Deployment": "deployments", "St
                    "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
                    "ReplicationController": "replicationcontrollers"}
 
+STORAGE_RESOURCES = ("persistentvolumeclaims", "persistentvolumes", "storageclasses")
+
 
 def owner_queries(connection, obj: dict) -> list:
     """GETs for an object's controller chain (pod -> ReplicaSet -> Deployment): at most 3."""
@@ -52,9 +54,11 @@ def drain_scope(node_names) -> list:
 
 
 def cluster_scope(namespaces=None) -> list:
-    """Whole-cluster analyses (capacity, preemption, rebalance): nodes, pods, PDBs, classes, owners."""
+    """Whole-cluster analyses (capacity, preemption, rebalance): nodes, pods, PDBs, classes, owners,
+    and the storage the scheduler's volume filters read (claims, volumes, storage classes)."""
     queries = [Query("nodes"), Query("pods"), Query("poddisruptionbudgets"),
                Query("priorityclasses", optional=True)]
+    queries += [Query(resource, optional=True) for resource in STORAGE_RESOURCES]
     for resource in ("replicasets", "deployments", "statefulsets", "daemonsets", "jobs"):
         queries.append(Query(resource, optional=True))
     return queries

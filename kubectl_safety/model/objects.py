@@ -401,9 +401,82 @@ class Workload(ApiObject):
         return self.spec.get("template") or {}
 
 
+class PersistentVolumeClaim(ApiObject):
+    """The fields the scheduler's volume filters read."""
+
+    kind = "PersistentVolumeClaim"
+
+    @property
+    def access_modes(self) -> list:
+        return self.spec.get("accessModes") or []
+
+    @property
+    def volume_name(self) -> str:
+        return self.spec.get("volumeName") or ""
+
+    @property
+    def storage_class_name(self) -> str:
+        """spec.storageClassName, else the legacy beta annotation ('' = no class)."""
+        name = self.spec.get("storageClassName")
+        if name is None:
+            name = self.annotations.get("volume.beta.kubernetes.io/storage-class")
+        return name or ""
+
+    @cached_property
+    def requested_storage(self) -> int:
+        return resource_list((self.spec.get("resources") or {}).get("requests")).get("storage", 0)
+
+
+class PersistentVolume(ApiObject):
+    kind = "PersistentVolume"
+
+    @property
+    def node_affinity(self):
+        """spec.nodeAffinity.required (a NodeSelector) or None."""
+        return (self.spec.get("nodeAffinity") or {}).get("required")
+
+    @property
+    def access_modes(self) -> list:
+        return self.spec.get("accessModes") or []
+
+    @property
+    def storage_class_name(self) -> str:
+        return self.spec.get("storageClassName") or ""
+
+    @cached_property
+    def storage(self) -> int:
+        return resource_list(self.spec.get("capacity")).get("storage", 0)
+
+    @property
+    def claim_ref(self) -> dict:
+        return self.spec.get("claimRef") or {}
+
+    @property
+    def phase(self) -> str:
+        return self.status.get("phase") or ""
+
+
+class StorageClass(ApiObject):
+    kind = "StorageClass"
+
+    @property
+    def binding_mode(self) -> str:
+        """Immediate (the API default) or WaitForFirstConsumer."""
+        return self.raw.get("volumeBindingMode") or "Immediate"
+
+    @property
+    def provisioner(self) -> str:
+        return self.raw.get("provisioner") or ""
+
+    @property
+    def allowed_topologies(self) -> list:
+        return self.raw.get("allowedTopologies") or []
+
+
 KINDS = {
     "Pod": Pod, "Node": Node, "PodDisruptionBudget": PodDisruptionBudget,
-    "PriorityClass": PriorityClass,
+    "PriorityClass": PriorityClass, "PersistentVolumeClaim": PersistentVolumeClaim,
+    "PersistentVolume": PersistentVolume, "StorageClass": StorageClass,
 }
 WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob",
                   "ReplicationController")

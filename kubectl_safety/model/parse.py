@@ -5,7 +5,7 @@ from kubectl_safety.model.objects import KINDS, WORKLOAD_KINDS, Workload
 from kubectl_safety.model.schema import check_shape
 from kubectl_safety.model.snapshot import ClusterSnapshot
 
-CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace")
+CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace", "PersistentVolume", "StorageClass")
 
 
 def flatten(document, origin: str):
@@ -53,7 +53,8 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
 
     Duplicate objects (same kind, namespace and name) are an error naming both origins.
     """
-    buckets = {"Node": [], "Pod": [], "PodDisruptionBudget": [], "PriorityClass": [], "workloads": []}
+    buckets = {kind: [] for kind in KINDS}
+    buckets["workloads"] = []
     seen = {}
     found_namespaces = set(namespaces or ())
     for origin, obj in objects:
@@ -79,5 +80,7 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
     return ClusterSnapshot(
         nodes=buckets["Node"], pods=buckets["Pod"], pdbs=buckets["PodDisruptionBudget"],
         priority_classes=buckets["PriorityClass"], workloads=buckets["workloads"],
+        pvcs=buckets["PersistentVolumeClaim"], pvs=buckets["PersistentVolume"],
+        storage_classes=buckets["StorageClass"],
         namespaces=found_namespaces, taken_at=taken_at, source=source,
         server_version=server_version, complete_pod_namespaces=complete_pod_namespaces)

@@ -30,6 +30,15 @@ SCHEMAS = {
                             "status": {"disruptionsAllowed": INT, "currentHealthy": INT, "desiredHealthy": INT,
                                        "expectedPods": INT, "observedGeneration": INT, "disruptedPods": MAP}},
     "PriorityClass": {"metadata": META, "value": INT, "globalDefault": BOOL, "preemptionPolicy": STR},
+    "PersistentVolumeClaim": {"metadata": META,
+                              "spec": {"accessModes": [STR], "volumeName": STR, "storageClassName": STR,
+                                       "resources": {"requests": MAP}},
+                              "status": {"phase": STR}},
+    "PersistentVolume": {"metadata": META,
+                         "spec": {"accessModes": [STR], "storageClassName": STR, "capacity": MAP,
+                                  "claimRef": MAP, "nodeAffinity": {"required": {"nodeSelectorTerms": [MAP]}}},
+                         "status": {"phase": STR}},
+    "StorageClass": {"metadata": META, "provisioner": STR, "volumeBindingMode": STR, "allowedTopologies": [MAP]},
 }
 WORKLOAD = {"metadata": META, "spec": {"replicas": INT, "selector": MAP, "template": MAP}}
 

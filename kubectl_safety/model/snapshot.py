@@ -8,23 +8,29 @@ from kubectl_safety.errors import InputError
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
                 "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
                 "_classes_by_name": "priority_classes", "global_default_class": "priority_classes",
-                "_workloads_by_key": "workloads", "_workloads_by_uid": "workloads"}
+                "_workloads_by_key": "workloads", "_workloads_by_uid": "workloads",
+                "_pvcs_by_key": "pvcs", "_pvs_by_name": "pvs", "_classes_of_storage": "storage_classes"}
 
 
 class ClusterSnapshot:
-    """Nodes, pods, PDBs, PriorityClasses and pod owners at one instant (``taken_at``).
+    """Nodes, pods, PDBs, PriorityClasses, pod owners and storage (PVCs, PVs, StorageClasses)
+    at one instant (``taken_at``).
 
     Never mutated: ``replace``/``without_pods`` return new snapshots. Indexes are built on
     first use, so a command pays only for the lookups it makes.
     """
 
     def __init__(self, *, nodes=(), pods=(), pdbs=(), priority_classes=(), workloads=(),
-                 namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None):
+                 namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None,
+                 pvcs=(), pvs=(), storage_classes=()):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.pdbs = tuple(pdbs)
         self.priority_classes = tuple(priority_classes)
         self.workloads = tuple(workloads)
+        self.pvcs = tuple(pvcs)
+        self.pvs = tuple(pvs)
+        self.storage_classes = tuple(storage_classes)
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.taken_at = taken_at
         self.source = source
@@ -40,7 +46,8 @@ class ClusterSnapshot:
         fields = dict(nodes=self.nodes, pods=self.pods, pdbs=self.pdbs,
                       priority_classes=self.priority_classes, workloads=self.workloads,
                       namespaces=self.namespaces, taken_at=self.taken_at, source=self.source,
-                      server_version=self.server_version, complete_pod_namespaces=self.complete_pod_namespaces)
+                      server_version=self.server_version, complete_pod_namespaces=self.complete_pod_namespaces,
+                      pvcs=self.pvcs, pvs=self.pvs, storage_classes=self.storage_classes)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
         for index, field in INDEX_FIELDS.items():  # indexes of unchanged fields stay valid
@@ -97,7 +104,33 @@ class ClusterSnapshot:
     def _workloads_by_uid(self):
         return {w.uid: w for w in self.workloads if w.uid}
 
+    @cached_property
+    def _pvcs_by_key(self):
+        return {(c.namespace, c.name): c for c in self.pvcs}
+
+    @cached_property
+    def _pvs_by_name(self):
+        return {v.name: v for v in self.pvs}
+
+    @cached_property
+    def _classes_of_storage(self):
+        return {c.name: c for c in self.storage_classes}
+
     # -- lookups ---------------------------------------------------------------------------
+    @property
+    def storage_known(self) -> bool:
+        """Whether storage was read at all (a dump without pvc,pv,storageclass: volumes are not judged)."""
+        return bool(self.pvcs or self.pvs or self.storage_classes)
+
+    def pvc(self, namespace, name):
+        return self._pvcs_by_key.get((namespace, name))
+
+    def pv(self, name):
+        return self._pvs_by_name.get(name)
+
+    def storage_class(self, name):
+        return self._classes_of_storage.get(name)
+
     def node(self, name):
         return self._nodes_by_name.get(name)
 

@@ -9,6 +9,7 @@ from kubectl_safety.cli.completion import complete_nodes
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
+from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
 
@@ -18,9 +19,10 @@ BLOCKED_GRACE = 30.0  # a re-plan must stay blocked this long before a running d
 SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions
 MAX_WORKERS = 32
 EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)\n"
-        "\b\nExit codes: 0 the drain can complete (dry run) / nodes drained, 1 error, 2 usage,\n"
-        "3 blocked or refused (nothing evicted), 4 partial (timeout or a pod failed; nodes stay\n"
-        "cordoned, run again to resume), 130 interrupted (nodes stay cordoned).")
+        "\b\nExit codes: 0 SAFE: the drain can complete and leaves no workload worse off (dry run) /\n"
+        "nodes drained, 1 error, 2 usage, 3 not safe: risks not accepted (listed in risks[]; nothing\n"
+        "evicted), 4 partial (timeout or a pod failed; nodes stay cordoned, run again to resume),\n"
+        "130 interrupted (nodes stay cordoned).")
 
 
 def _dry_run_value(ctx, param, value):
@@ -53,10 +55,13 @@ def _dry_run_value(ctx, param, value):
 @click.option("--no-capacity", is_flag=True,
               help="Do not check where replacements fit: read only the nodes' pods, PDBs and DaemonSets "
                    "(as fast as kubectl drain on a large cluster); budgets still hold.")
+@click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
+              help="Go ahead despite these risks (codes of risks[], or aliases such as unplaceable); repeatable. "
+                   "Nothing is accepted implicitly; accepted risks stay listed.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (required when stdin is not a terminal).")
 @global_options
 def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, force, grace_period, timeout,
-            pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, no_capacity, yes):
+            pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, no_capacity, accept_risk, yes):
     """Plan a drain against PodDisruptionBudgets and capacity, then drain without breaking them.
 
     The plan lists every pod of the nodes with its action (evict, delete, wait, skip,
@@ -78,6 +83,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
       kubectl safety drain node-a1 --dry-run --ignore-daemonsets --no-capacity   # large cluster, budgets only
     """
     from kubectl_safety.analysis.drain import DrainOptions
+    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
     from kubectl_safety.model.selectors import LabelSelector
 
     s = Session(get_globals())
@@ -87,6 +93,10 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
         raise UsageError("cannot specify both a node name and a --selector option" if nodes
                          else "specify the nodes to drain: kubectl safety drain NODE... or -l SELECTOR")
     deadline_seconds = _duration(timeout, "--timeout")
+    try:
+        accepted = accepted_codes(accept_risk)
+    except UnknownRisk as e:
+        raise UsageError(str(e)) from None
     if deadline_seconds and _duration(s.g.request_timeout, "--request-timeout") == 0:
         s.g.request_timeout = f"{deadline_seconds}s"  # a frozen API server cannot hold a request past --timeout
     try:
@@ -98,7 +108,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     options = DrainOptions(ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data,
                            force=force, grace_period=grace_period, disable_eviction=disable_eviction,
                            skip_wait_for_delete_timeout=skip_wait_for_delete_timeout, pod_selector=pods_sel,
-                           check_capacity=not no_capacity)
+                           check_capacity=not no_capacity, timeout=deadline_seconds, accept_risks=accepted)
     if dry_run == "none" or dry_run == "server":
         s.require_live("a drain" if dry_run == "none" else "--dry-run=server")
     ctx = _Drain(s, options, nodes, node_sel, chunk_size, selector)
@@ -110,7 +120,8 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
         return ctx.server_dry_run(plan, deadline_seconds)
     if not plan["safe"]:
         emit(plan, s.g.output, render_plan)
-        raise RefusedError("the drain is blocked (see the pods marked blocked); nothing was changed")
+        raise RefusedError("the drain is not safe: " + unaccepted_codes(plan)
+                           + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
     _confirm(plan, yes)
     return ctx.run(plan, deadline_seconds)
 
@@ -125,6 +136,9 @@ def _duration(text, flag) -> float:
 
 
 def _confirm(plan, yes):
+    """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
+    if not yes and sys.stdin.isatty():
+        click.echo(render_plan(plan), err=True, nl=False)
     s = plan["summary"]
     confirm(f"Cordon {', '.join(n['name'] for n in plan['nodes'])} and evict {s['evict'] + s['wait']} pod(s) "
             f"in {len(plan['waves'])} wave(s), about {plan['estimatedSeconds']}s?", yes, "drain")
@@ -480,8 +494,16 @@ def render_plan(r, wide=False) -> str:
                   + f" (~{w['estimatedSeconds']}s)" for w in r["waves"]]
     for w in r["warnings"]:
         lines.append(f"\n{w['severity']}: {w['message']}")
+    lines += render_risks(r.get("risks") or [])
+    for what, pods in (r.get("losses") or {}).items():
+        if pods:
+            label = {"emptyDirData": "emptyDir data lost (--delete-emptydir-data)",
+                     "unmanagedPods": "pods not recreated (--force)"}.get(what, what)
+            lines.append(f"\nAccepted by flags: {label}: {len(pods)} pod(s): {', '.join(pods[:10])}"
+                         + (", ..." if len(pods) > 10 else ""))
     s = r["summary"]
-    verdict = "SAFE: the drain can complete" if r["safe"] else "BLOCKED: the drain cannot complete"
+    verdict = ("SAFE: the drain can complete" if r["safe"] else
+               f"NOT SAFE ({unaccepted_codes(r)}): exit 3 unless accepted with --accept-risk")
     lines.append(f"\n{verdict}: {s['evict']} evict now, {s['wait']} wait, {s['delete']} delete, "
                  f"{s['skip']} skip, {s['blocked']} blocked; estimated {r['estimatedSeconds']}s.")
     return "\n".join(lines) + "\n"

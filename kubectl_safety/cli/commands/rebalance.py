@@ -10,6 +10,7 @@ from kubectl_safety.cli.completion import complete_workloads
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
+from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
 
@@ -18,8 +19,9 @@ KINDS = {"deployment": "Deployment", "deployments": "Deployment", "deploy": "Dep
          "replicaset": "ReplicaSet", "replicasets": "ReplicaSet", "rs": "ReplicaSet"}
 POLL = 1.0
 EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)\n"
-        "\b\nExit codes: 0 nothing to do or the plan fixes every constraint (after acting: fixed),\n"
-        "1 error, 2 usage, 3 the plan cannot fix everything or acting was refused (nothing changed),\n"
+        "\b\nExit codes: 0 nothing to do or the plan fixes every constraint safely (after acting: fixed),\n"
+        "1 error, 2 usage, 3 the plan cannot fix everything, has risks not accepted (risks[]; same\n"
+        "codes as drain) or acting was refused (nothing changed),\n"
         "4 partially done (rounds left, timeout, failed evictions), 130 interrupted.")
 
 
@@ -34,10 +36,12 @@ EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)
 @click.option("--include-soft", is_flag=True, help="Also rebalance ScheduleAnyway constraints.")
 @click.option("--cluster-defaults", is_flag=True, help="Judge pods without constraints by the scheduler's built-in defaults (hostname maxSkew 3, zone maxSkew 5).")
 @click.option("--evict-local-storage", is_flag=True, help="Allow evicting pods with emptyDir/hostPath volumes (their data is lost).")
+@click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
+              help="Go ahead despite these risks (codes of risks[], as for drain); repeatable.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation (required when stdin is not a terminal).")
 @global_options
 def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeout, include_soft,
-            cluster_defaults, evict_local_storage, yes):
+            cluster_defaults, evict_local_storage, accept_risk, yes):
     """Restore topology spread by evicting the fewest pods, within PodDisruptionBudgets.
 
     Skew is counted as the scheduler counts it. The plan simulates each eviction and where the
@@ -59,6 +63,7 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
       kubectl safety rebalance deploy/web -n shop --dry-run --snapshot cluster.yaml
     """
     from kubectl_safety.analysis.rebalance import RebalanceOptions
+    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
     from kubectl_safety.cluster.live import parse_timeout
 
     s = Session(get_globals())
@@ -69,14 +74,23 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
         raise UsageError("WORKLOAD names one workload in one namespace: drop -A")
     if not dry_run and s.offline:
         raise RefusedError("rebalance needs a live cluster: --snapshot files can only be planned (add --dry-run)")
+    try:
+        accepted = accepted_codes(accept_risk)
+    except UnknownRisk as e:
+        raise UsageError(str(e)) from None
     options = RebalanceOptions(include_soft=include_soft, cluster_defaults=cluster_defaults,
-                               evict_local_storage=evict_local_storage, max_evictions=max_evictions)
+                               evict_local_storage=evict_local_storage, max_evictions=max_evictions,
+                               accept_risks=accepted)
     scope = {"namespace": None if s.g.all_namespaces else s.namespace, "workload": target, "selector": selector}
     seconds = parse_timeout(timeout)
     snap, plan = _measure(s, scope, options)
     if dry_run or not plan["evictions"]:
         emit(plan, s.g.output, render)
-        return ExitCode.OK if plan["summary"]["fixed"] else ExitCode.UNSAFE
+        return ExitCode.OK if plan["summary"]["fixed"] and plan["safe"] else ExitCode.UNSAFE
+    if not plan["safe"]:
+        emit(plan, s.g.output, render)
+        raise RefusedError(f"the rebalance is not safe: {unaccepted_codes(plan)} (see risks; --accept-risk=CODE to go ahead anyway); "
+                           "nothing was changed")
     _confirm(plan, yes)
     return _execute(s, scope, options, snap, plan, wait, max_rounds, seconds)
 
@@ -271,6 +285,7 @@ def render(r, wide=False) -> str:
     if r["findings"]:
         lines.append("\nFindings:")
         lines.append(table([[f["severity"], f["code"], f["message"]] for f in r["findings"]], ["severity", "code", "message"]).rstrip())
+    lines += render_risks(r.get("risks") or [])
     if "execution" in r and r["execution"]["after"] is not None:
         lines.append("\nAfter: " + "; ".join(f"{c['workload']} {c['topologyKey']} skew {c['skew']} [{_domains(c['domains'])}]"
                                               for c in r["execution"]["after"] if c["rebalanced"]))
@@ -286,5 +301,5 @@ def render(r, wide=False) -> str:
         verdict = ("nothing to do" if not r["summary"]["violated"] else
                    "the plan fixes every constraint" if r["summary"]["fixed"] else "the plan cannot fix every constraint")
         lines.append(f"\nSummary: {verdict} ({r['summary']['evictions']} eviction(s)); assumes the scheduler picks "
-                     "the least-loaded feasible domain.")
+                     "the least-loaded feasible domain." + ("" if r["safe"] else f" NOT SAFE ({unaccepted_codes(r)})."))
     return "\n".join(lines) + "\n"

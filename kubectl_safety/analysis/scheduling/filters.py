@@ -1,0 +1,492 @@
+"""Does a pod fit a node? kube-scheduler's default-profile Filter plugins, reproduced: the one
+implementation drain capacity, the preemption preview and rebalance all use.
+
+API (stable; ``analysis.fit`` re-exports it)::
+
+    Failure(plugin, code, message, resolvable)   # scheduling.failure
+
+    class NodeState:      # one node's pods, requested sums and host ports
+        NodeState.from_snapshot(node, snapshot) -> NodeState   # a private, modifiable copy
+        state.add(pod); state.remove(pod); state.copy()
+        state.pods (dict key -> Pod), state.requested (dict), state.pod_count
+
+    filter_node(pod, node, snapshot, state=None) -> list[Failure]   # [] means the pod fits
+
+Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
+``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
+``existing_anti_affinity(snapshot)`` (scheduled pods with required anti-affinity, cached),
+``scheduling_gated(pod)``.
+
+``state`` describes what is on ``node`` (default: the snapshot's pods there). Pass a modified
+state to ask "would it fit if these pods were gone / added" (preemption's dry run). Only that
+node's pods may differ from the snapshot: cluster-wide counts (inter-pod affinity, topology
+spread, ReadWriteOncePod users) are computed once per (pod, snapshot) and corrected by the
+node's difference, like the scheduler's PreFilter extensions AddPod/RemovePod. To change
+several nodes at once, build a new snapshot (``snapshot.replace(pods=...)``) instead.
+
+Usage notes: reuse the same Pod object for all nodes (the PreFilter state is cached per Pod
+object and snapshot). If the incoming pod is itself in the snapshot on some node, pass
+``snapshot.without_pods([pod.key])`` so it does not count against itself.
+
+Plugins, in the default profile's order (upstream-algorithms.md §1.10, §2, §6); all failures
+are returned in that order (the first one is the status the scheduler reports):
+
+- SchedulingGates (PreEnqueue): a pod with ``spec.schedulingGates`` is never scheduled; it is
+  the only failure returned. Unresolvable.
+- NodeUnschedulable: ``spec.unschedulable`` unless the pod tolerates
+  ``node.kubernetes.io/unschedulable:NoSchedule``. Unresolvable.
+- NodeName: ``spec.nodeName`` set and different. Unresolvable.
+- TaintToleration: an untolerated NoSchedule/NoExecute taint. Unresolvable. A node whose
+  conditions (Ready False/Unknown, pressure, network) lack the taint the node lifecycle
+  controller adds for them is treated as carrying it (dumps may omit it).
+- NodeAffinity: ``nodeSelector`` AND required node affinity. Unresolvable.
+- NodePorts: host ports of containers and sidecars (0.0.0.0 conflicts with every IP). Resolvable.
+- NodeResourcesFit: pod count, then cpu/memory/ephemeral-storage/extended requests > 0 against
+  allocatable - requested; a request larger than allocatable itself is unresolvable.
+  Terminal (Succeeded/Failed) pods consume nothing; terminating pods still count.
+- VolumeRestrictions, VolumeBinding, VolumeZone: ``scheduling.volumes``.
+- PodTopologySpread (DoNotSchedule only): a node missing a constraint's topologyKey is
+  unresolvable; ``count + selfMatch - minMatch > maxSkew`` is resolvable. An empty selector
+  (``labelSelector: {}``) counts no pod (upstream's ``selector.Empty()``) but matches the pod itself.
+- InterPodAffinity: the incoming pod's required affinity (unresolvable; every term's topology
+  key must be on the node, also for the first pod of a self-affine series), its required
+  anti-affinity and existing pods' required anti-affinity (resolvable). Simplification:
+  a term's ``namespaceSelector`` ``{}`` means all namespaces; a non-empty one is read as the
+  pod's own namespace plus ``namespaces`` (namespace labels are not in the snapshot).
+
+NodeVolumeLimits and DRA are not modelled. Everything expensive is computed once per snapshot
+(node states) or once per (pod, snapshot) (PreFilter state) and cached weakly on the snapshot.
+"""
+
+import weakref
+from dataclasses import dataclass
+
+from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.analysis.scheduling.failure import Failure
+from kubectl_safety.analysis.scheduling.volumes import volume_filter, volume_prefilter
+from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
+from kubectl_safety.model.quantity import format_amount
+from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
+                                            toleration_tolerates, untolerated_taint)
+
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+class NodeState:
+    """The pods on one node (terminal pods excluded) with their summed requests and host ports."""
+
+    __slots__ = ("node", "pods", "requested", "ports", "changed")
+
+    def __init__(self, node):
+        self.node = node
+        self.pods = {}
+        self.requested = {}
+        self.ports = {}  # (protocol, ip, port) -> number of users
+        self.changed = False  # differs from the snapshot's pods on the node
+
+    @classmethod
+    def from_snapshot(cls, node, snapshot) -> "NodeState":
+        """A private copy of the node's precomputed state (cached per snapshot)."""
+        return _base_state(node, snapshot).copy()
+
+    def copy(self) -> "NodeState":
+        other = NodeState(self.node)
+        other.pods = dict(self.pods)
+        other.requested = dict(self.requested)
+        other.ports = dict(self.ports)
+        other.changed = self.changed
+        return other
+
+    @property
+    def pod_count(self) -> int:
+        return len(self.pods)
+
+    def add(self, pod):
+        """Place ``pod`` here (a terminal pod consumes nothing and is ignored)."""
+        key = pod.key
+        if pod.is_terminal or key in self.pods:
+            return
+        self.pods[key] = pod
+        for r, v in requests_of(pod).items():
+            self.requested[r] = self.requested.get(r, 0) + v
+        for port in pod.host_ports:
+            self.ports[port] = self.ports.get(port, 0) + 1
+        self.changed = True
+
+    def remove(self, pod):
+        """Take ``pod`` off this node (no-op if it is not here)."""
+        if self.pods.pop(pod.key, None) is None:
+            return
+        for r, v in requests_of(pod).items():
+            self.requested[r] = self.requested.get(r, 0) - v
+        for port in pod.host_ports:
+            left = self.ports.get(port, 0) - 1
+            if left > 0:
+                self.ports[port] = left
+            else:
+                self.ports.pop(port, None)
+        self.changed = True
+
+
+def filter_node(pod, node, snapshot, state=None) -> list:
+    """The Filter failures of ``pod`` on ``node`` ([] = fits), all plugins evaluated, in order."""
+    gates = scheduling_gated(pod)
+    if gates:
+        return [Failure("SchedulingGates", "scheduling-gated",
+                        f"waiting for scheduling gates: {', '.join(gates)} (the pod is not scheduled until "
+                        "they are removed)", False)]
+    if state is None:
+        state = _base_state(node, snapshot)
+    pre = _prefilter(pod, snapshot)
+    failures = []
+    for check in (_node_unschedulable, _node_name, _taints, _node_affinity, _ports):
+        failure = check(pod, node, state, pre)
+        if failure:
+            failures.append(failure)
+    failures.extend(_resources(pod, node, state, pre))
+    failures.extend(pre.volumes or volume_filter(pod, node, snapshot))
+    delta = _Delta(pre, node, snapshot, state) if state.changed else None
+    failures.extend(_topology_spread(pre, node, delta))
+    failures.extend(_inter_pod_affinity(pre, node, delta))
+    return failures
+
+
+def scheduling_gated(pod) -> list:
+    """The names of the pod's scheduling gates ([] = it may be scheduled)."""
+    return [g.get("name") or "?" for g in pod.spec.get("schedulingGates") or []]
+
+
+# -- simple plugins -----------------------------------------------------------------------------
+
+def _node_unschedulable(pod, node, state, pre):
+    if node.unschedulable and not any(toleration_tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.tolerations):
+        return Failure("NodeUnschedulable", "node-unschedulable", "node(s) were unschedulable (cordoned)", False)
+    return None
+
+
+def _node_name(pod, node, state, pre):
+    if pod.node_name and pod.node_name != node.name:
+        return Failure("NodeName", "node-name", f"node(s) didn't match the requested node name {pod.node_name}", False)
+    return None
+
+
+CONDITION_TAINTS = (("Ready", "False", "node.kubernetes.io/not-ready"),
+                    ("Ready", "Unknown", "node.kubernetes.io/unreachable"),
+                    ("MemoryPressure", "True", "node.kubernetes.io/memory-pressure"),
+                    ("DiskPressure", "True", "node.kubernetes.io/disk-pressure"),
+                    ("PIDPressure", "True", "node.kubernetes.io/pid-pressure"),
+                    ("NetworkUnavailable", "True", "node.kubernetes.io/network-unavailable"))
+
+
+def implied_taints(node) -> list:
+    """NoSchedule taints the node lifecycle controller puts on for the node's conditions
+    (TaintNodesByCondition), when the node does not carry them yet (e.g. a hand-written dump)."""
+    present = {t.get("key") for t in node.taints}
+    out = []
+    for kind, status, key in CONDITION_TAINTS:
+        cond = node.condition(kind)
+        actual = (cond or {}).get("status") or ("Unknown" if kind == "Ready" else "False")
+        if actual == status and key not in present:
+            out.append({"key": key, "effect": "NoSchedule"})
+    return out
+
+
+def _taints(pod, node, state, pre):
+    taint = untolerated_taint(pod, node)
+    implied = ""
+    if taint is None:
+        taint = next((t for t in implied_taints(node)
+                      if not any(toleration_tolerates(x, t) for x in pod.tolerations)), None)
+        implied = " (implied by the node's conditions)"
+    if taint is None:
+        return None
+    text = taint.get("key", "") + (f"={taint['value']}" if taint.get("value") else "") + f":{taint.get('effect')}"
+    return Failure("TaintToleration", "untolerated-taint", f"node(s) had untolerated taint {text}{implied}", False)
+
+
+def _node_affinity(pod, node, state, pre):
+    if pod_matches_node_selector_and_affinity(pod, node):
+        return None
+    return Failure("NodeAffinity", "node-affinity", "node(s) didn't match Pod's node affinity/selector", False)
+
+
+def port_conflict(wanted, used) -> bool:
+    """Whether a (protocol, hostIP, hostPort) collides with one in use (0.0.0.0 collides with every IP)."""
+    proto, ip, port = wanted
+    return any(u_port == port and u_proto == proto and (ip == u_ip or "0.0.0.0" in (ip, u_ip))
+               for u_proto, u_ip, u_port in used)
+
+
+def _ports(pod, node, state, pre):
+    for proto, ip, port in pre.ports:
+        if port_conflict((proto, ip, port), state.ports):
+            return Failure("NodePorts", "host-port",
+                               f"node(s) didn't have free ports for the requested pod ports ({proto}/{port})", True)
+    return None
+
+
+def _resources(pod, node, state, pre):
+    alloc = node.allocatable
+    out = []
+    allowed = alloc.get("pods", 0)
+    if state.pod_count + 1 > allowed:
+        out.append(Failure("NodeResourcesFit", "too-many-pods",
+                           f"Too many pods ({state.pod_count} of {allowed})", True))
+    for r, want in pre.requests.items():
+        if want <= 0:
+            continue
+        have = alloc.get(r, 0)
+        free = have - state.requested.get(r, 0)
+        if want > free:
+            too_large = want > have
+            detail = (f"requests {format_amount(r, want)}, allocatable {format_amount(r, have)}" if too_large
+                      else f"requests {format_amount(r, want)}, free {format_amount(r, max(free, 0))} of {format_amount(r, have)}")
+            out.append(Failure("NodeResourcesFit", f"insufficient-{r}", f"Insufficient {r} ({detail})", not too_large))
+    if any(not f.resolvable for f in out):  # one unresolvable resource makes the plugin's status unresolvable
+        out = [Failure(f.plugin, f.code, f.message, False) for f in out]
+    return out
+
+
+# -- cached per-snapshot and per-pod state ------------------------------------------------------
+
+_CACHE = weakref.WeakKeyDictionary()
+_PER_POD = weakref.WeakKeyDictionary()  # Pod -> (requests, required anti-affinity terms)
+
+
+def _pod_facts(pod) -> tuple:
+    facts = _PER_POD.get(pod)
+    if facts is None:
+        facts = _PER_POD[pod] = (pod_requests(pod), required_terms(pod, "podAntiAffinity"))
+    return facts
+
+
+def requests_of(pod) -> dict:
+    """``pod_requests(pod)``, computed once per Pod object."""
+    return _pod_facts(pod)[0]
+
+
+def _cache(snapshot) -> dict:
+    entry = _CACHE.get(snapshot)
+    if entry is None:
+        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None}
+    return entry
+
+
+def _base_state(node, snapshot) -> NodeState:
+    states = _cache(snapshot)["states"]
+    state = states.get(node.name)
+    if state is None:
+        state = NodeState(node)
+        for p in snapshot.pods_on(node.name):
+            state.add(p)
+        state.changed = False
+        states[node.name] = state
+    return state
+
+
+@dataclass(frozen=True)
+class _Term:
+    """A pod (anti-)affinity term, resolved against its owner pod."""
+
+    key: str
+    namespaces: object  # frozenset of names; None = every namespace
+    selector: object  # LabelSelector; None matches nothing
+
+    @classmethod
+    def parse(cls, raw, owner):
+        base = LabelSelector.parse(raw.get("labelSelector"))
+        reqs = list(base.requirements) if base else []
+        for k in raw.get("matchLabelKeys") or []:
+            if k in owner.labels:
+                reqs.append((k, "In", frozenset([owner.labels[k]])))
+        for k in raw.get("mismatchLabelKeys") or []:
+            if k in owner.labels:
+                reqs.append((k, "NotIn", frozenset([owner.labels[k]])))
+        selector = LabelSelector(reqs) if base is not None or reqs else None
+        listed = frozenset(raw.get("namespaces") or [])
+        ns_selector = raw.get("namespaceSelector")
+        if ns_selector is None:
+            namespaces = listed or frozenset([owner.namespace])
+        elif not (ns_selector.get("matchLabels") or ns_selector.get("matchExpressions")):
+            namespaces = None  # {} selects every namespace
+        else:
+            namespaces = listed | {owner.namespace}  # approximation: namespace labels are unknown
+        return cls(raw.get("topologyKey") or "", namespaces, selector)
+
+    def matches(self, pod) -> bool:
+        return (self.selector is not None and (self.namespaces is None or pod.namespace in self.namespaces)
+                and self.selector.matches(pod.labels))
+
+
+def required_terms(pod, kind) -> list:
+    """``kind`` is "podAffinity" or "podAntiAffinity"; the required terms, parsed."""
+    raw = (pod.affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
+    return [_Term.parse(t, pod) for t in raw]
+
+
+class _Spread:
+    """One DoNotSchedule constraint with its domain counts (PodTopologySpread PreFilter)."""
+
+    def __init__(self, pod, raw, keys, snapshot):
+        c = normalized(raw)
+        self.c, self.keys = c, keys
+        self.key, self.max_skew, self.min_domains = c["topologyKey"], c["maxSkew"], c["minDomains"]
+        self.selector = constraint_selector(pod, raw)
+        self.self_match = 1 if self.selector is not None and self.selector.matches(pod.labels) else 0
+        self.counts = {}
+        for node in snapshot.nodes:
+            if not node_eligible(pod, node, c, keys):
+                continue
+            value = node.labels[self.key]
+            self.counts[value] = self.counts.get(value, 0) + sum(
+                1 for p in _base_state(node, snapshot).pods.values() if self.counts_pod(pod, p))
+        lowest = sorted((n, v) for v, n in self.counts.items())[:2]
+        self.lowest = lowest  # the two smallest (count, domain): min after one domain changes
+
+    def counts_pod(self, pod, other) -> bool:
+        return (other.namespace == pod.namespace and not other.is_terminating
+                and self.selector is not None and not self.selector.is_empty
+                and self.selector.matches(other.labels))
+
+    def min_match(self, changed_value=None, changed_count=None) -> int:
+        if len(self.counts) < self.min_domains:
+            return 0
+        others = [n for n, v in self.lowest if v != changed_value]
+        if changed_value is not None and changed_value in self.counts:
+            others.append(changed_count)
+        return min(others) if others else 0
+
+
+class _PreFilter:
+    """What the scheduler's PreFilter computes once per pod and cycle."""
+
+    def __init__(self, pod, snapshot):
+        self.pod = pod
+        self.requests = pod_requests(pod)
+        self.ports = pod.host_ports
+        self.volumes = volume_prefilter(pod, snapshot)
+        constraints = [c for c in pod.topology_spread_constraints
+                       if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+        keys = [c.get("topologyKey") for c in constraints]
+        self.spread = [_Spread(pod, c, keys, snapshot) for c in constraints]
+        self.affinity = required_terms(pod, "podAffinity")
+        self.anti = required_terms(pod, "podAntiAffinity")
+        self.affinity_counts, self.anti_counts, self.existing_anti = {}, {}, {}
+        if self.affinity or self.anti:
+            for node in snapshot.nodes:
+                for p in _base_state(node, snapshot).pods.values():
+                    self.count_incoming(node, p, 1)
+        for other, node, terms in existing_anti_affinity(snapshot):
+            self.count_existing(node, other, terms, 1)
+
+    def count_incoming(self, node, other, sign, into=None):
+        """The incoming pod's terms against an existing pod (affinity: all terms must match)."""
+        aff, anti = (self.affinity_counts, self.anti_counts) if into is None else into[:2]
+        if self.affinity and all(t.matches(other) for t in self.affinity):
+            for t in self.affinity:
+                _bump(aff, node, t.key, sign)
+        for t in self.anti:
+            if t.matches(other):
+                _bump(anti, node, t.key, sign)
+
+    def count_existing(self, node, other, terms, sign, into=None):
+        """An existing pod's required anti-affinity terms against the incoming pod."""
+        target = self.existing_anti if into is None else into[2]
+        for t in terms:
+            if t.matches(self.pod):
+                _bump(target, node, t.key, sign)
+
+
+def _bump(counts, node, key, sign):
+    if key in node.labels:
+        pair = (key, node.labels[key])
+        counts[pair] = counts.get(pair, 0) + sign
+
+
+def _prefilter(pod, snapshot) -> _PreFilter:
+    cached = _cache(snapshot)["pre"]
+    pre = cached.get(id(pod))
+    if pre is None or pre.pod is not pod:
+        pre = cached[id(pod)] = _PreFilter(pod, snapshot)
+    return pre
+
+
+def existing_anti_affinity(snapshot) -> list:
+    """(pod, node, required anti-affinity terms) for every scheduled pod that has some."""
+    entry = _cache(snapshot)
+    if entry["anti"] is None:
+        found = []
+        for p in snapshot.pods:
+            if p.node_name and not p.is_terminal and (p.affinity.get("podAntiAffinity") or {}).get(
+                    "requiredDuringSchedulingIgnoredDuringExecution"):
+                node = snapshot.node(p.node_name)
+                if node is not None:
+                    found.append((p, node, required_terms(p, "podAntiAffinity")))
+        entry["anti"] = found
+    return entry["anti"]
+
+
+class _Delta:
+    """How a modified NodeState changes the PreFilter counts (AddPod/RemovePod extensions)."""
+
+    def __init__(self, pre, node, snapshot, state):
+        base = _base_state(node, snapshot).pods
+        added = [state.pods[k] for k in state.pods.keys() - base.keys()]
+        removed = [base[k] for k in base.keys() - state.pods.keys()]
+        self.pairs = ({}, {}, {})  # affinity, anti-affinity, existing anti-affinity deltas
+        self.spread = {}  # constraint index -> count delta on this node's domain
+        eligible = [node_eligible(pre.pod, node, s.c, s.keys) for s in pre.spread]
+        for sign, pods in ((1, added), (-1, removed)):
+            for p in pods:
+                if pre.affinity or pre.anti:
+                    pre.count_incoming(node, p, sign, self.pairs)
+                terms = _pod_facts(p)[1]
+                if terms:
+                    pre.count_existing(node, p, terms, sign, self.pairs)
+                for i, s in enumerate(pre.spread):
+                    if eligible[i] and s.counts_pod(pre.pod, p):
+                        self.spread[i] = self.spread.get(i, 0) + sign
+
+
+def _lookup(base, delta, index, pair) -> int:
+    return base.get(pair, 0) + (delta.pairs[index].get(pair, 0) if delta else 0)
+
+
+def _topology_spread(pre, node, delta):
+    for i, s in enumerate(pre.spread):
+        value = node.labels.get(s.key)
+        if value is None:
+            return [Failure("PodTopologySpread", "topology-label-missing",
+                            f"node(s) didn't match pod topology spread constraints (missing required label {s.key})", False)]
+        count = s.counts.get(value, 0) + (delta.spread.get(i, 0) if delta else 0)
+        low = s.min_match(value, count) if delta and i in delta.spread else s.min_match()
+        skew = count + s.self_match - low
+        if skew > s.max_skew:
+            return [Failure("PodTopologySpread", "topology-spread",
+                            f"node(s) didn't match pod topology spread constraints ({s.key}={value}: "
+                            f"skew {skew} > maxSkew {s.max_skew})", True)]
+    return []
+
+
+def _inter_pod_affinity(pre, node, delta):
+    if pre.affinity:
+        if any(t.key not in node.labels for t in pre.affinity):
+            return [Failure("InterPodAffinity", "pod-affinity",
+                            "node(s) didn't match pod affinity rules (missing topology label)", False)]
+        exists = all(_lookup(pre.affinity_counts, delta, 0, (t.key, node.labels[t.key])) > 0
+                     for t in pre.affinity)
+        if not exists:
+            total = sum(pre.affinity_counts.values()) + (sum(delta.pairs[0].values()) if delta else 0)
+            if not (total == 0 and all(t.matches(pre.pod) for t in pre.affinity)):
+                return [Failure("InterPodAffinity", "pod-affinity", "node(s) didn't match pod affinity rules", False)]
+    for t in pre.anti:
+        if t.key in node.labels and _lookup(pre.anti_counts, delta, 1, (t.key, node.labels[t.key])) > 0:
+            return [Failure("InterPodAffinity", "pod-anti-affinity",
+                            f"node(s) didn't match pod anti-affinity rules ({t.key}={node.labels[t.key]})", True)]
+    if pre.existing_anti or (delta and delta.pairs[2]):
+        for k, v in node.labels.items():
+            if _lookup(pre.existing_anti, delta, 2, (k, v)) > 0:
+                return [Failure("InterPodAffinity", "existing-anti-affinity",
+                                f"node(s) didn't satisfy existing pods anti-affinity rules ({k}={v})", True)]
+    return []

@@ -1,0 +1,33 @@
+"""The pod a controller creates in place of an evicted one, unscheduled, as the scheduler sees it."""
+
+from kubectl_safety.model.objects import Node, Pod
+
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+
+
+def unscheduled_copy(pod, keep_spread=True) -> Pod:
+    """``pod`` re-created by its controller: same labels and spec, no node, no status.
+
+    A StatefulSet keeps the pod's name (and so its claims); other controllers pick a new name.
+    ``keep_spread=False`` drops topologySpreadConstraints (for callers that judge spread themselves).
+    """
+    raw = pod.raw
+    same_name = (pod.controller_ref or {}).get("kind") == "StatefulSet"
+    meta = {**(raw.get("metadata") or {}), "name": pod.name if same_name else pod.name + "-replacement", "uid": ""}
+    meta.pop("deletionTimestamp", None)
+    meta.pop("deletionGracePeriodSeconds", None)
+    drop = ("nodeName",) if keep_spread else ("nodeName", "topologySpreadConstraints")
+    spec = {k: v for k, v in (raw.get("spec") or {}).items() if k not in drop}
+    return Pod({**raw, "metadata": meta, "spec": spec, "status": {"phase": "Pending"}})
+
+
+def cordoned(node) -> Node:
+    """``node`` after ``kubectl cordon``: unschedulable, with the taint the node controller adds."""
+    raw = node.raw
+    spec = dict(raw.get("spec") or {})
+    spec["unschedulable"] = True
+    taints = list(spec.get("taints") or [])
+    if not any(t.get("key") == UNSCHEDULABLE_TAINT["key"] for t in taints):
+        taints.append(dict(UNSCHEDULABLE_TAINT))
+    spec["taints"] = taints
+    return Node({**raw, "spec": spec})

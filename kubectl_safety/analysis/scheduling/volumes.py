@@ -1,0 +1,132 @@
+"""The scheduler's volume Filter plugins: VolumeRestrictions (ReadWriteOncePod), VolumeBinding
+and VolumeZone, over the snapshot's PersistentVolumeClaims, PersistentVolumes and StorageClasses.
+
+``volume_prefilter(pod, snapshot)`` is node-independent (PreFilter: missing claims, unbound
+Immediate claims, ReadWriteOncePod claims in use); ``volume_filter(pod, node, snapshot)`` is the
+per-node part (a bound PV's node affinity and zone labels; a WaitForFirstConsumer claim needs a
+matching available PV or a class that may provision on the node). Both return ``Failure``s.
+A snapshot without any storage objects (an old dump) is not judged: ``snapshot.storage_known``.
+Generic ephemeral volumes are not judged (their claim is created with the pod).
+"""
+
+from kubectl_safety.analysis.scheduling.failure import Failure
+from kubectl_safety.model.selectors import node_selector_term_matches
+
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+ZONE_LABELS = ("failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+               "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
+GA_LABEL = {"failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+            "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region"}
+
+
+def claim_names(pod) -> list:
+    """The PersistentVolumeClaims the pod's volumes name (generic ephemeral volumes left out)."""
+    return [(v.get("persistentVolumeClaim") or {}).get("claimName") or ""
+            for v in pod.volumes if "persistentVolumeClaim" in v]
+
+
+def volume_prefilter(pod, snapshot) -> list:
+    """Node-independent failures: every node fails the same way."""
+    names = claim_names(pod)
+    if not names or not snapshot.storage_known:
+        return []
+    for name in names:
+        claim = snapshot.pvc(pod.namespace, name)
+        if claim is None:
+            return [Failure("VolumeBinding", "volume-claim-missing",
+                            f'persistentvolumeclaim "{name}" not found', False)]
+        if claim.deletion_timestamp is not None:
+            return [Failure("VolumeBinding", "volume-claim-deleting",
+                            f'persistentvolumeclaim "{name}" is being deleted', False)]
+    unbound = [n for n in names if _binding(snapshot, snapshot.pvc(pod.namespace, n)) == "Immediate"]
+    if unbound:
+        return [Failure("VolumeBinding", "volume-unbound-immediate",
+                        f"pod has unbound immediate PersistentVolumeClaims ({', '.join(unbound)})", False)]
+    return _read_write_once_pod(pod, snapshot, names)
+
+
+def _binding(snapshot, claim) -> str:
+    """'' if bound, else the binding mode of its class (no or an unknown class: Immediate)."""
+    if claim.volume_name:
+        return ""
+    cls = snapshot.storage_class(claim.storage_class_name) if claim.storage_class_name else None
+    return cls.binding_mode if cls is not None else "Immediate"
+
+
+def _read_write_once_pod(pod, snapshot, names) -> list:
+    """VolumeRestrictions: a ReadWriteOncePod claim already used by another pod."""
+    single = {n for n in names if "ReadWriteOncePod" in snapshot.pvc(pod.namespace, n).access_modes}
+    if not single:
+        return []
+    for other in snapshot.pods_in(pod.namespace):
+        if other.key == pod.key or other.is_terminal or not other.node_name:
+            continue
+        used = single.intersection(claim_names(other))
+        if used:
+            return [Failure("VolumeRestrictions", "volume-read-write-once-pod",
+                            "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
+                            f"access mode ({sorted(used)[0]} used by {other.name})", True)]
+    return []
+
+
+def volume_filter(pod, node, snapshot) -> list:
+    """VolumeBinding then VolumeZone on ``node`` (after ``volume_prefilter`` passed)."""
+    names = claim_names(pod)
+    if not names or not snapshot.storage_known:
+        return []
+    bound, waiting = [], []
+    for name in names:
+        claim = snapshot.pvc(pod.namespace, name)
+        (bound if claim.volume_name else waiting).append(claim)
+    for claim in bound:
+        pv = snapshot.pv(claim.volume_name)
+        if pv is None:
+            return [Failure("VolumeBinding", "volume-missing",
+                            f'pvc {claim.name} is bound to a non-existent pv "{claim.volume_name}"', False)]
+        if not _pv_matches_node(pv, node):
+            return [Failure("VolumeBinding", "volume-node-affinity",
+                            f"node(s) had volume node affinity conflict (pv {pv.name})", False)]
+    for claim in waiting:
+        if not _can_bind(claim, node, snapshot):
+            return [Failure("VolumeBinding", "volume-unbindable",
+                            "node(s) didn't find available persistent volumes to bind "
+                            f"(claim {claim.name}, class {claim.storage_class_name})", False)]
+    return _zone(bound, node, snapshot)
+
+
+def _pv_matches_node(pv, node) -> bool:
+    required = pv.node_affinity
+    if required is None:
+        return True
+    return any(node_selector_term_matches(t, node) for t in required.get("nodeSelectorTerms") or [])
+
+
+def _can_bind(claim, node, snapshot) -> bool:
+    """WaitForFirstConsumer: an available PV that fits, or dynamic provisioning allowed on the node."""
+    cls = snapshot.storage_class(claim.storage_class_name)
+    for pv in snapshot.pvs:
+        if (pv.storage_class_name == claim.storage_class_name and not pv.claim_ref
+                and pv.phase in ("", "Available") and pv.storage >= claim.requested_storage
+                and set(claim.access_modes) <= set(pv.access_modes) and _pv_matches_node(pv, node)):
+            return True
+    if cls is None or cls.provisioner == NO_PROVISIONER:
+        return False
+    terms = cls.allowed_topologies
+    return not terms or any(all(node.labels.get(e.get("key")) in (e.get("values") or [])
+                                for e in t.get("matchLabelExpressions") or []) for t in terms)
+
+
+def _zone(bound, node, snapshot) -> list:
+    """VolumeZone: a bound PV's zone/region labels must match the node's (if it has any)."""
+    if not any(k in node.labels for k in ZONE_LABELS):
+        return []
+    for claim in bound:
+        pv = snapshot.pv(claim.volume_name)
+        for key in ZONE_LABELS:
+            if key not in pv.labels:
+                continue
+            value = node.labels.get(key, node.labels.get(GA_LABEL.get(key, key)))
+            if value is None or value not in set(pv.labels[key].split("__")):
+                return [Failure("VolumeZone", "volume-zone",
+                                f"node(s) had no available volume zone (pv {pv.name} {key}={pv.labels[key]})", False)]
+    return []

@@ -1,0 +1,17 @@
+"""Showing a plan's risks (drain, rebalance): the block of text and the codes not accepted."""
+
+
+def unaccepted_codes(plan) -> str:
+    return ", ".join(sorted({r["code"] for r in plan.get("risks") or [] if not r["accepted"]})) or "none"
+
+
+def render_risks(risks) -> list:
+    """Lines for the plan's risks: code, message, each node's reason where there is one."""
+    if not risks:
+        return []
+    lines = ["\nRisks:"]
+    for risk in risks:
+        lines.append(f"  {risk['code']}{' (accepted)' if risk['accepted'] else ''}: {risk['message']}")
+        for node, why in (risk.get("nodes") or {}).items():
+            lines.append(f"      {node}: {why}")
+    return lines

@@ -1,0 +1,124 @@
+"""Regression tests for the known disagreements with kube-scheduler (issue 14), one per disagreement,
+all through the one filter implementation (analysis.scheduling) that drain, preemption and rebalance share."""
+
+from kubectl_safety.analysis.drain import DrainOptions, plan_drain
+from kubectl_safety.analysis.fit import filter_node
+from kubectl_safety.analysis.preemption import preview
+from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
+from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
+
+ZONE = "topology.kubernetes.io/zone"
+APP = {"app": "web"}
+
+
+def fit(pod_raw, node_name, *objects):
+    snap = snapshot(pod_raw, *objects)
+    pod = snap.pod(pod_raw["metadata"]["namespace"], pod_raw["metadata"]["name"])
+    return [f.code for f in filter_node(pod, snap.node(node_name), snap.without_pods([pod.key]))]
+
+
+def drain(*objects, nodes=("n1",), **options):
+    return plan_drain(snapshot(*objects), list(nodes), DrainOptions(**options), NOW)
+
+
+def replacement_of(report, name):
+    return next(p["replacementNode"] for p in report["pods"] if p["name"] == name)
+
+
+def spread(selector={"matchLabels": APP}, key=ZONE):
+    return [{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]
+
+
+def test_cordoned_nodes_domains_still_count_for_topology_spread():
+    """Zone a (only the drained node) keeps counting with 0 pods: zone b may not take a second pod."""
+    report = drain(make_node("n1", zone="a"), make_node("n2", zone="b"),
+                   make_pod("x", node="n1", labels=APP, topologySpreadConstraints=spread()),
+                   make_pod("y", node="n2", labels=APP, topologySpreadConstraints=spread()))
+    assert replacement_of(report, "x") is None
+    [risk] = [r for r in report["risks"] if r["code"] == "REPLACEMENT_UNPLACEABLE"]
+    assert "topology spread" in risk["nodes"]["n2"] and report["safe"] is False
+
+
+def test_anti_affinity_namespace_selector_empty_means_all_namespaces():
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": APP}, "topologyKey": "kubernetes.io/hostname", "namespaceSelector": {}}]}}
+    report = drain(make_node("n1"), make_node("n2"), make_node("n3"),
+                   make_pod("a", namespace="one", node="n1", labels=APP, affinity=anti),
+                   make_pod("b", namespace="two", node="n2", labels=APP))
+    assert replacement_of(report, "a") == "n3"
+
+
+def test_spread_with_empty_label_selector_counts_no_pods():
+    crowd = [make_pod(f"p{i}", node="n1", labels=APP) for i in range(4)]
+    pod = make_pod("new", node=None, labels=APP, topologySpreadConstraints=spread(selector={}))
+    assert fit(pod, "n1", make_node("n1", zone="a"), make_node("n2", zone="b"), *crowd) == []
+    counted = make_pod("new", node=None, labels=APP, topologySpreadConstraints=spread())
+    assert fit(counted, "n1", make_node("n1", zone="a"), make_node("n2", zone="b"), *crowd) == ["topology-spread"]
+
+
+def test_required_self_affinity_needs_the_topology_key_on_the_node():
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": APP}, "topologyKey": "rack"}]}}
+    pod = make_pod("first", node=None, labels=APP, affinity=affinity)
+    nodes = [make_node("plain"), make_node("racked", labels={"rack": "r1"})]
+    assert fit(pod, "plain", *nodes) == ["pod-affinity"]
+    assert fit(pod, "racked", *nodes) == []
+
+
+PREEMPTING = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+
+
+def test_nominated_node_eligibility_is_judged_by_its_first_failing_filter():
+    """Host port (resolvable) fails before the affinity (unresolvable): the scheduler sees Unschedulable
+    and waits for the pod terminating by preemption on the nominated node."""
+    port = [{"name": "c", "image": "x", "ports": [{"containerPort": 80, "hostPort": 80}]}]
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    pod_raw = make_pod("hi", node=None, priority=1000, phase="Pending", owner=None, containers=port,
+                       affinity=affinity, status={"nominatedNodeName": "n1"})
+    tainted = make_node("n2", taints=[{"key": "x", "effect": "NoSchedule"}])
+    snap = snapshot(pod_raw, make_node("n1"), tainted, make_pod("cache", node="n2", labels={"app": "cache"}),
+                    make_pod("old", node="n1", priority=0, containers=port, status={"conditions": [PREEMPTING]},
+                             meta={"deletionTimestamp": "2026-11-22T08:59:00Z"}))
+    r = preview(snap.pod("default", "hi"), snap, NOW)
+    assert (r["eligible"], r["outcome"]) == (False, "waiting")
+
+
+def test_scheduling_gates_keep_a_pod_out_of_scheduling():
+    gated = make_pod("g", node=None, phase="Pending", priority=1000, owner=None,
+                     schedulingGates=[{"name": "example.com/quota"}])
+    assert fit(gated, "n1", make_node("n1")) == ["scheduling-gated"]
+    snap = snapshot(gated, make_node("n1", cpu="1"), make_pod("low", node="n1", cpu="1", priority=0))
+    r = preview(snap.pod("default", "g"), snap, NOW)
+    assert (r["outcome"], r["eligible"], r["victims"]) == ("gated", False, [])
+    report = drain(make_node("n1"), make_node("n2"), make_pod("a", schedulingGates=[{"name": "x"}]))
+    assert replacement_of(report, "a") is None and not report["safe"]
+
+
+def _rebalance(*objects, **options):
+    snap = snapshot(*objects)
+    return plan_rebalance(snap, find_workloads(snap, "default"), RebalanceOptions(**options), NOW)
+
+
+def _skewed(priority=None, priority_class=None, phase="Running", ready=True):
+    nodes = [make_node("a1", zone="a"), make_node("b1", zone="b")]
+    labels = {"app": "web", "pod-template-hash": "abc"}
+    pods = [make_pod(f"web-{i}", node="a1", labels=labels, owner=("ReplicaSet", "web-abc"), cpu="100m",
+                     priority=priority, priority_class=priority_class, phase=phase, ready=ready,
+                     topologySpreadConstraints=spread())
+            for i in range(3)]
+    dep = make_workload("Deployment", "web", replicas=3, labels={"app": "web"})
+    rs = make_workload("ReplicaSet", "web-abc", replicas=3, labels=labels, owner=dep)
+    return nodes + pods + [dep, rs]
+
+
+def test_rebalance_evicts_pending_pods_without_the_pdb_check():
+    pdb = make_pdb("web", selector={"app": "web"}, allowed=0, healthy=0, desired=3, expected=3)
+    report = _rebalance(*_skewed(phase="Pending", ready=False), pdb)
+    assert report["summary"]["evictions"] >= 1 and report["summary"]["fixed"]
+
+
+def test_rebalance_never_moves_system_critical_pods():
+    report = _rebalance(*_skewed(priority=2000000000, priority_class="system-cluster-critical"))
+    assert report["evictions"] == []
+    assert any("system-critical" in b["reason"] for b in report["blocked"])
