@@ -162,7 +162,8 @@ def test_dry_run_predicts_kubectl_drain(cluster, namespace, make_node, build, dr
     for name in pdbs:  # with two PDBs on a pod the controller may update only one of them
         wait_pdb_settled(cluster, namespace, name, current_healthy=len(web_pods) - unready if len(pdbs) == 1 else None)
 
-    code, plan, err = safety(cluster, *targets, "--dry-run", *flags)
+    ours = flags + (["--accept-risk=PDB_BYPASSED"] if "--disable-eviction" in flags else [])  # kubectl's view of safe
+    code, plan, err = safety(cluster, *targets, "--dry-run", *ours)
     assert plan["kind"] == "DrainPlan" and code == (0 if safe else 3), err
     assert plan["safe"] is safe
     before = pods_by_uid(cluster, namespace)
@@ -170,7 +171,7 @@ def test_dry_run_predicts_kubectl_drain(cluster, namespace, make_node, build, dr
     assert {p["uid"] for p in plan["pods"]} == on_targets
     predicted = kubectl_would_evict(plan)
     # the node-scoped plan (no capacity check, PDB numbers from their status) predicts the same
-    code_scoped, scoped, err = safety(cluster, *targets, "--dry-run", "--no-capacity", *flags)
+    code_scoped, scoped, err = safety(cluster, *targets, "--dry-run", "--no-capacity", *ours)
     assert (code_scoped, scoped["safe"], kubectl_would_evict(scoped)) == (code, safe, predicted), err
 
     result = cluster.kubectl("drain", *targets, f"--timeout={KUBECTL_TIMEOUT}", *flags, check=False, timeout=90)
@@ -223,7 +224,8 @@ def test_disable_eviction_deletes_instead(cluster, namespace, make_node, audit):
     objects, count, _ = _two_pdbs(namespace, nodes)
     place_on(cluster, namespace, nodes[1:], objects, count)
     started = audit.now()
-    code, report, err = safety(cluster, nodes[0], "--yes", "--disable-eviction", "--timeout", "60s")
+    code, report, err = safety(cluster, nodes[0], "--yes", "--disable-eviction", "--timeout", "60s",
+                               "--accept-risk=PDB_BYPASSED")  # both pods are selected by two PDBs
     assert code == 0, err
     assert report["drained"] and len(report["evicted"]) == 2
     verbs = {(e.verb, e.resource) for e in audit.mutating_requests(started, user_agent_contains="kubectl-safety/")}
@@ -264,7 +266,7 @@ def test_blocked_drain_is_refused_before_cordoning(cluster, namespace, make_node
     wait_pdb_settled(cluster, namespace, "web", current_healthy=2)
     started = audit.now()
     code, plan, err = safety(cluster, nodes[0], "--yes")
-    assert code == 3 and "blocked" in err
+    assert code == 3 and "not safe: PDB_NEVER_ALLOWS" in err
     assert {r["code"] for p in plan["pods"] for r in p["reasons"]} >= {"PDB_NEVER_ALLOWS"}
     assert get_json(cluster, f"node/{nodes[0]}")["spec"].get("unschedulable") is None
     assert audit.mutating_requests(started, user_agent_contains="kubectl-safety/") == []

@@ -64,8 +64,8 @@ def _read_write_once_pod(pod, snapshot, names) -> list:
         used = single.intersection(claim_names(other))
         if used:
             return [Failure("VolumeRestrictions", "volume-read-write-once-pod",
-                            "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "
-                            f"access mode ({sorted(used)[0]} used by {other.name})", True)]
+                            "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+                            f"already in-use by another pod ({sorted(used)[0]} used by {other.name})", True)]
     return []
 
 
@@ -82,10 +82,11 @@ def volume_filter(pod, node, snapshot) -> list:
         pv = snapshot.pv(claim.volume_name)
         if pv is None:
             return [Failure("VolumeBinding", "volume-missing",
-                            f'pvc {claim.name} is bound to a non-existent pv "{claim.volume_name}"', False)]
+                            "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s) "
+                            f"(pvc {claim.name}, pv {claim.volume_name})", False)]
         if not _pv_matches_node(pv, node):
             return [Failure("VolumeBinding", "volume-node-affinity",
-                            f"node(s) had volume node affinity conflict (pv {pv.name})", False)]
+                            f"node(s) didn't match PersistentVolume's node affinity (pv {pv.name})", False)]
     for claim in waiting:
         if not _can_bind(claim, node, snapshot):
             return [Failure("VolumeBinding", "volume-unbindable",
