@@ -7,6 +7,7 @@ Used by the drain planner; see ``Capacity``.
 from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, required_terms
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
+from kubectl_safety.analysis.topology import constraint_selector
 
 FEASIBLE_NODES = 16  # like the scheduler: score a bounded sample of feasible nodes
 PER_NODE_REASONS = 20  # nodes listed by name in an unplaceable replacement's reasons
@@ -21,7 +22,7 @@ class Capacity:
     tolerates ``node.kubernetes.io/unschedulable`` may land back on a cordoned node
     (``returns_to``). Replacements placed earlier count: on their node through its ``NodeState``,
     and cluster-wide (spread, affinity, ReadWriteOncePod) by rebuilding the snapshot before a pod
-    whose filters look across nodes.
+    whose cross-node filters one of them affects (``affects``).
     """
 
     def __init__(self, snapshot, drained, leaving):
@@ -32,8 +33,7 @@ class Capacity:
         self.nodes = sorted(self.base.nodes, key=lambda n: n.name)
         self.states = {}  # node name -> NodeState relative to self.snapshot
         self.added = []  # replacements placed, in order
-        self.stale = False  # self.snapshot lacks some of self.added
-        self.spreads_across = False  # a placed replacement's anti-affinity affects every later pod
+        self.unseen = []  # placed replacements self.snapshot lacks (their nodes' states have them)
         self.placed = {}  # node -> replacements placed there
         self.returns_to = {}  # pod key -> the drained node its replacement may land on
         self.why_not = {}  # pod key -> {node: first failure} for replacements that fit nowhere
@@ -44,11 +44,12 @@ class Capacity:
         return self.states[node.name]
 
     def _refresh(self, pod):
-        """Rebuild the snapshot with every placed replacement when ``pod``'s filters look across nodes."""
-        if self.stale and (self.spreads_across or looks_across_nodes(pod)):
+        """Rebuild the snapshot with every placed replacement when one placed since the last rebuild
+        matters to ``pod``'s cross-node filters (spread, pod (anti-)affinity, ReadWriteOncePod)."""
+        if self.unseen and any(affects(added, pod) for added in self.unseen):
             self.snapshot = self.base.replace(pods=list(self.base.pods) + self.added)
             self.states = {}
-            self.stale = False
+            self.unseen = []
 
     def failures(self, pod, node) -> list:
         return filter_node(pod, node, self.snapshot, self.state(node))
@@ -97,9 +98,7 @@ class Capacity:
         placed = type(new)({**new.raw, "spec": {**new.spec, "nodeName": node.name}, "status": {"phase": "Running"}})
         self.state(node).add(placed)
         self.added.append(placed)
-        self.stale = True
-        if required_terms(placed, "podAntiAffinity"):
-            self.spreads_across = True
+        self.unseen.append(placed)
         self.placed.setdefault(node.name, []).append(new.key)
 
     def summary(self) -> dict:
@@ -108,10 +107,20 @@ class Capacity:
                 "placedOn": {k: len(v) for k, v in sorted(self.placed.items())}}
 
 
-def looks_across_nodes(pod) -> bool:
-    """Whether the pod's filters count pods on other nodes (spread, pod affinity, RWOP claims)."""
-    return bool(pod.topology_spread_constraints or pod.affinity.get("podAffinity")
-                or pod.affinity.get("podAntiAffinity") or claim_names(pod))
+def affects(placed, pod) -> bool:
+    """Whether ``placed`` counts in ``pod``'s cross-node filters: a spread selector or a required
+    (anti-)affinity term of ``pod`` selects it, its own anti-affinity selects ``pod``, or both use
+    the same claim (ReadWriteOncePod)."""
+    if placed.namespace == pod.namespace:
+        for c in pod.topology_spread_constraints:
+            selector = constraint_selector(pod, c)
+            if selector is not None and not selector.is_empty and selector.matches(placed.labels):
+                return True
+        if set(claim_names(placed)) & set(claim_names(pod)):
+            return True
+    terms = required_terms(pod, "podAffinity") + required_terms(pod, "podAntiAffinity")
+    return (any(t.matches(placed) for t in terms)
+            or any(t.matches(pod) for t in required_terms(placed, "podAntiAffinity")))
 
 
 def summary(reasons, total) -> str:

@@ -204,3 +204,9 @@ def test_replacements_tolerating_unschedulable_return_to_the_cordoned_node(clust
     assert back["metadata"]["uid"] != running["metadata"]["uid"]
     assert back["spec"]["nodeName"] == nodes[0]  # ... yet the node is not empty
     assert get_json(cluster, f"node/{nodes[0]}")["spec"].get("unschedulable") is True
+
+    # ours, with the risk accepted, evicts what is there once (as kubectl does) and says the node is not empty
+    code, report, err = safety(cluster, nodes[0], "--yes", "--timeout", "60s", "--accept-risk=returns")
+    assert code == 0 and report["status"] == "drained" and report["drained"] is False, err
+    assert report["evicted"] == [f"{namespace}/{back['metadata']['name']}"]
+    assert [p["node"] for p in report["left"]] == [nodes[0]]

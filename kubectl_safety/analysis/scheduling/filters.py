@@ -269,7 +269,7 @@ def requests_of(pod) -> dict:
 def _cache(snapshot) -> dict:
     entry = _CACHE.get(snapshot)
     if entry is None:
-        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None}
+        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}}
     return entry
 
 
@@ -325,6 +325,24 @@ def required_terms(pod, kind) -> list:
     return [_Term.parse(t, pod) for t in raw]
 
 
+def _labelled(snapshot, namespace, selector) -> list:
+    """A superset of the namespace's pods ``selector`` matches: the smallest bucket of one of its
+    single-value ``In`` requirements (label index built once per snapshot and namespace)."""
+    if selector is None or selector.is_empty:
+        return []
+    pods = snapshot.pods_in(namespace)
+    exact = [(k, next(iter(v))) for k, op, v in selector.requirements if op == "In" and len(v) == 1]
+    if not exact:
+        return pods
+    indexes = _cache(snapshot)["labels"]
+    if namespace not in indexes:
+        index = indexes[namespace] = {}
+        for p in pods:
+            for item in p.labels.items():
+                index.setdefault(item, []).append(p)
+    return min((indexes[namespace].get(item, []) for item in exact), key=len)
+
+
 class _Spread:
     """One DoNotSchedule constraint with its domain counts (PodTopologySpread PreFilter)."""
 
@@ -334,13 +352,15 @@ class _Spread:
         self.key, self.max_skew, self.min_domains = c["topologyKey"], c["maxSkew"], c["minDomains"]
         self.selector = constraint_selector(pod, raw)
         self.self_match = 1 if self.selector is not None and self.selector.matches(pod.labels) else 0
+        per_node = {}  # matching pods per node, from the namespace's pods by label
+        for p in _labelled(snapshot, pod.namespace, self.selector):
+            if p.node_name and not p.is_terminal and self.counts_pod(pod, p):
+                per_node[p.node_name] = per_node.get(p.node_name, 0) + 1
         self.counts = {}
         for node in snapshot.nodes:
-            if not node_eligible(pod, node, c, keys):
-                continue
-            value = node.labels[self.key]
-            self.counts[value] = self.counts.get(value, 0) + sum(
-                1 for p in _base_state(node, snapshot).pods.values() if self.counts_pod(pod, p))
+            if node_eligible(pod, node, c, keys):
+                value = node.labels[self.key]
+                self.counts[value] = self.counts.get(value, 0) + per_node.get(node.name, 0)
         lowest = sorted((n, v) for v, n in self.counts.items())[:2]
         self.lowest = lowest  # the two smallest (count, domain): min after one domain changes
 

@@ -211,6 +211,7 @@ class _Drain:
                 if outcome.result != "done":
                     report.finish(plan, started, "error", f"unable to cordon node {node!r}: {outcome.message}")
                     return self._emit(report, ExitCode.ERROR)
+            plan = self._replan(plan, deadline)  # the pods there once cordoned: only these are drained
             status, message = self._evict_loop(executor, plan, deadline, report)
         try:
             _, final = self.plan()
@@ -224,14 +225,18 @@ class _Drain:
         return self._emit(report, codes.get(status, ExitCode.PARTIAL))
 
     def _evict_loop(self, executor, plan, deadline, report):
+        """Evict the pods on the cordoned nodes, like kubectl drain once: a replacement that comes
+        back (it tolerates node.kubernetes.io/unschedulable) is left there, not evicted again."""
         attempted = set()  # uids already evicted/deleted: only waited for afterwards
+        known = {p["uid"] for p in plan["pods"]}
         waiting_logged = blocked_since = None
         while True:
             if executor.interrupted.is_set():
                 return "interrupted", "interrupted: no further evictions were sent"
             if deadline is not None and time.monotonic() >= deadline:
                 return "timeout", "global timeout reached"
-            pending = [p for p in plan["pods"] if p["action"] in ("evict", "delete", "wait", "blocked")]
+            pending = [p for p in plan["pods"] if p["action"] in ("evict", "delete", "wait", "blocked")
+                       and p["uid"] in known]
             if not pending:
                 return "drained", None
             blocked = [p for p in pending if p["action"] == "blocked"]
