@@ -2,10 +2,11 @@
 
 Skew is counted exactly as kube-scheduler's PodTopologySpread filter does (``topology.py``).
 The plan simulates each eviction followed by the controller re-creating the pod and the
-scheduler placing it: the replacement may only go to a node where every DoNotSchedule
-constraint passes the filter and the pod fits; among several feasible nodes the plan assumes
-the least-loaded domain wins (true for ScheduleAnyway scoring, an assumption otherwise).
-Pure: no I/O, no clock.
+scheduler placing it: the replacement may only go to a node where every Filter plugin passes
+(``scheduling.filters``, the same code as drain and preemption, on the simulated cluster); among
+several feasible nodes the plan assumes the least-loaded domain wins (true for ScheduleAnyway
+scoring, an assumption otherwise). Pending pods go without a PDB check (as the Eviction API
+does); system-critical pods are never moved. Pure: no I/O, no clock.
 """
 
 import difflib
@@ -17,8 +18,9 @@ from kubectl_safety.analysis import topology
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
-from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node
+from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
+from kubectl_safety.model.objects import Pod
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
 
 API_VERSION = "safety.kubectl.io/v1"
@@ -67,7 +69,8 @@ class Spread:
         return self.c["topologyKey"]
 
     def counts_pod(self, pod) -> bool:
-        return (self.selector is not None and pod.namespace == self.namespace
+        """Whether the constraint counts ``pod`` (an empty selector counts none, as the scheduler)."""
+        return (self.selector is not None and not self.selector.is_empty and pod.namespace == self.namespace
                 and self.selector.matches(pod.labels))
 
     def skew(self, counts=None) -> int:
@@ -80,13 +83,6 @@ class Spread:
 
     def violated(self, counts=None) -> bool:
         return self.skew(counts) > self.c["maxSkew"]
-
-    def filter_passes(self, node) -> bool:
-        """The scheduler's Filter for an incoming pod of this group on ``node``."""
-        if self.key not in node.labels:
-            return False
-        count = self.counts.get(node.labels[self.key], 0)
-        return count + int(self.self_match) - self.min_match() <= self.c["maxSkew"]
 
     def moved(self, pod, src, dst) -> dict:
         """Counts after ``pod`` leaves node ``src`` and its replacement lands on ``dst``."""
@@ -189,20 +185,20 @@ def _allocated(state) -> float:
 
 
 def replacement(pod):
-    """The pod its controller would create, unscheduled, as the filters should judge it.
-
-    Its spread constraints are left out: the planner judges spread on its simulated counts
-    (the filters would count the snapshot's placements, and recount them for every pod).
-    """
+    """The pod its controller would create, unscheduled, without its spread constraints (what a
+    domain's nodes can take at all, spread aside)."""
     return unscheduled_copy(pod, keep_spread=False)
 
 
-def placement_failure(pod, node, snapshot, state=None) -> str:
-    """Why the scheduler would not put ``replacement`` ``pod`` on ``node`` (spread aside), or ''.
+def terminating(pod, when) -> Pod:
+    """``pod`` once evicted: terminating (spread no longer counts it; it still holds its resources)."""
+    stamp = when.isoformat().replace("+00:00", "Z") if when else "1970-01-01T00:00:00Z"
+    return Pod({**pod.raw, "metadata": {**pod.meta, "deletionTimestamp": stamp}})
 
-    ``fit.filter_node`` plus readiness (a NotReady node is tainted by the node controller,
-    which a dump may not show yet).
-    """
+
+def placement_failure(pod, node, snapshot, state=None) -> str:
+    """Why the scheduler would not put the unscheduled ``pod`` on ``node``, or '' (the first failing
+    filter's code; a NotReady node is tainted by the node controller, which a dump may not show yet)."""
     if node.ready_status != "True":
         return "not-ready"
     failures = filter_node(pod, node, snapshot, state)
@@ -319,42 +315,42 @@ class Planner:
 
     def __init__(self, snapshot, options):
         self.snapshot = snapshot
+        self.current = snapshot  # the simulated cluster: evicted pods terminating, replacements placed
         self.options = options
-        self.states = {}
         self.node_of = {p.key: p.node_name for p in snapshot.pods}
         self.budgets = Budgets(snapshot)
         self.evictions = []
         self.blocked = []
         self.evicted = set()
 
-    def state(self, node) -> NodeState:
-        if node.name not in self.states:
-            self.states[node.name] = NodeState.from_snapshot(node, self.snapshot)
-        return self.states[node.name]
+    def place(self, pod, group, src, view):
+        """The node the scheduler would choose for ``pod``'s replacement on ``view``, or (None, reasons).
 
-    def place(self, pod, group, src):
-        """The node the scheduler would choose for ``pod``'s replacement, or (None, reasons)."""
+        Feasibility is ``filter_node`` (every Filter plugin, the pod's own spread constraints
+        included, counted on the simulated cluster); the ranking prefers the least-loaded domain.
+        """
         best, reasons = None, {}
-        for node in self.snapshot.nodes:
-            why = placement_failure(pod, node, self.snapshot, self.state(node))
-            if not why and not all(s.filter_passes(node) for s in group.spreads if s.hard):
-                why = "topology spread filter"
+        new = unscheduled_copy(pod, name=f"{pod.name}-moved")
+        for node in view.nodes:
+            why = placement_failure(new, node, view)
             if why:
                 reasons[why] = reasons.get(why, 0) + 1
                 continue
             rank = (tuple(s.counts.get(s.domain_of.get(node.name), 0) for s in group.spreads),
-                    node.name == src, _allocated(self.state(node)), node.name)
+                    node.name == src, _allocated(NodeState.from_snapshot(node, view)), node.name)
             if best is None or rank < best[0]:
                 best = (rank, node)
-        return (best[1] if best else None), reasons
+        return (best[1] if best else None), new, reasons
 
     def try_move(self, pod, group, target):
         """Commit the eviction of ``pod`` if it reduces ``target``'s imbalance and worsens nothing."""
         src = self.node_of[pod.key]
         for s in group.spreads:  # the pod is gone (terminating) while its replacement schedules
             s.counts = s.moved(pod, src, None)
-        new = replacement(pod)
-        dst, reasons = self.place(new, group, src)
+        view = self.current.replace(pods=[terminating(p, self.snapshot.taken_at) if p is pod else p
+                                          for p in self.current.pods])  # an evicted pod is never moved again
+        reuse_node_states(self.current, view, {src}, [pod])
+        dst, new, reasons = self.place(pod, group, src, view)
         after = {id(s): s.moved(pod, None, dst.name) if dst else s.counts for s in group.spreads}
         before = {id(s): s.moved(pod, None, src) for s in group.spreads}
         ok = dst is not None and _squares(after[id(target)]) < _squares(before[id(target)]) and all(
@@ -362,11 +358,14 @@ class Planner:
         for s in group.spreads:
             s.counts = after[id(s)] if ok else before[id(s)]
         if not ok:
+            reuse_node_states(view, self.current, {src}, [pod])  # keep what the try computed
             why = ("no node it fits on with the spread filter passing: "
                    + ", ".join(f"{n} node(s) {r}" for r, n in sorted(reasons.items()))) if dst is None else \
                 "its replacement would not reduce the imbalance without worsening another constraint"
             return None, why
-        self.state(dst).add(new)
+        placed = Pod({**new.raw, "spec": {**new.spec, "nodeName": dst.name}, "status": {"phase": "Running"}})
+        self.current = view.replace(pods=list(view.pods) + [placed])
+        reuse_node_states(view, self.current, {dst.name}, [placed])
         self.node_of[pod.key] = dst.name
         return dst, ""
 

@@ -122,3 +122,29 @@ def test_rebalance_never_moves_system_critical_pods():
     report = _rebalance(*_skewed(priority=2000000000, priority_class="system-cluster-critical"))
     assert report["evictions"] == []
     assert any("system-critical" in b["reason"] for b in report["blocked"])
+
+
+def test_rebalance_spread_with_empty_label_selector_counts_no_pods():
+    objects = _skewed()
+    for o in objects:
+        if o["kind"] == "Pod":
+            o["spec"]["topologySpreadConstraints"] = spread(selector={})
+    report = _rebalance(*objects)
+    assert (report["summary"]["violated"], report["evictions"]) == (0, [])
+
+
+def test_rebalance_places_replacements_with_the_shared_filters():
+    """A zonal volume pins web's pods to zone a: the spread cannot be fixed by moving them to zone b."""
+    objects = _skewed()
+    for o in objects:
+        if o["kind"] == "Pod":
+            o["spec"]["volumes"] = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+             "spec": {"accessModes": ["ReadWriteMany"], "volumeName": "pv-a", "storageClassName": "nfs"}}
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-a"},
+              "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "nfs", "nodeAffinity": {"required": {
+                  "nodeSelectorTerms": [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["a"]}]}]}}}}
+    assert [e["expectedNode"] for e in _rebalance(*_skewed())["evictions"]] == ["b1"]  # without the volume
+    report = _rebalance(*objects, claim, volume)
+    assert report["evictions"] == [] and not report["summary"]["fixed"]
+    assert all("volume-node-affinity" in b["reason"] for b in report["blocked"])

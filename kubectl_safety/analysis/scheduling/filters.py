@@ -15,7 +15,8 @@ API (stable; ``analysis.fit`` re-exports it)::
 Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
 ``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
 ``existing_anti_affinity(snapshot)`` (scheduled pods with required anti-affinity, cached),
-``scheduling_gated(pod)``.
+``scheduling_gated(pod)``, ``reuse_node_states(old, new, changed)`` (a derived snapshot keeps the
+unchanged nodes' precomputed states).
 
 ``state`` describes what is on ``node`` (default: the snapshot's pods there). Pass a modified
 state to ask "would it fit if these pods were gone / added" (preemption's dry run). Only that
@@ -271,6 +272,18 @@ def _cache(snapshot) -> dict:
     if entry is None:
         entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}}
     return entry
+
+
+def reuse_node_states(old, new, changed, pods=()):
+    """``new`` is ``old`` with only ``pods`` (old or new versions) on the ``changed`` node names
+    different: let it reuse ``old``'s per-node states for every other node, and the list of pods
+    with required anti-affinity when none of ``pods`` has any (a simulation step stays O(changed))."""
+    source, target = _cache(old), _cache(new)
+    for name, state in source["states"].items():
+        if name not in changed:
+            target["states"].setdefault(name, state)
+    if source["anti"] is not None and target["anti"] is None and not any(_pod_facts(p)[1] for p in pods):
+        target["anti"] = source["anti"]
 
 
 def _base_state(node, snapshot) -> NodeState:

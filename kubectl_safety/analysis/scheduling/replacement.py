@@ -5,15 +5,16 @@ from kubectl_safety.model.objects import Node, Pod
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
-def unscheduled_copy(pod, keep_spread=True) -> Pod:
+def unscheduled_copy(pod, keep_spread=True, name=None) -> Pod:
     """``pod`` re-created by its controller: same labels and spec, no node, no status.
 
-    A StatefulSet keeps the pod's name (and so its claims); other controllers pick a new name.
-    ``keep_spread=False`` drops topologySpreadConstraints (for callers that judge spread themselves).
+    A StatefulSet keeps the pod's name (and so its claims); other controllers pick a new name
+    (``name`` overrides both). ``keep_spread=False`` drops topologySpreadConstraints.
     """
     raw = pod.raw
     same_name = (pod.controller_ref or {}).get("kind") == "StatefulSet"
-    meta = {**(raw.get("metadata") or {}), "name": pod.name if same_name else pod.name + "-replacement", "uid": ""}
+    name = name or (pod.name if same_name else pod.name + "-replacement")
+    meta = {**(raw.get("metadata") or {}), "name": name, "uid": ""}
     meta.pop("deletionTimestamp", None)
     meta.pop("deletionGracePeriodSeconds", None)
     drop = ("nodeName",) if keep_spread else ("nodeName", "topologySpreadConstraints")
