@@ -85,6 +85,9 @@ def plan_drain(snapshot, node_names, options=None, now=None) -> dict:
     else:
         placements = {v.pod.key: (NOT_CHECKED, None) for v in going if needs_replacement(v.pod)}
     entries = {v.pod.key: _entry(v) for v in verdicts}
+    for key, node in sorted((capacity.returns_to if capacity else {}).items()):
+        _add(entries[key], "REPLACEMENT_RETURNS_TO_NODE", "warning", "it tolerates node.kubernetes.io/unschedulable: "
+             f"its replacement can be scheduled back onto {node} (cordoned)")
     _assign_waves(leaving, placements, entries, trackers)
     for v in leaving:
         _finish_entry(entries[v.pod.key], v, placements.get(v.pod.key))
