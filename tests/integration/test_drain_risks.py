@@ -8,7 +8,9 @@ after the namespace so other tests' nodes never share a domain.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from cluster_helpers import (create, deployment, get_json, pdb, place_on, pods_by_uid,
                              wait_pdb_settled, wait_pods_running, wait_until)
@@ -16,6 +18,8 @@ from cluster_helpers import (create, deployment, get_json, pdb, place_on, pods_b
 from tests.unit.cli_helpers import run_cli
 
 ZONE = "topology.kubernetes.io/zone"
+README = Path(__file__).resolve().parents[2] / "README.md"
+DUMP_RECIPE = re.search(r"`kubectl get (\S+) -A -o yaml > cluster.yaml`", README.read_text()).group(1)  # as documented
 
 
 def safety(cluster, *args):
@@ -94,7 +98,7 @@ def test_replacement_left_pending_by_topology_spread(cluster, namespace, make_no
     assert "topology spread" in pending_reason(cluster, namespace, "app=web")
 
 
-def test_replacement_left_pending_by_a_zonal_volume(cluster, namespace, make_node):
+def test_replacement_left_pending_by_a_zonal_volume(cluster, namespace, make_node, tmp_path):
     nodes = pool(make_node, namespace, ["a", "b"])
     zone_a = f"{namespace[-6:]}-a"
     cls, volume = f"zonal-{namespace}", f"pv-{namespace}"
@@ -120,7 +124,12 @@ def test_replacement_left_pending_by_a_zonal_volume(cluster, namespace, make_nod
 
         code, plan, err = safety(cluster, nodes[0], "--dry-run")
         assert code == 3, err
-        assert "didn't match PersistentVolume's node affinity" in risk(plan, "REPLACEMENT_UNPLACEABLE")["nodes"][nodes[1]]
+        why = risk(plan, "REPLACEMENT_UNPLACEABLE")["nodes"]
+        assert "didn't match PersistentVolume's node affinity" in why[nodes[1]]
+        # a dump made with the README's recipe judges the volume the same way
+        (tmp_path / "dump.yaml").write_text(cluster.kubectl("get", DUMP_RECIPE, "-A", "-o", "yaml").stdout)
+        code, out, err = run_cli(["drain", nodes[0], "--dry-run", "--snapshot", str(tmp_path / "dump.yaml"), "-o", "json"])
+        assert code == 3 and risk(json.loads(out), "REPLACEMENT_UNPLACEABLE")["nodes"][nodes[1]] == why[nodes[1]], err
 
         code, report, err = drain_accepting(cluster, nodes[0], "unplaceable")
         assert code == 0, err
