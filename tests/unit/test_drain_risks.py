@@ -185,3 +185,11 @@ def test_scales_with_spread_constraints_on_a_large_cluster():
     elapsed = time.perf_counter() - start
     assert report["safe"] and report["capacity"]["replacementsPlaced"] == 60
     assert elapsed < 3, elapsed
+
+
+def test_zonal_volume_keeps_the_replacement_in_its_zone_even_when_another_zone_is_emptier():
+    report = plan(*TWO_ZONES, with_claim(), make_pod("busy", node="n2", cpu="3"), pvc("data", "pv-a"),
+                  pv("pv-a", zone="a", claim="data"), storage_class())
+    assert report["safe"] and {p["name"]: p["replacementNode"] for p in report["pods"]}["db-0"] == "n2"
+    without_volume = plan(*TWO_ZONES, with_claim(), make_pod("busy", node="n2", cpu="3"))
+    assert {p["name"]: p["replacementNode"] for p in without_volume["pods"]}["db-0"] == "n3"

@@ -44,7 +44,8 @@ def test_anti_affinity_namespace_selector_empty_means_all_namespaces():
         {"labelSelector": {"matchLabels": APP}, "topologyKey": "kubernetes.io/hostname", "namespaceSelector": {}}]}}
     report = drain(make_node("n1"), make_node("n2"), make_node("n3"),
                    make_pod("a", namespace="one", node="n1", labels=APP, affinity=anti),
-                   make_pod("b", namespace="two", node="n2", labels=APP))
+                   make_pod("b", namespace="two", node="n2", labels=APP),
+                   make_pod("busy", namespace="two", node="n3", cpu="3"))  # n2 would score better
     assert replacement_of(report, "a") == "n3"
 
 
