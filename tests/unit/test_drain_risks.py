@@ -94,6 +94,11 @@ SCENARIOS = [
      TWO_ZONES[:1] + TWO_ZONES[2:] + [with_claim(), pvc("data"), storage_class(topologies=[
          {"matchLabelExpressions": [{"key": ZONE, "values": ["a"]}]}])],
      ("n1",), {}, ["REPLACEMENT_UNPLACEABLE"], ("REPLACEMENT_UNPLACEABLE", "Pod", "db-0")),
+    ("volume-zone-label-without-node-affinity", TWO_ZONES[:1] + TWO_ZONES[2:] + [
+        with_claim(), pvc("data", "pv-a"), pv("pv-a", claim="data", labels={ZONE: "a"}), storage_class()],
+     ("n1",), {}, ["REPLACEMENT_UNPLACEABLE"], ("REPLACEMENT_UNPLACEABLE", "Pod", "db-0")),
+    ("claim-missing", TWO_ZONES + [with_claim(claim="gone"), pvc("data", "pv-a"), pv("pv-a", claim="data")],
+     ("n1",), {}, ["REPLACEMENT_UNPLACEABLE"], ("REPLACEMENT_UNPLACEABLE", "Pod", "db-0")),
     ("wait-for-first-consumer-provisions-anywhere", TWO_ZONES + [with_claim(), pvc("data"), storage_class()],
      ("n1",), {}, [], None),
     ("local-pv-no-provisioner-needs-an-available-volume",
@@ -128,6 +133,20 @@ def test_accepted_risks_stay_listed_and_make_the_plan_safe():
     assert [(r["code"], r["accepted"]) for r in report["risks"]] == [("REPLACEMENT_UNPLACEABLE", True)]
     other = plan(*objects, accept_risks=accepted_codes(["PDB_BYPASSED"]))
     assert other["safe"] is False
+
+
+@pytest.mark.parametrize("scenario, reason", [
+    ("volume-zone-label-without-node-affinity", "had no available volume zone"),
+    ("claim-missing", 'persistentvolumeclaim "gone" not found'),
+    ("zonal-pv-has-no-other-node-in-its-zone", "didn't match PersistentVolume's node affinity"),
+    ("unbound-immediate-claim", "unbound immediate PersistentVolumeClaims"),
+    ("wait-for-first-consumer-outside-allowed-topologies", "didn't find available persistent volumes to bind"),
+    ("read-write-once-pod-claim-used-elsewhere", "ReadWriteOncePod access mode already in-use"),
+])
+def test_volume_reasons_use_the_schedulers_words(scenario, reason):
+    objects, nodes, options = next(s[1:4] for s in SCENARIOS if s[0] == scenario)
+    [risk] = plan(*objects, nodes=nodes, **options)["risks"]
+    assert reason in risk["nodes"]["n3"]
 
 
 def test_unplaceable_lists_each_nodes_reason():
