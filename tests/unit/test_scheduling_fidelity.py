@@ -149,3 +149,17 @@ def test_rebalance_places_replacements_with_the_shared_filters():
     report = _rebalance(*objects, claim, volume)
     assert report["evictions"] == [] and not report["summary"]["fixed"]
     assert all("volume-node-affinity" in b["reason"] for b in report["blocked"])
+
+
+def test_preemption_frees_a_read_write_once_pod_claim():
+    """VolumeRestrictions is resolvable: removing the lower-priority user of the claim lets the pod in."""
+    volumes = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+             "spec": {"accessModes": ["ReadWriteOncePod"], "volumeName": "pv"}}
+    volume = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+              "spec": {"accessModes": ["ReadWriteOncePod"]}}
+    hi = make_pod("hi", node=None, priority=1000, phase="Pending", owner=None, volumes=volumes)
+    snap = snapshot(hi, make_node("n1"), make_pod("user", node="n1", priority=0, volumes=volumes),
+                    make_pod("other", node="n1", priority=0), claim, volume)
+    r = preview(snap.pod("default", "hi"), snap, NOW)
+    assert (r["outcome"], r["node"], [v["name"] for v in r["victims"]]) == ("preempt", "n1", ["user"])

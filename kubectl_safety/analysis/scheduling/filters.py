@@ -64,7 +64,8 @@ from dataclasses import dataclass
 
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.failure import Failure
-from kubectl_safety.analysis.scheduling.volumes import volume_filter, volume_prefilter
+from kubectl_safety.analysis.scheduling.volumes import (read_write_once_pod_failure, read_write_once_pod_users,
+                                                       volume_filter, volume_prefilter)
 from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
 from kubectl_safety.model.quantity import format_amount
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
@@ -146,7 +147,13 @@ def filter_node(pod, node, snapshot, state=None) -> list:
         if failure:
             failures.append(failure)
     failures.extend(_resources(pod, node, state, pre))
-    failures.extend(pre.volumes or volume_filter(pod, node, snapshot))
+    if pre.volumes:
+        failures.extend(pre.volumes)
+    else:
+        failures.extend(read_write_once_pod_failure(
+            [(u, c) for u, c in pre.rwop_users if not (state.changed and u.node_name == node.name
+                                                       and u.key not in state.pods)]))
+        failures.extend(volume_filter(pod, node, snapshot))
     delta = _Delta(pre, node, snapshot, state) if state.changed else None
     failures.extend(_topology_spread(pre, node, delta))
     failures.extend(_inter_pod_affinity(pre, node, delta))
@@ -399,6 +406,7 @@ class _PreFilter:
         self.requests = pod_requests(pod)
         self.ports = pod.host_ports
         self.volumes = volume_prefilter(pod, snapshot)
+        self.rwop_users = read_write_once_pod_users(pod, snapshot)
         constraints = [c for c in pod.topology_spread_constraints
                        if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
         keys = [c.get("topologyKey") for c in constraints]

@@ -1,8 +1,10 @@
 """The scheduler's volume Filter plugins: VolumeRestrictions (ReadWriteOncePod), VolumeBinding
 and VolumeZone, over the snapshot's PersistentVolumeClaims, PersistentVolumes and StorageClasses.
 
-``volume_prefilter(pod, snapshot)`` is node-independent (PreFilter: missing claims, unbound
-Immediate claims, ReadWriteOncePod claims in use); ``volume_filter(pod, node, snapshot)`` is the
+``volume_prefilter(pod, snapshot)`` is node-independent (VolumeBinding's PreFilter: missing claims,
+unbound Immediate claims); ``read_write_once_pod_users`` is VolumeRestrictions' PreFilter state
+(other pods using a ReadWriteOncePod claim; ``filters`` corrects it by a node's removed pods, as
+preemption needs); ``volume_filter(pod, node, snapshot)`` is the
 per-node part (a bound PV's node affinity and zone labels; a WaitForFirstConsumer claim needs a
 matching available PV or a class that may provision on the node). Both return ``Failure``s.
 A snapshot without any storage objects (an old dump) is not judged: ``snapshot.storage_known``.
@@ -42,7 +44,7 @@ def volume_prefilter(pod, snapshot) -> list:
     if unbound:
         return [Failure("VolumeBinding", "volume-unbound-immediate",
                         f"pod has unbound immediate PersistentVolumeClaims ({', '.join(unbound)})", False)]
-    return _read_write_once_pod(pod, snapshot, names)
+    return []
 
 
 def _binding(snapshot, claim) -> str:
@@ -53,20 +55,28 @@ def _binding(snapshot, claim) -> str:
     return cls.binding_mode if cls is not None else "Immediate"
 
 
-def _read_write_once_pod(pod, snapshot, names) -> list:
-    """VolumeRestrictions: a ReadWriteOncePod claim already used by another pod."""
-    single = {n for n in names if "ReadWriteOncePod" in snapshot.pvc(pod.namespace, n).access_modes}
+def read_write_once_pod_users(pod, snapshot) -> list:
+    """VolumeRestrictions' PreFilter: the other scheduled pods using one of the pod's ReadWriteOncePod
+    claims, as (pod, claim name). The Filter fails on every node while one of them remains."""
+    names = claim_names(pod)
+    if not names or not snapshot.storage_known:
+        return []
+    claims = [snapshot.pvc(pod.namespace, n) for n in names]
+    single = {c.name for c in claims if c is not None and "ReadWriteOncePod" in c.access_modes}
     if not single:
         return []
-    for other in snapshot.pods_in(pod.namespace):
-        if other.key == pod.key or other.is_terminal or not other.node_name:
-            continue
-        used = single.intersection(claim_names(other))
-        if used:
-            return [Failure("VolumeRestrictions", "volume-read-write-once-pod",
-                            "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
-                            f"already in-use by another pod ({sorted(used)[0]} used by {other.name})", True)]
-    return []
+    return [(other, used) for other in snapshot.pods_in(pod.namespace)
+            if other.key != pod.key and not other.is_terminal and other.node_name
+            for used in sorted(single.intersection(claim_names(other)))]
+
+
+def read_write_once_pod_failure(users) -> list:
+    if not users:
+        return []
+    other, claim = users[0]
+    return [Failure("VolumeRestrictions", "volume-read-write-once-pod",
+                    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+                    f"already in-use by another pod ({claim} used by {other.name})", True)]
 
 
 def volume_filter(pod, node, snapshot) -> list:
