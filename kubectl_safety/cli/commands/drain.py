@@ -67,8 +67,11 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     The plan lists every pod of the nodes with its action (evict, delete, wait, skip,
     blocked) and every reason: kubectl drain's filters, the Eviction API's rules,
     cumulative PDB budgets across pods and nodes (waves), and whether each replacement fits
-    on a node that stays. Without --dry-run the nodes are cordoned and pods are evicted wave
-    by wave, never more at once than the budgets allow; a blocked plan is refused.
+    on a node that stays (the scheduler's filters, volumes included). The plan is SAFE only
+    when nothing leaves a workload worse off; otherwise it lists its risks (exit 3), which
+    --accept-risk accepts by name. Without --dry-run the nodes are cordoned and pods are
+    evicted wave by wave, never more at once than the budgets allow; a plan that is not SAFE
+    is refused.
     Flags mean what they mean for kubectl drain. On a terminal a confirmation is asked
     (--yes skips it); without a terminal --yes is required.
 
@@ -81,6 +84,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
       kubectl safety drain -l pool=blue --ignore-daemonsets --timeout 15m --yes
       kubectl safety drain node-a1 --dry-run=server --ignore-daemonsets --timeout 1m
       kubectl safety drain node-a1 --dry-run --ignore-daemonsets --no-capacity   # large cluster, budgets only
+      kubectl safety drain node-d1 --ignore-daemonsets --force --accept-risk=unreachable --skip-wait-for-delete-timeout=60
     """
     from kubectl_safety.analysis.drain import DrainOptions
     from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
