@@ -56,6 +56,13 @@ def test_text_plan_lists_risks_and_verdict():
     assert "NODE_UNREACHABLE:" in out and "NOT SAFE (NODE_UNREACHABLE)" in out
 
 
+def test_text_plan_says_which_risks_were_accepted():
+    code, out, _ = run_cli(["drain", "node-d1", "--dry-run", "--ignore-daemonsets", "--force", "--snapshot", DEMO,
+                            "--now", DEMO_NOW, "--accept-risk=unreachable"])
+    assert code == 0
+    assert "NODE_UNREACHABLE (accepted):" in out and "SAFE only with the accepted risks (NODE_UNREACHABLE)" in out
+
+
 def test_prompt_shows_the_plan_with_its_risks(monkeypatch, capsys):
     _, out, _ = drain("node-c1", "--dry-run", "--ignore-daemonsets")
     plan = json.loads(out)

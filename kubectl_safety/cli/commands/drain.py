@@ -511,7 +511,9 @@ def render_plan(r, wide=False) -> str:
             lines.append(f"\nAccepted by flags: {label}: {len(pods)} pod(s): {', '.join(pods[:10])}"
                          + (", ..." if len(pods) > 10 else ""))
     s = r["summary"]
-    verdict = ("SAFE: the drain can complete" if r["safe"] else
+    accepted = sorted({x["code"] for x in r.get("risks") or [] if x["accepted"]})
+    verdict = (f"SAFE only with the accepted risks ({', '.join(accepted)})" if r["safe"] and accepted else
+               "SAFE: the drain can complete" if r["safe"] else
                f"NOT SAFE ({unaccepted_codes(r)}): exit 3 unless accepted with --accept-risk")
     lines.append(f"\n{verdict}: {s['evict']} evict now, {s['wait']} wait, {s['delete']} delete, "
                  f"{s['skip']} skip, {s['blocked']} blocked; estimated {r['estimatedSeconds']}s.")
