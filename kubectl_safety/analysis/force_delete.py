@@ -26,12 +26,13 @@ def assess(pod, snapshot, now, grace_period=None, force=False, *, storage=(), no
     ``grace_period``: the requested DeleteOptions.gracePeriodSeconds (None: the pod's own);
     ``force`` (or ``grace_period == 0``) assesses a force delete. ``storage``: raw
     PersistentVolumeClaim/PersistentVolume dicts when they were read (access modes, volume
-    types); ``node_readable=False`` when the Node could not be read (its state is unknown).
+    types; otherwise the snapshot's, e.g. a dump with pvc,pv); ``node_readable=False`` when the
+    Node could not be read (its state is unknown).
     """
     force = force or grace_period == 0
     node = _node(pod, snapshot, now, node_readable)
     grace = termination.api_grace_period(pod, 0 if force else grace_period)
-    risks = _risks(pod, snapshot, now, node, force, _storage_index(storage))
+    risks = _risks(pod, snapshot, now, node, force, _storage_index(storage, snapshot))
     needed, verdict = _verdict(pod, node)
     return {
         "namespace": pod.namespace, "name": pod.name, "uid": pod.uid, "phase": pod.phase,
@@ -162,9 +163,10 @@ def _node_risks(node, force) -> list:
     return []
 
 
-def _storage_index(storage) -> dict:
+def _storage_index(storage, snapshot) -> dict:
+    """Claims and volumes by (kind, namespace, name): those read for the delete, else the snapshot's."""
     index = {}
-    for obj in storage or ():
+    for obj in storage or [o.raw for o in (*snapshot.pvcs, *snapshot.pvs)]:
         meta = obj.get("metadata") or {}
         index[(obj.get("kind"), meta.get("namespace") or "", meta.get("name"))] = obj
     return index

@@ -124,6 +124,21 @@ def test_volume_risks(volumes, storage, expected, text):
         assert any(text in r["message"] for r in found)
 
 
+@pytest.mark.parametrize("storage, expected, text", [
+    ([pvc("data-db-0", ["ReadWriteOnce"])], ["RWO_VOLUME"], "claim data-db-0 is ReadWriteOnce"),
+    ([pvc("data-db-0", ["ReadWriteMany"])], [], None),
+    ([pvc("data-db-0", ["ReadWriteMany"], "pv-1"), pv("pv-1", nfs={"server": "nas", "path": "/x"})],
+     ["UNSAFE_VOLUME_TYPE"], "bound to pv-1 (NFS)"),
+], ids=["dump-rwo", "dump-rwx", "dump-nfs-pv"])
+def test_volume_risks_read_the_snapshots_claims(storage, expected, text):
+    """A dump with pvc,pv: the access modes and volume types come from it, not 'not read'."""
+    report = run(make_pod("db-0", owner=None, volumes=[PVC]), *storage, nodes=VOL, force=True)
+    found = [r for r in report["risks"] if r["code"] in ("RWO_VOLUME", "UNSAFE_VOLUME_TYPE")]
+    assert [r["code"] for r in found] == expected
+    if text:
+        assert any(text in r["message"] for r in found)
+
+
 def test_volume_risks_only_for_force():
     report = run(make_pod("db-0", owner=STS, volumes=[PVC]), nodes=VOL)
     assert codes(report) == []
