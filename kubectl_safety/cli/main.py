@@ -44,6 +44,13 @@ class LazyGroup(click.Group):
     def _available(self, name):
         return importlib.util.find_spec(f"kubectl_safety.cli.commands.{self.lazy[name]}") is not None
 
+    def parse_args(self, ctx, args):
+        if ctx.parent is None:  # the whole command line: read it as kubectl (pflag) would
+            from kubectl_safety.cli.argv import normalize
+
+            args = normalize(self, ctx, args)
+        return super().parse_args(ctx, args)
+
     def get_command(self, ctx, name):
         if name in self.commands:
             return self.commands[name]
@@ -56,7 +63,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]},
              epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, "--version", prog_name="kubectl-safety", message="%(prog)s %(version)s")
-@global_options
+@global_options(clock_alias=False)
 def cli():
     """Know what a cluster action will do, then do it without breaking availability.
 
@@ -66,7 +73,24 @@ def cli():
     kubectl safety preemption -f POD.yaml  preview which pods the scheduler would preempt
     kubectl safety delete pod NAME --force force delete only with --confirm
     kubectl safety rebalance deploy/NAME   restore topology spread with the fewest evictions
+    kubectl safety help [COMMAND]          help for a command
     """
+
+
+@cli.command("help")
+@click.argument("words", nargs=-1)
+@click.pass_context
+def help_command(ctx, words):
+    """Help for any command, like kubectl help: kubectl safety help [COMMAND [SUBCOMMAND]]."""
+    root = ctx.parent
+    cmd, sub = cli, root
+    for word in words:
+        found = cmd.get_command(sub, word) if isinstance(cmd, click.Group) else None
+        if found is None:
+            raise click.UsageError(f"unknown command {word!r} for '{sub.command_path}'")
+        sub = click.Context(found, info_name=word, parent=sub)
+        cmd = found
+    click.echo(sub.get_help())
 
 
 def main(argv=None):
@@ -77,6 +101,9 @@ def main(argv=None):
                         complete_var="_KUBECTL_SAFETY_COMPLETE")
     except click.exceptions.Exit as e:
         code = e.exit_code
+    except click.exceptions.NoArgsIsHelpError as e:  # bare `kubectl safety` or a bare group: help, exit 0
+        click.echo(e.ctx.get_help())
+        code = ExitCode.OK
     except click.exceptions.Abort:
         click.echo("interrupted", err=True)
         code = ExitCode.INTERRUPTED

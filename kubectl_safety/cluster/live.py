@@ -29,15 +29,16 @@ RESOURCES = {
 
 
 def parse_timeout(text) -> float:
-    """kubectl's ``--request-timeout``: ``0`` (none), ``30``, ``30s``, ``1m``, ``2h``."""
-    text = str(text or "0").strip()
-    units = {"s": 1, "m": 60, "h": 3600, "ms": 0.001}
-    for unit in ("ms", "s", "m", "h"):
-        if text.endswith(unit) and text[: -len(unit)].replace(".", "", 1).isdigit():
-            return float(text[: -len(unit)]) * units[unit]
-    if text.replace(".", "", 1).isdigit():
-        return float(text)
-    raise UsageError(f"invalid --request-timeout {text!r}: use a number with a unit, e.g. 30s or 1m")
+    """kubectl's ``--request-timeout``: ``0`` (none), ``30`` (seconds), or a Go duration (``1m30s``)."""
+    from kubectl_safety.model.duration import DurationError, parse_duration
+
+    try:
+        seconds = parse_duration(text or "0", bare_seconds=True)
+    except DurationError as e:
+        raise UsageError(f"invalid --request-timeout {text!r}: {e}") from None
+    if seconds < 0:
+        raise UsageError(f"invalid --request-timeout {text!r}: must not be negative")
+    return seconds
 
 
 @dataclass

@@ -100,7 +100,7 @@ def test_wheel_in_clean_venv_through_kubectl(sandbox, wheel_bin):
     assert version.returncode == 0, version.stderr
     assert "server: unreachable" in version.stdout
     explained = run(sandbox, [wheel_bin], "kubectl", "safety", "explain", "pod", "web-5d8f7c-0x0", "-n", "shop",
-                    "--snapshot", DEMO, "--now", DEMO_NOW, "-o", "json")
+                    "--snapshot", DEMO, "--as-of", DEMO_NOW, "-o", "json")
     assert explained.returncode == 0, explained.stderr
     assert '"kind": "PodExplanation"' in explained.stdout
 
@@ -180,7 +180,7 @@ def test_archive_runs_on_a_bare_interpreter(sandbox, archive, python):
     version = subprocess.run([*bare, unpacked / "kubectl-safety", "--version"], capture_output=True, text=True)
     assert version.stdout == f"kubectl-safety {__version__}\n", version.stderr
     explained = subprocess.run([*bare, unpacked / "kubectl-safety", "explain", "pod", "web-5d8f7c-0x0", "-n", "shop",
-                                "--snapshot", DEMO, "--now", DEMO_NOW], capture_output=True, text=True, cwd=ROOT)
+                                "--snapshot", DEMO, "--as-of", DEMO_NOW], capture_output=True, text=True, cwd=ROOT)
     assert explained.returncode == 0, explained.stderr
     assert explained.stdout.startswith("Pod:          shop/web-5d8f7c-0x0")
     # the bundled kubernetes client loads the kubeconfig and gets as far as the (closed) port

@@ -7,7 +7,7 @@ import pytest
 from kubectl_safety.analysis.manifest import UnsupportedManifest, pod_from_manifest
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
-BASE = ["preemption", "--snapshot", DEMO, "--now", DEMO_NOW]
+BASE = ["preemption", "--snapshot", DEMO, "--as-of", DEMO_NOW]
 
 DEPLOYMENT = """
 apiVersion: scheduling.k8s.io/v1
