@@ -77,11 +77,20 @@ def cli():
     """
 
 
-@cli.command("help")
+@cli.command("help", epilog="\b\nJSON kind: none (help text only)\nExit codes: 0 ok, 2 unknown command.")
 @click.argument("words", nargs=-1)
 @click.pass_context
 def help_command(ctx, words):
-    """Help for any command, like kubectl help: kubectl safety help [COMMAND [SUBCOMMAND]]."""
+    """Help for any command, as kubectl help prints it.
+
+    \b
+    Usage: kubectl safety help [COMMAND [SUBCOMMAND]]
+    \b
+    Examples:
+      kubectl safety help
+      kubectl safety help drain
+      kubectl safety help explain pod
+    """
     root = ctx.parent
     cmd, sub = cli, root
     for word in words:

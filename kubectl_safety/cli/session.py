@@ -24,7 +24,8 @@ class Session:
                 request_timeout=self.g.request_timeout, as_user=self.g.as_user,
                 as_groups=tuple(self.g.as_groups),
                 insecure_skip_tls_verify=bool(self.g.insecure_skip_tls_verify),
-                user_agent_suffix=f" ({command})" if command else "")
+                user_agent_suffix=f" ({command})" if command else "",
+                overrides=self.g.overrides(), as_uid=self.g.as_uid, verbosity=self.g.verbosity)
         return self._connection
 
     @property
