@@ -76,7 +76,7 @@ def _flag(opt, name, value) -> list:
     if value in FALSE:
         if opt.secondary_opts:
             return [opt.secondary_opts[0]]
-        if not opt.default:
+        if opt.default is not True:  # off by default: --flag=false is the flag left out
             return []
     raise click.UsageError(f'invalid argument "{value}" for "{name}" flag: use true or false')
 

@@ -13,7 +13,8 @@ import io
 import os
 import sys
 
-from click.shell_completion import CompletionItem, ShellComplete
+import click
+from click.shell_completion import CompletionItem, FishComplete, ShellComplete, add_completion_class
 
 COMPLETE_VAR = "_KUBECTL_SAFETY_COMPLETE"
 EXECUTABLE = "kubectl-safety"
@@ -49,6 +50,42 @@ class KubectlComplete(ShellComplete):
         items = self.get_completions(args, incomplete)
         lines = [self.format_completion(i) for i in items if i.type == "plain"]
         return "\n".join(lines + [f":{directive(items)}"])
+
+
+class WholeFishComplete(FishComplete):
+    """click's fish support, but a description with commas stays whole (split at the first comma only)."""
+
+    source_template = FishComplete.source_template.replace('(string split "," $completion)',
+                                                            '(string split -m 1 "," $completion)')
+
+    def format_completion(self, item):
+        help_ = " ".join(str(item.help or "").split())
+        return f"{item.type},{item.value}\t{help_}" if help_ else f"{item.type},{item.value}"
+
+
+add_completion_class(WholeFishComplete, "fish")
+
+
+def summary(command) -> str:
+    """A command's whole one-line summary (the docstring's first paragraph), not click's 45-character cut."""
+    text = command.short_help or (command.help or "").split("\n\n")[0]
+    return " ".join(text.split())
+
+
+class WholeHelpGroup(click.Group):
+    """A group whose subcommand completions carry their whole summary."""
+
+    def shell_complete(self, ctx, incomplete):
+        items = [CompletionItem(name, help=summary(cmd)) for name in self.list_commands(ctx)
+                 if name.startswith(incomplete) and (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        return items + click.Command.shell_complete(self, ctx, incomplete)
+
+
+def complete_dry_run(ctx, param, incomplete):
+    """``--dry-run=`` values, as kubectl's."""
+    modes = {"none": "change things", "client": "print the plan, change nothing",
+             "server": "also ask the API server (dryRun=All)"}
+    return [CompletionItem(m, help=h) for m, h in modes.items() if m.startswith(incomplete)]
 
 
 def directive(items) -> int:

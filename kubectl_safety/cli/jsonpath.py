@@ -88,7 +88,8 @@ def _literal(text):
         raise TemplateError(f"invalid string literal {text}") from None
 
 
-_STEP = re.compile(r"""\.\.(?P<deep>[\w\-/]+|\*)|\.(?P<field>[\w\-/]+|\*)|\[(?P<bracket>(?:'[^']*'|"[^"]*"|[^\]])*)\]""")
+_NAME = r"(?:[\w\-/]|\\\.)+"  # a field name; ``\.`` is a dot inside it (kubectl's escape)
+_STEP = re.compile(rf"""\.\.(?P<deep>{_NAME}|\*)|\.(?P<field>{_NAME}|\*)|\[(?P<bracket>(?:'[^']*'|"[^"]*"|[^\]])*)\]""")
 
 
 def _path(text):
@@ -106,9 +107,9 @@ def _path(text):
             raise TemplateError(f"unrecognized identifier in {text!r} at {text[pos:]!r}")
         pos = m.end()
         if m.group("deep") is not None:
-            steps.append(("deep", m.group("deep")))
+            steps.append(("deep", m.group("deep").replace("\\.", ".")))
         elif m.group("field") is not None:
-            steps.append(("all",) if m.group("field") == "*" else ("field", m.group("field")))
+            steps.append(("all",) if m.group("field") == "*" else ("field", m.group("field").replace("\\.", ".")))
         else:
             steps.append(_bracket(m.group("bracket").strip()))
     return steps
@@ -117,8 +118,9 @@ def _path(text):
 def _bracket(b):
     if b == "*":
         return ("all",)
-    if b[:1] in "'\"":
-        return ("field", b[1:-1])
+    if b[:1] == "'":  # ['a'] or ['a','b']; as kubectl, a dot in a quoted key still separates fields
+        return ("keys", [[("field", part.replace("\\.", ".")) for part in re.split(r"(?<!\\)\.", k.strip()[1:-1])]
+                         for k in b.split(",")])
     if b.startswith("?(") and b.endswith(")"):
         m = re.fullmatch(r"\s*(@[^<>=!]*?)\s*(==|!=|<=|>=|<|>)\s*(.+?)\s*", b[2:-1])
         if not m:
@@ -145,6 +147,8 @@ def _eval(steps, root, current) -> list:
             values = [root if kind == "root" else current]
         elif kind == "field":
             values = [v[step[1]] for v in values if isinstance(v, dict) and step[1] in v]
+        elif kind == "keys":
+            values = [x for v in values for key in step[1] for x in _eval([("cur",)] + key, root, v)]
         elif kind == "all":
             values = [x for v in values for x in (v.values() if isinstance(v, dict) else v if isinstance(v, list) else [])]
         elif kind == "deep":

@@ -8,6 +8,7 @@ import sys
 import click
 
 from kubectl_safety import __version__
+from kubectl_safety.cli.completion import WholeHelpGroup
 from kubectl_safety.cli.options import global_options
 from kubectl_safety.errors import ExitCode, SafetyError
 
@@ -31,7 +32,7 @@ Exit codes:
   130  interrupted"""
 
 
-class LazyGroup(click.Group):
+class LazyGroup(WholeHelpGroup):
     """A group whose subcommands are imported only when used (fast --help and completion)."""
 
     def __init__(self, *args, lazy=None, **kwargs):
@@ -45,7 +46,7 @@ class LazyGroup(click.Group):
         return importlib.util.find_spec(f"kubectl_safety.cli.commands.{self.lazy[name]}") is not None
 
     def parse_args(self, ctx, args):
-        if ctx.parent is None:  # the whole command line: read it as kubectl (pflag) would
+        if ctx.parent is None and not ctx.resilient_parsing:  # the whole line, as kubectl (pflag) reads it
             from kubectl_safety.cli.argv import normalize
 
             args = normalize(self, ctx, args)

@@ -127,7 +127,7 @@ def formatted(report, kind, template) -> str:
         if kind == "jsonpath-as-json":
             from kubectl_safety.cli.jsonpath import results
 
-            return json.dumps(results(template, data), indent=4) + "\n"
+            return json.dumps(results(template, data), indent=4)  # as kubectl: no final newline
         if kind == "go-template":
             from kubectl_safety.cli.gotemplate import render
 

@@ -4,7 +4,7 @@ import time
 
 import click
 
-from kubectl_safety.cli.completion import complete_pods
+from kubectl_safety.cli.completion import WholeHelpGroup, complete_dry_run, complete_pods
 from kubectl_safety.cli.interaction import interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
@@ -23,7 +23,7 @@ EXIT = ("\b\nJSON kind: ForceDeleteAssessment (nothing changed) or DeleteReport 
         "130 interrupted.")
 
 
-@click.group("delete", epilog=EXIT)
+@click.group("delete", cls=WholeHelpGroup, epilog=EXIT)
 @global_options(clock_alias=False)
 def command():
     """Delete pods gracefully, or force-delete them only with --confirm.
@@ -51,7 +51,7 @@ def _dry_run_value(ctx, param, value):
 @click.option("--confirm", is_flag=True, help="Proceed with a force delete after the assessment "
                                               "(also when force is not needed: the output says so).")
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_value,
-              metavar="[none|client|server]", help="client: show what would happen; server: also send the DELETE "
+              metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: show what would happen; server: also send the DELETE "
                                                    "with dryRun=All. Bare --dry-run means client.")
 @click.option("--wait/--no-wait", default=True, show_default=True,
               help="Wait until the pods are gone, with progress (--wait=false: return after the DELETE).")

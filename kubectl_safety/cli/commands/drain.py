@@ -5,7 +5,7 @@ import time
 
 import click
 
-from kubectl_safety.cli.completion import complete_nodes
+from kubectl_safety.cli.completion import complete_dry_run, complete_nodes
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
@@ -35,7 +35,7 @@ def _dry_run_value(ctx, param, value):
 @click.argument("nodes", nargs=-1, shell_complete=complete_nodes)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes matching this label selector instead of NODEs.")
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_value,
-              metavar="[none|client|server]", help="client: print the plan, change nothing; server: also send every eviction the "
+              metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send every eviction the "
                                         "plan allows now with dryRun=All. Bare --dry-run means client.")
 @click.option("--ignore-daemonsets", is_flag=True, help="Skip DaemonSet-managed pods.")
 @click.option("--delete-emptydir-data", is_flag=True, help="Evict pods using emptyDir (their data is lost).")

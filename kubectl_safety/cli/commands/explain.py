@@ -2,7 +2,7 @@
 
 import click
 
-from kubectl_safety.cli.completion import complete_nodes, complete_pods
+from kubectl_safety.cli.completion import WholeHelpGroup, complete_nodes, complete_pods
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.session import Session
@@ -11,7 +11,7 @@ from kubectl_safety.errors import NotFoundError, UsageError
 EXIT = "\b\nExit codes: 0 ok, 1 error, 2 usage."
 
 
-@click.group("explain", epilog=EXIT)
+@click.group("explain", cls=WholeHelpGroup, epilog=EXIT)
 @global_options
 def command():
     """Explain a pod, a node or the cluster's priorities.
