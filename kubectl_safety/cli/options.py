@@ -136,7 +136,7 @@ GLOBAL_OPTIONS = [
     _opt("-v", "--v", "verbosity", type=click.IntRange(min=0), metavar="LEVEL",
          help="Log level: 6 logs each API request on stderr (method, URL, status, time)."),
     _opt("--as-of", "now", metavar="TIME",
-         help="Analyse as of this RFC 3339 time instead of now (a dump's default: its newest timestamp)."),
+         help="Analyse as of this RFC 3339 time (default: the clock; for --snapshot files, the newest file's modification time)."),
 ]
 
 
