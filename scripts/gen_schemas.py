@@ -4,7 +4,7 @@
 Collect reports by running the tests with ``KUBECTL_SAFETY_SCHEMA_SAMPLES=DIR`` (see tests/schemas.py),
 then ``python scripts/gen_schemas.py DIR``. Objects whose keys are always present become records
 (those keys required, others allowed); objects with no key in common across samples become maps.
-Scalars may also be null; ``kind`` and ``apiVersion`` are constants. Hand edits (titles,
+Values below the top may also be null; ``kind`` and ``apiVersion`` are constants. Hand edits (titles,
 descriptions) are kept: a property already in the schema keeps its ``description``.
 
 Usage: python scripts/gen_schemas.py SAMPLES_DIR
@@ -17,11 +17,12 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "kubectl_safety", "schemas")
+CODE = {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$", "description": "A stable UPPER_SNAKE code."}
 TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
 
 
-def infer(values, depth=0):
-    """A JSON Schema accepting every value in ``values``."""
+def infer(values, depth=0, key=None):
+    """A JSON Schema accepting every value in ``values`` (``key``: the property they are the value of)."""
     values = list(values)
     kinds = {TYPES[type(v)] for v in values}
     if depth > 6:
@@ -33,18 +34,20 @@ def infer(values, depth=0):
         common = set.intersection(*(set(d) for d in dicts))
         if common:
             keys = list(dict.fromkeys(k for d in dicts for k in d))
-            schema["properties"] = {k: infer((d[k] for d in dicts if k in d), depth + 1) for k in keys}
+            coded = key in ("findings", "risks", "reasons")  # finding, risk and reason codes are UPPER_SNAKE
+            schema["properties"] = {k: CODE if coded and k == "code" else infer((d[k] for d in dicts if k in d), depth + 1, k)
+                                    for k in keys}
             schema["required"] = [k for k in keys if k in common]
         elif any(dicts):
             schema["additionalProperties"] = infer((x for d in dicts for x in d.values()), depth + 1)
     if lists:
         items = [x for v in lists for x in v]
         if items:
-            schema["items"] = infer(items, depth + 1)
+            schema["items"] = infer(items, depth + 1, key)
     if kinds == {"null"}:
         return {}  # only ever null in the samples: no constraint
-    if kinds & {"string", "integer", "number", "boolean"}:
-        kinds.add("null")
+    if depth or kinds & {"string", "integer", "number", "boolean"}:
+        kinds.add("null")  # any value below the top may be null (an optional owner, an unknown state)
     if "integer" in kinds and "number" in kinds:
         kinds.discard("integer")
     schema["type"] = sorted(kinds) if len(kinds) > 1 else next(iter(kinds))

@@ -22,7 +22,7 @@ LOOKUP_TIMEOUT = 2  # seconds: kubectl --request-timeout for one lookup
 HARD_LIMIT = 5  # seconds: a kubectl_complete-safety run answers within this, whatever happens
 
 # cobra ShellCompDirective values
-DIRECTIVE_DEFAULT, DIRECTIVE_NO_FILE_COMP, DIRECTIVE_FILTER_DIRS = 0, 4, 16
+DIRECTIVE_DEFAULT, DIRECTIVE_NO_SPACE, DIRECTIVE_NO_FILE_COMP, DIRECTIVE_FILTER_DIRS = 0, 2, 4, 16
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet")
 
@@ -95,6 +95,8 @@ def directive(items) -> int:
         return DIRECTIVE_DEFAULT
     if "dir" in types:
         return DIRECTIVE_FILTER_DIRS
+    if any(str(i.value).endswith("=") for i in items):  # -o jsonpath= : the template follows, no space
+        return DIRECTIVE_NO_FILE_COMP | DIRECTIVE_NO_SPACE
     return DIRECTIVE_NO_FILE_COMP
 
 

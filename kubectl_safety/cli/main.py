@@ -115,22 +115,22 @@ def main(argv=None):
         click.echo(e.ctx.get_help())
         code = ExitCode.OK
     except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
+        _err("interrupted")
         code = ExitCode.INTERRUPTED
     except click.UsageError as e:
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-        click.echo(f"error: {' '.join(e.format_message().split())}{hint}", err=True)
+        _err(f"error: {' '.join(e.format_message().split())}{hint}")
         code = ExitCode.USAGE
     except click.ClickException as e:
-        click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
+        _err(f"error: {' '.join(e.format_message().split())}")
         code = ExitCode.ERROR
     except SafetyError as e:
         if debug:
             raise
-        click.echo(f"error: {e}", err=True)
+        _err(f"error: {e}")
         code = e.exit_code
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        _err("interrupted")
         code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         sys.stderr.close()
@@ -138,7 +138,15 @@ def main(argv=None):
     except Exception as e:  # the boundary: never a traceback unless debugging
         if debug:
             raise
-        click.echo(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
-                   "(set KUBECTL_SAFETY_DEBUG=1 for the traceback)", err=True)
+        _err(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
+             "(set KUBECTL_SAFETY_DEBUG=1 for the traceback)")
         code = ExitCode.ERROR
     sys.exit(int(code or 0))
+
+
+def _err(line: str):
+    """One line on stderr, after ending a live status line."""
+    from kubectl_safety.cli.progress import end_live_line
+
+    end_live_line()
+    click.echo(line, err=True)

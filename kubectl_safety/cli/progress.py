@@ -34,12 +34,19 @@ def end_live_line(stream=None):
 
 
 class Progress:
-    """Writes permanent lines and live status lines to ``stream`` (stderr)."""
+    """Writes permanent lines and live status lines to ``stream`` (default: stderr at the time of writing)."""
 
     def __init__(self, stream=None):
-        self.stream = stream or sys.stderr
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._stream = stream
         self.last_status = None
+
+    @property
+    def stream(self):
+        return self._stream or sys.stderr
+
+    @property
+    def tty(self) -> bool:
+        return hasattr(self.stream, "isatty") and self.stream.isatty()
 
     def line(self, text: str):
         end_live_line(self.stream)
@@ -55,3 +62,6 @@ class Progress:
         elif text != self.last_status:
             self.line(text + countdown(seconds_left))
         self.last_status = text
+
+
+SHARED = Progress()  # for event callbacks that are plain functions (one command per process)

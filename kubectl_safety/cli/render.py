@@ -196,5 +196,8 @@ def custom_columns(spec, data) -> str:
 
 
 def warn(message: str):
-    """One warning line on stderr."""
+    """One warning line on stderr (after ending a live status line)."""
+    from kubectl_safety.cli.progress import end_live_line
+
+    end_live_line()
     click.echo(f"warning: {message}", err=True)

@@ -70,11 +70,13 @@ def demo_answer(*argv):
     (["explain", ""], ["node", "pod", "priorities"], 4),
     (["explain", "pod", "--snap"], ["--snapshot"], 4),
     (["-o", ""], ["table", "wide", "json", "yaml", "name", "jsonpath=", "jsonpath-as-json=", "jsonpath-file=",
-                  "go-template=", "go-template-file=", "custom-columns=", "custom-columns-file="], 4),
+                  "go-template=", "go-template-file=", "custom-columns=", "custom-columns-file="], 6),
     (["explain", "node", "--output=y"], ["yaml"], 4),
+    (["drain", "n1", "--dry-run="], ["none", "client", "server"], 4),
+    (["explain", "pod", "-o", "custom"], ["custom-columns=", "custom-columns-file="], 6),
     (["zzz"], [], 4),
 ], ids=["subcommand-prefix", "drain-prefix", "nested-group", "flag-prefix", "choice-values", "flag-equals-value",
-        "no-match"])
+        "dry-run-equals-values", "templated-output-no-space", "no-match"])
 def test_static_completion(argv, expected, directive):
     values, got = lines(answer(argv))
     assert values == expected

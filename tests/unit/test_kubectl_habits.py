@@ -325,3 +325,60 @@ def test_request_timeout_values_as_kubectl(value, accepted):
     except UsageError:
         ours = False
     assert ours is accepted
+
+
+@pytest.mark.parametrize("event, line", [
+    ({"event": "cordon", "pod": "n1", "message": "cordoned"}, "node/n1 cordoned"),
+    ({"event": "cordon", "pod": "n1", "message": "already cordoned"}, "node/n1 already cordoned"),
+    ({"event": "evicted", "pod": "shop/web-1"}, "pod/web-1 evicted"),
+    ({"event": "drained", "pod": "n1"}, "node/n1 drained"),
+    ({"event": "gone", "pod": "shop/web-1"}, "pod/web-1 already gone"),
+], ids=["cordoned", "already-cordoned", "evicted", "drained", "gone"])
+def test_drain_progress_lines_read_as_kubectl(event, line):
+    from kubectl_safety.cli.commands.drain import _event_line
+
+    assert _event_line(event) == line
+
+
+@pytest.mark.parametrize("event, line", [
+    ({"event": "done", "pod": "shop/web-1"}, "pod/web-1 evicted\n"),
+    ({"event": "gone", "pod": "shop/web-1"}, "pod/web-1 already gone\n"),
+    ({"event": "evicting", "pod": "shop/web-1"}, ""),
+    ({"event": "retrying", "pod": "shop/web-1", "result": "pdb-blocked", "message": "budget", "retryIn": 5,
+      "timeLeft": 90}, "cannot evict pod/web-1 yet (pdb-blocked): budget (retry in 5s), 90s left\n"),
+], ids=["evicted", "gone", "evicting-is-silent", "retry-with-countdown"])
+def test_rebalance_progress_lines_read_as_kubectl(monkeypatch, event, line):
+    from kubectl_safety.cli.commands import rebalance
+
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    progress.SHARED.last_status = None
+    rebalance._progress(event)
+    assert err.getvalue() == line
+
+
+class RecordingTransport:
+    host = "https://k:6443"
+
+    def __init__(self):
+        self.headers = None
+
+    def auth_headers(self):
+        return {}
+
+    def request(self, method, url, headers, body, timeout):
+        self.headers = dict(headers)
+        return 200, b'{"gitVersion": "v1.36.3"}'
+
+
+@pytest.mark.parametrize("verbosity, logged", [(0, False), (5, False), (6, True)])
+def test_v6_logs_each_request_and_as_uid_impersonates(monkeypatch, verbosity, logged):
+    from kubectl_safety.cluster.live import Connection
+
+    err = io.StringIO()
+    monkeypatch.setattr("sys.stderr", err)
+    transport = RecordingTransport()
+    conn = Connection(as_user="alice", as_uid="1234", verbosity=verbosity, _transport=transport)
+    assert conn.server_version() == "v1.36.3"
+    assert transport.headers["Impersonate-Uid"] == "1234" and transport.headers["Impersonate-User"] == "alice"
+    assert bool(re.fullmatch(r"GET https://k:6443/version 200 in \d+ milliseconds\n", err.getvalue())) is logged

@@ -49,8 +49,9 @@ def test_schemas_are_shipped_as_package_data():
     (["explain", "priorities"], lambda r: r["classes"][0].update(value="high"), "classes/0/value"),
     (["drain", "node-a1", "--dry-run", "--ignore-daemonsets"], lambda r: r.update(apiVersion="v2"), "apiVersion"),
     (["version"], lambda r: r.update(serverVersion=1), "serverVersion"),
+    (["explain", "priorities"], lambda r: r["findings"][0].update(code="bottom-up-rollout"), "findings/0/code"),
 ], ids=["pod-without-pod", "node-conditions-not-a-list", "class-value-not-a-number", "wrong-api-version",
-        "server-version-not-a-string"])
+        "server-version-not-a-string", "finding-code-not-upper-snake"])
 def test_a_broken_report_fails_its_schema(args, breakage, where):
     code, out, err = run_cli([*args, *OFFLINE])
     report = json.loads(out)

@@ -10,6 +10,7 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.model.duration import human_duration
 
 API_VERSION = "safety.kubectl.io/v1"
 WAIT_MARGIN = 60  # seconds added to the longest grace period for the default --wait timeout
@@ -375,9 +376,9 @@ def _render_pod(e, wide) -> str:
     who = f"{owner['kind']}/{owner['name']}" + (f" ({owner['via']})" if owner.get("via") else "") if owner else "no controller"
     lines = [f"Pod {e['namespace']}/{e['name']} ({e['phase']}, {who})",
              f"  Node:     {node['name'] or '-'}: {node['message']}",
-             f"  Grace:    {e['gracePeriodSeconds']}s, {e['graceWhy']}"]
+             f"  Grace:    {human_duration(e['gracePeriodSeconds'])}, {e['graceWhy']}"]
     if not e["force"] or wide:
-        lines += [f"    {'t+' + str(s['at']) + 's':<7} {s['event']}" for s in e["timeline"]]
+        lines += [f"    {'t+' + human_duration(s['at']):<7} {s['event']}" for s in e["timeline"]]
     if e["force"]:
         lines.append(f"  Verdict:  {e['verdict']}")
     if e["risks"]:

@@ -7,8 +7,10 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import InputError, NotFoundError, UsageError
+from kubectl_safety.model.duration import human_duration
 
 PLACED = ("fits", "preempt", "waiting")
+PRIORITY_OFFSET = 2 ** 31  # kube-scheduler adds it to each victim's priority so that sums stay positive
 MAX_COPIES = 1000
 EXIT = ("\b\nJSON kind: PreemptionPreview\n"
         "\b\nExit codes: 0 the pod fits or preemption makes room (or it waits for victims already\n"
@@ -202,6 +204,11 @@ def _with_classes(snap, classes):
 
 # -- text output --------------------------------------------------------------------------------
 
+def _priority_sum(candidate) -> int:
+    """The victims' priorities summed as written (JSON ``prioritySum`` keeps the scheduler's +2^31 per victim)."""
+    return candidate["prioritySum"] - len(candidate["victims"]) * PRIORITY_OFFSET
+
+
 def render_list(r, wide=False) -> str:
     """One preview per workload of a stream, each under a heading naming it."""
     blocks = []
@@ -238,13 +245,13 @@ def render(r, wide=False) -> str:
         lines.append(f"\nVictims{' of all copies' if r['placements'] else ''} (deleted by the scheduler with their "
                      "own grace period; PDBs are not enforced):")
         rows = [[v["node"], v["namespace"], v["name"], v["priority"], v["startTime"] or "-",
-                 ", ".join(v["pdbs"]) if v["pdbViolation"] else "", f"{v['gracePeriodSeconds']}s"] for v in r["victims"]]
+                 ", ".join(v["pdbs"]) if v["pdbViolation"] else "", human_duration(v["gracePeriodSeconds"])] for v in r["victims"]]
         lines.append(table(rows, ["node", "namespace", "name", "priority", "started", "pdb-violated", "grace"]).rstrip())
     if r["candidates"]:
         lines.append("\nCandidates in the scheduler's order (fewest PDB violations, lowest highest priority, "
                      "lowest priority sum, fewest victims, latest start):")
         rows = [[c["rank"], c["node"], len(c["victims"]), c["pdbViolations"], c["highestPriority"],
-                 c["prioritySum"], c["earliestStart"] or "-"]
+                 _priority_sum(c), c["earliestStart"] or "-"]
                 + ([", ".join(f"{v['namespace']}/{v['name']}" for v in c["victims"])] if wide else [])
                 for c in r["candidates"]]
         headers = ["rank", "node", "victims", "pdb-violations", "highest-priority", "priority-sum", "earliest-start"]
