@@ -102,7 +102,15 @@ HABITS = [
         ("PreemptionPreview", ["preemption", "report-xyz", "-n", "jobs"], 0),
         ("ForceDeleteAssessment", ["delete", "pod", "db-0", "-n", "shop", "--dry-run"], 0),
         ("RebalancePlan", ["rebalance", "-n", "shop", "--dry-run"], 0),
-        ("Version", ["version"], 0)]],
+        ("Version", ["version"], 0),
+        ("List", ["preemption", "-f", "examples/demo-workloads.yaml"], 3)]],
+    Habit("preemption-stream-previews-every-workload", ["preemption", "-f", "examples/demo-workloads.yaml", "-o",
+                                                        "jsonpath={range .items[*]}{.pod.name}={.outcome} {end}"], 3,
+          r"^web-preview=fits api-preview=fits .*report-builder-preview=not-eligible postgres-0=fits $",
+          r"ignored 14 object\(s\) that create no pods: 1 DaemonSet, 2 Namespace, 7 Node, 3 PodDisruptionBudget, 1 Service"),
+    Habit("preemption-stream-replicas-needs-one-workload", ["preemption", "-f", "examples/demo-workloads.yaml",
+                                                            "--replicas", "2"], 2, "",
+          r"--replicas applies to one workload: examples/demo-workloads.yaml has 5"),
     Habit("jsonpath-range", ["explain", "priorities", "-o",
                              'jsonpath={range .classes[*]}{.name}={.value}{"\\n"}{end}'], 0, r"(?m)^business-critical=500000$"),
     Habit("jsonpath-filter", ["drain", "node-a1", "--dry-run", "--ignore-daemonsets", "-o",
@@ -382,3 +390,25 @@ def test_v6_logs_each_request_and_as_uid_impersonates(monkeypatch, verbosity, lo
     assert conn.server_version() == "v1.36.3"
     assert transport.headers["Impersonate-Uid"] == "1234" and transport.headers["Impersonate-User"] == "alice"
     assert bool(re.fullmatch(r"GET https://k:6443/version 200 in \d+ milliseconds\n", err.getvalue())) is logged
+
+
+NO_CONTAINERS = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: jobs}\nspec: {containers: []}\n"
+
+
+@pytest.mark.parametrize("mode, code, stderr", [
+    ("strict", 1, r"checking only apiVersion, kind, metadata.name and containers \(--validate=strict\)[^\n]*\n"
+                  r"error: -: invalid Pod: containers must be a non-empty list"),
+    ("true", 1, r"error: -: invalid Pod"),
+    ("warn", 0, r"warning: -: invalid Pod: .*\(--validate=warn: previewed anyway\)"),
+    ("ignore", 0, r"^$"),
+    ("false", 0, r"^$"),
+], ids=["strict", "true-is-strict", "warn", "ignore", "false-is-ignore"])
+def test_validate_without_kubernetes_validate_falls_back(monkeypatch, mode, code, stderr):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "kubernetes_validate" else find_spec(name, *a))
+    got, out, err = run_cli(["preemption", "-f", "-", f"--validate={mode}", *CLOCK], input=NO_CONTAINERS)
+    assert got == code, err
+    assert re.search(stderr, err), err
