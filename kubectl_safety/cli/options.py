@@ -172,6 +172,8 @@ def get_globals(ctx=None) -> Globals:
     g.output = g.output or "table"
     g.request_timeout = g.request_timeout or "0"
     g.verbosity = g.verbosity or 0
+    if check and g.request_timeout != "0":
+        duration_flag(g.request_timeout, "--request-timeout", bare_seconds=True)  # as kubectl: also offline
     if check and g.all_namespaces:
         path = command_path(ctx)
         if path not in ALL_NAMESPACES:

@@ -37,7 +37,7 @@ class Session:
         return self.connection().default_namespace()
 
     def now(self):
-        """Live: the clock (read here, in the CLI layer); dumps: --now or the file time."""
+        """--as-of when given; else live: the clock (read here, in the CLI layer); dumps: the file time."""
         if self.g.now is not None:
             return self.g.now
         if self.offline:

@@ -263,3 +263,45 @@ def test_missing_pod_fails_before_any_mutation(live):
     code, _, err = delete("db-0", "db-9", "-n", "shop", "--force", "--confirm", *LIVE, offline=False)
     assert code == 1 and 'pod "db-9" not found in namespace "shop"' in err
     assert api.mutations() == []
+
+
+# -- kubectl's delete flags, live ------------------------------------------------------------------
+
+def test_server_dry_run_sends_the_delete_with_dry_run_all_and_changes_nothing(live):
+    api = live(STS_POD, make_node("n1"), keep_on_delete=True)
+    code, out, err = delete("db-0", "-n", "shop", "--dry-run=server", *LIVE, offline=False)
+    assert code == 0, err
+    [(method, _, _, body)] = api.mutations()
+    assert method == "DELETE" and body["dryRun"] == ["All"]
+    report = json.loads(out)
+    assert (report["kind"], report["dryRun"], report["pods"][0]["action"]) == ("ForceDeleteAssessment", True, "wouldDelete")
+    assert "pod/db-0 deleted (server dry run)" in err
+
+
+@pytest.mark.parametrize("flags, grace", [([], None), (["--now"], 1), (["--grace-period=0"], 1), (["--grace-period=7"], 7)],
+                         ids=["pods-own", "now", "grace-0-is-1", "grace-7"])
+def test_graceful_delete_waits_by_default_with_kubectls_grace_rules(live, flags, grace):
+    api = live(STS_POD, make_node("n1"))
+    code, out, err = delete("db-0", "-n", "shop", *flags, *LIVE, offline=False)
+    assert code == 0, err
+    [(method, _, _, body)] = api.mutations()
+    assert method == "DELETE" and body.get("gracePeriodSeconds") == grace
+    assert json.loads(out)["pods"][0]["gone"] is True  # --wait is on by default
+
+
+def test_wait_false_returns_after_the_delete(live):
+    live(STS_POD, make_node("n1"), keep_on_delete=True)
+    code, out, err = delete("db-0", "-n", "shop", "--wait=false", *LIVE, offline=False)
+    assert code == 0, err
+    assert "gone" not in json.loads(out)["pods"][0] and "waiting" not in err
+
+
+@pytest.mark.parametrize("ignore, code", [(True, 0), (False, 1)], ids=["ignore-not-found", "not-found"])
+def test_missing_pod_live(live, ignore, code):
+    api = live(STS_POD, make_node("n1"))
+    got, out, err = delete("db-0", "nope", "-n", "shop", *(["--ignore-not-found"] if ignore else []), *LIVE, offline=False)
+    assert got == code, err
+    if ignore:
+        assert [p["name"] for p in json.loads(out)["pods"]] == ["db-0"]
+    else:
+        assert 'pod "nope" not found' in err and api.mutations() == []

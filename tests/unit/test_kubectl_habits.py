@@ -91,6 +91,10 @@ HABITS = [
     Habit("rebalance-timeout-go-duration", ["rebalance", "-n", "shop", "--dry-run", "--timeout", "5m30s"], 0, r"Summary"),
     Habit("delete-timeout-needs-a-unit", ["delete", "pod", "db-0", "-n", "shop", "--dry-run", "--timeout=90"], 2, "",
           r"invalid --timeout '90': missing unit"),
+    Habit("request-timeout-checked-offline-too", ["explain", "priorities", "--request-timeout=5x"], 2, "",
+          r"invalid --request-timeout '5x': not a duration"),
+    Habit("request-timeout-bare-seconds", ["explain", "priorities", "--request-timeout=30", "-o", "name"], 0,
+          r"priorityclass"),
     Habit("delete-timeout-milliseconds", ["delete", "pod", "db-0", "-n", "shop", "--dry-run", "--timeout=500ms",
                                           "-o", "name"], 0, r"^pod/db-0$"),
     # -- output formats on every JSON kind --------------------------------------------------------------
