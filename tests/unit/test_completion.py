@@ -299,3 +299,18 @@ def test_checkout_helper_without_dependencies_stays_silent():
     proc = subprocess.run([sys.executable, "-I", "-S", os.path.join(ROOT, "bin", "kubectl_complete-safety"), "ex"],
                           capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, ":4\n", "")
+
+
+def test_fish_descriptions_stay_whole(monkeypatch, capsys):
+    """A summary with commas reaches fish whole: the script splits type from value at the first comma only."""
+    from kubectl_safety.cli.main import main
+
+    monkeypatch.setenv("_KUBECTL_SAFETY_COMPLETE", "fish_complete")
+    monkeypatch.setenv("COMP_WORDS", "kubectl-safety ")
+    monkeypatch.setenv("COMP_CWORD", "")
+    with pytest.raises(SystemExit):
+        main([])
+    lines = capsys.readouterr().out.splitlines()
+    assert "plain,delete\tDelete pods gracefully, or force-delete them only with --confirm." in lines
+    script = open(os.path.join(ROOT, "completions", "kubectl-safety.fish")).read()
+    assert '(string split -m 1 "," $completion)' in script
