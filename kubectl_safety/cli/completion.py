@@ -73,7 +73,14 @@ def summary(command) -> str:
 
 
 class WholeHelpGroup(click.Group):
-    """A group whose subcommand completions carry their whole summary."""
+    """A group whose help and subcommand completions carry each subcommand's whole summary."""
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, summary(cmd)) for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def shell_complete(self, ctx, incomplete):
         items = [CompletionItem(name, help=summary(cmd)) for name in self.list_commands(ctx)
