@@ -206,6 +206,12 @@ def test_archive_runs_on_a_bare_interpreter(sandbox, archive, python):
                                 "--snapshot", DEMO, "--as-of", DEMO_NOW], capture_output=True, text=True, cwd=ROOT)
     assert explained.returncode == 0, explained.stderr
     assert explained.stdout.startswith("Pod:          shop/web-5d8f7c-0x0")
+    # preemption -f without kubernetes-validate (not bundled): the structural check, and one line saying so
+    previewed = subprocess.run([*bare, unpacked / "kubectl-safety", "preemption", "-f", "examples/demo-workloads.yaml",
+                                "--snapshot", DEMO, "--as-of", DEMO_NOW, "-o", "jsonpath={.kind}"],
+                               capture_output=True, text=True, cwd=ROOT)
+    assert (previewed.returncode, previewed.stdout) == (3, "List"), previewed.stderr
+    assert "kubernetes-validate is not installed: checking only apiVersion, kind" in previewed.stderr
     # the bundled kubernetes client loads the kubeconfig and gets as far as the (closed) port
     version = subprocess.run([*bare, unpacked / "kubectl-safety", "version", "--kubeconfig", sandbox / "kubeconfig",
                               "--request-timeout", "2s"], capture_output=True, text=True)
