@@ -64,7 +64,7 @@ class LazyGroup(WholeHelpGroup):
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]},
              epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, "--version", prog_name="kubectl-safety", message="%(prog)s %(version)s")
-@global_options(clock_alias=False)
+@global_options  # the deprecated --now TIME too: before the subcommand it cannot be delete's --now
 def cli():
     """Know what a cluster action will do, then do it without breaking availability.
 

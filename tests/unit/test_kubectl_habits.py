@@ -158,6 +158,10 @@ HABITS = [
     # -- the clock flag no longer collides ------------------------------------------------------------
     Habit("old-now-time-still-works-outside-delete", ["explain", "priorities", "--snapshot", DEMO, "--now", DEMO_NOW,
                                                       "-o", "jsonpath={.kind}"], 0, r"^PriorityAudit$"),
+    Habit("old-now-time-before-the-command", ["--now", DEMO_NOW, "explain", "priorities", "--snapshot", DEMO,
+                                              "-o", "jsonpath={.kind}"], 0, r"^PriorityAudit$"),
+    Habit("delete-now-takes-no-time", ["delete", "pod", "db-0", "-n", "shop", "--now", DEMO_NOW, "--snapshot", DEMO,
+                                       "--dry-run"], 1, "", r'pod "2026-11-22T09:00:00Z" not found'),
     # -- kubectl's global flags are accepted ---------------------------------------------------------------
     Habit("connection-flags-accepted", ["explain", "priorities", "--cluster=c", "--user=u", "-s=https://k:6443",
                                         "--token=t", "--certificate-authority=/ca", "--client-certificate=/c",
