@@ -4,7 +4,7 @@ function _kubectl_safety_completion;
     set -l response (env _KUBECTL_SAFETY_COMPLETE=fish_complete COMP_WORDS=(commandline -cp) COMP_CWORD=(commandline -t) kubectl-safety);
 
     for completion in $response;
-        set -l metadata (string split "," $completion);
+        set -l metadata (string split -m 1 "," $completion);
 
         if test $metadata[1] = "dir";
             __fish_complete_directories $metadata[2];

@@ -36,7 +36,8 @@ sys.path.insert(0, ROOT)
 
 from kubectl_safety import __version__  # noqa: E402
 
-VENDORED = ("click", "tabulate", "PyYAML")
+VENDORED = {"click": "8.5.1", "tabulate": "0.10.0", "PyYAML": "6.0.3"}  # copied from this interpreter: the versions
+# the tests run (tests/unit/test_packaging.py checks the installed ones match); the build refuses others
 OPTIONAL_EXTENSIONS = {"PyYAML": ("yaml/_yaml.",)}  # yaml falls back to pure Python without it
 WHEELS = {  # the kubernetes client's runtime closure: distribution: (version, sha256 of its none-any wheel)
     "kubernetes": ("36.0.3", "8fde9241c4b298e6374a069dcf728359b4e72c2fb29489a975ba4e1c047cf10f"),
@@ -60,16 +61,26 @@ EXTRA_FILES = ("README.md", "LICENSE")
 URI_BASE = "https://github.com/kubectl-safety/kubectl-safety/releases/download"
 
 LAUNCHER = '''#!/usr/bin/env python3
-"""{name} from the kubectl-safety release archive (vendored pure-Python dependencies)."""
+"""{name} from the kubectl-safety release archive (vendored pure-Python dependencies).
+
+Run under the name kubectl_complete-safety (e.g. a symlink to krew's bin/kubectl-safety, which
+survives krew upgrade) it answers kubectl's completion requests.
+"""
 import os
 import sys
 
+COMPLETE = os.path.basename(sys.argv[0]).startswith("kubectl_complete-")
 if sys.version_info < {minimum!r}:
+    if COMPLETE:
+        sys.exit(print(":4"))
     {too_old}
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "vendor")]
 
-from {module} import main  # noqa: E402
+if COMPLETE:
+    from kubectl_safety.cli.completion import main  # noqa: E402
+else:
+    from {module} import main  # noqa: E402
 
 sys.exit(main())
 '''
@@ -96,6 +107,9 @@ def minimum_python() -> tuple:
 def vendor(dist_name: str, dest: str):
     """Copy an installed distribution's modules and metadata (licences) into ``dest``; pure Python only."""
     dist = importlib.metadata.distribution(dist_name)
+    if dist.version != VENDORED[dist_name]:
+        raise SystemExit(f"{dist_name} {dist.version} is installed; the archive vendors the tested "
+                         f"{VENDORED[dist_name]} (pip install {dist_name}=={VENDORED[dist_name]})")
     for f in dist.files or ():
         rel = str(f)
         if rel.startswith("..") or "__pycache__" in rel or rel.endswith(".pyc"):
@@ -201,7 +215,7 @@ def fill_manifest(path: str, *, folder: str, uri: str, digest: str, minimum: tup
     replacements = [
         (r"(?m)^(  version: )v\S+$", rf"\g<1>v{__version__}"),
         (r"(?m)^(    uri: )\S+$", rf"\g<1>{uri}"),
-        (r"(?m)^(    sha256: )\S+$", rf"\g<1>{digest}"),
+        (r"(?m)^(    sha256: )\S+$", rf'\g<1>"{digest}"'),  # quoted: a digest of digits must stay a string
         (r"(?m)^(    - from: )\S+/\*$", rf"\g<1>{folder}/*"),
         (r"Python >= \d+\.\d+", "Python >= " + ".".join(map(str, minimum))),
     ]

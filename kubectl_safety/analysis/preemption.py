@@ -400,7 +400,7 @@ def _findings(pod, priority, placements, snapshot, report) -> list:
     prio = priority["value"]
     lower_targets = _affinity_targets(pod, snapshot, prio)
     if lower_targets:
-        out.append(Finding("preemptor-affinity-to-lower-priority", "warning",
+        out.append(Finding("PREEMPTOR_AFFINITY_TO_LOWER_PRIORITY", "warning",
                            f"the pod's required pod affinity matches lower-priority pods ({', '.join(lower_targets[:5])}); "
                            "preemption may remove them, and nodes where only they satisfy the affinity are not "
                            "considered for preemption"))
@@ -409,30 +409,30 @@ def _findings(pod, priority, placements, snapshot, report) -> list:
         for name in v["pdbs"]:
             broken.setdefault(f"{v['namespace']}/{name}", []).append(v["name"])
     for name, pods in sorted(broken.items()):
-        out.append(Finding("pdb-violated-by-preemption", "warning",
+        out.append(Finding("PDB_VIOLATED_BY_PREEMPTION", "warning",
                            f"preemption will violate PodDisruptionBudget {name} (evicting {', '.join(pods)}): "
                            "the scheduler deletes victims directly, PDBs only influence the choice"))
     slow = [v for v in report["victims"] if not v["terminating"]]
     if slow:
         longest = max(slow, key=lambda v: v["gracePeriodSeconds"])
-        out.append(Finding("victim-grace-period", "warning" if longest["gracePeriodSeconds"] > 60 else "info",
+        out.append(Finding("VICTIM_GRACE_PERIOD", "warning" if longest["gracePeriodSeconds"] > 60 else "info",
                            f"the preemptor waits for {len(slow)} victim(s) to terminate: up to "
                            f"{longest['gracePeriodSeconds']} s ({longest['namespace']}/{longest['name']}); "
                            "meanwhile another node may free up and the pod may land elsewhere"))
     blocked = [e["node"] for e in report["excluded"] if e.get("equalPriorityBlocks")]
     if blocked and not report["candidates"]:
-        out.append(Finding("equal-priority-blocks", "warning",
+        out.append(Finding("EQUAL_PRIORITY_BLOCKS", "warning",
                            f"pods of the same priority ({prio}) are what keeps the pod off {len(blocked)} node(s) "
                            f"({', '.join(blocked[:5])}): equal priority is never preempted; a higher class or "
                            "more capacity is needed"))
     if report["eligible"] is False and pod.preemption_policy == "Never":
-        out.append(Finding("non-preempting", "info",
+        out.append(Finding("NON_PREEMPTING", "info",
                            "preemptionPolicy Never: the pod waits in the queue ahead of lower priorities but never "
                            "preempts; it can itself still be preempted"))
     if report["sampling"]["mayDiffer"]:
-        out.append(Finding("scheduler-may-differ", "info", report["sampling"]["note"]))
+        out.append(Finding("SCHEDULER_MAY_DIFFER", "info", report["sampling"]["note"]))
     if priority["source"].startswith("spec.priority (no class)"):
-        out.append(Finding("priority-without-class", "info",
+        out.append(Finding("PRIORITY_WITHOUT_CLASS", "info",
                            "spec.priority is set without a priorityClassName"))
     return out
 

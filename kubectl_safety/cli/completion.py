@@ -13,7 +13,8 @@ import io
 import os
 import sys
 
-from click.shell_completion import CompletionItem, ShellComplete
+import click
+from click.shell_completion import CompletionItem, FishComplete, ShellComplete, add_completion_class
 
 COMPLETE_VAR = "_KUBECTL_SAFETY_COMPLETE"
 EXECUTABLE = "kubectl-safety"
@@ -21,7 +22,7 @@ LOOKUP_TIMEOUT = 2  # seconds: kubectl --request-timeout for one lookup
 HARD_LIMIT = 5  # seconds: a kubectl_complete-safety run answers within this, whatever happens
 
 # cobra ShellCompDirective values
-DIRECTIVE_DEFAULT, DIRECTIVE_NO_FILE_COMP, DIRECTIVE_FILTER_DIRS = 0, 4, 16
+DIRECTIVE_DEFAULT, DIRECTIVE_NO_SPACE, DIRECTIVE_NO_FILE_COMP, DIRECTIVE_FILTER_DIRS = 0, 2, 4, 16
 
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet")
 
@@ -51,6 +52,49 @@ class KubectlComplete(ShellComplete):
         return "\n".join(lines + [f":{directive(items)}"])
 
 
+class WholeFishComplete(FishComplete):
+    """click's fish support, but a description with commas stays whole (split at the first comma only)."""
+
+    source_template = FishComplete.source_template.replace('(string split "," $completion)',
+                                                            '(string split -m 1 "," $completion)')
+
+    def format_completion(self, item):
+        help_ = " ".join(str(item.help or "").split())
+        return f"{item.type},{item.value}\t{help_}" if help_ else f"{item.type},{item.value}"
+
+
+add_completion_class(WholeFishComplete, "fish")
+
+
+def summary(command) -> str:
+    """A command's whole one-line summary (the docstring's first paragraph), not click's 45-character cut."""
+    text = command.short_help or (command.help or "").split("\n\n")[0]
+    return " ".join(text.split())
+
+
+class WholeHelpGroup(click.Group):
+    """A group whose help and subcommand completions carry each subcommand's whole summary."""
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, summary(cmd)) for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def shell_complete(self, ctx, incomplete):
+        items = [CompletionItem(name, help=summary(cmd)) for name in self.list_commands(ctx)
+                 if name.startswith(incomplete) and (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        return items + click.Command.shell_complete(self, ctx, incomplete)
+
+
+def complete_dry_run(ctx, param, incomplete):
+    """``--dry-run=`` values, as kubectl's."""
+    modes = {"none": "change things", "client": "print the plan, change nothing",
+             "server": "also ask the API server (dryRun=All)"}
+    return [CompletionItem(m, help=h) for m, h in modes.items() if m.startswith(incomplete)]
+
+
 def directive(items) -> int:
     """Files or directories let the shell complete paths; anything else turns path completion off."""
     types = {i.type for i in items}
@@ -58,6 +102,8 @@ def directive(items) -> int:
         return DIRECTIVE_DEFAULT
     if "dir" in types:
         return DIRECTIVE_FILTER_DIRS
+    if any(str(i.value).endswith("=") for i in items):  # -o jsonpath= : the template follows, no space
+        return DIRECTIVE_NO_FILE_COMP | DIRECTIVE_NO_SPACE
     return DIRECTIVE_NO_FILE_COMP
 
 

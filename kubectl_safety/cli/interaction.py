@@ -13,6 +13,9 @@ def confirm(question: str, yes: bool, verb: str):
     """Ask on a terminal; without one, ``--yes`` is required (scripts never hang on a prompt)."""
     if yes:
         return
+    from kubectl_safety.cli.progress import end_live_line
+
+    end_live_line()
     if not sys.stdin.isatty():
         raise RefusedError(f"stdin is not a terminal: add --yes to {verb} without confirmation (nothing was changed)")
     if not click.confirm(question, default=False, err=True):

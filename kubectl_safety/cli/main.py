@@ -8,6 +8,7 @@ import sys
 import click
 
 from kubectl_safety import __version__
+from kubectl_safety.cli.completion import WholeHelpGroup
 from kubectl_safety.cli.options import global_options
 from kubectl_safety.errors import ExitCode, SafetyError
 
@@ -31,7 +32,7 @@ Exit codes:
   130  interrupted"""
 
 
-class LazyGroup(click.Group):
+class LazyGroup(WholeHelpGroup):
     """A group whose subcommands are imported only when used (fast --help and completion)."""
 
     def __init__(self, *args, lazy=None, **kwargs):
@@ -43,6 +44,13 @@ class LazyGroup(click.Group):
 
     def _available(self, name):
         return importlib.util.find_spec(f"kubectl_safety.cli.commands.{self.lazy[name]}") is not None
+
+    def parse_args(self, ctx, args):
+        if ctx.parent is None and not ctx.resilient_parsing:  # the whole line, as kubectl (pflag) reads it
+            from kubectl_safety.cli.argv import normalize
+
+            args = normalize(self, ctx, args)
+        return super().parse_args(ctx, args)
 
     def get_command(self, ctx, name):
         if name in self.commands:
@@ -56,7 +64,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]},
              epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, "--version", prog_name="kubectl-safety", message="%(prog)s %(version)s")
-@global_options
+@global_options  # the deprecated --now TIME too: before the subcommand it cannot be delete's --now
 def cli():
     """Know what a cluster action will do, then do it without breaking availability.
 
@@ -66,7 +74,33 @@ def cli():
     kubectl safety preemption -f POD.yaml  preview which pods the scheduler would preempt
     kubectl safety delete pod NAME --force force delete only with --confirm
     kubectl safety rebalance deploy/NAME   restore topology spread with the fewest evictions
+    kubectl safety help [COMMAND]          help for a command
     """
+
+
+@cli.command("help", epilog="\b\nJSON kind: none (help text only)\nExit codes: 0 ok, 2 unknown command.")
+@click.argument("words", nargs=-1)
+@click.pass_context
+def help_command(ctx, words):
+    """Help for any command, as kubectl help prints it.
+
+    \b
+    Usage: kubectl safety help [COMMAND [SUBCOMMAND]]
+    \b
+    Examples:
+      kubectl safety help
+      kubectl safety help drain
+      kubectl safety help explain pod
+    """
+    root = ctx.parent
+    cmd, sub = cli, root
+    for word in words:
+        found = cmd.get_command(sub, word) if isinstance(cmd, click.Group) else None
+        if found is None:
+            raise click.UsageError(f"unknown command {word!r} for '{sub.command_path}'")
+        sub = click.Context(found, info_name=word, parent=sub)
+        cmd = found
+    click.echo(sub.get_help())
 
 
 def main(argv=None):
@@ -77,23 +111,26 @@ def main(argv=None):
                         complete_var="_KUBECTL_SAFETY_COMPLETE")
     except click.exceptions.Exit as e:
         code = e.exit_code
+    except click.exceptions.NoArgsIsHelpError as e:  # bare `kubectl safety` or a bare group: help, exit 0
+        click.echo(e.ctx.get_help())
+        code = ExitCode.OK
     except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
+        _err("interrupted")
         code = ExitCode.INTERRUPTED
     except click.UsageError as e:
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-        click.echo(f"error: {' '.join(e.format_message().split())}{hint}", err=True)
+        _err(f"error: {' '.join(e.format_message().split())}{hint}")
         code = ExitCode.USAGE
     except click.ClickException as e:
-        click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
+        _err(f"error: {' '.join(e.format_message().split())}")
         code = ExitCode.ERROR
     except SafetyError as e:
         if debug:
             raise
-        click.echo(f"error: {e}", err=True)
+        _err(f"error: {e}")
         code = e.exit_code
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        _err("interrupted")
         code = ExitCode.INTERRUPTED
     except BrokenPipeError:
         sys.stderr.close()
@@ -101,7 +138,15 @@ def main(argv=None):
     except Exception as e:  # the boundary: never a traceback unless debugging
         if debug:
             raise
-        click.echo(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
-                   "(set KUBECTL_SAFETY_DEBUG=1 for the traceback)", err=True)
+        _err(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
+             "(set KUBECTL_SAFETY_DEBUG=1 for the traceback)")
         code = ExitCode.ERROR
     sys.exit(int(code or 0))
+
+
+def _err(line: str):
+    """One line on stderr, after ending a live status line."""
+    from kubectl_safety.cli.progress import end_live_line
+
+    end_live_line()
+    click.echo(line, err=True)

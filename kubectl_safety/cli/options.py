@@ -1,4 +1,4 @@
-"""Global flags, accepted anywhere on the command line (before or after the subcommand)."""
+"""Global flags, accepted anywhere on the command line (before or after the subcommand), as kubectl names them."""
 
 from dataclasses import dataclass, field
 
@@ -6,14 +6,40 @@ import click
 
 from kubectl_safety.cli.completion import complete_contexts, complete_namespaces
 
-OUTPUTS = ("table", "wide", "json", "yaml")
+OUTPUTS = ("table", "wide", "json", "yaml", "name")
+TEMPLATED = ("jsonpath", "jsonpath-as-json", "jsonpath-file", "go-template", "go-template-file",
+             "custom-columns", "custom-columns-file")
+OUTPUT_HELP = {"table": "the default text report", "wide": "the report with more detail", "json": "the report as JSON",
+               "yaml": "the report as YAML", "name": "TYPE/NAME of each object the report acts on",
+               "jsonpath": "a kubectl JSONPath template over the JSON report",
+               "jsonpath-as-json": "the JSONPath results as a JSON array", "jsonpath-file": "a JSONPath template file",
+               "go-template": "a Go template over the JSON report", "go-template-file": "a Go template file",
+               "custom-columns": "NAME:.path columns, one row per object", "custom-columns-file": "a custom-columns file"}
 _META = "kubectl_safety.globals"
+
+# Commands (path after "kubectl safety") that take -A/--all-namespaces; elsewhere it is an error with this reason.
+ALL_NAMESPACES = {"rebalance", "delete pod", "explain priorities"}
+NO_ALL_NAMESPACES = {
+    "drain": "drain works on nodes, which have no namespace",
+    "explain node": "a node has no namespace",
+    "explain pod": "a pod is named in one namespace: use -n NAMESPACE",
+    "preemption": "it previews one pod or manifest: use -n NAMESPACE",
+    "version": "it reads no namespaced objects",
+}
 
 
 @dataclass
 class Globals:
     kubeconfig: str = None
     context: str = None
+    cluster: str = None
+    user: str = None
+    server: str = None
+    token: str = field(default=None, repr=False)
+    certificate_authority: str = None
+    client_certificate: str = None
+    client_key: str = None
+    tls_server_name: str = None
     namespace: str = None
     all_namespaces: bool = False
     snapshot: tuple = ()
@@ -21,24 +47,59 @@ class Globals:
     request_timeout: str = "0"
     as_user: str = None
     as_groups: tuple = ()
+    as_uid: str = None
     insecure_skip_tls_verify: bool = False
+    verbosity: int = 0
     now: object = None
     warnings: list = field(default_factory=list)
+
+    def overrides(self) -> dict:
+        """kubectl's ConfigOverrides: connection flags that replace what the kubeconfig context says."""
+        keys = ("cluster", "user", "server", "token", "certificate_authority", "client_certificate", "client_key",
+                "tls_server_name")
+        out = {k: getattr(self, k) for k in keys if getattr(self, k)}
+        if self.insecure_skip_tls_verify:
+            out["insecure_skip_tls_verify"] = True
+        return out
+
+
+class OutputFormat(click.ParamType):
+    """``-o``: table|wide|json|yaml|name, or FORMAT=TEMPLATE (jsonpath, go-template, custom-columns, ...)."""
+
+    name = "format"
+
+    def convert(self, value, param, ctx):
+        kind, eq, template = str(value).partition("=")
+        if kind in OUTPUTS and not eq:
+            return kind
+        if kind in TEMPLATED:
+            if not template:
+                self.fail(f"{kind} format specified but no template given: use -o {kind}=TEMPLATE", param, ctx)
+            return value
+        self.fail(f"unable to match a printer suitable for the output format {value!r}, allowed formats are: "
+                  + ",".join(OUTPUTS + TEMPLATED), param, ctx)
+
+    def shell_complete(self, ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        values = list(OUTPUTS) + [f"{t}=" for t in TEMPLATED]
+        return [CompletionItem(v, help=OUTPUT_HELP[v.rstrip("=")]) for v in values if v.startswith(incomplete)]
 
 
 def _store(ctx, param, value):
     """Record a flag the user gave; later (inner) occurrences override earlier ones."""
     if value is None or value == ():
         return value
-    if param.name == "now":
+    name = param.name
+    if name in ("now", "now_alias"):
         from kubectl_safety.errors import InputError
         from kubectl_safety.model.objects import parse_time
 
         try:
-            value = parse_time(value)
+            value, name = parse_time(value), "now"
         except InputError:
             raise click.BadParameter(f"{value!r} is not an RFC 3339 time like 2026-01-02T15:04:05Z") from None
-    ctx.meta.setdefault(_META, {})[param.name] = value
+    ctx.meta.setdefault(_META, {})[name] = value
     return value
 
 
@@ -46,34 +107,92 @@ def _opt(*decls, **kwargs):
     return click.option(*decls, callback=_store, expose_value=False, **kwargs)
 
 
+CLOCK_ALIAS = _opt("--now", "now_alias", metavar="TIME", hidden=True,
+                   help="Deprecated spelling of --as-of (not on delete, where --now is kubectl's).")
+
 GLOBAL_OPTIONS = [
     _opt("--kubeconfig", metavar="PATH", type=click.Path(dir_okay=False), help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."),
     _opt("--context", metavar="NAME", shell_complete=complete_contexts, help="The kubeconfig context to use."),
+    _opt("--cluster", metavar="NAME", help="The kubeconfig cluster to use (instead of the context's)."),
+    _opt("--user", metavar="NAME", help="The kubeconfig user to use (instead of the context's)."),
+    _opt("-s", "--server", metavar="URL", help="The address and port of the Kubernetes API server."),
+    _opt("--token", metavar="TOKEN", help="Bearer token for authentication to the API server."),
+    _opt("--certificate-authority", metavar="PATH", help="Path to a cert file for the certificate authority."),
+    _opt("--client-certificate", metavar="PATH", help="Path to a client certificate file for TLS."),
+    _opt("--client-key", metavar="PATH", help="Path to a client key file for TLS."),
+    _opt("--tls-server-name", metavar="NAME", help="Server name to use for server certificate validation."),
     _opt("-n", "--namespace", metavar="NS", shell_complete=complete_namespaces, help="Namespace (default: the context's, else default)."),
-    _opt("-A", "--all-namespaces", is_flag=True, default=None, help="All namespaces, where the command supports it."),
+    _opt("-A", "--all-namespaces", is_flag=True, default=None, help="All namespaces (rebalance, delete pod -l, explain priorities; an error elsewhere)."),
     _opt("--snapshot", multiple=True, metavar="PATH", type=click.Path(allow_dash=True),
          help="Analyse dump files (kubectl get -o yaml|json output, a directory, or - for stdin) instead of the live cluster. Repeatable."),
-    _opt("-o", "--output", type=click.Choice(OUTPUTS), help="Output format: table (default), wide, json or yaml."),
-    _opt("--request-timeout", metavar="DURATION", help="Per-request timeout, e.g. 10s or 1m (0: none)."),
+    _opt("-o", "--output", type=OutputFormat(),
+         help="Output format: table (default), wide, json, yaml, name, jsonpath=..., jsonpath-as-json=..., "
+              "go-template=..., custom-columns=... (and the -file variants)."),
+    _opt("--request-timeout", metavar="DURATION", help="Per-request timeout: a Go duration such as 10s, 1m30s (0: none)."),
     _opt("--as", "as_user", metavar="USER", help="Impersonate this user."),
     _opt("--as-group", "as_groups", multiple=True, metavar="GROUP", help="Impersonate this group (repeatable)."),
+    _opt("--as-uid", metavar="UID", help="Impersonate this UID."),
     _opt("--insecure-skip-tls-verify", is_flag=True, default=None, help="Do not verify the server certificate (insecure)."),
-    _opt("--now", metavar="TIME", help="Treat this RFC 3339 time as now (reproducible analysis of dumps)."),
+    _opt("-v", "--v", "verbosity", type=click.IntRange(min=0), metavar="LEVEL",
+         help="Log level: 6 logs each API request on stderr (method, URL, status, time)."),
+    _opt("--as-of", "now", metavar="TIME",
+         help="Analyse as of this RFC 3339 time (default: the clock; for --snapshot files, the newest file's modification time)."),
 ]
 
 
-def global_options(f):
-    """Add every global flag to a command or group."""
-    for opt in reversed(GLOBAL_OPTIONS):
-        f = opt(f)
-    return f
+def global_options(f=None, *, clock_alias=True):
+    """Add every global flag to a command or group (``clock_alias``: also the deprecated ``--now TIME``)."""
+
+    def decorate(f):
+        for opt in reversed(GLOBAL_OPTIONS + ([CLOCK_ALIAS] if clock_alias else [])):
+            f = opt(f)
+        return f
+
+    return decorate(f) if f is not None else decorate
+
+
+def command_path(ctx) -> str:
+    """The subcommand words after ``kubectl safety`` (``explain pod``)."""
+    names = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(reversed(names))
 
 
 def get_globals(ctx=None) -> Globals:
-    """The merged global flags (the occurrence nearest the end of the command line wins)."""
+    """The merged global flags (the occurrence nearest the end of the command line wins).
+
+    Called by a command (no ``ctx``), ``-A`` where the command does not take it is a usage error.
+    """
+    check = ctx is None
     ctx = ctx or click.get_current_context()
     values = ctx.meta.get(_META, {})
     g = Globals(**{k: v for k, v in values.items() if k in Globals.__dataclass_fields__})
     g.output = g.output or "table"
     g.request_timeout = g.request_timeout or "0"
+    g.verbosity = g.verbosity or 0
+    if check and g.request_timeout != "0":
+        duration_flag(g.request_timeout, "--request-timeout", bare_seconds=True)  # as kubectl: also offline
+    if check and g.all_namespaces:
+        path = command_path(ctx)
+        if path not in ALL_NAMESPACES:
+            from kubectl_safety.errors import UsageError
+
+            why = NO_ALL_NAMESPACES.get(path, "it has no use for it")
+            raise UsageError(f"-A/--all-namespaces is not supported by '{path}': {why}")
     return g
+
+
+def duration_flag(text, flag, bare_seconds=False) -> float:
+    """Seconds of a Go duration given to ``flag`` (``1h30m``, ``5m30s``, ``500ms``); a usage error names the flag."""
+    from kubectl_safety.errors import UsageError
+    from kubectl_safety.model.duration import DurationError, parse_duration
+
+    try:
+        seconds = parse_duration(text, bare_seconds=bare_seconds)
+    except DurationError as e:
+        raise UsageError(f"invalid {flag} {text!r}: {e}") from None
+    if seconds < 0:
+        raise UsageError(f"invalid {flag} {text!r}: must not be negative")
+    return seconds

@@ -1,9 +1,27 @@
-"""Renderers: JSON and YAML of a report dict, or kubectl-style plain tables."""
+"""Renderers: a report dict as JSON, YAML, kubectl's name/jsonpath/go-template/custom-columns, or plain tables."""
 
 import json
+import os
 import sys
 
 import click
+
+from kubectl_safety.errors import UsageError
+
+# kind -> (path of the objects the report lists, their TYPE for -o name, which of them -o name prints)
+OBJECTS = {
+    "PodExplanation": (None, "pod", None),
+    "NodeExplanation": (None, "node", None),
+    "PriorityAudit": ("classes", "priorityclass.scheduling.k8s.io", None),
+    "DrainPlan": ("pods", "pod", lambda p: p.get("action") in ("evict", "delete")),
+    "DrainReport": ("evicted", "pod", None),
+    "PreemptionPreview": ("victims", "pod", None),
+    "ForceDeleteAssessment": ("pods", "pod", None),
+    "DeleteReport": ("pods", "pod", lambda p: p.get("action") in ("deleted", "forceDeleted")),
+    "RebalancePlan": ("evictions", "pod", None),
+}
+RED, RESET = "\033[31m", "\033[0m"
+ALARMS = {"blocked", "critical", "unsafe", "BLOCKED", "CRITICAL", "UNSAFE"}
 
 
 def to_json(report) -> str:
@@ -33,8 +51,25 @@ def table(rows, headers) -> str:
 
         return tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True) + "\n"
     widths = [max([len(h) + 2] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [headers] + cells]
+    paint = colour_enabled()
+    lines = ["  ".join(_cell(c, w, paint) for c, w in zip(line, widths)).rstrip() for line in [headers] + cells]
     return "\n".join(lines) + "\n"
+
+
+def colour_enabled(stream=None) -> bool:
+    """Colour only on a terminal, never when NO_COLOR is set (https://no-color.org)."""
+    stream = stream or sys.stdout
+    return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
+
+
+def paint(text: str, stream=None) -> str:
+    """``text`` in red when colour is on (for blocked/unsafe/critical verdicts)."""
+    return f"{RED}{text}{RESET}" if colour_enabled(stream) else text
+
+
+def _cell(c, width, paint_on):
+    padded = c.ljust(width)
+    return padded.replace(c, f"{RED}{c}{RESET}", 1) if paint_on and c in ALARMS else padded
 
 
 def _plain_cells(rows, columns):
@@ -58,17 +93,111 @@ def _plain_cells(rows, columns):
 
 
 def emit(report: dict, output: str, text=None, out=None):
-    """Write ``report`` as json/yaml, or as ``text(report, wide)`` for table/wide."""
+    """Write ``report`` in the ``-o`` format; ``text(report, wide)`` renders table/wide."""
+    from kubectl_safety.cli.progress import end_live_line
+
+    end_live_line()  # a rewritten status line on stderr ends before the report
     out = out or sys.stdout
+    kind, _, template = output.partition("=")
     if output == "json":
         out.write(to_json(report))
     elif output == "yaml":
         out.write(to_yaml(report))
-    else:
+    elif output in ("table", "wide"):
         out.write(text(report, output == "wide") if text else to_yaml(report))
+    else:
+        out.write(formatted(report, kind, template))
     out.flush()
 
 
+def formatted(report, kind, template) -> str:
+    """-o name|jsonpath|jsonpath-as-json|go-template|custom-columns (and -file variants) of a report."""
+    from kubectl_safety.cli.jsonpath import TemplateError
+
+    data = json.loads(json.dumps(report, default=str))  # what -o json prints
+    if kind.endswith("-file"):
+        kind, template = kind[:-5], _read_template(template)
+    try:
+        if kind == "name":
+            return "".join(f"{n}\n" for n in names(data))
+        if kind == "jsonpath":
+            from kubectl_safety.cli.jsonpath import render
+
+            return render(template, data)
+        if kind == "jsonpath-as-json":
+            from kubectl_safety.cli.jsonpath import results
+
+            return json.dumps(results(template, data), indent=4)  # as kubectl: no final newline
+        if kind == "go-template":
+            from kubectl_safety.cli.gotemplate import render
+
+            return render(template, data)
+        return custom_columns(template, data)
+    except TemplateError as e:
+        raise UsageError(f"error parsing {kind} template {template!r}: {e}") from None
+
+
+def _read_template(path) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read the template file {path}: {e.strerror}") from None
+
+
+def objects(data) -> list:
+    """The objects a report lists (one row each for custom-columns): ``items`` of a List, else by kind."""
+    if data.get("kind") == "List":
+        return [o for item in data.get("items") or [] for o in objects(item)]
+    path, _, _ = OBJECTS.get(data.get("kind"), (None, None, None))
+    items = list(data.get(path) or []) if path else []
+    return items if items and all(isinstance(o, dict) for o in items) else [data]
+
+
+def names(data) -> list:
+    """``TYPE/NAME`` of each object the report acts on, as ``kubectl ... -o name`` prints them."""
+    if data.get("kind") == "List":
+        return [n for item in data.get("items") or [] for n in names(item)]
+    if data.get("kind") not in OBJECTS:
+        raise UsageError(f"-o name is not supported for {data.get('kind')}: use -o json or -o yaml")
+    path, type_, wanted = OBJECTS[data["kind"]]
+    if path is None:
+        return [f"{type_}/{data[type_]['name']}"]
+    out = []
+    for o in data.get(path) or []:
+        if wanted is None or wanted(o):
+            name = o if isinstance(o, str) else o.get("name") or o.get("pod") or ""
+            out.append(f"{type_}/{name.rsplit('/', 1)[-1]}")
+    return list(dict.fromkeys(out))
+
+
+def custom_columns(spec, data) -> str:
+    """kubectl's custom-columns: ``HEADER:JSONPATH,...`` (or a file: headers line, paths line)."""
+    from kubectl_safety.cli.jsonpath import TemplateError, results
+
+    if "\n" in spec.strip():
+        headers_line, paths_line = (spec.strip().splitlines() + [""])[:2]
+        columns = list(zip(headers_line.split(), paths_line.split()))
+    else:
+        columns = [tuple(c.split(":", 1)) for c in spec.split(",")]
+    if any(len(c) != 2 or not c[1] for c in columns):
+        raise TemplateError("expected HEADER:JSONPATH[,HEADER:JSONPATH...]")
+    rows = [[h for h, _ in columns]]
+    for obj in objects(data):
+        row = []
+        for _, path in columns:
+            path = path if path.startswith("{") else "{" + path + "}"
+            values = results(path, obj)
+            row.append(",".join(v if isinstance(v, str) else json.dumps(v, separators=(",", ":")) for v in values)
+                       if values else "<none>")
+        rows.append(row)
+    widths = [max(10, max(len(r[i]) for r in rows) + 3) for i in range(len(columns))]
+    return "".join("".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in rows)
+
+
 def warn(message: str):
-    """One warning line on stderr."""
+    """One warning line on stderr (after ending a live status line)."""
+    from kubectl_safety.cli.progress import end_live_line
+
+    end_live_line()
     click.echo(f"warning: {message}", err=True)

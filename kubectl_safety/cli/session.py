@@ -24,7 +24,8 @@ class Session:
                 request_timeout=self.g.request_timeout, as_user=self.g.as_user,
                 as_groups=tuple(self.g.as_groups),
                 insecure_skip_tls_verify=bool(self.g.insecure_skip_tls_verify),
-                user_agent_suffix=f" ({command})" if command else "")
+                user_agent_suffix=f" ({command})" if command else "",
+                overrides=self.g.overrides(), as_uid=self.g.as_uid, verbosity=self.g.verbosity)
         return self._connection
 
     @property
@@ -36,7 +37,7 @@ class Session:
         return self.connection().default_namespace()
 
     def now(self):
-        """Live: the clock (read here, in the CLI layer); dumps: --now or the file time."""
+        """--as-of when given; else live: the clock (read here, in the CLI layer); dumps: the file time."""
         if self.g.now is not None:
             return self.g.now
         if self.offline:

@@ -44,14 +44,21 @@ def kubeconfig_paths(path=None) -> list:
     return [default] if os.path.exists(default) else []
 
 
-def resolve(path=None, context=None):
-    """The ``Endpoint`` of the chosen context, or None when the kubernetes client must decide."""
+def resolve(path=None, context=None, overrides=None):
+    """The ``Endpoint`` of the chosen context, or None when the kubernetes client must decide.
+
+    ``overrides``: kubectl's connection flags (``cluster user server token certificate_authority
+    client_certificate client_key tls_server_name insecure_skip_tls_verify``), applied after the
+    context is resolved, as kubectl's ConfigOverrides are.
+    """
     if any(os.environ.get(v) for v in PROXY_VARIABLES):
         return None
     import yaml
 
     try:
         merged = _merge(kubeconfig_paths(path))
+        if overrides:
+            return _overridden(merged, context, overrides)
         return _endpoint(merged, context) if merged else None
     except (OSError, ValueError, TypeError, KeyError, AttributeError, yaml.YAMLError):
         return None  # the kubernetes client reports what is wrong
@@ -78,6 +85,46 @@ def _merge(paths):
         if not merged["current-context"] and doc.get("current-context"):
             merged["current-context"] = doc["current-context"]
     return merged
+
+
+# -- kubectl's connection flags (ConfigOverrides) ---------------------------------------------------
+
+class OverrideError(Exception):
+    """A connection flag names something the kubeconfig does not define (one line for the user)."""
+
+
+def _overridden(merged, context, o):
+    """The context with ``--cluster``/``--user`` swapped in, then the other flags on top."""
+    merged = merged or {"clusters": {}, "users": {}, "contexts": {}, "current-context": None}
+    for section, key in (("clusters", "cluster"), ("users", "user")):
+        if o.get(key) and o[key] not in merged[section]:
+            raise OverrideError(f'{key} "{o[key]}" (--{key}) is not defined in the kubeconfig')
+    name = context or merged["current-context"]
+    ctx, base = merged["contexts"].get(name, ({}, "")) if name else ({}, "")
+    ctx = dict(ctx, **{k: o[k] for k in ("cluster", "user") if o.get(k)})
+    cluster = dict(merged["clusters"].get(ctx.get("cluster"), ({}, ""))[0])
+    user = dict(merged["users"].get(ctx.get("user"), ({}, ""))[0])
+    if o.get("server"):
+        cluster["server"] = o["server"]
+    if o.get("certificate_authority"):
+        cluster.pop("certificate-authority-data", None)
+        cluster["certificate-authority"] = os.path.abspath(o["certificate_authority"])
+    if o.get("tls_server_name"):
+        cluster["tls-server-name"] = o["tls_server_name"]
+    if o.get("insecure_skip_tls_verify"):
+        cluster["insecure-skip-tls-verify"] = True
+    for flag, key in (("client_certificate", "client-certificate"), ("client_key", "client-key")):
+        if o.get(flag):
+            user.pop(key + "-data", None)
+            user[key] = os.path.abspath(o[flag])
+    if o.get("token"):
+        user = {k: v for k, v in user.items() if k not in ("tokenFile", "exec", "auth-provider", "username", "password")}
+        user["token"] = o["token"]
+    one = {"clusters": {"c": (cluster, merged["clusters"].get(ctx.get("cluster"), ({}, ""))[1])},
+           "users": {"u": (user, merged["users"].get(ctx.get("user"), ({}, ""))[1])},
+           "contexts": {"x": ({"cluster": "c", "user": "u", "namespace": ctx.get("namespace")}, base)},
+           "current-context": "x"}
+    return _endpoint(one, "x")
 
 
 def _endpoint(merged, context):

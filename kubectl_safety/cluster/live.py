@@ -2,6 +2,8 @@
 
 import json
 import os
+import sys
+import time
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
@@ -30,15 +32,16 @@ RESOURCES = {
 
 
 def parse_timeout(text) -> float:
-    """kubectl's ``--request-timeout``: ``0`` (none), ``30``, ``30s``, ``1m``, ``2h``."""
-    text = str(text or "0").strip()
-    units = {"s": 1, "m": 60, "h": 3600, "ms": 0.001}
-    for unit in ("ms", "s", "m", "h"):
-        if text.endswith(unit) and text[: -len(unit)].replace(".", "", 1).isdigit():
-            return float(text[: -len(unit)]) * units[unit]
-    if text.replace(".", "", 1).isdigit():
-        return float(text)
-    raise UsageError(f"invalid --request-timeout {text!r}: use a number with a unit, e.g. 30s or 1m")
+    """kubectl's ``--request-timeout``: ``0`` (none), ``30`` (seconds), or a Go duration (``1m30s``)."""
+    from kubectl_safety.model.duration import DurationError, parse_duration
+
+    try:
+        seconds = parse_duration(text or "0", bare_seconds=True)
+    except DurationError as e:
+        raise UsageError(f"invalid --request-timeout {text!r}: {e}") from None
+    if seconds < 0:
+        raise UsageError(f"invalid --request-timeout {text!r}: must not be negative")
+    return seconds
 
 
 @dataclass
@@ -52,6 +55,9 @@ class Connection:
     as_groups: tuple = ()
     insecure_skip_tls_verify: bool = False
     user_agent_suffix: str = ""
+    overrides: dict = field(default_factory=dict)  # kubectl's connection flags (--server, --token, ...)
+    as_uid: str = None
+    verbosity: int = 0  # -v: 6 and more log each request on stderr
     _transport: object = field(default=None, repr=False)
     _namespace: str = field(default=None, repr=False)
     requests_made: list = field(default_factory=list, repr=False)
@@ -73,12 +79,15 @@ class Connection:
 
     def _fast_transport(self):
         """Plain credentials: resolved without importing the kubernetes client (~0.4 s)."""
-        from kubectl_safety.cluster.kubeconfig import resolve
+        from kubectl_safety.cluster.kubeconfig import OverrideError, resolve
         from kubectl_safety.cluster.transport import HttpTransport
 
         if self.kubeconfig and not os.path.exists(self.kubeconfig):
             raise ClusterError(f"kubeconfig {self.kubeconfig}: no such file")
-        endpoint = resolve(self.kubeconfig, self.context)
+        try:
+            endpoint = resolve(self.kubeconfig, self.context, self.overrides)
+        except OverrideError as e:
+            raise ClusterError(f"invalid kubeconfig: {e}") from None
         if endpoint is None:
             return None
         if self.insecure_skip_tls_verify:
@@ -132,6 +141,7 @@ class Connection:
             raise
         except Exception as e:  # exec/auth plugins raise anything
             raise ClusterError(f"cannot load credentials from kubeconfig: {_one_line(e)}") from None
+        _apply_overrides(configuration, self.overrides)
         if self.insecure_skip_tls_verify:
             configuration.verify_ssl = False
             _quiet_insecure_warnings()
@@ -161,13 +171,18 @@ class Connection:
         if self.as_user:
             headers.append(("Impersonate-User", self.as_user))
         headers += [("Impersonate-Group", group) for group in self.as_groups]
+        if self.as_uid:
+            headers.append(("Impersonate-Uid", self.as_uid))
         url = transport.host + path + ("?" + urlencode(query) if query else "")
         timeout = parse_timeout(self.request_timeout) or None
         self.requests_made.append((method, path))
+        started = time.monotonic()
         try:
             status, data = transport.request(method, url, headers, payload_bytes, timeout)
         except Exception as e:
             raise self._transport_error(e) from None
+        if self.verbosity >= 6:  # as kubectl -v=6: one line per request
+            sys.stderr.write(f"{method} {url} {status} in {int((time.monotonic() - started) * 1000)} milliseconds\n")
         try:
             payload = json.loads(data) if data else {}
         except ValueError:
@@ -228,6 +243,17 @@ class Connection:
     def server_version(self):
         status, payload = self.request("GET", "/version")
         return payload.get("gitVersion") if status == 200 else None
+
+
+def _apply_overrides(configuration, o):
+    """kubectl's connection flags on the kubernetes client's configuration (exec/auth-provider kubeconfigs)."""
+    for flag, attr in (("server", "host"), ("certificate_authority", "ssl_ca_cert"), ("client_certificate", "cert_file"),
+                       ("client_key", "key_file"), ("tls_server_name", "tls_server_name")):
+        if o.get(flag):
+            setattr(configuration, attr, o[flag])
+    if o.get("token"):
+        configuration.api_key = {"authorization": "Bearer " + o["token"]}
+        configuration.refresh_api_key_hook = None
 
 
 def _quiet_insecure_warnings():

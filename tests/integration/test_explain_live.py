@@ -22,7 +22,7 @@ HEARTBEAT = re.compile(r"(heartbeat|last heartbeat) \d+[smhd]+( ago)?")
 
 def explain(cluster, *args, snapshot=None):
     source = ["--snapshot", str(snapshot)] if snapshot else ["--kubeconfig", str(cluster.kubeconfig)]
-    code, out, err = run_cli(["explain", *args, "--now", NOW, "-o", "json", *source])
+    code, out, err = run_cli(["explain", *args, "--as-of", NOW, "-o", "json", *source])
     assert code == 0, err
     return json.loads(out)
 

@@ -164,7 +164,7 @@ def test_pdb_violated_when_nothing_else_works(scenario):
     wait_pdb_settled(scenario.cluster, scenario.ns, "guard", disruptions_allowed=0, current_healthy=1)
     report = check(scenario, scenario.preemptor(), node=a, victims=["guarded"])
     assert report["victims"][0]["pdbViolation"] is True
-    assert "pdb-violated-by-preemption" in [f["code"] for f in report["findings"]]
+    assert "PDB_VIOLATED_BY_PREEMPTION" in [f["code"] for f in report["findings"]]
 
 
 def test_reprieve_keeps_the_older_pod(scenario):

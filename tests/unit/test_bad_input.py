@@ -27,7 +27,7 @@ import pytest
 from tests.builders import make_node, make_pdb, make_pod
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
-EXPLAIN = ["explain", "pod", "a", "--now", DEMO_NOW]
+EXPLAIN = ["explain", "pod", "a", "--as-of", DEMO_NOW]
 
 
 @dataclass
@@ -263,7 +263,7 @@ CASES = [
     Case("extra-argument", ["explain", "pod", "a", "b", "--snapshot", DEMO], 2, r"unexpected extra argument"),
     Case("bad-output-format", ["explain", "priorities", "-o", "xml", "--snapshot", DEMO], 2,
          r"Invalid value for '-o' / '--output'"),
-    Case("bad-now", ["explain", "priorities", "--now", "tomorrow", "--snapshot", DEMO], 2,
+    Case("bad-now", ["explain", "priorities", "--as-of", "tomorrow", "--snapshot", DEMO], 2,
          r"'tomorrow' is not an RFC 3339 time"),
     Case("flag-missing-value", ["explain", "priorities", "--snapshot"], 2, r"'--snapshot' requires an argument"),
     Case("all-namespaces-with-pod-name", ["explain", "pod", "web-5d8f7c-0x0", "-A", "--snapshot", DEMO], 2,
@@ -336,7 +336,7 @@ def command_exists(name) -> bool:
     return importlib.util.find_spec(f"kubectl_safety.cli.commands.{name}") is not None
 
 
-OFFLINE = ["--snapshot", DEMO, "--now", DEMO_NOW]
+OFFLINE = ["--snapshot", DEMO, "--as-of", DEMO_NOW]
 MUTATING_CASES = {
     "drain": [
         Case("drain-selector-unclosed", ["drain", "-l", "a in (b", "--dry-run", *OFFLINE], 2, r"'?a in \(b'?"),

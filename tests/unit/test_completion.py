@@ -69,11 +69,14 @@ def demo_answer(*argv):
     (["dr"], ["drain"], 4),
     (["explain", ""], ["node", "pod", "priorities"], 4),
     (["explain", "pod", "--snap"], ["--snapshot"], 4),
-    (["-o", ""], ["table", "wide", "json", "yaml"], 4),
+    (["-o", ""], ["table", "wide", "json", "yaml", "name", "jsonpath=", "jsonpath-as-json=", "jsonpath-file=",
+                  "go-template=", "go-template-file=", "custom-columns=", "custom-columns-file="], 6),
     (["explain", "node", "--output=y"], ["yaml"], 4),
+    (["drain", "n1", "--dry-run="], ["none", "client", "server"], 4),
+    (["explain", "pod", "-o", "custom"], ["custom-columns=", "custom-columns-file="], 6),
     (["zzz"], [], 4),
 ], ids=["subcommand-prefix", "drain-prefix", "nested-group", "flag-prefix", "choice-values", "flag-equals-value",
-        "no-match"])
+        "dry-run-equals-values", "templated-output-no-space", "no-match"])
 def test_static_completion(argv, expected, directive):
     values, got = lines(answer(argv))
     assert values == expected
@@ -84,7 +87,7 @@ def test_every_registered_command_completes_from_its_prefix():
     available = cli.list_commands(None)
     assert "explain" in available and "version" in available
     for name in available:
-        assert name in COMMANDS
+        assert name in COMMANDS or name == "help"
         values, _ = lines(answer([name[:2]]))
         assert name in values
 
@@ -104,7 +107,7 @@ def test_directive(types, directive):
 
 
 def test_broken_command_line_prints_only_a_directive():
-    assert answer(["--now", "not-a-time", "explain", "pod", ""]).splitlines()[-1] == ":4"
+    assert answer(["--as-of", "not-a-time", "explain", "pod", ""]).splitlines()[-1] == ":4"
     assert answer(["explain", "pod", "--snapshot", "/no/such/file", ""]) == ":4"
 
 
@@ -296,3 +299,18 @@ def test_checkout_helper_without_dependencies_stays_silent():
     proc = subprocess.run([sys.executable, "-I", "-S", os.path.join(ROOT, "bin", "kubectl_complete-safety"), "ex"],
                           capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, ":4\n", "")
+
+
+def test_fish_descriptions_stay_whole(monkeypatch, capsys):
+    """A summary with commas reaches fish whole: the script splits type from value at the first comma only."""
+    from kubectl_safety.cli.main import main
+
+    monkeypatch.setenv("_KUBECTL_SAFETY_COMPLETE", "fish_complete")
+    monkeypatch.setenv("COMP_WORDS", "kubectl-safety ")
+    monkeypatch.setenv("COMP_CWORD", "")
+    with pytest.raises(SystemExit):
+        main([])
+    lines = capsys.readouterr().out.splitlines()
+    assert "plain,delete\tDelete pods gracefully, or force-delete them only with --confirm." in lines
+    script = open(os.path.join(ROOT, "completions", "kubectl-safety.fish")).read()
+    assert '(string split -m 1 "," $completion)' in script

@@ -16,7 +16,7 @@ from kubectl_safety.cluster.live import Connection
 from tests.builders import make_node, make_pod
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
-OFFLINE = ["--snapshot", DEMO, "--now", DEMO_NOW]
+OFFLINE = ["--snapshot", DEMO, "--as-of", DEMO_NOW]
 
 
 def delete(*args, offline=True):
@@ -29,9 +29,9 @@ def by_name(report):
 
 # -- the demo dump -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("flags", [["--force"], ["--grace-period=0"], ["--force", "--dry-run"],
-                                   ["--grace-period", "0", "--wait", "--reason", "x"]],
-                         ids=["force", "grace-0", "force-dry-run", "grace-0-wait-reason"])
+@pytest.mark.parametrize("flags", [["--force"], ["--grace-period=0", "--force"], ["--force", "--dry-run"],
+                                   ["--grace-period", "0", "--force", "--wait", "--reason", "x"]],
+                         ids=["force", "grace-0-force", "force-dry-run", "grace-0-force-wait-reason"])
 def test_force_without_confirm_is_refused_with_the_assessment(flags):
     code, out, err = delete("db-0", "legacy-0", "-n", "shop", *flags)
     assert code == 3
@@ -89,9 +89,12 @@ def test_table_output_warns_and_explains():
     ([], "give at least one pod NAME"),
     (["db-0", "-l", "app=db"], "not both"),
     (["db-0", "--force", "--grace-period", "5"], "--force deletes with grace period 0"),
-    (["db-0", "--timeout", "10s"], "--timeout only applies with --wait"),
+    (["db-0", "--timeout", "10"], "invalid --timeout '10': missing unit"),
     (["db-0", "--grace-period", "-5"], "-5"),
-], ids=["nothing", "names-and-selector", "force-with-grace", "timeout-without-wait", "negative-grace"])
+    (["db-0", "--now", "--grace-period", "5"], "--now and --grace-period cannot be specified together"),
+    (["db-0", "-A"], "cannot be retrieved by name across all namespaces"),
+], ids=["nothing", "names-and-selector", "force-with-grace", "timeout-without-unit", "negative-grace", "now-with-grace",
+        "name-across-namespaces"])
 def test_usage_errors(args, message):
     code, _, err = delete(*args, "-n", "shop")
     assert code == 2 and message in err
@@ -162,13 +165,13 @@ def live(monkeypatch):
 STS_POD = make_pod("db-0", "shop", owner=("StatefulSet", "db"),
                    volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}])
 DEAD_NODE = make_node("n1", ready="Unknown", heartbeat="2026-11-22T08:40:00Z")
-LIVE = ["--now", DEMO_NOW]
+LIVE = ["--as-of", DEMO_NOW]
 
 FLAGS = ["--dry-run", "--wait", "--reason=why", "--as=alice"]
 
 
 @pytest.mark.parametrize("force, extra", [
-    (force, list(extra)) for force in (["--force"], ["--grace-period=0"], ["--force", "--grace-period=0"])
+    (force, list(extra)) for force in (["--force"], ["--grace-period=0", "--force"], ["--force", "--grace-period=0"])
     for n in range(len(FLAGS) + 1) for extra in itertools.combinations(FLAGS, n)])
 def test_force_without_confirm_never_mutates(live, force, extra):
     api = live(STS_POD, DEAD_NODE)
@@ -212,7 +215,7 @@ def test_graceful_delete_and_wait(live):
     assert method == "DELETE" and body["gracePeriodSeconds"] == 10
     pod = json.loads(out)["pods"][0]
     assert (pod["action"], pod["gone"], pod["risks"]) == ("deleted", True, [])
-    assert "pod shop/db-0 is gone" in err
+    assert "pod/db-0 deleted\n" in err and "pod/db-0 gone\n" in err
 
 
 def test_wait_times_out_on_a_partitioned_node(live):
@@ -260,3 +263,45 @@ def test_missing_pod_fails_before_any_mutation(live):
     code, _, err = delete("db-0", "db-9", "-n", "shop", "--force", "--confirm", *LIVE, offline=False)
     assert code == 1 and 'pod "db-9" not found in namespace "shop"' in err
     assert api.mutations() == []
+
+
+# -- kubectl's delete flags, live ------------------------------------------------------------------
+
+def test_server_dry_run_sends_the_delete_with_dry_run_all_and_changes_nothing(live):
+    api = live(STS_POD, make_node("n1"), keep_on_delete=True)
+    code, out, err = delete("db-0", "-n", "shop", "--dry-run=server", *LIVE, offline=False)
+    assert code == 0, err
+    [(method, _, _, body)] = api.mutations()
+    assert method == "DELETE" and body["dryRun"] == ["All"]
+    report = json.loads(out)
+    assert (report["kind"], report["dryRun"], report["pods"][0]["action"]) == ("ForceDeleteAssessment", True, "wouldDelete")
+    assert "pod/db-0 deleted (server dry run)" in err
+
+
+@pytest.mark.parametrize("flags, grace", [([], None), (["--now"], 1), (["--grace-period=0"], 1), (["--grace-period=7"], 7)],
+                         ids=["pods-own", "now", "grace-0-is-1", "grace-7"])
+def test_graceful_delete_waits_by_default_with_kubectls_grace_rules(live, flags, grace):
+    api = live(STS_POD, make_node("n1"))
+    code, out, err = delete("db-0", "-n", "shop", *flags, *LIVE, offline=False)
+    assert code == 0, err
+    [(method, _, _, body)] = api.mutations()
+    assert method == "DELETE" and body.get("gracePeriodSeconds") == grace
+    assert json.loads(out)["pods"][0]["gone"] is True  # --wait is on by default
+
+
+def test_wait_false_returns_after_the_delete(live):
+    live(STS_POD, make_node("n1"), keep_on_delete=True)
+    code, out, err = delete("db-0", "-n", "shop", "--wait=false", *LIVE, offline=False)
+    assert code == 0, err
+    assert "gone" not in json.loads(out)["pods"][0] and "waiting" not in err
+
+
+@pytest.mark.parametrize("ignore, code", [(True, 0), (False, 1)], ids=["ignore-not-found", "not-found"])
+def test_missing_pod_live(live, ignore, code):
+    api = live(STS_POD, make_node("n1"))
+    got, out, err = delete("db-0", "nope", "-n", "shop", *(["--ignore-not-found"] if ignore else []), *LIVE, offline=False)
+    assert got == code, err
+    if ignore:
+        assert [p["name"] for p in json.loads(out)["pods"]] == ["db-0"]
+    else:
+        assert 'pod "nope" not found' in err and api.mutations() == []

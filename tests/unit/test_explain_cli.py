@@ -8,7 +8,7 @@ from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
 
 def explain(*args):
-    code, out, err = run_cli(["explain", *args, "--snapshot", DEMO, "--now", DEMO_NOW, "-o", "json"])
+    code, out, err = run_cli(["explain", *args, "--snapshot", DEMO, "--as-of", DEMO_NOW, "-o", "json"])
     assert code == 0, err
     return json.loads(out)
 

@@ -161,7 +161,7 @@ sys.stderr.write("\\nLOADED=" + ",".join(m for m in ("kubernetes", "urllib3") if
 
 @pytest.mark.parametrize("args", [
     ["--help"], ["--version"], ["explain", "--help"], ["explain", "pod", "--help"],
-    ["explain", "pod", "web-5d8f7c-0x0", "-n", "shop", "--snapshot", DEMO, "--now", DEMO_NOW],
+    ["explain", "pod", "web-5d8f7c-0x0", "-n", "shop", "--snapshot", DEMO, "--as-of", DEMO_NOW],
     ["explain", "priorities", "--snapshot", DEMO, "-o", "json"],
 ], ids=["help", "version", "explain-help", "explain-pod-help", "offline-explain-pod", "offline-priorities"])
 def test_cli_does_not_import_the_client_when_not_talking_to_a_cluster(args):

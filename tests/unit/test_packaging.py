@@ -7,6 +7,7 @@ minute), so the checks share module-scoped installs and stay few.
 import glob
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -100,7 +101,7 @@ def test_wheel_in_clean_venv_through_kubectl(sandbox, wheel_bin):
     assert version.returncode == 0, version.stderr
     assert "server: unreachable" in version.stdout
     explained = run(sandbox, [wheel_bin], "kubectl", "safety", "explain", "pod", "web-5d8f7c-0x0", "-n", "shop",
-                    "--snapshot", DEMO, "--now", DEMO_NOW, "-o", "json")
+                    "--snapshot", DEMO, "--as-of", DEMO_NOW, "-o", "json")
     assert explained.returncode == 0, explained.stderr
     assert '"kind": "PodExplanation"' in explained.stdout
 
@@ -166,6 +167,28 @@ def test_committed_manifest_shape():
     assert spec["spec"]["platforms"][0]["bin"] == "kubectl-safety"
 
 
+def test_committed_manifest_is_valid_as_committed():
+    """No placeholder that YAML reads as a number; every release field agrees with the version."""
+    spec = yaml.safe_load(open(os.path.join(ROOT, "krew", "safety.yaml")).read())["spec"]
+    platform = spec["platforms"][0]
+    folder = f"kubectl-safety-{__version__}"
+    assert isinstance(platform["sha256"], str) and re.fullmatch(r"[0-9a-f]{64}", platform["sha256"])
+    assert set(platform["sha256"]) != {"0"}, "a placeholder digest"
+    assert spec["version"] == f"v{__version__}"
+    assert platform["uri"].endswith(f"/v{__version__}/{folder}.tar.gz")
+    assert platform["files"] == [{"from": f"{folder}/*", "to": "."}]
+    assert "ln -sf ~/.krew/bin/kubectl-safety ~/.local/bin/kubectl_complete-safety" in spec["caveats"]
+
+
+def test_vendored_dependencies_are_the_tested_versions():
+    """The archive vendors exactly the click, tabulate and PyYAML these tests run with."""
+    import importlib.metadata
+
+    installed = {name: importlib.metadata.version(name) for name in build_krew_archive.VENDORED}
+    assert installed == build_krew_archive.VENDORED
+    assert f"click=={build_krew_archive.VENDORED['click']}" in open(os.path.join(ROOT, "setup.cfg")).read()
+
+
 def interpreters():
     """This Python and, when installed, the minimum one the caveat names."""
     minimum = ".".join(map(str, build_krew_archive.minimum_python()))
@@ -180,9 +203,15 @@ def test_archive_runs_on_a_bare_interpreter(sandbox, archive, python):
     version = subprocess.run([*bare, unpacked / "kubectl-safety", "--version"], capture_output=True, text=True)
     assert version.stdout == f"kubectl-safety {__version__}\n", version.stderr
     explained = subprocess.run([*bare, unpacked / "kubectl-safety", "explain", "pod", "web-5d8f7c-0x0", "-n", "shop",
-                                "--snapshot", DEMO, "--now", DEMO_NOW], capture_output=True, text=True, cwd=ROOT)
+                                "--snapshot", DEMO, "--as-of", DEMO_NOW], capture_output=True, text=True, cwd=ROOT)
     assert explained.returncode == 0, explained.stderr
     assert explained.stdout.startswith("Pod:          shop/web-5d8f7c-0x0")
+    # preemption -f without kubernetes-validate (not bundled): the structural check, and one line saying so
+    previewed = subprocess.run([*bare, unpacked / "kubectl-safety", "preemption", "-f", "examples/demo-workloads.yaml",
+                                "--snapshot", DEMO, "--as-of", DEMO_NOW, "-o", "jsonpath={.kind}"],
+                               capture_output=True, text=True, cwd=ROOT)
+    assert (previewed.returncode, previewed.stdout) == (3, "List"), previewed.stderr
+    assert "kubernetes-validate is not installed: checking only apiVersion, kind" in previewed.stderr
     # the bundled kubernetes client loads the kubeconfig and gets as far as the (closed) port
     version = subprocess.run([*bare, unpacked / "kubectl-safety", "version", "--kubeconfig", sandbox / "kubeconfig",
                               "--request-timeout", "2s"], capture_output=True, text=True)
@@ -191,6 +220,13 @@ def test_archive_runs_on_a_bare_interpreter(sandbox, archive, python):
     completed = subprocess.run([*bare, unpacked / "kubectl_complete-safety", "explain", "p"],
                                capture_output=True, text=True)
     assert [line.split("\t")[0] for line in completed.stdout.splitlines()] == ["pod", "priorities", ":4"]
+    # the caveat's link: krew's bin/kubectl-safety under the helper's name (survives krew upgrade)
+    link = sandbox / "krew-link" / "kubectl_complete-safety"
+    link.parent.mkdir(exist_ok=True)
+    if not link.exists():
+        link.symlink_to(unpacked / "kubectl-safety")
+    linked = subprocess.run([*bare, link, "explain", "p"], capture_output=True, text=True)
+    assert linked.stdout == completed.stdout, linked.stderr
 
 
 def test_archive_through_kubectl_with_an_empty_venv(sandbox, archive, tmp_path):

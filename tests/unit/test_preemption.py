@@ -177,7 +177,7 @@ def test_pdb_violated_when_nothing_else_works():
             make_pdb("db", selector={"app": "db"}, allowed=0))
     assert r["victims"][0]["pdbViolation"] is True and r["victims"][0]["pdbs"] == ["db"]
     assert r["candidates"][0]["pdbViolations"] == 1
-    assert "pdb-violated-by-preemption" in [f["code"] for f in r["findings"]]
+    assert "PDB_VIOLATED_BY_PREEMPTION" in [f["code"] for f in r["findings"]]
 
 
 def test_every_matching_pdb_is_decremented():
@@ -238,7 +238,7 @@ def test_sum_uses_offset_so_negative_priorities_rank_correctly():
 def test_exact_tie_is_reported():
     r = run(pending(), *two_nodes([low("a", "n1", cpu="2")], [low("b", "n2", cpu="2")]))
     assert r["sampling"]["tiedBest"] == ["n1", "n2"] and r["sampling"]["mayDiffer"] is True
-    assert "scheduler-may-differ" in [f["code"] for f in r["findings"]]
+    assert "SCHEDULER_MAY_DIFFER" in [f["code"] for f in r["findings"]]
 
 
 def test_no_tie_is_deterministic():
@@ -276,7 +276,7 @@ def test_replicas_that_fit_spread_to_free_nodes():
 
 def test_grace_period_finding():
     r = run(pending(cpu="2"), make_node("n1", cpu="2"), low("a", "n1", cpu="2", terminationGracePeriodSeconds=300))
-    f = next(f for f in r["findings"] if f["code"] == "victim-grace-period")
+    f = next(f for f in r["findings"] if f["code"] == "VICTIM_GRACE_PERIOD")
     assert f["severity"] == "warning" and "300 s" in f["message"]
 
 
@@ -284,7 +284,7 @@ def test_affinity_to_lower_priority_finding():
     pod = pending(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}})
     r = run(pod, make_node("n1", cpu="2"), low("a", "n1", cpu="2"))
-    assert "preemptor-affinity-to-lower-priority" in [f["code"] for f in r["findings"]]
+    assert "PREEMPTOR_AFFINITY_TO_LOWER_PRIORITY" in [f["code"] for f in r["findings"]]
     assert r["outcome"] == "unschedulable"
 
 

@@ -7,7 +7,7 @@ import pytest
 from kubectl_safety.analysis.manifest import UnsupportedManifest, pod_from_manifest
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
-BASE = ["preemption", "--snapshot", DEMO, "--now", DEMO_NOW]
+BASE = ["preemption", "--snapshot", DEMO, "--as-of", DEMO_NOW]
 
 DEPLOYMENT = """
 apiVersion: scheduling.k8s.io/v1
@@ -48,7 +48,7 @@ def test_demo_pending_pod_blocked_by_equal_priority():
     report = json.loads(out)
     assert code == 3, err
     assert report["outcome"] == "unschedulable" and report["node"] is None and report["candidates"] == []
-    assert "equal-priority-blocks" in [f["code"] for f in report["findings"]]
+    assert "EQUAL_PRIORITY_BLOCKS" in [f["code"] for f in report["findings"]]
 
 
 def test_demo_table_output():

@@ -4,12 +4,13 @@ import time
 
 import click
 
-from kubectl_safety.cli.completion import complete_pods
+from kubectl_safety.cli.completion import WholeHelpGroup, complete_dry_run, complete_pods
 from kubectl_safety.cli.interaction import interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.model.duration import human_duration
 
 API_VERSION = "safety.kubectl.io/v1"
 WAIT_MARGIN = 60  # seconds added to the longest grace period for the default --wait timeout
@@ -23,8 +24,8 @@ EXIT = ("\b\nJSON kind: ForceDeleteAssessment (nothing changed) or DeleteReport 
         "130 interrupted.")
 
 
-@click.group("delete", epilog=EXIT)
-@global_options
+@click.group("delete", cls=WholeHelpGroup, epilog=EXIT)
+@global_options(clock_alias=False)
 def command():
     """Delete pods gracefully, or force-delete them only with --confirm.
 
@@ -33,114 +34,162 @@ def command():
     """
 
 
+def _dry_run_value(ctx, param, value):
+    """kubectl's ``--dry-run[=none|client|server]`` (bare: client); a following word that is no mode is a NAME."""
+    if value in ("none", "client", "server"):
+        return value
+    ctx.meta["delete.name_after_dry_run"] = value
+    return "client"
+
+
 @command.command("pod", epilog=EXIT)
 @click.argument("names", nargs=-1, shell_complete=complete_pods)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Delete the pods matching this label selector instead of NAMEs.")
 @click.option("--grace-period", type=click.IntRange(min=-1), default=None, metavar="N",
-              help="Seconds to let the pod terminate (-1: the pod's own). 0 means force deletion.")
+              help="Seconds to let the pod terminate (-1: the pod's own). 0 means 1 unless --force is given (as kubectl).")
+@click.option("--now", "now_flag", is_flag=True, help="Signal the pods for immediate shutdown: --grace-period=1 (as kubectl).")
 @click.option("--force", is_flag=True, help="Force delete (grace period 0): assess, then refuse unless --confirm.")
-@click.option("--confirm", is_flag=True, help="Proceed with a force delete after the assessment.")
-@click.option("--dry-run", is_flag=True, help="Show what would happen; send no mutating request.")
-@click.option("--wait", is_flag=True, help="Wait until the pods are gone, with progress.")
-@click.option("--timeout", metavar="DURATION", help="With --wait: give up after this long (default: longest grace period + 60s).")
+@click.option("--confirm", is_flag=True, help="Proceed with a force delete after the assessment "
+                                              "(also when force is not needed: the output says so).")
+@click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_value,
+              metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: show what would happen; server: also send the DELETE "
+                                                   "with dryRun=All. Bare --dry-run means client.")
+@click.option("--wait/--no-wait", default=True, show_default=True,
+              help="Wait until the pods are gone, with progress (--wait=false: return after the DELETE).")
+@click.option("--timeout", metavar="DURATION", help="With --wait: give up after this long, a Go duration "
+                                                    "(default: longest grace period + 60s).")
+@click.option("--ignore-not-found", is_flag=True, help="Pods that do not exist are not an error.")
 @click.option("--reason", metavar="TEXT", help="Why you force delete; recorded in the ForceDeleted Event.")
-@global_options
-def delete_pod(names, selector, grace_period, force, confirm, dry_run, wait, timeout, reason):
+@global_options(clock_alias=False)
+def delete_pod(names, selector, grace_period, now_flag, force, confirm, dry_run, wait, timeout, ignore_not_found, reason):
     """Delete pods: show the termination timeline, or for a force delete the risk assessment.
 
     A graceful delete lets the kubelet run preStop hooks, send SIGTERM and, after the grace
-    period, SIGKILL. A force delete (--force or --grace-period=0) removes the API object at
-    once; it is refused unless --confirm is given, and then recorded as a ForceDeleted Event.
+    period, SIGKILL. A force delete (--force, with no or a zero --grace-period) removes the API
+    object at once; it is refused unless --confirm is given, and then recorded as a ForceDeleted
+    Event. Flags mean what they mean for kubectl delete: --grace-period=0 without --force is a
+    1-second graceful delete, --now is --grace-period=1, --wait is on by default.
+    When force brings nothing (the node is Ready, or the pod finished or was never scheduled)
+    the output says so; --confirm still proceeds then, as asked.
 
     \b
-    Usage: kubectl safety delete pod NAME... [-n NS] [-l SELECTOR] [--grace-period N] [--force] [--confirm] [--dry-run] [--wait] [--reason TEXT]
+    Usage: kubectl safety delete pod (NAME... | pod/NAME... | -l SELECTOR [-A]) [-n NS] [--grace-period N | --now] [--force [--confirm]] [--dry-run[=client|server]] [--wait=false] [--ignore-not-found] [--reason TEXT]
     \b
     Examples:
-      kubectl safety delete pod web-7d9f -n shop --wait
+      kubectl safety delete pod web-7d9f -n shop
+      kubectl safety delete pod/web-7d9f -n=shop --now --wait=false
       kubectl safety delete pod db-2 -n shop --force                      # assessment only, exit 3
       kubectl safety delete pod db-2 -n shop --force --confirm --reason "node-d1 powered off (INC-42)"
       kubectl safety delete pod -l app=legacy -n shop --force --dry-run -o json
     """
     s = Session(get_globals())
-    grace_period = None if grace_period == -1 else grace_period
-    _check_flags(names, selector, grace_period, force, wait, timeout)
-    force = force or grace_period == 0
-    ns = s.namespace
-    snap, pods, storage, unreadable = (_load_offline if s.offline else _load_live)(s, ns, names, selector, force)
+    extra = click.get_current_context().meta.get("delete.name_after_dry_run")
+    names = ((extra,) if extra else ()) + tuple(names)
+    grace_period = _grace(grace_period, now_flag, force)
+    _check_flags(names, selector, grace_period, force, timeout, s.g.all_namespaces)
+    force = force and grace_period == 0
+    dry = dry_run != "none"
+    ns = None if s.g.all_namespaces else s.namespace
+    snap, pods, storage, unreadable = (_load_offline if s.offline else _load_live)(s, ns, names, selector, force,
+                                                                                   ignore_not_found)
     from kubectl_safety.analysis.force_delete import assess
 
     entries = [assess(p, snap, snap.taken_at, grace_period, force, storage=storage,
                       node_readable=p.node_name not in unreadable) for p in pods]
-    report = {"kind": "ForceDeleteAssessment", "apiVersion": API_VERSION, "namespace": ns, "force": force,
-              "confirmed": confirm, "dryRun": dry_run, "reason": reason, "pods": entries}
+    report = {"kind": "ForceDeleteAssessment", "apiVersion": API_VERSION, "namespace": ns or "", "force": force,
+              "confirmed": confirm, "dryRun": dry, "reason": reason, "pods": entries}
     if force and entries and s.g.output in ("table", "wide"):
         warn(FORCE_WARNING)
+    if force and confirm:
+        for e in entries:
+            if not e["forceNeeded"]:
+                warn(f"pod/{e['name']}: {e['verdict']}; proceeding with the force delete because --confirm was given")
     refusal = _refusal(force, confirm, dry_run, s.offline)
-    if refusal or dry_run or not entries:
+    if refusal or dry_run == "client" or not entries:
         for e in entries:
             e["action"] = "refused" if refusal else "wouldDelete"
         emit(_summarize(report), s.g.output, render)
         if refusal:
             raise RefusedError(refusal)
         return ExitCode.OK
-    return _act(s, report, pods, grace_period, wait, timeout)
+    return _act(s, report, pods, grace_period, wait and not dry, timeout, dry_run == "server")
 
 
-def _check_flags(names, selector, grace_period, force, wait, timeout):
+def _grace(grace_period, now, force):
+    """kubectl's rules: --now is 1 s; 0 without --force is 1 s; --force alone is 0; -1 is the pod's own."""
+    if now:
+        if grace_period is not None:
+            raise UsageError("--now and --grace-period cannot be specified together")
+        return 1
+    if grace_period == -1:
+        grace_period = None
+    if grace_period == 0 and not force:
+        return 1  # as kubectl: only --force bypasses this conversion
+    if force and grace_period is None:
+        return 0
+    return grace_period
+
+
+def _check_flags(names, selector, grace_period, force, timeout, all_namespaces):
     if names and selector:
         raise UsageError("give pod NAMEs or -l SELECTOR, not both")
     if not names and not selector:
         raise UsageError("give at least one pod NAME or -l SELECTOR")
+    if names and all_namespaces:
+        raise UsageError("a resource cannot be retrieved by name across all namespaces: use -n NAMESPACE")
     if force and grace_period:
         raise UsageError("--force deletes with grace period 0: drop --grace-period, or drop --force for a graceful delete")
-    if timeout and not wait:
-        raise UsageError("--timeout only applies with --wait")
     if timeout:
-        from kubectl_safety.cluster.live import parse_timeout
+        from kubectl_safety.cli.options import duration_flag
 
-        try:
-            parse_timeout(timeout)
-        except UsageError:
-            raise UsageError(f"invalid --timeout {timeout!r}: use a duration such as 90s or 5m") from None
+        duration_flag(timeout, "--timeout")
 
 
 def _refusal(force, confirm, dry_run, offline):
     """Why nothing may be changed, or None. Force without --confirm is refused in every mode."""
     if force and not confirm:
         return "refused: force deletion needs --confirm (nothing was changed); review the assessment above"
-    if offline and not dry_run:
+    if offline and dry_run != "client":
         return "refused: delete needs a live cluster: --snapshot files can only be assessed (add --dry-run)"
     return None
 
 
 # -- reading -------------------------------------------------------------------------------------
 
-def _select(candidates, ns, names, selector):
+def _select(candidates, ns, names, selector, ignore_not_found=False):
+    """The pods named or selected (``ns`` None: every namespace, with a selector only)."""
     from kubectl_safety.model.selectors import LabelSelector
 
     if selector:
         sel = LabelSelector.from_string(selector)
-        return [p for p in candidates if p.namespace == ns and sel.matches(p.labels)]
+        return [p for p in candidates if ns in (None, p.namespace) and sel.matches(p.labels)]
     by_name = {p.name: p for p in candidates if p.namespace == ns}
     missing = [n for n in names if n not in by_name]
-    if missing:
+    if missing and not ignore_not_found:
         raise NotFoundError(f'pod "{missing[0]}" not found in namespace "{ns}"')
-    return [by_name[n] for n in dict.fromkeys(names)]
+    return [by_name[n] for n in dict.fromkeys(names) if n in by_name]
 
 
-def _load_offline(s, ns, names, selector, force):
+def _load_offline(s, ns, names, selector, force, ignore_not_found=False):
     snap = s.snapshot((), "delete pod")
-    return snap, _select(snap.pods_in(ns), ns, names, selector), (), set()
+    pods = snap.pods if ns is None else snap.pods_in(ns)
+    return snap, _select(pods, ns, names, selector, ignore_not_found), (), set()
 
 
-def _load_live(s, ns, names, selector, force):
+def _load_live(s, ns, names, selector, force, ignore_not_found=False):
     """The pods, their nodes (a 404 means the Node is gone), and for a force delete their claims."""
     from kubectl_safety.cluster.source import Query, fetch
     from kubectl_safety.model.parse import build_snapshot
 
     conn = s.connection("delete pod")
     queries = [Query("pods", ns, label_selector=selector)] if selector else [Query("pods", ns, name=n) for n in dict.fromkeys(names)]
-    objects = list(fetch(conn, queries))
+    objects = []
+    for query in queries:
+        try:
+            objects += list(fetch(conn, [query]))
+        except NotFoundError:
+            if not ignore_not_found:
+                raise
     unreadable = set()
     for node in sorted({(o.get("spec") or {}).get("nodeName") for _, o in objects} - {None, ""}):
         try:
@@ -155,7 +204,7 @@ def _load_live(s, ns, names, selector, force):
             objects.append(("nodes from the API server", found))
     storage = _read_storage(conn, [o for _, o in objects if o.get("kind") == "Pod"]) if force else []
     snap = build_snapshot(objects, taken_at=s.now(), source=f"cluster {conn.host}")
-    return snap, _select(snap.pods, ns, names, selector), storage, unreadable
+    return snap, _select(snap.pods, ns, names, selector, ignore_not_found), storage, unreadable
 
 
 def _read_storage(conn, pods) -> list:
@@ -188,20 +237,27 @@ def _optional_get(conn, resource, name, namespace=None):
 
 # -- acting --------------------------------------------------------------------------------------
 
-def _act(s, report, pods, grace_period, wait, timeout):
+def _act(s, report, pods, grace_period, wait, timeout, server_dry_run=False):
+    """Send the DELETEs (with dryRun=All for --dry-run=server), record force deletes, wait until gone."""
+    from kubectl_safety.cli.progress import Progress, object_line
     from kubectl_safety.cluster.executor import Executor
 
     conn = s.connection("delete pod")
-    ex = Executor(conn, on_event=_progress)
+    ex = Executor(conn, on_event=_progress, dry_run_server=server_dry_run)
     force = report["force"]
     who = s.g.as_user or _kubeconfig_user(conn)
-    report["kind"] = "DeleteReport"
+    if not server_dry_run:
+        report["kind"] = "DeleteReport"
     done = []
     for pod, entry in zip(pods, report["pods"]):
         outcome = ex.delete(pod, 0 if force else grace_period)
         entry.update(result=outcome.result, message=outcome.message)
-        if outcome.result == "done":
+        if outcome.result == "done" and server_dry_run:
+            entry["action"] = "wouldDelete"
+            Progress().line(object_line("pod", pod.name, "deleted (server dry run)"))
+        elif outcome.result == "done":
             entry["action"] = "forceDeleted" if force else "deleted"
+            Progress().line(object_line("pod", pod.name, "force deleted" if force else "deleted"))
             done.append(pod)
             if force:
                 entry["event"] = _record(ex, pod, entry, who, report["reason"])
@@ -230,17 +286,37 @@ def _record(ex, pod, entry, who, reason) -> dict:
 
 
 def _wait(ex, pods, entries, timeout) -> dict:
-    from kubectl_safety.cluster.live import parse_timeout
+    """Wait until the pods are gone, a countdown on a live status line (``--timeout``: a Go duration)."""
+    import threading
 
-    seconds = parse_timeout(timeout) if timeout else max(e["gracePeriodSeconds"] for e in entries) + WAIT_MARGIN
-    click.echo(f"waiting up to {int(seconds)}s for {len(pods)} pod(s) to be gone...", err=True)
-    with interrupts(ex):
-        return ex.wait_gone(pods, time.monotonic() + seconds if seconds else None)
+    from kubectl_safety.cli.options import duration_flag
+    from kubectl_safety.cli.progress import Progress
+
+    seconds = duration_flag(timeout, "--timeout") if timeout else max(e["gracePeriodSeconds"] for e in entries) + WAIT_MARGIN
+    deadline = time.monotonic() + seconds if seconds else None
+    progress, stop = Progress(), threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            progress.status(f"waiting for {len(pods)} pod(s) to be gone",
+                            None if deadline is None else deadline - time.monotonic())
+            stop.wait(1.0)
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        with interrupts(ex):
+            return ex.wait_gone(pods, deadline)
+    finally:
+        stop.set()
+        ticker.join()
 
 
 def _progress(event):
     if event.get("event") == "evicted":  # wait_gone's word for "no longer there"
-        click.echo(f"pod {event['pod']} is gone", err=True)
+        from kubectl_safety.cli.progress import Progress, object_line
+
+        Progress().line(object_line("pod", event["pod"].rsplit("/", 1)[-1], "gone"))
 
 
 def _failure_line(outcome) -> str:
@@ -300,9 +376,9 @@ def _render_pod(e, wide) -> str:
     who = f"{owner['kind']}/{owner['name']}" + (f" ({owner['via']})" if owner.get("via") else "") if owner else "no controller"
     lines = [f"Pod {e['namespace']}/{e['name']} ({e['phase']}, {who})",
              f"  Node:     {node['name'] or '-'}: {node['message']}",
-             f"  Grace:    {e['gracePeriodSeconds']}s, {e['graceWhy']}"]
+             f"  Grace:    {human_duration(e['gracePeriodSeconds'])}, {e['graceWhy']}"]
     if not e["force"] or wide:
-        lines += [f"    {'t+' + str(s['at']) + 's':<7} {s['event']}" for s in e["timeline"]]
+        lines += [f"    {'t+' + human_duration(s['at']):<7} {s['event']}" for s in e["timeline"]]
     if e["force"]:
         lines.append(f"  Verdict:  {e['verdict']}")
     if e["risks"]:

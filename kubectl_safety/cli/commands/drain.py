@@ -5,7 +5,7 @@ import time
 
 import click
 
-from kubectl_safety.cli.completion import complete_nodes
+from kubectl_safety.cli.completion import complete_dry_run, complete_nodes
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
@@ -37,7 +37,7 @@ def _dry_run_value(ctx, param, value):
 @click.argument("nodes", nargs=-1, shell_complete=complete_nodes)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes matching this label selector instead of NODEs.")
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_value,
-              metavar="[none|client|server]", help="client: print the plan, change nothing; server: also send every eviction the "
+              metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send every eviction the "
                                         "plan allows now with dryRun=All. Bare --dry-run means client.")
 @click.option("--ignore-daemonsets", is_flag=True, help="Skip DaemonSet-managed pods.")
 @click.option("--delete-emptydir-data", is_flag=True, help="Evict pods using emptyDir (their data is lost).")
@@ -223,6 +223,9 @@ class _Drain:
             final = self.latest
             message = "; ".join(filter(None, [message, f"final state unknown: {e}"]))
         report.finish(final, started, status, message)
+        if report.data["drained"]:
+            for node in self.nodes:
+                self.progress({"event": "drained", "pod": node})
         if status == "blocked" and not (report.done or report.gone):
             return self._emit(report, ExitCode.UNSAFE)
         codes = {"drained": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED}
@@ -233,7 +236,7 @@ class _Drain:
         back (it tolerates node.kubernetes.io/unschedulable) is left there, not evicted again."""
         attempted = set()  # uids already evicted/deleted: only waited for afterwards
         known = {p["uid"] for p in plan["pods"]}
-        waiting_logged = blocked_since = None
+        blocked_since = None
         while True:
             if executor.interrupted.is_set():
                 return "interrupted", "interrupted: no further evictions were sent"
@@ -263,9 +266,7 @@ class _Drain:
                 executor.wait_gone([_raw(p) for p in gone_wait], _soon(deadline, POLL_SECONDS))
             else:
                 line = "; ".join(_why(p) for p in pending if p["action"] in ("wait", "blocked"))[:300]
-                if line != waiting_logged:
-                    self.progress({"event": "waiting", "message": line, "timeLeft": _left(deadline)})
-                    waiting_logged = line
+                self.progress({"event": "waiting", "message": line, "timeLeft": _left(deadline)})  # countdown moves
                 executor.pause(POLL_SECONDS)
             plan = self._replan(plan, deadline)
 
@@ -420,46 +421,44 @@ class _Report:
 
 
 class _Progress:
-    """Progress events on stderr: one line each (a live, rewritten line on a terminal for retries)."""
+    """Progress events on stderr (cli/progress.py): a line each; retries and waits on a live line."""
 
     def __init__(self):
-        self.tty = sys.stderr.isatty()
-        self.live = False
+        from kubectl_safety.cli.progress import Progress
+
+        self.out = Progress()
 
     def __call__(self, event):
         line = _event_line(event)
         if not line:
             return
-        if self.tty and event["event"] in ("retrying", "waiting"):
-            sys.stderr.write("\r\033[K" + line[:200])
-            self.live = True
+        if event["event"] in ("retrying", "waiting", "unreachable"):
+            self.out.status(line, event.get("timeLeft"))
         else:
-            sys.stderr.write(("\n" if self.live else "") + line + "\n")
-            self.live = False
-        sys.stderr.flush()
+            self.out.line(line)
 
 
 def _event_line(e) -> str:
     kind, pod = e["event"], e.get("pod")
-    left = e.get("timeLeft")
-    left_text = "" if left is None else f", {int(left)}s left"
+    if kind == "drained":
+        return f"node/{pod} drained"
     if kind == "cordon":
         return f"node/{pod} {e.get('message') or e.get('result')}"
     if kind == "evicting":
         return f"evicting pod {pod}" + (" (server dry run)" if e.get("dryRun") else "")
     if kind == "retrying":
         return (f"cannot evict pod {pod} yet ({e.get('result')}): {e.get('message')} "
-                f"(retry in {e.get('retryIn'):.0f}s{left_text})")
+                f"(retry in {e.get('retryIn'):.0f}s)")
     if kind == "waiting":
-        return f"waiting: {e.get('message')}{left_text}"
+        return f"waiting: {e.get('message')}"
     if kind == "evicted":
-        return f"pod/{pod} evicted"
+        return f"pod/{pod.rsplit('/', 1)[-1]} evicted"
     if kind == "unreachable":
-        return f"cannot re-plan, retrying: {e.get('message')}{left_text}"
+        return f"cannot re-plan, retrying: {e.get('message')}"
     if kind == "gave-up":
         return f"gave up evicting pod {pod} ({e.get('reason')}): {e.get('message')}"
     if kind in ("done", "gone"):
-        return "" if kind == "done" else f"pod/{pod} already gone"
+        return "" if kind == "done" else f"pod/{pod.rsplit('/', 1)[-1]} already gone"
     return f"error evicting pod {pod}: {kind} {e.get('message') or ''}".strip()
 
 

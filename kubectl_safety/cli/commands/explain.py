@@ -2,16 +2,17 @@
 
 import click
 
-from kubectl_safety.cli.completion import complete_nodes, complete_pods
+from kubectl_safety.cli.completion import WholeHelpGroup, complete_nodes, complete_pods
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import NotFoundError, UsageError
+from kubectl_safety.model.duration import human_duration
 
 EXIT = "\b\nExit codes: 0 ok, 1 error, 2 usage."
 
 
-@click.group("explain", epilog=EXIT)
+@click.group("explain", cls=WholeHelpGroup, epilog=EXIT)
 @global_options
 def command():
     """Explain a pod, a node or the cluster's priorities.
@@ -110,12 +111,12 @@ def render_pod(r, wide=False) -> str:
         lines.append(f"  {'init ' if c['init'] else ''}{c['name']}: {c['class']} ({c['reason']})")
     lines.append(f"Priority:     {pr['value']} from {pr['source']}" + (f" (class {pr['className']})" if pr["className"] else "")
                  + f"; preemptionPolicy {pr['preemptionPolicy']}")
-    lines.append(f"Termination:  grace {t['gracePeriodSeconds']}s ({t['why']})")
+    lines.append(f"Termination:  grace {human_duration(t['gracePeriodSeconds'])} ({t['why']})")
     for step in t["steps"]:
-        lines.append(f"  t+{step['at']}s  {step['event']}")
-    lines.append(f"  eviction: {t['eviction']['gracePeriodSeconds']}s; kubelet soft eviction: {t['kubeletSoftEviction']['note']}; hard: 1s")
+        lines.append(f"  t+{human_duration(step['at'])}  {step['event']}")
+    lines.append(f"  eviction: {human_duration(t['eviction']['gracePeriodSeconds'])}; kubelet soft eviction: {t['kubeletSoftEviction']['note']}; hard: 1s")
     for pr_ in t["probeFailure"]:
-        lines.append(f"  {pr_['probe']} failure on {pr_['container']}: {pr_['gracePeriodSeconds']}s" + (" (probe-level)" if pr_["probeOverride"] else ""))
+        lines.append(f"  {pr_['probe']} failure on {pr_['container']}: {human_duration(pr_['gracePeriodSeconds'])}" + (" (probe-level)" if pr_["probeOverride"] else ""))
     lines.append(f"OOM score:    oom_score_adj {r['oomScoreAdj']}")
     if r["evictionRank"]:
         e = r["evictionRank"]
@@ -145,9 +146,9 @@ def render_node(r, wide=False) -> str:
     lines = [f"Node:   {n['name']}{' (cordoned)' if n['unschedulable'] else ''}", f"State:  {st['message']}{' (partitioned?)' if st['partitioned'] else ''}"]
     lines.append("\nConditions:")
     lines.append(table([[c["type"], c["status"], c["reason"] or ""] for c in r["conditions"]], ["type", "status", "reason"]).rstrip() or "  none")
-    lines.append("\nAllocation:")
+    lines.append("\nAllocated (sum of the pods' requests, as kubectl describe node):")
     lines.append(table([[a["resource"], a["requested"], a["allocatable"], "" if a["percent"] is None else f"{a['percent']}%"] for a in r["allocation"]],
-                       ["resource", "requested", "allocatable", "used"]).rstrip())
+                       ["resource", "requests", "allocatable", "requests%"]).rstrip())
     lines.append("\nPods in memory-pressure eviction order (" + r["evictionOrderAssumption"] + "):")
     headers = ["rank", "namespace", "name", "qos", "priority", "oom_score_adj", "pdb"] + (["reason"] if wide else [])
     rows = [[p["rank"] or "-", p["namespace"], p["name"], p["qos"], p["priority"], p["oomScoreAdj"], p["pdb"] or ""]

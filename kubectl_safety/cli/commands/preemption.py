@@ -7,8 +7,11 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import InputError, NotFoundError, UsageError
+from kubectl_safety.model.duration import human_duration
 
 PLACED = ("fits", "preempt", "waiting")
+PRIORITY_OFFSET = 2 ** 31  # kube-scheduler adds it to each victim's priority so that sums stay positive
+MAX_COPIES = 1000
 EXIT = ("\b\nJSON kind: PreemptionPreview\n"
         "\b\nExit codes: 0 the pod fits or preemption makes room (or it waits for victims already\n"
         "terminating), 1 error (e.g. unknown PriorityClass, invalid manifest), 2 usage,\n"
@@ -24,31 +27,44 @@ OUTCOMES = {
 }
 
 
+VALIDATE = {"strict": "strict", "true": "strict", "warn": "warn", "ignore": "ignore", "false": "ignore"}
+
+
 @click.command("preemption", epilog=EXIT)
 @click.argument("pod", required=False, shell_complete=complete_pods)
 @click.option("-f", "--filename", metavar="FILE", type=click.Path(allow_dash=True, dir_okay=False),
-              help="A manifest (YAML or JSON; - for stdin): a Pod, or a Deployment, StatefulSet, ReplicaSet, "
-                   "Job or CronJob whose pod template is previewed. PriorityClasses in the file are used too.")
-@click.option("--replicas", type=click.IntRange(min=1, max=1000), default=1, show_default=True, metavar="N",
-              help="Place N copies one after another, each consuming what it took.")
+              help="A manifest or a stream of them (YAML or JSON; - for stdin), such as helm template or kustomize "
+                   "build prints: every Pod, Deployment, StatefulSet, ReplicaSet, Job and CronJob is previewed; "
+                   "PriorityClasses in it are used; other objects are ignored (one summary line).")
+@click.option("--replicas", type=click.IntRange(min=1, max=MAX_COPIES), default=None, metavar="N",
+              help="Place N copies one after another, each consuming what it took (default: the workload's "
+                   "replicas or parallelism; one workload only).")
 @click.option("--kubernetes-version", metavar="VERSION",
               help="Validate the manifest against this version (default: the server's; offline 1.34).")
+@click.option("--validate", "validate_mode", default="strict", show_default=True, metavar="strict|warn|ignore",
+              type=click.Choice(sorted(VALIDATE), case_sensitive=False),
+              help="As kubectl: strict fails on an invalid object, warn reports it and goes on, ignore skips "
+                   "validation (true=strict, false=ignore). Without kubernetes-validate installed only the "
+                   "basic structure is checked, and a line says so.")
 @global_options
-def command(pod, filename, replicas, kubernetes_version):
+def command(pod, filename, replicas, kubernetes_version, validate_mode):
     """Preview kube-scheduler preemption for a pending pod or a manifest.
 
     Shows whether the pod fits without preemption; if not, whether it may preempt, every
     candidate node with the victims the scheduler would choose (PDB-violating pods reprieved
     first, then the rest, most important first) ranked in the scheduler's order, the nodes
     excluded and why, and where the real scheduler's sampling or ties could choose otherwise.
+    Each workload of a stream is previewed alone against the cluster as it is now (-o json:
+    a List of PreemptionPreview).
 
     \b
-    Usage: kubectl safety preemption (POD [-n NS] | -f FILE) [--replicas N] [--kubernetes-version V] [-o table|wide|json|yaml]
+    Usage: kubectl safety preemption (POD [-n NS] | pod/POD | -f FILE) [--replicas N] [--validate MODE] [-o FORMAT]
     \b
     Examples:
       kubectl safety preemption report-xyz -n jobs
       kubectl safety preemption -f deploy.yaml --replicas 3
-      helm template ./chart | kubectl safety preemption -f - -o json | jq .victims
+      helm template ./chart | kubectl safety preemption -f - -o json | jq '.items[].victims'
+      kustomize build overlays/prod | kubectl safety preemption -f - -o name
       kubectl safety preemption report-xyz -n jobs --snapshot cluster.yaml
     """
     from kubectl_safety.analysis.preemption import preview
@@ -60,55 +76,119 @@ def command(pod, filename, replicas, kubernetes_version):
         raise UsageError("give either a POD name or -f FILE")
     if filename == "-" and "-" in s.g.snapshot:
         raise UsageError("-f - and --snapshot - cannot both read stdin")
-    manifest = _read(filename, kubernetes_version, s) if filename else None
+    if pod and replicas is None:
+        replicas = 1
+    targets, classes = _read(filename, kubernetes_version, VALIDATE[validate_mode.lower()], s) if filename else ([], [])
+    if replicas is not None and len(targets) > 1:
+        raise UsageError(f"--replicas applies to one workload: {filename} has {len(targets)}")
     snap = s.snapshot(() if s.offline else cluster_scope(), "preemption")
-    if manifest:
-        target, classes = manifest
-        snap = _with_classes(snap, classes)
-    else:
+    snap = _with_classes(snap, classes)
+    if pod:
         target = snap.pod(s.namespace, pod)
         if target is None:
             raise NotFoundError(f'pod "{pod}" not found in namespace "{s.namespace}"')
-    try:
-        report = preview(target, snap, s.now() or snap.taken_at, replicas)
-    except UnknownPriorityClass as e:
-        raise InputError(f"the API server would reject the pod: {e}") from None
-    emit(report, s.g.output, render)
-    return 0 if report["outcome"] in PLACED else 3
+        targets = [(target, {"replicas": 1})]
+    reports = []
+    for target, info in targets:
+        copies = replicas or min(max(1, info["replicas"]), MAX_COPIES)
+        try:
+            reports.append(preview(target, snap, s.now() or snap.taken_at, copies))
+        except UnknownPriorityClass as e:
+            raise InputError(f"the API server would reject the pod: {e}") from None
+    if len(reports) == 1:
+        emit(reports[0], s.g.output, render)
+    else:
+        emit({"kind": "List", "apiVersion": "v1", "items": reports}, s.g.output, render_list)
+    return 0 if all(r["outcome"] in PLACED for r in reports) else 3
 
 
-def _read(filename, kubernetes_version, s):
-    """(Pod, [PriorityClass dicts]) from the manifest, validated against the chosen version."""
+def _read(filename, kubernetes_version, mode, s):
+    """([(Pod, info)], [PriorityClass dicts]) from the manifest stream, validated as ``mode`` says."""
     from kubectl_safety.analysis.manifest import TEMPLATE_KINDS, UnsupportedManifest, pod_from_manifest
-    from kubectl_safety.cluster.manifest_io import read_manifest, supported_version, validate
+    from kubectl_safety.cluster.manifest_io import read_manifest
 
     objects = read_manifest(filename)
-    if kubernetes_version:
-        version = supported_version(kubernetes_version, True)
-    elif not s.offline:
-        version = supported_version(s.connection("preemption").server_version(), False)
-    else:
-        version = supported_version(None, False)
-    targets, classes = [], []
+    check = _validator(mode, kubernetes_version, s)
+    targets, classes, ignored = [], [], {}
     for i, obj in enumerate(objects):
         origin = filename if len(objects) == 1 else f"{filename} object {i + 1}"
         kind = obj.get("kind")
-        if kind == "PriorityClass":
-            validate(obj, version, origin)
-            classes.append(obj)
-        elif kind == "Pod" or kind in TEMPLATE_KINDS:
-            validate(obj, version, origin)
-            targets.append(obj)
+        if kind == "PriorityClass" or kind == "Pod" or kind in TEMPLATE_KINDS:
+            if not check(obj, origin):
+                continue
+            if kind == "PriorityClass":
+                classes.append(obj)
+                continue
+            try:
+                targets.append(pod_from_manifest(obj, s.namespace))
+            except UnsupportedManifest as e:
+                raise InputError(f"{origin}: {e}") from None
         else:
-            warn(f"{origin}: ignoring {kind or 'an object without kind'}")
-    if len(targets) != 1:
-        raise InputError(f"{filename}: expected one Pod, Deployment, StatefulSet, ReplicaSet, Job or CronJob, "
-                         f"found {len(targets)}")
+            ignored[kind or "(no kind)"] = ignored.get(kind or "(no kind)", 0) + 1
+    if ignored:
+        total = sum(ignored.values())
+        warn(f"{filename}: ignored {total} object(s) that create no pods: "
+             + ", ".join(f"{n} {k}" for k, n in sorted(ignored.items())))
+    if not targets:
+        raise InputError(f"{filename}: expected a Pod, Deployment, StatefulSet, ReplicaSet, Job or CronJob, found 0")
+    return targets, classes
+
+
+def _validator(mode, kubernetes_version, s):
+    """``check(obj, origin) -> bool``: kubernetes-validate when installed, else a basic structural check."""
+    import importlib.util
+
+    from kubectl_safety.cluster import manifest_io
+
+    if mode == "ignore":
+        return lambda obj, origin: True
+    if importlib.util.find_spec("kubernetes_validate") is None:
+        warn("kubernetes-validate is not installed: checking only apiVersion, kind, metadata.name and containers "
+             f"(--validate={mode}); install it for full schema validation")
+        return lambda obj, origin: _verdict(mode, origin, lambda: _basic(obj, origin))
+    if kubernetes_version:
+        version = manifest_io.supported_version(kubernetes_version, True)
+    elif not s.offline:
+        version = manifest_io.supported_version(s.connection("preemption").server_version(), False)
+    else:
+        version = manifest_io.supported_version(None, False)
+    return lambda obj, origin: _verdict(mode, origin, lambda: manifest_io.validate(obj, version, origin))
+
+
+def _verdict(mode, origin, run) -> bool:
+    """strict: an invalid object is an error; warn: a warning line, and it is still previewed."""
     try:
-        target, _ = pod_from_manifest(targets[0], s.namespace)
-    except UnsupportedManifest as e:
-        raise InputError(f"{filename}: {e}") from None
-    return target, classes
+        run()
+    except InputError as e:
+        if mode == "strict":
+            raise
+        warn(f"{e} (--validate=warn: previewed anyway)")
+    return True
+
+
+def _basic(obj, origin):
+    """What a preview needs without the API schema: apiVersion, kind, a name, containers with names."""
+    for key in ("apiVersion", "kind"):
+        if not isinstance(obj.get(key), str) or not obj.get(key):
+            raise InputError(f"{origin}: {key} is missing")
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict) or not (meta.get("name") or meta.get("generateName")):
+        raise InputError(f"{origin}: metadata.name is missing")
+    if obj["kind"] == "PriorityClass":
+        if not isinstance(obj.get("value"), int):
+            raise InputError(f"{origin}: invalid PriorityClass: field value: must be an integer")
+        return
+    spec = obj.get("spec") if obj["kind"] == "Pod" else _template_spec(obj)
+    containers = (spec or {}).get("containers") if isinstance(spec, dict) else None
+    if not isinstance(containers, list) or not containers or not all(isinstance(c, dict) and c.get("name") for c in containers):
+        raise InputError(f"{origin}: invalid {obj['kind']}: containers must be a non-empty list of named containers")
+
+
+def _template_spec(obj):
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "CronJob":
+        spec = ((spec.get("jobTemplate") or {}).get("spec")) or {}
+    return (spec.get("template") or {}).get("spec") if isinstance(spec, dict) else None
 
 
 def _with_classes(snap, classes):
@@ -123,6 +203,21 @@ def _with_classes(snap, classes):
 
 
 # -- text output --------------------------------------------------------------------------------
+
+def _priority_sum(candidate) -> int:
+    """The victims' priorities summed as written (JSON ``prioritySum`` keeps the scheduler's +2^31 per victim)."""
+    return candidate["prioritySum"] - len(candidate["victims"]) * PRIORITY_OFFSET
+
+
+def render_list(r, wide=False) -> str:
+    """One preview per workload of a stream, each under a heading naming it."""
+    blocks = []
+    for item in r["items"]:
+        p = item["pod"]
+        copies = f" ({item['replicas']} copies)" if item["replicas"] > 1 else ""
+        blocks.append(f"=== {p['namespace']}/{p['name']}{copies}\n" + render(item, wide))
+    return "\n".join(blocks)
+
 
 def render(r, wide=False) -> str:
     p = r["pod"]
@@ -150,13 +245,13 @@ def render(r, wide=False) -> str:
         lines.append(f"\nVictims{' of all copies' if r['placements'] else ''} (deleted by the scheduler with their "
                      "own grace period; PDBs are not enforced):")
         rows = [[v["node"], v["namespace"], v["name"], v["priority"], v["startTime"] or "-",
-                 ", ".join(v["pdbs"]) if v["pdbViolation"] else "", f"{v['gracePeriodSeconds']}s"] for v in r["victims"]]
+                 ", ".join(v["pdbs"]) if v["pdbViolation"] else "", human_duration(v["gracePeriodSeconds"])] for v in r["victims"]]
         lines.append(table(rows, ["node", "namespace", "name", "priority", "started", "pdb-violated", "grace"]).rstrip())
     if r["candidates"]:
         lines.append("\nCandidates in the scheduler's order (fewest PDB violations, lowest highest priority, "
                      "lowest priority sum, fewest victims, latest start):")
         rows = [[c["rank"], c["node"], len(c["victims"]), c["pdbViolations"], c["highestPriority"],
-                 c["prioritySum"], c["earliestStart"] or "-"]
+                 _priority_sum(c), c["earliestStart"] or "-"]
                 + ([", ".join(f"{v['namespace']}/{v['name']}" for v in c["victims"])] if wide else [])
                 for c in r["candidates"]]
         headers = ["rank", "node", "victims", "pdb-violations", "highest-priority", "priority-sum", "earliest-start"]

@@ -218,13 +218,18 @@ def _replaced(conn, namespace, owner_uid, replicas) -> bool:
 
 
 def _progress(event):
-    kind, pod = event.get("event"), event.get("pod", "")
-    if kind == "evicting":
-        return
+    """Executor events as kubectl writes them (``pod/NAME evicted``); retries on a live status line."""
+    from kubectl_safety.cli.progress import SHARED, object_line
+
+    kind, name = event.get("event"), (event.get("pod") or "").rsplit("/", 1)[-1]
     detail = event.get("message") or event.get("reason") or ""
     if kind == "retrying":
-        detail = f"{event.get('result')}, retry in {event.get('retryIn', 0):.0f}s: {detail}"
-    click.echo(f"  {kind} {pod}" + (f" ({detail})" if detail else ""), err=True)
+        SHARED.status(f"cannot evict pod/{name} yet ({event.get('result')}): {detail} "
+                          f"(retry in {event.get('retryIn', 0):.0f}s)", event.get("timeLeft"))
+    elif kind in ("done", "gone"):
+        SHARED.line(object_line("pod", name, "evicted" if kind == "done" else "already gone"))
+    elif kind not in ("evicting", "evicted"):  # wait_gone's "evicted" repeats what "done" said
+        SHARED.line(f"error evicting pod/{name}: {kind}" + (f" ({detail})" if detail else ""))
 
 
 def _skews(plan) -> str:

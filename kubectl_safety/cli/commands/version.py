@@ -22,7 +22,7 @@ def command():
       kubectl safety version --context prod -o json
     """
     g = get_globals()
-    report = {"kind": "Version", "clientVersion": __version__, "serverVersion": None}
+    report = {"kind": "Version", "apiVersion": "safety.kubectl.io/v1", "clientVersion": __version__, "serverVersion": None}
     if not g.snapshot:
         try:
             report["serverVersion"] = Session(g).connection("version").server_version()

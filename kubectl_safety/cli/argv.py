@@ -1,0 +1,92 @@
+"""The command line as pflag (kubectl) reads it, rewritten for click before parsing.
+
+- ``-n=shop`` and ``-o=json``: a short flag with ``=`` takes the rest as its value (click would keep the ``=``).
+- ``--force=true``, ``--wait=false``, ``-A=true``: boolean flags with an explicit value.
+- ``pod/web``, ``node/n1``, ``pods/web`` (``TYPE/NAME``) where a command takes pod or node names, and
+  ``delete pod/web`` / ``explain node/n1`` for the subcommand plus its name.
+"""
+
+import click
+
+TRUE = {"1", "t", "T", "true", "TRUE", "True"}
+FALSE = {"0", "f", "F", "false", "FALSE", "False"}
+
+# resource aliases kubectl accepts -> our subcommand word
+TYPES = {"pod": "pod", "pods": "pod", "po": "pod", "node": "node", "nodes": "node", "no": "node"}
+# command path -> the resource type its NAME arguments are
+NAME_TYPES = {"drain": "node", "explain node": "node", "explain pod": "pod", "delete pod": "pod", "preemption": "pod"}
+
+
+def normalize(group, ctx, args) -> list:
+    """``args`` (everything after ``kubectl safety``) rewritten so click reads them as pflag would."""
+    out, cmd, path, i = [], group, [], 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg == "--":
+            out += args[i - 1:]
+            break
+        if arg.startswith("-") and len(arg) > 1 and not _number(arg):
+            opt_name, eq, value = arg.partition("=")
+            opt = _option(cmd, opt_name)
+            if opt is None:
+                out.append(arg)
+            elif opt.is_flag and not opt.count:
+                out += _flag(opt, opt_name, value) if eq else [arg]
+            elif eq and not opt_name.startswith("--"):
+                out += [opt_name, value]  # -n=shop
+            else:
+                out.append(arg)
+                if not eq and not _optional_value(opt) and i < len(args):
+                    out.append(args[i])  # the value: never a subcommand or a name
+                    i += 1
+            continue
+        if isinstance(cmd, click.Group):
+            word, _, name = arg.partition("/")
+            sub_name = TYPES.get(word, word) if name or word in TYPES else word
+            sub = cmd.get_command(ctx, sub_name) if sub_name in (cmd.list_commands(ctx) or ()) else None
+            if sub is not None:
+                cmd, path = sub, path + [sub_name]
+                out += [sub_name] + ([name] if name else [])
+                continue
+        out.append(_strip_type(" ".join(path), arg))
+    return out
+
+
+def _number(arg) -> bool:
+    return arg[1:].replace(".", "", 1).isdigit()
+
+
+def _option(cmd, name):
+    for p in getattr(cmd, "params", ()):
+        if isinstance(p, click.Option) and (name in p.opts or name in p.secondary_opts):
+            return p
+    return None
+
+
+def _optional_value(opt) -> bool:
+    """An option whose value may be left out (drain's ``--dry-run[=MODE]``)."""
+    return bool(getattr(opt, "_flag_needs_value", False))
+
+
+def _flag(opt, name, value) -> list:
+    """``--flag=BOOL`` as click spells it: the flag, its ``--no-`` form, or nothing (the default is off)."""
+    if value in TRUE:
+        return [opt.opts[0] if name in opt.opts else name]
+    if value in FALSE:
+        if opt.secondary_opts:
+            return [opt.secondary_opts[0]]
+        if opt.default is not True:  # off by default: --flag=false is the flag left out
+            return []
+    raise click.UsageError(f'invalid argument "{value}" for "{name}" flag: use true or false')
+
+
+def _strip_type(path, arg) -> str:
+    """``pod/web`` -> ``web`` where the command takes pod names; a NAME of the wrong type is an error."""
+    kind = NAME_TYPES.get(path)
+    word, slash, name = arg.partition("/")
+    if not kind or not slash or not name:
+        return arg
+    if TYPES.get(word.split(".")[0].lower()) == kind:
+        return name
+    raise click.UsageError(f"'{path}' takes {kind} names: {arg!r} is not a {kind}")

@@ -1,0 +1,56 @@
+"""Go durations (``1h30m``, ``5m30s``, ``500ms``) as kubectl's flags take them, and kubectl's humanized form."""
+
+import re
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+class DurationError(ValueError):
+    """Not a Go duration (the CLI names the flag)."""
+
+
+def parse_duration(text, bare_seconds=False) -> float:
+    """Seconds of a Go duration such as ``1h30m`` or ``-1.5h``; ``0`` alone needs no unit.
+
+    ``bare_seconds`` accepts a plain number as seconds (kubectl's ``--request-timeout``).
+    """
+    s = str(text).strip()
+    if bare_seconds and re.fullmatch(r"\d+\.?\d*", s):
+        return float(s)
+    sign = -1.0 if s.startswith("-") else 1.0
+    body = s.lstrip("+-")
+    if body == "0":
+        return 0.0
+    total, pos = 0.0, 0
+    for m in _PART.finditer(body):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNITS[m.group(2)]
+        pos = m.end()
+    if not body or pos != len(body):
+        hint = "missing unit" if re.fullmatch(r"\d+\.?\d*", body) else "not a duration"
+        raise DurationError(f"{hint}: use a Go duration such as 30s, 5m30s, 1h30m or 500ms")
+    return sign * total
+
+
+# (below this many seconds, big unit, its name, small unit or None, its name): kubectl's HumanDuration tiers
+_TIERS = [(600, 60, "m", 1, "s"), (10800, 60, "m", None, ""), (28800, 3600, "h", 60, "m"),
+          (172800, 3600, "h", None, ""), (691200, 86400, "d", 3600, "h"), (63072000, 86400, "d", None, ""),
+          (252288000, 31536000, "y", 86400, "d"), (float("inf"), 31536000, "y", None, "")]
+
+
+def human_duration(seconds) -> str:
+    """kubectl's ``HumanDuration``: ``45s``, ``5m30s``, ``90m``, ``5h30m``, ``36h``, ``3d4h``, ``20d``."""
+    if seconds is None:
+        return "-"
+    s = int(round(seconds))
+    if s < 0:
+        return "<invalid>"
+    if s < 120:
+        return f"{s}s"
+    for limit, big, big_name, small, small_name in _TIERS:
+        if s < limit:
+            rest = (s % big) // small if small else 0
+            return f"{s // big}{big_name}" + (f"{rest}{small_name}" if rest else "")
+    return f"{s}s"
