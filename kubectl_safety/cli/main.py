@@ -69,39 +69,93 @@ def cli():
     """
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM ends like Ctrl-C: exit 130, temporary files removed
+
+
+def _say(line: str):
+    """One line on stderr: credentials removed, made printable (stderr gone: silently dropped)."""
+    from kubectl_safety.printable import for_terminal
+
+    try:
+        click.echo(for_terminal(line), err=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _stdout_failed(e) -> int:
+    """stdout closed (EPIPE: quietly) or full (one line); later flushes go nowhere."""
+    import errno
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    if isinstance(e, BrokenPipeError) or getattr(e, "errno", None) == errno.EPIPE:
+        return ExitCode.OK
+    _say(f"error: cannot write the output: {e.strerror or e}")
+    return ExitCode.ERROR
+
+
 def main(argv=None):
     """Run the CLI; every error is one line on stderr with a documented exit code."""
+    import signal
+
     debug = os.environ.get("KUBECTL_SAFETY_DEBUG") not in (None, "", "0")
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:  # not the main thread (tests)
+        previous = None
     try:
         code = cli.main(args=argv, prog_name="kubectl safety", standalone_mode=False,
                         complete_var="_KUBECTL_SAFETY_COMPLETE")
     except click.exceptions.Exit as e:
         code = e.exit_code
     except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
+        _say("interrupted")
         code = ExitCode.INTERRUPTED
     except click.UsageError as e:
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-        click.echo(f"error: {' '.join(e.format_message().split())}{hint}", err=True)
+        _say(f"error: {' '.join(e.format_message().split())}{hint}")
         code = ExitCode.USAGE
     except click.ClickException as e:
-        click.echo(f"error: {' '.join(e.format_message().split())}", err=True)
+        _say(f"error: {' '.join(e.format_message().split())}")
         code = ExitCode.ERROR
     except SafetyError as e:
         if debug:
             raise
-        click.echo(f"error: {e}", err=True)
+        _say(f"error: {e}")
         code = e.exit_code
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
+        _say("interrupted")
         code = ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        sys.stderr.close()
-        code = ExitCode.OK
+    except OSError as e:
+        if debug or e.errno not in _OUTPUT_ERRNOS:
+            if debug:
+                raise
+            _say(f"error: {type(e).__name__}: {e.strerror or e}")
+            code = ExitCode.ERROR
+        else:
+            code = _stdout_failed(e)
+    except RecursionError:
+        if debug:
+            raise
+        _say("error: the input is nested too deeply")
+        code = ExitCode.ERROR
     except Exception as e:  # the boundary: never a traceback unless debugging
         if debug:
             raise
-        click.echo(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
-                   "(set KUBECTL_SAFETY_DEBUG=1 for the traceback)", err=True)
+        _say(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
+             "(set KUBECTL_SAFETY_DEBUG=1 for the traceback)")
         code = ExitCode.ERROR
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as e:
+        code = _stdout_failed(e) if isinstance(e, OSError) else code
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
     sys.exit(int(code or 0))
+
+
+_OUTPUT_ERRNOS = (32, 28, 5, 27)  # EPIPE, ENOSPC, EIO, EFBIG: writing the output failed

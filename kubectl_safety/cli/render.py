@@ -27,6 +27,9 @@ def table(rows, headers) -> str:
     if not rows:
         return ""
     headers = [h.upper() for h in headers]
+    from kubectl_safety.printable import clean
+
+    rows = clean([list(r) for r in rows])
     cells = _plain_cells(rows, len(headers))
     if cells is None:
         from tabulate import tabulate
@@ -65,10 +68,14 @@ def emit(report: dict, output: str, text=None, out=None):
     elif output == "yaml":
         out.write(to_yaml(report))
     else:
-        out.write(text(report, output == "wide") if text else to_yaml(report))
+        from kubectl_safety.printable import clean, printable_lines
+
+        out.write(printable_lines(text(clean(report), output == "wide")) if text else to_yaml(report))
     out.flush()
 
 
 def warn(message: str):
-    """One warning line on stderr."""
-    click.echo(f"warning: {message}", err=True)
+    """One warning line on stderr (credentials removed, made printable)."""
+    from kubectl_safety.printable import for_terminal
+
+    click.echo(f"warning: {for_terminal(message)}", err=True)

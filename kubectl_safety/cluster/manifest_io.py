@@ -6,15 +6,22 @@ from kubectl_safety.cluster.dump import parse_documents, read_text
 from kubectl_safety.errors import InputError, SafetyError, UsageError
 
 DEFAULT_VERSION = "1.34.0"  # offline default when --kubernetes-version is not given
+MAX_MANIFEST = 64 * 1024 * 1024
 
 
 def read_manifest(path: str) -> list:
     """Every object in the file or stdin (``-``), ``List``/``items`` flattened, in order."""
     objects = []
-    for doc in parse_documents(read_text(path), path):
+    for doc in parse_documents(read_text(path, MAX_MANIFEST), path):
         if not isinstance(doc, dict):
             raise InputError(f"{path}: expected Kubernetes objects, found {type(doc).__name__}")
-        objects.extend(doc.get("items") or [] if doc.get("kind", "").endswith("List") else [doc])
+        kind = doc.get("kind")
+        if not isinstance(kind, str):
+            raise InputError(f"{path}: 'kind' must be a string")
+        items = doc.get("items") or [] if kind.endswith("List") else [doc]
+        if not isinstance(items, list):
+            raise InputError(f"{path}: 'items' of a {kind} must be a list")
+        objects.extend(items)
     if not objects:
         raise InputError(f"{path}: no Kubernetes objects found")
     return objects
