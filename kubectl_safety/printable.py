@@ -24,13 +24,16 @@ _PATTERNS = [
 ]
 
 
+MIN_SECRET = 6  # shorter strings would redact ordinary words (the patterns still catch them in headers)
+
+
 def register_secret(value):
     """Never show ``value`` (nor its lines, nor it without surrounding white space)."""
     if not isinstance(value, str):
         return
     for candidate in (value, value.strip(), *value.splitlines()):
         candidate = candidate.strip()
-        if len(candidate) >= 4:
+        if len(candidate) >= MIN_SECRET:
             _SECRETS.add(candidate)
 
 

@@ -84,7 +84,7 @@ def _say(line: str):
 
 
 def _stdout_failed(e) -> int:
-    """stdout closed (EPIPE: quietly) or full (one line); later flushes go nowhere."""
+    """stdout closed (EPIPE: exit 1 quietly, as click does) or full (one line); later flushes go nowhere."""
     import errno
 
     try:
@@ -93,7 +93,7 @@ def _stdout_failed(e) -> int:
     except (OSError, ValueError, AttributeError):
         pass
     if isinstance(e, BrokenPipeError) or getattr(e, "errno", None) == errno.EPIPE:
-        return ExitCode.OK
+        return ExitCode.ERROR
     _say(f"error: cannot write the output: {e.strerror or e}")
     return ExitCode.ERROR
 

@@ -13,7 +13,10 @@ _BLOCK = 1 << 20
 
 def read_limited(path: str, limit: int) -> bytes:
     """The bytes of the regular file ``path``; OSError (with ``strerror``) otherwise or when larger than ``limit``."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except ValueError:  # a NUL byte in the name
+        raise OSError(0, "not a valid file name") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -26,7 +26,7 @@ from kubectl_safety.printable import register_secret
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 MAX_FILE = 16 * 1024 * 1024  # a kubeconfig, CA bundle, certificate or token file
-EXEC_TIMEOUT = 60.0  # seconds an exec credential plugin may take
+EXEC_TIMEOUT = 60.0  # seconds an exec credential plugin may take (KUBECTL_SAFETY_EXEC_TIMEOUT)
 MAX_EXEC_OUTPUT = 1024 * 1024
 
 # client-go clientcmd/api/v1 field types (YAML is decoded as JSON into these Go structs).
@@ -95,12 +95,11 @@ def in_cluster():
     if not token:
         raise ClusterError(f"in-cluster config: {SERVICE_ACCOUNT_DIR}/token is empty")
     register_secret(token)
-    ca = os.path.join(SERVICE_ACCOUNT_DIR, "ca.crt")
-    _read(ca, "in-cluster CA")
+    ca = _read(os.path.join(SERVICE_ACCOUNT_DIR, "ca.crt"), "in-cluster CA")
     ns_file = os.path.join(SERVICE_ACCOUNT_DIR, "namespace")
     namespace = _read(ns_file, "in-cluster namespace").strip() if os.path.exists(ns_file) else None
     server = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
-    return Endpoint(host=server, namespace=namespace or None, ca_file=ca, authorization=f"Bearer {token}")
+    return Endpoint(host=server, namespace=namespace or None, ca_data=ca, authorization=f"Bearer {token}")
 
 
 def _read(path, what) -> str:
@@ -219,11 +218,13 @@ def _endpoint(merged, context):
     ep = Endpoint(host=host, namespace=ctx.get("namespace") or None,
                   verify=not cluster.get("insecure-skip-tls-verify", False),
                   tls_server_name=cluster.get("tls-server-name") or None)
-    if host.startswith("https"):
+    if host.startswith("https"):  # files are read here (regular files, bounded), never handed to ssl by name
         ep.ca_data = _data(cluster, "certificate-authority-data")
+        ca_file = None if ep.ca_data else _file(cluster, "certificate-authority", cluster_base)
+        if ca_file:
+            ep.ca_data = _read(ca_file, "certificate-authority")
         if ep.ca_data and "-----BEGIN CERTIFICATE-----" not in ep.ca_data:
-            raise ClusterError(f"invalid kubeconfig {cluster_path}: certificate-authority-data is not a PEM certificate")
-        ep.ca_file = None if ep.ca_data else _file(cluster, "certificate-authority", cluster_base)
+            raise ClusterError(f"invalid kubeconfig {cluster_path}: the certificate authority is not a PEM certificate")
         ep.cert_file = _file_or_data(user, "client-certificate", user_base)
         ep.key_file = _file_or_data(user, "client-key", user_base)
     token = user.get("token")
@@ -236,7 +237,7 @@ def _endpoint(merged, context):
         from kubectl_safety.cluster.exec_plugin import run
 
         def refresh():
-            credential = run(user["exec"], user_base, EXEC_TIMEOUT, MAX_EXEC_OUTPUT)
+            credential = run(user["exec"], user_base, exec_timeout(), MAX_EXEC_OUTPUT)
             if credential.get("clientCertificateData") and host.startswith("https"):
                 ep.cert_file = in_memory_file(credential["clientCertificateData"].encode())
                 ep.key_file = in_memory_file((credential.get("clientKeyData") or "").encode())
@@ -248,6 +249,15 @@ def _endpoint(merged, context):
         register_secret(basic)
         ep.authorization = f"Basic {basic}"
     return ep
+
+
+def exec_timeout() -> float:
+    text = os.environ.get("KUBECTL_SAFETY_EXEC_TIMEOUT", "")
+    try:
+        value = float(text) if text else EXEC_TIMEOUT
+    except ValueError:
+        raise ClusterError(f"KUBECTL_SAFETY_EXEC_TIMEOUT={text!r}: not a number of seconds") from None
+    return value if value > 0 and value == value else EXEC_TIMEOUT
 
 
 def _data(section, key):
@@ -271,13 +281,18 @@ def _file(section, key, base):
 
 
 def _file_or_data(section, key, base):
-    """A path for a certificate or key: inline data goes to an in-memory (else private) file."""
+    """A path for a certificate or key, inline or read from its file: an in-memory (else private) file."""
     data = section.get(key + "-data")
-    if not data:
-        return _file(section, key, base)
-    content = base64.b64decode(data, validate=True)
+    if data:
+        content = base64.b64decode(data, validate=True)
+        if key == "client-key":
+            register_secret(data)
+    else:
+        path = _file(section, key, base)
+        if not path:
+            return None
+        content = _read(path, key).encode()
     if key == "client-key":
-        register_secret(data)
         register_secret(content.decode("utf-8", "replace"))
     return in_memory_file(content)
 

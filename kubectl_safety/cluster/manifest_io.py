@@ -21,10 +21,28 @@ def read_manifest(path: str) -> list:
         items = doc.get("items") or [] if kind.endswith("List") else [doc]
         if not isinstance(items, list):
             raise InputError(f"{path}: 'items' of a {kind} must be a list")
+        for i, item in enumerate(items):
+            _check_types(item, path if item is doc else f"{path} item {i}")
         objects.extend(items)
     if not objects:
         raise InputError(f"{path}: no Kubernetes objects found")
     return objects
+
+
+def _check_types(obj, origin):
+    """The shape checks of dumps (types, ranges, timestamps with a zone), naming the field."""
+    from kubectl_safety.model.objects import WORKLOAD_KINDS
+    from kubectl_safety.model.schema import check_shape
+
+    if not isinstance(obj, dict):
+        raise InputError(f"{origin}: expected a Kubernetes object, found {type(obj).__name__}")
+    kind = obj.get("kind")
+    if not isinstance(kind, str):
+        raise InputError(f"{origin}: 'kind' must be a string")
+    try:
+        check_shape(obj, kind, kind in WORKLOAD_KINDS)
+    except InputError as e:
+        raise InputError(f"{origin}: {kind}: {e}") from None
 
 
 def _validator():

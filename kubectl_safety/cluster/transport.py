@@ -59,6 +59,8 @@ def read_bounded(read, length=None) -> bytes:
     while True:
         chunk = read(_CHUNK)
         if not chunk:
+            if length is not None and total != length:
+                raise ConnectionResetError(f"the response ended after {total} of {length} bytes")
             return b"".join(parts)
         total += len(chunk)
         if total > MAX_BODY:

@@ -211,7 +211,7 @@ CASES = [
     Case("grace-period-not-a-number", EXPLAIN + ["--snapshot", "@TMP@/d.yaml"], 1,
          r"Pod a\b.*terminationGracePeriodSeconds",
          {"d.yaml": yaml_doc(pod(terminationGracePeriodSeconds="thirty"))}),
-    Case("invalid-timestamp", EXPLAIN + ["--snapshot", "@TMP@/d.yaml"], 1, r"invalid timestamp 'yesterday'",
+    Case("invalid-timestamp", EXPLAIN + ["--snapshot", "@TMP@/d.yaml"], 1, r"Pod a: 'metadata.deletionTimestamp' must be an RFC 3339 time with a time zone, got 'yesterday'",
          {"d.yaml": yaml_doc(with_meta(pod(), deletionTimestamp="yesterday"))}),
     # -- quantities and selectors ----------------------------------------------------------------
     Case("invalid-cpu-quantity", EXPLAIN + ["--snapshot", "@TMP@/d.yaml"], 1, r"invalid quantity 'lots'",

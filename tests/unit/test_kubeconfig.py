@@ -41,15 +41,16 @@ CASES = [
     Case("token", {"a": config()}, {"host": "https://10.0.0.1:6443", "authorization": "Bearer t0k"}),
     Case("token-file-relative-to-its-kubeconfig", {"a": config({"tokenFile": "tok"}), "tok": "from-file\n"},
          {"authorization": "Bearer from-file"}),
-    Case("token-wins-over-token-file", {"a": config({"token": "inline", "tokenFile": "tok"}), "tok": "file"},
-         {"authorization": "Bearer inline"}),
+    Case("token-wins-over-token-file", {"a": config({"token": "tok-inline-3", "tokenFile": "tok"}), "tok": "file"},
+         {"authorization": "Bearer tok-inline-3"}),
     Case("basic-auth", {"a": config({"username": "ann", "password": "pw"})},
          {"authorization": "Basic " + b64("ann:pw")}),
     Case("client-certificate-files", {"a": config({"client-certificate": "c.crt", "client-key": "c.key"}),
                                       "c.crt": "CERT", "c.key": "KEY"},
-         {"cert_file": "@DIR@/c.crt", "key_file": "@DIR@/c.key", "authorization": None}),
+         {"cert_file": "@MEM@CERT", "key_file": "@MEM@KEY", "authorization": None}),
     Case("ca-file-and-namespace", {"a": config(cluster={"certificate-authority": "ca.crt"}, context={"namespace": "shop"}),
-                                   "ca.crt": "CA"}, {"ca_file": "@DIR@/ca.crt", "namespace": "shop"}),
+                                   "ca.crt": "-----BEGIN CERTIFICATE-----\nCA"},
+         {"ca_data": "-----BEGIN CERTIFICATE-----\nCA", "namespace": "shop"}),
     Case("ca-data", {"a": config(cluster={"certificate-authority-data": b64("-----BEGIN CERTIFICATE-----\nx\n")})},
          {"ca_data": "-----BEGIN CERTIFICATE-----\nx\n", "ca_file": None}),
     Case("insecure-and-tls-server-name", {"a": config(cluster={"insecure-skip-tls-verify": True,
@@ -59,11 +60,11 @@ CASES = [
                                                                 "certificate-authority": "missing.crt"})},
          {"host": "http://127.0.0.1:8080", "ca_file": None}),
     Case("context-flag", {"a": config(name="other", current="x")}, {"host": "https://10.0.0.1:6443"}, context="other"),
-    Case("merge-first-file-wins", {"a": config({"token": "first"}, current="x"), "b": config({"token": "second"}, current="y")},
-         {"authorization": "Bearer first"}, kubeconfig_env=["a", "b"]),
-    Case("merge-current-context-from-a-later-file", {"a": config({"token": "first"}, current=None),
-                                                      "b": config({"token": "second"}, current="x")},
-         {"authorization": "Bearer first"}, kubeconfig_env=["a", "b"]),
+    Case("merge-first-file-wins", {"a": config({"token": "tok-first-1"}, current="x"), "b": config({"token": "tok-second-2"}, current="y")},
+         {"authorization": "Bearer tok-first-1"}, kubeconfig_env=["a", "b"]),
+    Case("merge-current-context-from-a-later-file", {"a": config({"token": "tok-first-1"}, current=None),
+                                                      "b": config({"token": "tok-second-2"}, current="x")},
+         {"authorization": "Bearer tok-first-1"}, kubeconfig_env=["a", "b"]),
     Case("merge-skips-missing-files", {"a": config()}, {"authorization": "Bearer t0k"}, kubeconfig_env=["none", "a"]),
     Case("exec-plugin", {"a": config({"exec": {"command": "/bin/sh", "apiVersion": "client.authentication.k8s.io/v1",
                                                "args": ["-c", "echo '{\"status\": {\"token\": \"ex\"}}'"]}})},
@@ -120,8 +121,9 @@ def test_resolve(case, tmp_path, monkeypatch):
         return
     assert endpoint is not None
     for key, value in case.expect.items():
-        if isinstance(value, str):
-            value = value.replace("@DIR@", str(tmp_path))
+        if isinstance(value, str) and value.startswith("@MEM@"):  # an in-memory file with this content
+            assert open(getattr(endpoint, key)).read() == value[5:], key
+            continue
         assert getattr(endpoint, key) == value, key
 
 
