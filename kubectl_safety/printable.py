@@ -86,3 +86,26 @@ def clean(value):
 def for_terminal(message) -> str:
     """An error or warning line: credentials removed, then made printable."""
     return printable(redact(str(message)))
+
+
+_KEEP = "\r\x1b[K"  # the one sequence of ours: a progress line redrawn in place on a terminal
+
+
+class SafeStream:
+    """A text stream whose writes reach the terminal without controls (line breaks and tabs kept).
+
+    Installed on stdout and stderr by the CLI as a last line of defence: whatever a command
+    prints, no escape sequence, C1 control or bidi override that did not come from us gets out.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        if isinstance(text, str) and not text.isprintable():
+            text = _KEEP.join("\n".join("\t".join(printable(cell) for cell in line.split("\t"))
+                                        for line in part.split("\n")) for part in text.split(_KEEP))
+        return self._stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)

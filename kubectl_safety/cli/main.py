@@ -107,6 +107,27 @@ def main(argv=None):
         previous = signal.signal(signal.SIGTERM, _terminated)
     except ValueError:  # not the main thread (tests)
         previous = None
+    from kubectl_safety.printable import SafeStream
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
+    try:
+        code = _run(argv, debug)
+    except SystemExit as e:  # click exits 1 by itself when stdout is closed (EPIPE)
+        code = e.code
+    finally:
+        sys.stdout, sys.stderr = streams
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as e:
+        code = _stdout_failed(e) if isinstance(e, OSError) else code
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+    sys.exit(int(code or 0))
+
+
+def _run(argv, debug) -> int:
+    """The command's exit code; every error is one line on stderr."""
     try:
         code = cli.main(args=argv, prog_name="kubectl safety", standalone_mode=False,
                         complete_var="_KUBECTL_SAFETY_COMPLETE")
@@ -149,13 +170,7 @@ def main(argv=None):
         _say(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
              "(set KUBECTL_SAFETY_DEBUG=1 for the traceback)")
         code = ExitCode.ERROR
-    try:
-        sys.stdout.flush()
-    except (OSError, ValueError) as e:
-        code = _stdout_failed(e) if isinstance(e, OSError) else code
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
-    sys.exit(int(code or 0))
+    return code
 
 
 _OUTPUT_ERRNOS = (32, 28, 5, 27)  # EPIPE, ENOSPC, EIO, EFBIG: writing the output failed

@@ -585,3 +585,20 @@ if __name__ == "__main__":
     for name, count in CLASSES.items():
         print(f"{count:5d}  {name}")
     print(f"{len(CASES):5d}  total")
+
+
+@pytest.mark.parametrize("written, shown", [
+    ("\x1b]0;title\x07ok\n", "\\x1b]0;title\\x07ok\n"),
+    ("\r\x1b[Kdraining 3/5", "\r\x1b[Kdraining 3/5"),  # our own progress redraw stays
+    ("name\tvalue\n", "name\tvalue\n"),
+    ("a\u202eb\x9bc\n", "a\\u202eb\\x9bc\n"),
+], ids=["osc-title", "own-progress-redraw", "tabs-and-newlines", "bidi-and-c1"])
+def test_every_write_to_the_terminal_is_made_safe(written, shown):
+    """The CLI's stdout/stderr wrapper: the last line of defence behind every print site."""
+    import io
+
+    from kubectl_safety.printable import SafeStream
+
+    out = io.StringIO()
+    SafeStream(out).write(written)
+    assert out.getvalue() == shown
