@@ -35,9 +35,12 @@ def _store(ctx, param, value):
         from kubectl_safety.model.objects import parse_time
 
         try:
-            value = parse_time(value)
+            parsed = parse_time(value)
         except InputError:
+            parsed = None
+        if parsed is None or parsed.tzinfo is None:  # a time without a zone is no instant
             raise click.BadParameter(f"{value!r} is not an RFC 3339 time like 2026-01-02T15:04:05Z") from None
+        value = parsed
     ctx.meta.setdefault(_META, {})[param.name] = value
     return value
 

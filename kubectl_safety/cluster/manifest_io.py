@@ -22,7 +22,8 @@ def read_manifest(path: str) -> list:
         if not isinstance(items, list):
             raise InputError(f"{path}: 'items' of a {kind} must be a list")
         for i, item in enumerate(items):
-            _check_types(item, path if item is doc else f"{path} item {i}")
+            if not isinstance(item, dict):
+                raise InputError(f"{path} item {i}: expected a Kubernetes object, found {type(item).__name__}")
         objects.extend(items)
     if not objects:
         raise InputError(f"{path}: no Kubernetes objects found")
@@ -89,6 +90,7 @@ def validate(obj: dict, version: str, origin: str):
                          f"{_short(e.message)}") from None
     except kv.SchemaNotFoundError as e:
         raise InputError(f"{origin}: {e.message}") from None
+    _check_types(obj, origin)  # what the schema lets through: timestamps without a zone, ranges
 
 
 def _field_path(path) -> str:

@@ -13,13 +13,28 @@ _RFC3339 = __import__("re").compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01]
                                     r"(\.\d{1,9})?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)")
 
 SELECTOR = {"matchLabels": STR_MAP, "matchExpressions": [{"key": STR, "operator": STR, "values": [STR]}]}
-CONTAINER = {"name": STR, "resources": {"requests": MAP, "limits": MAP}, "lifecycle": {"preStop": MAP},
-             "ports": [MAP], "livenessProbe": MAP, "startupProbe": MAP, "readinessProbe": MAP,
-             "restartPolicy": STR}
+REQUIREMENT = {"key": STR, "operator": STR, "values": [STR]}
+NODE_TERM = {"matchExpressions": [REQUIREMENT], "matchFields": [REQUIREMENT]}
+POD_TERM = {"labelSelector": SELECTOR, "namespaceSelector": SELECTOR, "namespaces": [STR], "topologyKey": STR,
+            "matchLabelKeys": [STR], "mismatchLabelKeys": [STR]}
+POD_AFFINITY = {"requiredDuringSchedulingIgnoredDuringExecution": [POD_TERM],
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": INT32, "podAffinityTerm": POD_TERM}]}
+AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [NODE_TERM]},
+                             "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": INT32,
+                                                                                  "preference": NODE_TERM}]},
+            "podAffinity": POD_AFFINITY, "podAntiAffinity": POD_AFFINITY}
+PROBE = {"periodSeconds": INT32, "failureThreshold": INT32, "initialDelaySeconds": INT32, "timeoutSeconds": INT32,
+         "successThreshold": INT32, "terminationGracePeriodSeconds": INT}
+CONTAINER = {"name": STR, "resources": {"requests": MAP, "limits": MAP},
+             "lifecycle": {"preStop": {"exec": {"command": [STR]}, "sleep": {"seconds": INT}, "httpGet": MAP}},
+             "ports": [{"containerPort": INT32, "hostPort": INT32, "protocol": STR, "hostIP": STR, "name": STR}],
+             "livenessProbe": PROBE, "startupProbe": PROBE, "readinessProbe": PROBE, "restartPolicy": STR}
+VOLUME = {"name": STR, "emptyDir": MAP, "hostPath": MAP, "persistentVolumeClaim": {"claimName": STR},
+          "ephemeral": MAP}
 CONDITION = {"type": STR, "status": STR, "reason": STR, "message": STR, "lastTransitionTime": TIME,
              "lastHeartbeatTime": TIME, "lastProbeTime": TIME}
 META = {"labels": STR_MAP, "annotations": STR_MAP, "ownerReferences": [{"kind": STR, "name": STR, "uid": STR,
-                                                                         "controller": BOOL}],
+                                                                         "controller": BOOL, "apiVersion": STR}],
         "finalizers": [STR], "deletionGracePeriodSeconds": NNINT, "namespace": STR, "uid": STR,
         "creationTimestamp": TIME, "deletionTimestamp": TIME, "generation": NNINT}
 SPREAD = {"maxSkew": POSINT, "topologyKey": STR, "whenUnsatisfiable": frozenset(("DoNotSchedule", "ScheduleAnyway")),
@@ -27,16 +42,16 @@ SPREAD = {"maxSkew": POSINT, "topologyKey": STR, "whenUnsatisfiable": frozenset(
           "nodeAffinityPolicy": frozenset(("Honor", "Ignore")), "nodeTaintsPolicy": frozenset(("Honor", "Ignore"))}
 SCHEMAS = {
     "Pod": {"metadata": META,
-            "spec": {"containers": [CONTAINER], "initContainers": [CONTAINER], "volumes": [MAP],
+            "spec": {"containers": [CONTAINER], "initContainers": [CONTAINER], "volumes": [VOLUME],
                      "tolerations": [{"key": STR, "operator": frozenset(("Exists", "Equal", "")), "value": STR,
                                       "effect": TAINT_EFFECT | {""}, "tolerationSeconds": INT}],
-                     "nodeSelector": STR_MAP, "affinity": MAP,
+                     "nodeSelector": STR_MAP, "affinity": AFFINITY,
                      "topologySpreadConstraints": [SPREAD], "priority": INT32, "priorityClassName": STR,
                      "preemptionPolicy": frozenset(("PreemptLowerPriority", "Never")),
                      "terminationGracePeriodSeconds": NNINT, "nodeName": STR,
                      "overhead": MAP, "resources": {"requests": MAP, "limits": MAP}},
             "status": {"phase": STR, "conditions": [CONDITION], "qosClass": STR, "nominatedNodeName": STR,
-                       "startTime": TIME}},
+                       "startTime": TIME, "containerStatuses": [MAP], "initContainerStatuses": [MAP]}},
     "Node": {"metadata": META,
              "spec": {"taints": [{"key": STR, "value": STR, "effect": TAINT_EFFECT, "timeAdded": TIME}],
                       "unschedulable": BOOL},
@@ -60,6 +75,12 @@ def _rules(obj, kind) -> str:
         spec = obj.get("spec") or {}
         if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
             return "'spec': minAvailable and maxUnavailable cannot both be set"
+    if kind == "Pod":
+        spec = obj.get("spec") or {}
+        for field in ("containers", "initContainers"):
+            for i, container in enumerate(spec.get(field) or ()):
+                if not container.get("name"):
+                    return f"'spec.{field}[{i}].name' is required"
     if kind == "PriorityClass":
         name = (obj.get("metadata") or {}).get("name") or ""
         value = obj.get("value")
@@ -120,6 +141,8 @@ def check(value, schema, path: str):
         if not isinstance(value, list):
             raise InputError(f"'{path}' must be a list")
         for i, item in enumerate(value):
+            if item is None and isinstance(schema[0], dict):
+                raise InputError(f"'{path}[{i}]' must be a map, got None")
             check(item, schema[0], f"{path}[{i}]")
     elif not _type_ok(value, schema):
         shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
@@ -149,9 +172,15 @@ def _compile(schema):
         return ok
     if isinstance(schema, list):
         item = _compile(schema[0])
+        if isinstance(schema[0], dict):  # a null object in a list is no object
+            return lambda value: value is None or (isinstance(value, list) and all(v is not None and item(v)
+                                                                                   for v in value))
         return lambda value: value is None or (isinstance(value, list) and all(item(v) for v in value))
     if isinstance(schema, type):
         return lambda value: value is None or isinstance(value, schema)
+    if schema == TIME:  # the most frequent checked value: the regex alone on the common path
+        match = _RFC3339.fullmatch
+        return lambda value: value is None or (type(value) is str and match(value) is not None) or _type_ok(value, TIME)
     return lambda value: value is None or _type_ok(value, schema)
 
 

@@ -40,7 +40,7 @@ class Case:
     id: str
     cls: str
     args: list
-    code: int
+    code: object  # the exit code, or a tuple of the acceptable ones
     files: dict = field(default_factory=dict)  # name -> text | bytes | special ("fifo")
     expect: str = None  # regex searched in stderr
     env: dict = field(default_factory=dict)
@@ -249,6 +249,59 @@ def typed_cases():
 
 
 add(*typed_cases())
+
+
+def sweep_cluster():
+    """A small cluster whose every field the sweep replaces, one at a time."""
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+          "metadata": {"name": "rs", "namespace": "default", "uid": "uid-default-rs", "ownerReferences": [
+              {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "u2", "controller": True}]},
+          "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "a"}},
+                   "template": {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "c"}]}}}}
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default", "uid": "u2"},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "a"}}, "template": {
+               "metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "c"}], "topologySpreadConstraints": [
+                   {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "a"}}}]}}}}
+    pod = make_pod("a", cpu="100m", labels={"app": "a"}, priority_class="high", owner=("ReplicaSet", "rs"),
+                   affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                       {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1", "z2"]}]}]}}},
+                   tolerations=[{"key": "k", "operator": "Exists"}])
+    pod["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    pod["spec"]["containers"][0]["lifecycle"] = {"preStop": {"sleep": {"seconds": 5}}}
+    return [pod, make_pod("b", node="n2", cpu="100m", labels={"app": "a"}, owner=("ReplicaSet", "rs")),
+            make_node("n1", zone="z1", taints=[{"key": "k", "effect": "NoSchedule"}]), make_node("n2", zone="z2"),
+            make_pdb("b", selector={"app": "a"}, min_available=1, healthy=2, desired=1, expected=2), rs, dep,
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000}]
+
+
+def all_paths(value, prefix=()):
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, sub in items:
+        yield prefix + (key,)
+        yield from all_paths(sub, prefix + (key,))
+
+
+def sweep_cases():
+    """Every field of every object replaced by a value of the wrong type (or null): any outcome but a crash."""
+    for index, obj in enumerate(sweep_cluster()):
+        for path in all_paths(obj):
+            if path in (("kind",), ("apiVersion",), ("metadata",), ("metadata", "name")):
+                continue
+            for i, value in enumerate(["x", None, [None], -1]):
+                objects = sweep_cluster()
+                target = objects[index]
+                for key in path[:-1]:
+                    target = target[key]
+                target[path[-1]] = value
+                shown = ".".join(map(str, path))
+                yield Case(f"sweep-{obj['kind']}-{obj['metadata']['name']}-{shown}-{i}", "wrongly typed fields anywhere",
+                           ["@SWEEP@", "--snapshot", "@TMP@/d.json", "--now", DEMO_NOW], (0, 1, 3), {"d.json": dump(*objects)})
+
+
+add(*sweep_cases())
+SWEEP_COMMANDS = [["explain", "pod", "a"], ["drain", "n1", "--dry-run", "--force", "--ignore-daemonsets"],
+                  ["preemption", "a"]]
 INVALID = [  # objects the API server would reject
     ("pdb-min-available-negative", make_pdb("b", selector={"app": "a"}, min_available=-1), "minAvailable"),
     ("pdb-max-unavailable-negative", make_pdb("b", selector={"app": "a"}, max_unavailable=-3), "maxUnavailable"),
@@ -467,6 +520,24 @@ add(Case("signal-sigterm-during-slow-request", "signals and output", ["explain",
                                                                 "--snapshot", DEMO, "--now", DEMO_NOW], 1,
          subprocess=True, stdout="closed"))
 
+# -- 8. flags that end up in headers, paths and messages -----------------------------------------------------
+FLAGS = {
+    "as-header-injection": (["--as", "bob\r\nAuthorization: Bearer x"], "line breaks"),
+    "as-group-header-injection": (["--as", "bob", "--as-group", "g\nX-Evil: 1"], "line breaks"),
+    "namespace-path-traversal": (["-n", "../../api/v1/secrets"], "not found|Error from server|unable to connect"),
+    "namespace-with-escape": (["-n", "ns\x1b]0;t\x07"], "Forbidden"),
+    "context-with-escape": (["--context", "c\x1b[31m"], "context"),
+    "context-with-newline": (["--context", "c\nerror: forged"], "context"),
+    "now-without-zone": (["--now", "2026-11-22T09:00:00"], "RFC 3339"),
+    "now-huge-year": (["--now", "99999-01-01T00:00:00Z"], "RFC 3339"),
+    "request-timeout-nan": (["--request-timeout", "nan"], "request-timeout"),
+    "request-timeout-huge": (["--request-timeout", "1e400s"], "request-timeout"),
+}
+for fid, (flags, expect) in FLAGS.items():
+    code = 2 if fid.startswith(("request-timeout", "now-")) else 1
+    add(Case(f"flags-{fid}", "flags into headers and paths", ["explain", "pod", "a"] + flags + KC, code,
+             {"kc.yaml": kubeconfig("@SRV@/m/forbidden")}, expect=expect))
+
 CLASSES = {}
 for _case in CASES:
     CLASSES[_case.cls] = CLASSES.get(_case.cls, 0) + 1
@@ -541,7 +612,8 @@ def run_subprocess(case, args, env):
 
 def check_output(case, code, out, err, elapsed, tmp_path):
     text = out + err
-    assert code == case.code, f"exit {code}, expected {case.code}\nstderr: {err[-1500:]}"
+    assert code in (case.code if isinstance(case.code, tuple) else (case.code,)), \
+        f"exit {code}, expected {case.code}\nstderr: {err[-1500:]}"
     assert "Traceback" not in text and "internal error" not in text, err[-3000:]
     bad = FORBIDDEN_OUTPUT.search(text)
     assert bad is None, f"raw control character {bad.group()!r} in output: {text[max(0, bad.start() - 80):bad.end() + 80]!r}"
@@ -550,7 +622,8 @@ def check_output(case, code, out, err, elapsed, tmp_path):
     lines = [line for line in err.splitlines() if line and not line.startswith("warning: ")]
     if code != 0 and case.stdout != "closed":  # (a closed stdout ends quietly)
         assert len(lines) <= 1 + (code == 130), f"more than one line on stderr: {err!r}"
-        assert lines and (lines[-1].startswith("error: ") or lines[-1] == "interrupted"), err
+        if code != 3:  # (3: unsafe or refused, said by the report itself)
+            assert lines and (lines[-1].startswith("error: ") or lines[-1] == "interrupted"), err
     if case.expect:
         assert re.search(case.expect, err), f"{case.expect!r} not in {err!r}"
     assert elapsed <= case.max_seconds, f"took {elapsed:.1f}s"
@@ -562,6 +635,11 @@ def check_output(case, code, out, err, elapsed, tmp_path):
 def test_hostile(case, tmp_path, hostile_server):  # noqa: F811
     args, env = prepare(case, tmp_path, hostile_server)
     start = time.monotonic()
+    if args[0] == "@SWEEP@":  # one input, every command that reads it
+        for command in SWEEP_COMMANDS:
+            code, out, err = run_cli(command + args[1:])
+            check_output(case, code, out, err, time.monotonic() - start, tmp_path)
+        return
     if case.subprocess or env or case.stdin:
         code, out, err = run_subprocess(case, args, env)
     else:
