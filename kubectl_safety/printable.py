@@ -88,6 +88,7 @@ def for_terminal(message) -> str:
     return printable(redact(str(message)))
 
 
+_ASCII_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # (JSON and tables of ASCII text pass at C speed)
 _KEEP = "\r\x1b[K"  # the one sequence of ours: a progress line redrawn in place on a terminal
 
 
@@ -102,7 +103,7 @@ class SafeStream:
         self._stream = stream
 
     def write(self, text):
-        if isinstance(text, str) and not text.isprintable():
+        if isinstance(text, str) and not text.isprintable() and not (text.isascii() and not _ASCII_CONTROL.search(text)):
             text = _KEEP.join("\n".join("\t".join(printable(cell) for cell in line.split("\t"))
                                         for line in part.split("\n")) for part in text.split(_KEEP))
         return self._stream.write(text)

@@ -29,6 +29,8 @@ from tests.builders import container, make_class, make_node, make_pdb, make_pod,
 FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None, report_multiple_bugs=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 NOW = "2026-11-22T09:00:00Z"
+# what a terminal acts on: C0 and C1 controls, DEL, bidi overrides and isolates, line separators
+CONTROL = set(map(chr, range(0x20))) | set(map(chr, range(0x7f, 0xa0))) | set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029")
 
 # -- values -----------------------------------------------------------------------------------
 QUANTITY_LIKE = st.sampled_from(["100m", "1", "0", "-1", "1.5Gi", "1e3", "1E-3", "2Ki", ".5", "1.", "+3",
@@ -166,6 +168,7 @@ def test_explain_commands_on_mutated_objects(cluster, output):
             continue
         assert code == 0 and out, (args, code, err)
         assert "internal error" not in err
+        assert not CONTROL & set(out + err) - {"\n", "\t"}, "a control character reached the terminal"
 
 
 KINDS = st.sampled_from(["Pod", "Node", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", "Deployment",
@@ -219,6 +222,7 @@ def test_explain_commands_on_arbitrary_documents(docs, output):
         except SafetyError:
             continue
         assert code == 0 and out, (args, code, err)
+        assert not CONTROL & set(out + err) - {"\n", "\t"}, "a control character reached the terminal"
 
 
 YAMLISH = st.text(alphabet="{}[]:,-?'\"\n\t #&*!|>%@`\\ abcn01.eE~\x00\ufeff\u2028é", max_size=300)
@@ -252,7 +256,6 @@ from kubectl_safety.errors import ClusterError  # noqa: E402
 from kubectl_safety.printable import for_terminal, printable, redact, register_secret  # noqa: E402
 
 FUZZ_TOKEN = "fuzz-token-9f8e7d6c5b4a"
-CONTROL = set(map(chr, range(0x20))) | set(map(chr, range(0x7f, 0xa0))) | set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029")
 
 
 def kubeconfig_values(schema_value):
