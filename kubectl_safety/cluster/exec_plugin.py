@@ -16,7 +16,7 @@ from kubectl_safety.printable import register_secret
 API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 
 
-def run(spec: dict, base: str, timeout: float, limit: int) -> dict:
+def run(spec: dict, base: str, timeout: float, limit: int, cluster=None) -> dict:
     """The plugin's ``status`` (token, clientCertificateData, clientKeyData); ClusterError on failure."""
     command, api_version = spec.get("command"), spec.get("apiVersion")
     if not command:
@@ -27,8 +27,8 @@ def run(spec: dict, base: str, timeout: float, limit: int) -> dict:
         command = os.path.join(base, command)  # client-go: relative to the kubeconfig
     env = dict(os.environ)
     env.update({e["name"]: e.get("value") or "" for e in spec.get("env") or []})
-    env["KUBERNETES_EXEC_INFO"] = json.dumps({"apiVersion": api_version, "kind": "ExecCredential",
-                                              "spec": {"interactive": False}})
+    exec_spec = {"interactive": False, **({"cluster": cluster} if cluster else {})}
+    env["KUBERNETES_EXEC_INFO"] = json.dumps({"apiVersion": api_version, "kind": "ExecCredential", "spec": exec_spec})
     name = command
     try:
         proc = subprocess.Popen([command, *(spec.get("args") or [])], stdin=subprocess.DEVNULL,

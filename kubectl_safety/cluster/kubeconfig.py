@@ -58,6 +58,9 @@ class Endpoint:
     key_file: str = None
     tls_server_name: str = None
     authorization: str = field(default=None, repr=False)  # the Authorization header value
+    impersonate: str = None  # the user's ``as``, ``as-groups``, ``as-uid`` (flags override them)
+    impersonate_groups: tuple = ()
+    impersonate_uid: str = None
     refresh: object = field(default=None, repr=False)  # () -> a new Authorization value (exec plugins)
 
 
@@ -217,7 +220,9 @@ def _endpoint(merged, context):
         host = "https://" + host  # client-go's default scheme
     ep = Endpoint(host=host, namespace=ctx.get("namespace") or None,
                   verify=not cluster.get("insecure-skip-tls-verify", False),
-                  tls_server_name=cluster.get("tls-server-name") or None)
+                  tls_server_name=cluster.get("tls-server-name") or None,
+                  impersonate=user.get("as") or None, impersonate_groups=tuple(user.get("as-groups") or ()),
+                  impersonate_uid=user.get("as-uid") or None)
     if host.startswith("https"):  # files are read here (regular files, bounded), never handed to ssl by name
         ep.ca_data = _data(cluster, "certificate-authority-data")
         ca_file = None if ep.ca_data else _file(cluster, "certificate-authority", cluster_base)
@@ -237,7 +242,8 @@ def _endpoint(merged, context):
         from kubectl_safety.cluster.exec_plugin import run
 
         def refresh():
-            credential = run(user["exec"], user_base, exec_timeout(), MAX_EXEC_OUTPUT)
+            info = _cluster_info(cluster, host) if user["exec"].get("provideClusterInfo") else None
+            credential = run(user["exec"], user_base, exec_timeout(), MAX_EXEC_OUTPUT, info)
             if credential.get("clientCertificateData") and host.startswith("https"):
                 ep.cert_file = in_memory_file(credential["clientCertificateData"].encode())
                 ep.key_file = in_memory_file((credential.get("clientKeyData") or "").encode())
@@ -249,6 +255,17 @@ def _endpoint(merged, context):
         register_secret(basic)
         ep.authorization = f"Basic {basic}"
     return ep
+
+
+def _cluster_info(cluster, host) -> dict:
+    """The ``spec.cluster`` an exec plugin asked for (``provideClusterInfo``), as client-go fills it."""
+    info = {"server": host, "tls-server-name": cluster.get("tls-server-name"),
+            "insecure-skip-tls-verify": bool(cluster.get("insecure-skip-tls-verify")),
+            "certificate-authority-data": cluster.get("certificate-authority-data"), "proxy-url": cluster.get("proxy-url")}
+    for extension in cluster.get("extensions") or []:
+        if isinstance(extension, dict) and extension.get("name") == "client.authentication.k8s.io/exec":
+            info["config"] = extension.get("extension")
+    return {k: v for k, v in info.items() if v not in (None, "")}
 
 
 def exec_timeout() -> float:

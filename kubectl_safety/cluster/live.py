@@ -51,6 +51,7 @@ class Connection:
     as_groups: tuple = ()
     insecure_skip_tls_verify: bool = False
     user_agent_suffix: str = ""
+    as_uid: str = None
     _transport: object = field(default=None, repr=False)
     _namespace: str = field(default=None, repr=False)
     requests_made: list = field(default_factory=list, repr=False)
@@ -87,6 +88,10 @@ class Connection:
             return None
         if self.insecure_skip_tls_verify:
             endpoint.verify = False
+        # the kubeconfig's as / as-uid / as-groups, each unless its flag is given (client-go merges them so)
+        self.as_user = self.as_user or endpoint.impersonate
+        self.as_uid = self.as_uid or endpoint.impersonate_uid
+        self.as_groups = tuple(self.as_groups) or endpoint.impersonate_groups
         self._namespace = endpoint.namespace
         try:
             return HttpTransport(endpoint)
@@ -170,6 +175,8 @@ class Connection:
             payload_bytes = json.dumps(body).encode()
         if self.as_user:
             headers.append(("Impersonate-User", self.as_user))
+            if self.as_uid:
+                headers.append(("Impersonate-Uid", self.as_uid))
         headers += [("Impersonate-Group", group) for group in self.as_groups]
         url = transport.host + path + ("?" + urlencode(query) if query else "")
         timeout = parse_timeout(self.request_timeout) or None

@@ -59,6 +59,9 @@ CASES = [
     Case("plain-http-ignores-tls-fields", {"a": config(cluster={"server": "http://127.0.0.1:8080",
                                                                 "certificate-authority": "missing.crt"})},
          {"host": "http://127.0.0.1:8080", "ca_file": None}),
+    Case("impersonation-from-the-user", {"a": config({"token": "t0k", "as": "bob", "as-groups": ["g1", "g2"],
+                                                      "as-uid": "u-1"})},
+         {"impersonate": "bob", "impersonate_groups": ("g1", "g2"), "impersonate_uid": "u-1"}),
     Case("context-flag", {"a": config(name="other", current="x")}, {"host": "https://10.0.0.1:6443"}, context="other"),
     Case("merge-first-file-wins", {"a": config({"token": "tok-first-1"}, current="x"), "b": config({"token": "tok-second-2"}, current="y")},
          {"authorization": "Bearer tok-first-1"}, kubeconfig_env=["a", "b"]),
@@ -69,6 +72,11 @@ CASES = [
     Case("exec-plugin", {"a": config({"exec": {"command": "/bin/sh", "apiVersion": "client.authentication.k8s.io/v1",
                                                "args": ["-c", "echo '{\"status\": {\"token\": \"ex\"}}'"]}})},
          {"authorization": "Bearer ex"}),
+    Case("exec-plugin-gets-cluster-info", {"a": config({"exec": {
+        "command": "/bin/sh", "apiVersion": "client.authentication.k8s.io/v1", "provideClusterInfo": True,
+        "args": ["-c", "printf '{\"status\": {\"token\": \"%s\"}}' \"$(echo $KUBERNETES_EXEC_INFO | "
+                 "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"spec\"][\"cluster\"][\"server\"])')\""]}})},
+         {"authorization": "Bearer https://10.0.0.1:6443"}),
     # left to the kubernetes client: auth-provider plugins and proxies
     Case("auth-provider", {"a": config({"auth-provider": {"name": "oidc"}})}),
     Case("proxy-url", {"a": config(cluster={"proxy-url": "http://proxy:3128"})}),

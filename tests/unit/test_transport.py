@@ -172,3 +172,15 @@ def test_exec_plugin_runs_without_the_kubernetes_client(server, tmp_path):
     conn = Connection(kubeconfig=path)
     assert isinstance(conn.transport(), HttpTransport)
     assert ["authorization", "Bearer from-exec"] in echo(conn)["headers"]
+
+
+@pytest.mark.parametrize("flags, user, group", [
+    ({}, "bob", ["g1"]),  # the kubeconfig's as / as-groups, as kubectl sends them
+    ({"as_user": "carol"}, "carol", ["g1"]),  # each flag wins over its own field only
+    ({"as_user": "carol", "as_groups": ("g2",)}, "carol", ["g2"]),
+], ids=["from-kubeconfig", "user-flag-wins", "both-flags-win"])
+def test_kubeconfig_impersonation_is_sent(server, tmp_path, flags, user, group):
+    path = write_kubeconfig(tmp_path, server, user_extra={"as": "bob", "as-groups": ["g1"]})
+    headers = echo(Connection(kubeconfig=path, **flags))["headers"]
+    assert [v for k, v in headers if k == "impersonate-user"] == [user]
+    assert [v for k, v in headers if k == "impersonate-group"] == group
