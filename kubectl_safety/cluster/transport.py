@@ -246,30 +246,38 @@ class ClientTransport:
                 if s.get("in") == "header" and s.get("value")}
 
     def request(self, method, url, headers, body, timeout):
+        """In a helper thread, so the deadline also bounds what urllib3 cannot (headers dripping in)."""
+        deadline = timeout or DEFAULT_DEADLINE
+        box = []
+
+        def run():
+            try:
+                box.append((True, self._request(method, url, headers, body, timeout)))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                box.append((False, e))
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        worker.join(deadline)
+        if not box:  # still waiting: abandoned (a daemon thread; its socket goes with the process)
+            raise DeadlineExceeded(f"timed out after {deadline:g}s")
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    def _request(self, method, url, headers, body, timeout):
         from urllib3 import HTTPHeaderDict, Timeout
 
         header_dict = HTTPHeaderDict()
         for name, value in headers:
             header_dict.add(name, value)
-        deadline = timeout or DEFAULT_DEADLINE
-        holder = {}
-        watchdog = _Watchdog(deadline, lambda: holder["response"].shutdown() if "response" in holder else None)
+        response = self._pool.request(method, url, headers=header_dict, body=body, retries=False,
+                                      timeout=Timeout(connect=timeout or IDLE_TIMEOUT, read=timeout or IDLE_TIMEOUT),
+                                      preload_content=False)
         try:
-            response = self._pool.request(method, url, headers=header_dict, body=body, retries=False,
-                                          timeout=Timeout(connect=timeout or IDLE_TIMEOUT, read=timeout or IDLE_TIMEOUT),
-                                          preload_content=False)
-            holder["response"] = response
-            try:
-                length = response.headers.get("Content-Length")
-                data = read_bounded(response.read, int(length) if length and length.isdigit() else None)
-            finally:
-                response.release_conn()
-        except BaseException:
-            if watchdog.fired:
-                raise DeadlineExceeded(f"timed out after {deadline:g}s") from None
-            raise
+            length = response.headers.get("Content-Length")
+            data = read_bounded(response.read, int(length) if length and length.isdigit() else None)
         finally:
-            watchdog.cancel()
-        if watchdog.fired:
-            raise DeadlineExceeded(f"timed out after {deadline:g}s")
+            response.release_conn()
         return response.status, data

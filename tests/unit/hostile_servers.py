@@ -42,7 +42,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):  # noqa: C901 - one branch per behaviour, each short
         match = re.match(r"/m/([^/]+)(/.*)?", self.path)
-        mode, rest = (match.group(1), match.group(2) or "/") if match else ("ok", self.path)
+        mode, rest = (match.group(1), match.group(2) or "/") if match else ("drip", self.path)  # (as a proxy: drip)
         self.mode = mode
         try:
             answer = self.raw_answer if mode in RAW_ANSWERS else getattr(self, "mode_" + mode.replace("-", "_"))

@@ -487,6 +487,10 @@ for sid, (mode, expect) in SERVER_MODES.items():
     for cmd in (["explain", "priorities"], ["drain", "n1", "--dry-run", "--no-capacity"]):
         add(Case(f"server-{sid}-{cmd[0]}", "misbehaving servers", cmd + ["--request-timeout", "2s"] + KC, 1,
                  {"kc.yaml": kubeconfig(f"@SRV@/m/{mode}")}, expect=expect, subprocess=True, max_seconds=8))
+for cmd in (["explain", "priorities"], ["drain", "n1", "--dry-run", "--no-capacity"]):  # the kubernetes client's path
+    add(Case(f"server-proxy-drips-headers-{cmd[0]}", "misbehaving servers", cmd + ["--request-timeout", "2s"] + KC, 1,
+             {"kc.yaml": kubeconfig("http://127.0.0.1:1", cluster={"proxy-url": "@SRV@"})},
+             expect="did not answer within", subprocess=True, max_seconds=8))
 add(Case("server-exec-plugin-never-returns", "misbehaving servers", ["explain", "pod", "a"] + KC, 1,
          {"kc.yaml": kubeconfig("@REFUSED@", user=exec_user("sleep 30"))},
          env={"KUBECTL_SAFETY_EXEC_TIMEOUT": "1"}, expect="no answer within", subprocess=True, max_seconds=8),
