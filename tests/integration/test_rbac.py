@@ -130,3 +130,16 @@ def test_every_command_works_with_exactly_its_role(cluster, audit, namespace, ac
     print("\nRBAC matrix (command x role):")
     for name, _, _, _ in commands(nodes, pods, preemptor):
         print(f"  {name:32s} " + "  ".join(f"{r}={matrix[(name, r)]}" for r in ROLES))
+
+
+def test_deploy_manifests_are_accepted_by_the_api_server(cluster):
+    """Every manifest under deploy/ (roles, binding, Job, CronJob) passes the server's validation."""
+    cluster.kubectl("create", "namespace", "kubectl-safety", check=False)  # (a dry run creates nothing)
+    try:
+        out = cluster.kubectl("apply", "--dry-run=server", "-f", str(RBAC.parent), check=False)
+    finally:
+        cluster.kubectl("delete", "namespace", "kubectl-safety", "--wait=false", check=False)
+    assert out.returncode == 0, out.stderr
+    for kind in ("clusterrole.rbac.authorization.k8s.io/kubectl-safety-read", "job.batch/kubectl-safety-preflight",
+                 "cronjob.batch/kubectl-safety-nightly", "serviceaccount/kubectl-safety"):
+        assert kind in out.stdout, out.stdout
