@@ -30,7 +30,7 @@ def _pre_stop_kind(container):
     if not hook:
         return None
     for kind in ("exec", "httpGet", "tcpSocket", "sleep"):
-        if kind in hook:
+        if hook.get(kind) is not None:  # (null is no handler, as in the API)
             if kind == "sleep":
                 return f"sleep {hook['sleep'].get('seconds')}s"
             return kind

@@ -147,7 +147,9 @@ def complete_contexts(ctx, param, incomplete):
 
 
 def _items(names, incomplete, exclude=()):
-    return [CompletionItem(n) for n in dict.fromkeys(names) if n.startswith(incomplete) and n not in exclude]
+    # a name a terminal could act on (escapes, line breaks, bidi overrides) is never offered
+    return [CompletionItem(n) for n in dict.fromkeys(names)
+            if isinstance(n, str) and n.isprintable() and n.startswith(incomplete) and n not in exclude]
 
 
 def _given(ctx, param):
@@ -309,7 +311,9 @@ def main(argv=None):
         if alarm:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, previous)
-    sys.stdout.write(out + "\n")
+    from kubectl_safety.printable import printable
+
+    sys.stdout.write("\n".join("\t".join(map(printable, line.split("\t"))) for line in out.split("\n")) + "\n")
     sys.stdout.flush()
     return 0
 

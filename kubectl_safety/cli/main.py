@@ -103,9 +103,68 @@ def help_command(ctx, words):
     click.echo(sub.get_help())
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM ends like Ctrl-C: exit 130, temporary files removed
+
+
+def _say(line: str):
+    """One line on stderr after ending a live status line: credentials removed, made printable
+    (stderr gone: silently dropped)."""
+    from kubectl_safety.cli.progress import end_live_line
+    from kubectl_safety.printable import for_terminal
+
+    try:
+        end_live_line()
+        click.echo(for_terminal(line), err=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _stdout_failed(e) -> int:
+    """stdout closed (EPIPE: exit 1 quietly, as click does) or full (one line); later flushes go nowhere."""
+    import errno
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    if isinstance(e, BrokenPipeError) or getattr(e, "errno", None) == errno.EPIPE:
+        return ExitCode.ERROR
+    _say(f"error: cannot write the output: {e.strerror or e}")
+    return ExitCode.ERROR
+
+
 def main(argv=None):
     """Run the CLI; every error is one line on stderr with a documented exit code."""
+    import signal
+
     debug = os.environ.get("KUBECTL_SAFETY_DEBUG") not in (None, "", "0")
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:  # not the main thread (tests)
+        previous = None
+    from kubectl_safety.printable import SafeStream
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
+    try:
+        code = _run(argv, debug)
+    except SystemExit as e:  # click exits 1 by itself when stdout is closed (EPIPE)
+        code = e.code
+    finally:
+        sys.stdout, sys.stderr = streams
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError) as e:
+        code = _stdout_failed(e) if isinstance(e, OSError) else code
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+    sys.exit(int(code or 0))
+
+
+def _run(argv, debug) -> int:
+    """The command's exit code; every error is one line on stderr."""
     try:
         code = cli.main(args=argv, prog_name="kubectl safety", standalone_mode=False,
                         complete_var="_KUBECTL_SAFETY_COMPLETE")
@@ -115,38 +174,43 @@ def main(argv=None):
         click.echo(e.ctx.get_help())
         code = ExitCode.OK
     except click.exceptions.Abort:
-        _err("interrupted")
+        _say("interrupted")
         code = ExitCode.INTERRUPTED
     except click.UsageError as e:
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-        _err(f"error: {' '.join(e.format_message().split())}{hint}")
+        _say(f"error: {' '.join(e.format_message().split())}{hint}")
         code = ExitCode.USAGE
     except click.ClickException as e:
-        _err(f"error: {' '.join(e.format_message().split())}")
+        _say(f"error: {' '.join(e.format_message().split())}")
         code = ExitCode.ERROR
     except SafetyError as e:
         if debug:
             raise
-        _err(f"error: {e}")
+        _say(f"error: {e}")
         code = e.exit_code
     except KeyboardInterrupt:
-        _err("interrupted")
+        _say("interrupted")
         code = ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        sys.stderr.close()
-        code = ExitCode.OK
+    except OSError as e:
+        if debug or e.errno not in _OUTPUT_ERRNOS:
+            if debug:
+                raise
+            _say(f"error: {type(e).__name__}: {e.strerror or e}")
+            code = ExitCode.ERROR
+        else:
+            code = _stdout_failed(e)
+    except RecursionError:
+        if debug:
+            raise
+        _say("error: the input is nested too deeply")
+        code = ExitCode.ERROR
     except Exception as e:  # the boundary: never a traceback unless debugging
         if debug:
             raise
-        _err(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
+        _say(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
              "(set KUBECTL_SAFETY_DEBUG=1 for the traceback)")
         code = ExitCode.ERROR
-    sys.exit(int(code or 0))
+    return code
 
 
-def _err(line: str):
-    """One line on stderr, after ending a live status line."""
-    from kubectl_safety.cli.progress import end_live_line
-
-    end_live_line()
-    click.echo(line, err=True)
+_OUTPUT_ERRNOS = (32, 28, 5, 27)  # EPIPE, ENOSPC, EIO, EFBIG: writing the output failed

@@ -96,9 +96,12 @@ def _store(ctx, param, value):
         from kubectl_safety.model.objects import parse_time
 
         try:
-            value, name = parse_time(value), "now"
+            parsed = parse_time(value)
         except InputError:
+            parsed = None
+        if parsed is None or parsed.tzinfo is None:  # a time without a zone is no instant
             raise click.BadParameter(f"{value!r} is not an RFC 3339 time like 2026-01-02T15:04:05Z") from None
+        value, name = parsed, "now"
     ctx.meta.setdefault(_META, {})[name] = value
     return value
 

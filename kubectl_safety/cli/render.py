@@ -45,6 +45,9 @@ def table(rows, headers) -> str:
     if not rows:
         return ""
     headers = [h.upper() for h in headers]
+    from kubectl_safety.printable import clean
+
+    rows = clean([list(r) for r in rows])
     cells = _plain_cells(rows, len(headers))
     if cells is None:
         from tabulate import tabulate
@@ -104,9 +107,15 @@ def emit(report: dict, output: str, text=None, out=None):
     elif output == "yaml":
         out.write(to_yaml(report))
     elif output in ("table", "wide"):
-        out.write(text(report, output == "wide") if text else to_yaml(report))
+        from kubectl_safety.printable import clean, printable_lines
+
+        out.write(printable_lines(text(clean(report), output == "wide")) if text else to_yaml(report))
+    elif kind == "jsonpath-as-json":
+        out.write(formatted(report, kind, template))  # JSON: the serializer escapes what it holds
     else:
-        out.write(formatted(report, kind, template))
+        from kubectl_safety.printable import clean
+
+        out.write(formatted(clean(report), kind, template))  # values made printable; the template's breaks kept
     out.flush()
 
 
@@ -196,8 +205,9 @@ def custom_columns(spec, data) -> str:
 
 
 def warn(message: str):
-    """One warning line on stderr (after ending a live status line)."""
+    """One warning line on stderr (after ending a live status line; credentials removed, made printable)."""
     from kubectl_safety.cli.progress import end_live_line
+    from kubectl_safety.printable import for_terminal
 
     end_live_line()
-    click.echo(f"warning: {message}", err=True)
+    click.echo(f"warning: {for_terminal(message)}", err=True)

@@ -31,11 +31,18 @@ def expand_paths(paths):
     return out
 
 
-def read_text(path: str) -> str:
+MAX_DUMP = 16 * 1024 ** 3  # a dump of 150,000 pods with managedFields is about 4.6 GB
+
+
+def read_text(path: str, limit: int = MAX_DUMP) -> str:
+    """A regular file (or stdin) of at most ``limit`` bytes, as UTF-8 text."""
+    from kubectl_safety.cluster.files import read_limited, read_stream
+
     try:
-        data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+        data = read_stream(sys.stdin.buffer, limit) if path == "-" else read_limited(path, limit)
     except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+        reason = e.strerror or str(e)
+        raise InputError(f"{path}: {'' if reason.startswith('not a') else 'cannot read: '}{reason}") from None
     if b"\x00" in data[:8192]:
         raise InputError(f"{path}: not a text file (binary data)")
     try:
@@ -44,8 +51,12 @@ def read_text(path: str) -> str:
         raise InputError(f"{path}: not UTF-8 text (byte {e.start})") from None
 
 
-MAX_C_NESTING = 1000
+MAX_C_NESTING = 200
+MAX_DEPTH = 100  # no Kubernetes object nests half as deep
+MAX_NODES = 20_000_000  # YAML nodes after expanding aliases (an alias bomb expands to billions)
 _BRACKETS = re.compile(r"[\[\]{}]")
+# What could make a block-style document nest deeply, or use anchors: then the bounded loader.
+_RISKY = re.compile(r"^[ \t]{150}|(?:[-?][ \t]+){50}|(?:^|[\s\[{,])&[^\s]", re.M)
 
 
 def _nesting(text: str) -> int:
@@ -69,25 +80,107 @@ def parse_documents(text: str, path: str) -> list:
         raise InputError(f"{path}: empty file")
     if stripped[0] in "{[":
         try:
-            value = json.loads(text)
+            value = json.loads(text, parse_constant=_no_constant)
         except json.JSONDecodeError as e:
             raise InputError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
         except RecursionError:
             raise InputError(f"{path}: invalid JSON: nested too deeply") from None
+        except ValueError as e:  # NaN/Infinity, integers of thousands of digits
+            raise InputError(f"{path}: invalid JSON: {str(e).split(';')[0][:120]}") from None
         return value if isinstance(value, list) else [value]
     import yaml
 
-    # libyaml recurses on the C stack: a pathologically nested file would crash the process.
-    loader = yaml.SafeLoader if _nesting(text) > MAX_C_NESTING else getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+        return [d for d in load_yaml_all(text) if d is not None]
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise InputError(f"{path}: invalid YAML{where}: {problem}") from None
-    except (ValueError, TypeError, RecursionError) as e:
-        raise InputError(f"{path}: invalid YAML: {e}") from None
+    except RecursionError:
+        raise InputError(f"{path}: invalid YAML: nested too deeply") from None
+    except (ValueError, TypeError) as e:
+        raise InputError(f"{path}: invalid YAML: {str(e).split(';')[0][:160]}") from None
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_yaml_all(text: str) -> list:
+    """YAML documents; libyaml when the text cannot nest deeply nor use anchors, else the bounded loader.
+
+    libyaml composes on the C stack (a deeply nested document crashes the process) and aliases
+    expand without limit; the pure-Python loader here bounds depth and the expanded size.
+    """
+    import yaml
+
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None and _nesting(text) <= MAX_C_NESTING and not _RISKY.search(text):
+        return list(yaml.load_all(text, Loader=fast))
+    return list(yaml.load_all(text, Loader=_bounded_loader()))
+
+
+def safe_yaml(text: str):
+    """One YAML document (or None), with the bounds of ``load_yaml_all``."""
+    docs = load_yaml_all(text)
+    return docs[0] if docs else None
+
+
+_LOADER = []
+
+
+def _bounded_loader():
+    if _LOADER:
+        return _LOADER[0]
+    import yaml
+
+    class BoundedLoader(yaml.SafeLoader):
+        """SafeLoader with a nesting bound and a bound on the size aliases expand to."""
+
+        depth = 0
+
+        def compose_node(self, parent, index):
+            self.depth += 1
+            try:
+                if self.depth > MAX_DEPTH:
+                    mark = self.peek_event().start_mark
+                    raise yaml.YAMLError(f"nested more than {MAX_DEPTH} levels deep (line {mark.line + 1})")
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+        def compose_document(self):
+            node = super().compose_document()
+            if _expanded_size(node, {}) > MAX_NODES:
+                raise yaml.YAMLError(f"aliases expand to more than {MAX_NODES} nodes")
+            return node
+
+    _LOADER.append(BoundedLoader)
+    return BoundedLoader
+
+
+def _expanded_size(node, memo) -> int:
+    """Nodes of ``node`` with aliases expanded (memoized per node: linear in the document)."""
+    key = id(node)
+    if memo.get(key) == -1:
+        import yaml
+
+        raise yaml.YAMLError("an alias refers to a node that contains it (a recursive document)")
+    if key not in memo:
+        memo[key] = -1
+        value = node.value
+        if isinstance(value, list):
+            total = 1
+            for item in value:
+                for child in (item if isinstance(item, tuple) else (item,)):
+                    total += _expanded_size(child, memo)
+                    if total > MAX_NODES:
+                        break
+            memo[key] = total
+        else:
+            memo[key] = 1
+    return memo[key]
 
 
 @contextmanager

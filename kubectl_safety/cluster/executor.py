@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from kubectl_safety.cluster.live import resource_path
-from kubectl_safety.errors import SafetyError
+from kubectl_safety.errors import ClusterError, SafetyError
 
 RETRIED = ("pdb-blocked", "throttled", "unavailable")
 MAX_THROTTLE_DELAY = 30.0
@@ -125,7 +125,7 @@ class Executor:
             return Outcome(node_name, action, "done", status, f"already {action}ed")
         status, payload = self._request("PATCH", path, query=self._dry_query(),
                                         body={"spec": {"unschedulable": unschedulable}})
-        outcome = self._classify(node_name, action, status, payload)
+        outcome = _unless_unauthorized(self._classify(node_name, action, status, payload))
         if outcome.result == "done":
             outcome.message = f"{action}ed" + (" (server dry run)" if self.dry_run_server else "")
         return outcome
@@ -139,7 +139,7 @@ class Executor:
                 "metadata": {"name": name, "namespace": namespace}, "deleteOptions": options}
         path = resource_path("pods", namespace, name, subresource="eviction")
         status, payload = self._request("POST", path, body=body)
-        return self._classify_pod(pod, "evict", status, payload)
+        return _unless_unauthorized(self._classify_pod(pod, "evict", status, payload))
 
     def delete(self, pod, grace_period=None) -> Outcome:
         """One DELETE of the pod (bypasses PDBs), with a UID precondition."""
@@ -305,3 +305,11 @@ class Executor:
             if details and details[0]:
                 outcome.message = _one_line(f"{message} {details[0]}")
         return outcome
+
+
+def _unless_unauthorized(outcome):
+    """An RBAC refusal ends the whole operation with one line (nothing more will be allowed);
+    other 403s (a terminating namespace, an admission webhook) stay this one object's outcome."""
+    if outcome.result == "forbidden" and " cannot " in outcome.message and "User " in outcome.message:
+        raise ClusterError(f"Error from server (Forbidden): {outcome.message}")
+    return outcome

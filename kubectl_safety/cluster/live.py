@@ -65,7 +65,12 @@ class Connection:
     # -- configuration -------------------------------------------------------------------
     @property
     def host(self) -> str:
-        return self.transport().host
+        """The server URL as shown to people: no user name, password or query."""
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.transport().host)
+        netloc = parts.netloc.rpartition("@")[2]
+        return f"{parts.scheme}://{netloc}{parts.path}" if parts.scheme else netloc
 
     def transport(self):
         """How requests go out (built once): a plain pool, or the kubernetes client's."""
@@ -78,8 +83,8 @@ class Connection:
         return self._transport
 
     def _fast_transport(self):
-        """Plain credentials: resolved without importing the kubernetes client (~0.4 s)."""
-        from kubectl_safety.cluster.kubeconfig import OverrideError, resolve
+        """Resolved without importing the kubernetes client (~0.4 s): all but auth providers and proxies."""
+        from kubectl_safety.cluster.kubeconfig import OverrideError, forget_private_files, resolve
         from kubectl_safety.cluster.transport import HttpTransport
 
         if self.kubeconfig and not os.path.exists(self.kubeconfig):
@@ -91,12 +96,18 @@ class Connection:
         if endpoint is None:
             return None
         if self.insecure_skip_tls_verify:
-            endpoint.verify = False  # (http.client does not warn on every request as urllib3 does)
+            endpoint.verify = False
+        # the kubeconfig's as / as-uid / as-groups, each unless its flag is given (client-go merges them so)
+        self.as_user = self.as_user or endpoint.impersonate
+        self.as_uid = self.as_uid or endpoint.impersonate_uid
+        self.as_groups = tuple(self.as_groups) or endpoint.impersonate_groups
         self._namespace = endpoint.namespace
         try:
             return HttpTransport(endpoint)
-        except (OSError, ValueError):
-            return None  # e.g. an unreadable certificate: the kubernetes client says what is wrong
+        except (OSError, ValueError) as e:  # e.g. an unreadable certificate or key, a bad server URL
+            raise ClusterError(f"invalid kubeconfig: {_tls_setup_reason(e)}") from None
+        finally:
+            forget_private_files()  # the TLS context holds the key now
 
     def _build_client(self):
         try:
@@ -145,6 +156,10 @@ class Connection:
         if self.insecure_skip_tls_verify:
             configuration.verify_ssl = False
             _quiet_insecure_warnings()
+        from kubectl_safety.printable import register_secret
+
+        for value in list((configuration.api_key or {}).values()) + [configuration.password]:
+            register_secret(value)
         configuration.retries = False
         configuration.connection_pool_maxsize = 32
         return client.ApiClient(configuration)
@@ -170,31 +185,52 @@ class Connection:
             payload_bytes = json.dumps(body).encode()
         if self.as_user:
             headers.append(("Impersonate-User", self.as_user))
+            if self.as_uid:
+                headers.append(("Impersonate-Uid", self.as_uid))
         headers += [("Impersonate-Group", group) for group in self.as_groups]
-        if self.as_uid:
-            headers.append(("Impersonate-Uid", self.as_uid))
         url = transport.host + path + ("?" + urlencode(query) if query else "")
         timeout = parse_timeout(self.request_timeout) or None
         self.requests_made.append((method, path))
         started = time.monotonic()
         try:
             status, data = transport.request(method, url, headers, payload_bytes, timeout)
+            if status == 401 and getattr(transport, "refresh", None) and transport.refresh():
+                headers = [h for h in headers if h[0] != "Authorization"] + list(transport.auth_headers().items())
+                status, data = transport.request(method, url, headers, payload_bytes, timeout)
+        except SafetyError:
+            raise
         except Exception as e:
             raise self._transport_error(e) from None
         if self.verbosity >= 6:  # as kubectl -v=6: one line per request
-            sys.stderr.write(f"{method} {url} {status} in {int((time.monotonic() - started) * 1000)} milliseconds\n")
+            from kubectl_safety.printable import for_terminal
+
+            elapsed = int((time.monotonic() - started) * 1000)
+            sys.stderr.write(for_terminal(f"{method} {url} {status} in {elapsed} milliseconds") + "\n")
         try:
-            payload = json.loads(data) if data else {}
+            payload = json.loads(data, parse_constant=_no_constant) if data else {}
+        except RecursionError:
+            raise ClusterError(f"unexpected answer from the server {self.host} to {method} {path}: "
+                               "JSON nested too deeply") from None
         except ValueError:
+            if 200 <= status < 300:
+                raise ClusterError(f"unexpected answer from the server {self.host} to {method} {path}: "
+                                   "not JSON") from None
             payload = {"message": data[:200].decode("utf-8", "replace")}
         if not isinstance(payload, dict):
-            raise ClusterError(f"unexpected answer from the server {transport.host} to {method} {path}: "
+            raise ClusterError(f"unexpected answer from the server {self.host} to {method} {path}: "
                                f"JSON {type(payload).__name__}, not an object")
         return status, payload
 
     def _transport_error(self, e):
-        host = self.transport().host
+        from kubectl_safety.cluster.transport import DeadlineExceeded, ResponseTooLarge
+
+        host = self.host
         text = _one_line(e)
+        if isinstance(e, ResponseTooLarge):
+            return ClusterError(f"the server {host} answered too much: {text}")
+        if isinstance(e, DeadlineExceeded) and not parse_timeout(self.request_timeout):
+            return ClusterError(f"the server {host} did not answer in time ({text}); "
+                                "--request-timeout sets the limit")
         if "CERTIFICATE_VERIFY_FAILED" in text or "SSLError" in text or "certificate" in text.lower():
             return ClusterError(f"TLS error talking to {host}: {_tls_reason(text)} "
                                 "(verification stays on; --insecure-skip-tls-verify disables it)")
@@ -224,16 +260,28 @@ class Connection:
         path = resource_path(resource, namespace)
         kind = RESOURCES[resource][2]
         api_version = RESOURCES[resource][0].split("/", 2)[-1]
+        seen, empty = set(), 0
         while True:
             status, payload = self.request("GET", path, query=query)
             check(status, payload, resource, None, namespace, verb="list")
-            for item in payload.get("items") or []:
-                item.setdefault("kind", kind)
-                item.setdefault("apiVersion", api_version)
+            page = payload.get("items") or []
+            metadata = payload.get("metadata") or {}
+            if not isinstance(page, list) or not isinstance(metadata, dict):
+                raise ClusterError(f"unexpected answer from the server {self.host} to a LIST of {resource}: "
+                                   "items must be a list, metadata a map")
+            for item in page:
+                if isinstance(item, dict):
+                    item.setdefault("kind", kind)
+                    item.setdefault("apiVersion", api_version)
                 items.append(item)
-            token = (payload.get("metadata") or {}).get("continue")
+            token = metadata.get("continue")
             if not token:
                 return {"kind": "List", "apiVersion": "v1", "items": items}
+            empty = empty + 1 if not page else 0
+            if not isinstance(token, str) or token in seen or empty > MAX_EMPTY_PAGES or len(seen) >= MAX_PAGES:
+                raise ClusterError(f"the server {self.host} keeps answering the LIST of {resource} with "
+                                   f"more pages (stopped after {len(seen) + 1})")
+            seen.add(token)
             query["continue"] = token
 
     @property
@@ -254,6 +302,21 @@ def _apply_overrides(configuration, o):
     if o.get("token"):
         configuration.api_key = {"authorization": "Bearer " + o["token"]}
         configuration.refresh_api_key_hook = None
+
+
+MAX_PAGES = 100_000  # 50 million objects at 500 a page
+MAX_EMPTY_PAGES = 20  # pages in a row with a continue token and no items
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _tls_setup_reason(e) -> str:
+    text = _one_line(e)
+    if "PEM" in text or "SSL" in text or "key values mismatch" in text.upper().replace("_", " ").lower():
+        return f"the client certificate, key or CA cannot be used ({text[:160]})"
+    return text[:200]
 
 
 def _quiet_insecure_warnings():

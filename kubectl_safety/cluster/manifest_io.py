@@ -6,18 +6,44 @@ from kubectl_safety.cluster.dump import parse_documents, read_text
 from kubectl_safety.errors import InputError, SafetyError, UsageError
 
 DEFAULT_VERSION = "1.34.0"  # offline default when --kubernetes-version is not given
+MAX_MANIFEST = 64 * 1024 * 1024
 
 
 def read_manifest(path: str) -> list:
     """Every object in the file or stdin (``-``), ``List``/``items`` flattened, in order."""
     objects = []
-    for doc in parse_documents(read_text(path), path):
+    for doc in parse_documents(read_text(path, MAX_MANIFEST), path):
         if not isinstance(doc, dict):
             raise InputError(f"{path}: expected Kubernetes objects, found {type(doc).__name__}")
-        objects.extend(doc.get("items") or [] if doc.get("kind", "").endswith("List") else [doc])
+        kind = doc.get("kind")
+        if not isinstance(kind, str):
+            raise InputError(f"{path}: 'kind' must be a string")
+        items = doc.get("items") or [] if kind.endswith("List") else [doc]
+        if not isinstance(items, list):
+            raise InputError(f"{path}: 'items' of a {kind} must be a list")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise InputError(f"{path} item {i}: expected a Kubernetes object, found {type(item).__name__}")
+        objects.extend(items)
     if not objects:
         raise InputError(f"{path}: no Kubernetes objects found")
     return objects
+
+
+def _check_types(obj, origin):
+    """The shape checks of dumps (types, ranges, timestamps with a zone), naming the field."""
+    from kubectl_safety.model.objects import WORKLOAD_KINDS
+    from kubectl_safety.model.schema import check_shape
+
+    if not isinstance(obj, dict):
+        raise InputError(f"{origin}: expected a Kubernetes object, found {type(obj).__name__}")
+    kind = obj.get("kind")
+    if not isinstance(kind, str):
+        raise InputError(f"{origin}: 'kind' must be a string")
+    try:
+        check_shape(obj, kind, kind in WORKLOAD_KINDS)
+    except InputError as e:
+        raise InputError(f"{origin}: {kind}: {e}") from None
 
 
 def _validator():
@@ -64,6 +90,7 @@ def validate(obj: dict, version: str, origin: str):
                          f"{_short(e.message)}") from None
     except kv.SchemaNotFoundError as e:
         raise InputError(f"{origin}: {e.message}") from None
+    _check_types(obj, origin)  # what the schema lets through: timestamps without a zone, ranges
 
 
 def _field_path(path) -> str:

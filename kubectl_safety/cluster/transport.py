@@ -1,76 +1,166 @@
 """How HTTP requests reach the API server: two transports with one method.
 
-``HttpTransport`` (kubeconfigs with plain credentials) speaks HTTP/1.1 over the standard
-library's ``socket`` and ``ssl``: importing urllib3, or even ``http.client`` (the e-mail
-parser comes with it), costs more than a node-scoped command's requests. It sends what the
-API server needs and reads what it answers: a status line, headers, and a body sized by
-``Content-Length`` or chunked, on kept-alive connections. ``ClientTransport`` uses the
-kubernetes client's urllib3 pool, whose configuration refreshes exec and auth-provider
-credentials. Both send the headers given (repeats allowed) and return ``(status, body bytes)``;
-transport failures raise the underlying exception (``OSError`` and its kin).
+``HttpTransport`` (kubeconfigs with plain credentials, and in-cluster config) uses the standard
+library's ``http.client`` (no protocol code of ours: status line, headers, chunked bodies are
+its job) on kept-alive connections. ``ClientTransport`` uses the kubernetes client's urllib3
+pool, whose configuration refreshes exec and auth-provider credentials. Both send the headers
+given (repeats allowed) and return ``(status, body bytes)``; failures raise (``OSError``,
+``http.client.HTTPException``, urllib3's errors, ``ResponseTooLarge``).
+
+Bounds, on both: ``timeout`` is a deadline for the whole request (connect, send, headers,
+body): a watchdog shuts the socket down when it passes, so a server dripping one byte at a
+time cannot stretch it; a body larger than ``MAX_BODY`` is refused.
 """
 
 import threading
 from urllib.parse import urlsplit
 
 MAX_IDLE = 32  # kept-alive connections (the drain executor runs up to 32 requests at once)
-MAX_LINE = 65536  # longest status or header line accepted
+MAX_BODY = 512 * 1024 * 1024  # one response (a 500-object page with managedFields is ~10 MB)
+IDLE_TIMEOUT = 60.0  # one socket operation, when --request-timeout is 0 (none)
+DEFAULT_DEADLINE = 600.0  # one whole request, when --request-timeout is 0 (none)
+_CHUNK = 1 << 20
 
 
-class ProtocolError(ConnectionError):
-    """The server's answer is not HTTP/1.x (e.g. plain HTTP sent to a TLS port)."""
+class ResponseTooLarge(ConnectionError):
+    """The server sent more than ``MAX_BODY`` bytes."""
+
+
+class DeadlineExceeded(TimeoutError):
+    """The whole request took longer than its deadline."""
+
+
+class _Watchdog:
+    """Calls ``stop`` once if not cancelled within ``seconds``; remembers whether it fired."""
+
+    def __init__(self, seconds, stop):
+        self.fired = False
+
+        def fire():
+            self.fired = True
+            try:
+                stop()
+            except Exception:  # noqa: BLE001 - the socket may be gone already
+                pass
+
+        self._timer = threading.Timer(seconds, fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def cancel(self):
+        self._timer.cancel()
+
+
+def read_bounded(read, length=None) -> bytes:
+    """Read a body with ``read(n)`` until it ends; more than ``MAX_BODY`` bytes raise."""
+    if length is not None and length > MAX_BODY:
+        raise ResponseTooLarge(f"the response is too large ({length} bytes; at most {MAX_BODY})")
+    parts, total = [], 0
+    while True:
+        chunk = read(_CHUNK)
+        if not chunk:
+            if length is not None and total != length:
+                raise ConnectionResetError(f"the response ended after {total} of {length} bytes")
+            return b"".join(parts)
+        total += len(chunk)
+        if total > MAX_BODY:
+            raise ResponseTooLarge(f"the response is too large (more than {MAX_BODY} bytes)")
+        parts.append(chunk)
 
 
 class HttpTransport:
-    """Keep-alive HTTP/1.1 connections to one API server, safe for concurrent use."""
+    """Keep-alive ``http.client`` connections to one API server, safe for concurrent use."""
 
     def __init__(self, endpoint):
         parts = urlsplit(endpoint.host)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("the server must be an http:// or https:// URL")
+        parts.port  # noqa: B018 - raises ValueError on a bad port
         self.host = endpoint.host
         self._https = parts.scheme == "https"
-        self._address = (parts.hostname, parts.port or (443 if self._https else 80))
-        default_port = (self._https and parts.port in (None, 443)) or (not self._https and parts.port in (None, 80))
-        self._host_header = parts.netloc if not default_port else parts.hostname
+        self._address = (parts.hostname, parts.port)
         self._prefix = parts.path.rstrip("/")
         self._authorization = endpoint.authorization
+        self._refresh = endpoint.refresh
         self._context = _ssl_context(endpoint) if self._https else None
-        self._server_name = endpoint.tls_server_name or parts.hostname
+        self._server_name = endpoint.tls_server_name
         self._idle, self._lock = [], threading.Lock()
 
     def auth_headers(self) -> dict:
         return {"Authorization": self._authorization} if self._authorization else {}
 
+    def refresh(self) -> bool:
+        """New credentials from the exec plugin after a 401; True when they changed."""
+        if self._refresh is None:
+            return False
+        new = self._refresh()
+        changed, self._authorization = new != self._authorization, new
+        return bool(new) and changed
+
     def request(self, method, url, headers, body, timeout):
-        lines = [f"{method} {self._prefix + url[len(self.host):]} HTTP/1.1", f"Host: {self._host_header}"]
         for name, value in headers:
-            if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
-                raise ValueError(f"invalid header {name!r}: line breaks are not allowed")
-            lines.append(f"{name}: {value}")
-        if body is not None:
-            lines.append(f"Content-Length: {len(body)}")
-        message = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
-        conn = self._connection(timeout)
+            if any(c in str(name) + str(value) for c in "\r\n\0"):
+                raise ValueError(f"invalid header {name}: line breaks are not allowed")
+        deadline = timeout or DEFAULT_DEADLINE
+        path = self._prefix + url[len(self.host):]
+        conn, reused = self._connection(timeout)
+        watchdog = _Watchdog(deadline, lambda: _shutdown(conn))
         try:
-            conn.sock.sendall(message)
-            status, keep_alive, data = _read_response(conn.reader, method)
-        except BaseException:
+            try:
+                status, data, keep = self._exchange(conn, method, path, headers, body)
+            except (ConnectionError, _http().BadStatusLine) as e:
+                if not reused or watchdog.fired or isinstance(e, ResponseTooLarge):
+                    raise
+                conn.close()  # the server closed the kept-alive connection meanwhile: once more
+                conn = self._new(timeout)
+                status, data, keep = self._exchange(conn, method, path, headers, body)
+        except BaseException as e:
             conn.close()
-            raise
-        if keep_alive:
+            if watchdog.fired:
+                raise DeadlineExceeded(f"timed out after {deadline:g}s") from None
+            raise e
+        finally:
+            watchdog.cancel()
+        if watchdog.fired:  # the body may look complete only because the socket was shut down
+            conn.close()
+            raise DeadlineExceeded(f"timed out after {deadline:g}s")
+        if keep:
             self._release(conn)
         else:
             conn.close()
         return status, data
 
+    @staticmethod
+    def _exchange(conn, method, path, headers, body):
+        conn.putrequest(method, path, skip_accept_encoding=True)
+        for name, value in headers:
+            conn.putheader(name, value)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        response = conn.getresponse()
+        length = response.getheader("Content-Length")
+        data = read_bounded(response.read, int(length) if length and length.isdigit() else None)
+        return response.status, data, not response.will_close
+
     def _connection(self, timeout):
         with self._lock:
             while self._idle:
                 conn = self._idle.pop()
-                if not conn.dropped():
-                    conn.sock.settimeout(timeout)
-                    return conn
+                if not _dropped(conn):
+                    conn.sock.settimeout(timeout or IDLE_TIMEOUT)
+                    return conn, True
                 conn.close()
-        return _Connection(self._address, timeout, self._context, self._server_name)
+        return self._new(timeout), False
+
+    def _new(self, timeout):
+        client = _http()
+        host, port = self._address
+        if self._https:
+            conn = _HTTPSConnection(host, port, timeout=timeout or IDLE_TIMEOUT, context=self._context)
+            conn.server_name = self._server_name
+            return conn
+        return client.HTTPConnection(host, port, timeout=timeout or IDLE_TIMEOUT)
 
     def _release(self, conn):
         with self._lock:
@@ -80,85 +170,50 @@ class HttpTransport:
         conn.close()
 
 
-class _Connection:
-    """One TCP (TLS) connection with a buffered reader."""
+def _http():
+    import http.client
 
-    def __init__(self, address, timeout, context, server_name):
-        import socket
-
-        sock = socket.create_connection(address, timeout)
-        try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if context is not None:
-                sock = context.wrap_socket(sock, server_hostname=server_name)
-        except BaseException:
-            sock.close()
-            raise
-        self.sock = sock
-        self.reader = sock.makefile("rb")
-
-    def dropped(self) -> bool:
-        """The server closed this idle kept-alive connection (readable with nothing to read)."""
-        import select
-
-        try:
-            return bool(select.select([self.sock], [], [], 0)[0])
-        except (OSError, ValueError):
-            return True
-
-    def close(self):
-        self.reader.close()
-        self.sock.close()
+    return http.client
 
 
-def _read_response(reader, method):
-    """(status, keep-alive, body) of one HTTP/1.x response."""
-    line = reader.readline(MAX_LINE + 1)
-    if not line:
-        raise ProtocolError("the server closed the connection without answering")
-    parts = line.split(None, 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-        raise ProtocolError(f"not an HTTP response: {line[:40]!r}")
-    status = int(parts[1])
-    headers = {}
-    while True:
-        line = reader.readline(MAX_LINE + 1)
-        if not line or len(line) > MAX_LINE:
-            raise ProtocolError("incomplete or oversized response headers")
-        if line in (b"\r\n", b"\n"):
-            break
-        name, _, value = line.decode("latin-1").partition(":")
-        headers[name.strip().lower()] = value.strip()
-    keep_alive = parts[0] != b"HTTP/1.0" and headers.get("connection", "").lower() != "close"
-    if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
-        return status, keep_alive, b""
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        return status, keep_alive, _read_chunked(reader)
-    if "content-length" in headers:
-        length = int(headers["content-length"])
-        data = reader.read(length)
-        if len(data) != length:
-            raise ProtocolError(f"the response ended after {len(data)} of {length} bytes")
-        return status, keep_alive, data
-    return status, False, reader.read()  # delimited by the end of the connection
+def _shutdown(conn):
+    import socket
+
+    if conn.sock is not None:
+        conn.sock.shutdown(socket.SHUT_RDWR)
 
 
-def _read_chunked(reader) -> bytes:
-    chunks = []
-    while True:
-        line = reader.readline(MAX_LINE + 1)
-        size_text = line.split(b";", 1)[0].strip()
-        if not size_text:
-            raise ProtocolError("the chunked response ended early")
-        size = int(size_text, 16)
-        if size == 0:
-            while reader.readline(MAX_LINE + 1) not in (b"\r\n", b"\n", b""):  # trailers
-                pass
-            return b"".join(chunks)
-        chunk = reader.read(size)
-        if len(chunk) != size or reader.readline(MAX_LINE + 1) not in (b"\r\n", b"\n"):
-            raise ProtocolError("the chunked response ended early")
-        chunks.append(chunk)
+def _dropped(conn) -> bool:
+    """The server closed this idle kept-alive connection (readable with nothing to read)."""
+    import select
+
+    try:
+        return conn.sock is None or bool(select.select([conn.sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+
+
+def _https_class():
+    client = _http()
+
+    class HTTPSConnection(client.HTTPSConnection):
+        server_name = None
+
+        def connect(self):
+            client.HTTPConnection.connect(self)  # TCP (with the timeout), then TLS with our server name
+            self.sock = self._context.wrap_socket(self.sock, server_hostname=self.server_name or self.host)
+
+    return HTTPSConnection
+
+
+def _HTTPSConnection(*args, **kwargs):  # noqa: N802 - a class made on demand
+    global _HTTPS
+    if _HTTPS is None:
+        _HTTPS = _https_class()
+    return _HTTPS(*args, **kwargs)
+
+
+_HTTPS = None
 
 
 def _ssl_context(endpoint):
@@ -191,11 +246,38 @@ class ClientTransport:
                 if s.get("in") == "header" and s.get("value")}
 
     def request(self, method, url, headers, body, timeout):
-        from urllib3 import HTTPHeaderDict
+        """In a helper thread, so the deadline also bounds what urllib3 cannot (headers dripping in)."""
+        deadline = timeout or DEFAULT_DEADLINE
+        box = []
+
+        def run():
+            try:
+                box.append((True, self._request(method, url, headers, body, timeout)))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                box.append((False, e))
+
+        worker = threading.Thread(target=run, daemon=True)
+        worker.start()
+        worker.join(deadline)
+        if not box:  # still waiting: abandoned (a daemon thread; its socket goes with the process)
+            raise DeadlineExceeded(f"timed out after {deadline:g}s")
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    def _request(self, method, url, headers, body, timeout):
+        from urllib3 import HTTPHeaderDict, Timeout
 
         header_dict = HTTPHeaderDict()
         for name, value in headers:
             header_dict.add(name, value)
-        response = self._pool.request(method, url, headers=header_dict, body=body, timeout=timeout,
-                                      preload_content=True, retries=False)
-        return response.status, response.data
+        response = self._pool.request(method, url, headers=header_dict, body=body, retries=False,
+                                      timeout=Timeout(connect=timeout or IDLE_TIMEOUT, read=timeout or IDLE_TIMEOUT),
+                                      preload_content=False)
+        try:
+            length = response.headers.get("Content-Length")
+            data = read_bounded(response.read, int(length) if length and length.isdigit() else None)
+        finally:
+            response.release_conn()
+        return response.status, data

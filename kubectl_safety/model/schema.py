@@ -6,58 +6,134 @@ from kubectl_safety.errors import InputError
 
 MAP, LIST, STR, INT, BOOL, INT_OR_STR = dict, list, str, "int", bool, "int-or-percent"
 STR_MAP = "map of strings"
+NNINT, INT32, POSINT, TIME = "non-negative int", "int32", "positive int", "timestamp"
+INT64_RANGE, INT32_RANGE = (-(2 ** 63), 2 ** 63 - 1), (-(2 ** 31), 2 ** 31 - 1)
+TAINT_EFFECT = frozenset(("NoSchedule", "PreferNoSchedule", "NoExecute"))
+_RFC3339 = __import__("re").compile(r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d"
+                                    r"(\.\d{1,9})?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)")
 
-CONTAINER = {"name": STR, "resources": {"requests": MAP, "limits": MAP}, "lifecycle": {"preStop": MAP},
-             "ports": [MAP], "livenessProbe": MAP, "startupProbe": MAP, "readinessProbe": MAP,
-             "restartPolicy": STR}
-CONDITION = {"type": STR, "status": STR, "reason": STR, "message": STR}
-META = {"labels": STR_MAP, "annotations": STR_MAP, "ownerReferences": [MAP], "finalizers": LIST,
-        "deletionGracePeriodSeconds": INT, "namespace": STR, "uid": STR}
+SELECTOR = {"matchLabels": STR_MAP, "matchExpressions": [{"key": STR, "operator": STR, "values": [STR]}]}
+REQUIREMENT = {"key": STR, "operator": STR, "values": [STR]}
+NODE_TERM = {"matchExpressions": [REQUIREMENT], "matchFields": [REQUIREMENT]}
+POD_TERM = {"labelSelector": SELECTOR, "namespaceSelector": SELECTOR, "namespaces": [STR], "topologyKey": STR,
+            "matchLabelKeys": [STR], "mismatchLabelKeys": [STR]}
+POD_AFFINITY = {"requiredDuringSchedulingIgnoredDuringExecution": [POD_TERM],
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": INT32, "podAffinityTerm": POD_TERM}]}
+AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [NODE_TERM]},
+                             "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": INT32,
+                                                                                  "preference": NODE_TERM}]},
+            "podAffinity": POD_AFFINITY, "podAntiAffinity": POD_AFFINITY}
+PROBE = {"periodSeconds": INT32, "failureThreshold": INT32, "initialDelaySeconds": INT32, "timeoutSeconds": INT32,
+         "successThreshold": INT32, "terminationGracePeriodSeconds": INT}
+CONTAINER = {"name": STR, "resources": {"requests": MAP, "limits": MAP},
+             "lifecycle": {"preStop": {"exec": {"command": [STR]}, "sleep": {"seconds": INT}, "httpGet": MAP}},
+             "ports": [{"containerPort": INT32, "hostPort": INT32, "protocol": STR, "hostIP": STR, "name": STR}],
+             "livenessProbe": PROBE, "startupProbe": PROBE, "readinessProbe": PROBE, "restartPolicy": STR}
+VOLUME = {"name": STR, "emptyDir": MAP, "hostPath": MAP, "persistentVolumeClaim": {"claimName": STR},
+          "ephemeral": MAP}
+CONDITION = {"type": STR, "status": STR, "reason": STR, "message": STR, "lastTransitionTime": TIME,
+             "lastHeartbeatTime": TIME, "lastProbeTime": TIME}
+META = {"labels": STR_MAP, "annotations": STR_MAP, "ownerReferences": [{"kind": STR, "name": STR, "uid": STR,
+                                                                         "controller": BOOL, "apiVersion": STR}],
+        "finalizers": [STR], "deletionGracePeriodSeconds": NNINT, "namespace": STR, "uid": STR,
+        "creationTimestamp": TIME, "deletionTimestamp": TIME, "generation": NNINT}
+SPREAD = {"maxSkew": POSINT, "topologyKey": STR, "whenUnsatisfiable": frozenset(("DoNotSchedule", "ScheduleAnyway")),
+          "labelSelector": SELECTOR, "minDomains": POSINT, "matchLabelKeys": [STR],
+          "nodeAffinityPolicy": frozenset(("Honor", "Ignore")), "nodeTaintsPolicy": frozenset(("Honor", "Ignore"))}
 SCHEMAS = {
     "Pod": {"metadata": META,
-            "spec": {"containers": [CONTAINER], "initContainers": [CONTAINER], "volumes": [MAP],
-                     "tolerations": [{"key": STR, "operator": STR, "value": STR, "effect": STR}], "nodeSelector": STR_MAP, "affinity": MAP,
-                     "topologySpreadConstraints": [MAP], "priority": INT, "priorityClassName": STR,
-                     "preemptionPolicy": STR, "terminationGracePeriodSeconds": INT, "nodeName": STR,
+            "spec": {"containers": [CONTAINER], "initContainers": [CONTAINER], "volumes": [VOLUME],
+                     "tolerations": [{"key": STR, "operator": frozenset(("Exists", "Equal", "")), "value": STR,
+                                      "effect": TAINT_EFFECT | {""}, "tolerationSeconds": INT}],
+                     "nodeSelector": STR_MAP, "affinity": AFFINITY,
+                     "topologySpreadConstraints": [SPREAD], "priority": INT32, "priorityClassName": STR,
+                     "preemptionPolicy": frozenset(("PreemptLowerPriority", "Never")),
+                     "terminationGracePeriodSeconds": NNINT, "nodeName": STR,
                      "overhead": MAP, "resources": {"requests": MAP, "limits": MAP}},
-            "status": {"phase": STR, "conditions": [CONDITION], "qosClass": STR, "nominatedNodeName": STR}},
+            "status": {"phase": STR, "conditions": [CONDITION], "qosClass": STR, "nominatedNodeName": STR,
+                       "startTime": TIME, "containerStatuses": [MAP], "initContainerStatuses": [MAP]}},
     "Node": {"metadata": META,
-             "spec": {"taints": [{"key": STR, "value": STR, "effect": STR}], "unschedulable": BOOL},
+             "spec": {"taints": [{"key": STR, "value": STR, "effect": TAINT_EFFECT, "timeAdded": TIME}],
+                      "unschedulable": BOOL},
              "status": {"allocatable": MAP, "capacity": MAP, "conditions": [CONDITION]}},
     "PodDisruptionBudget": {"metadata": META,
-                            "spec": {"selector": MAP, "minAvailable": INT_OR_STR, "maxUnavailable": INT_OR_STR,
-                                     "unhealthyPodEvictionPolicy": STR},
-                            "status": {"disruptionsAllowed": INT, "currentHealthy": INT, "desiredHealthy": INT,
-                                       "expectedPods": INT, "observedGeneration": INT, "disruptedPods": MAP}},
-    "PriorityClass": {"metadata": META, "value": INT, "globalDefault": BOOL, "preemptionPolicy": STR},
+                            "spec": {"selector": SELECTOR, "minAvailable": INT_OR_STR, "maxUnavailable": INT_OR_STR,
+                                     "unhealthyPodEvictionPolicy": frozenset(("IfHealthyBudget", "AlwaysAllow"))},
+                            "status": {"disruptionsAllowed": NNINT, "currentHealthy": NNINT, "desiredHealthy": NNINT,
+                                       "expectedPods": NNINT, "observedGeneration": NNINT, "disruptedPods": MAP}},
+    "PriorityClass": {"metadata": META, "value": INT32, "globalDefault": BOOL,
+                      "preemptionPolicy": frozenset(("PreemptLowerPriority", "Never"))},
     "PersistentVolumeClaim": {"metadata": META,
                               "spec": {"accessModes": [STR], "volumeName": STR, "storageClassName": STR,
                                        "resources": {"requests": MAP}},
                               "status": {"phase": STR}},
     "PersistentVolume": {"metadata": META,
                          "spec": {"accessModes": [STR], "storageClassName": STR, "capacity": MAP,
-                                  "claimRef": MAP, "nodeAffinity": {"required": {"nodeSelectorTerms": [MAP]}}},
+                                  "claimRef": MAP, "nodeAffinity": {"required": {"nodeSelectorTerms": [NODE_TERM]}}},
                          "status": {"phase": STR}},
     "StorageClass": {"metadata": META, "provisioner": STR, "volumeBindingMode": STR, "allowedTopologies": [MAP]},
 }
-WORKLOAD = {"metadata": META, "spec": {"replicas": INT, "selector": MAP, "template": MAP}}
+WORKLOAD = {"metadata": META, "spec": {"replicas": NNINT, "selector": SELECTOR,
+                                       "template": {"metadata": META, "spec": MAP}}}
+HIGHEST_USER_PRIORITY = 1_000_000_000
+
+
+def _rules(obj, kind) -> str:
+    """What the API server's validation rejects across fields, or ''."""
+    if kind == "PodDisruptionBudget":
+        spec = obj.get("spec") or {}
+        if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+            return "'spec': minAvailable and maxUnavailable cannot both be set"
+    if kind == "Pod":
+        spec = obj.get("spec") or {}
+        for field in ("containers", "initContainers"):
+            for i, container in enumerate(spec.get(field) or ()):
+                if not container.get("name"):
+                    return f"'spec.{field}[{i}].name' is required"
+    if kind == "PriorityClass":
+        name = (obj.get("metadata") or {}).get("name") or ""
+        value = obj.get("value")
+        if isinstance(value, int) and value > HIGHEST_USER_PRIORITY and not name.startswith("system-"):
+            return f"'value' must be at most {HIGHEST_USER_PRIORITY} (higher values are reserved for system- classes)"
+    return ""
+
+
+def _int(value, low, high) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def _type_ok(value, expected) -> bool:
+    if isinstance(expected, frozenset):
+        return isinstance(value, str) and value in expected
     if expected == INT:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return _int(value, *INT64_RANGE)
+    if expected == NNINT:
+        return _int(value, 0, INT32_RANGE[1])
+    if expected == POSINT:
+        return _int(value, 1, INT32_RANGE[1])
+    if expected == INT32:
+        return _int(value, *INT32_RANGE)
+    if expected == TIME:
+        if hasattr(value, "tzinfo") and hasattr(value, "year"):  # a YAML timestamp
+            return True
+        return isinstance(value, str) and _RFC3339.fullmatch(value) is not None
     if expected == STR_MAP:
         return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
-    if expected == INT_OR_STR:
+    if expected == INT_OR_STR:  # as a PDB's minAvailable/maxUnavailable: >= 0, at most 100%
         if isinstance(value, str):
-            return value.endswith("%") and value[:-1].isdigit()
-        return isinstance(value, int) and not isinstance(value, bool)
+            return value.endswith("%") and value[:-1].isdigit() and int(value[:-1]) <= 100
+        return _int(value, 0, INT32_RANGE[1])
     return isinstance(value, expected)
 
 
 def _describe(expected) -> str:
-    return {STR_MAP: "a map of strings", dict: "a map", list: "a list", str: "a string", bool: "true or false", INT: "an integer",
-            INT_OR_STR: "an integer or a percentage"}.get(expected, "a list" if isinstance(expected, list) else "a map")
+    if isinstance(expected, frozenset):
+        return "one of " + ", ".join(sorted(v or '""' for v in expected))
+    return {STR_MAP: "a map of strings", dict: "a map", list: "a list", str: "a string", bool: "true or false",
+            INT: "a 64-bit integer", NNINT: "a non-negative 32-bit integer", POSINT: "a positive 32-bit integer",
+            INT32: "a 32-bit integer", TIME: "an RFC 3339 time with a time zone",
+            INT_OR_STR: "a non-negative integer or a percentage up to 100%"}.get(
+        expected, "a list" if isinstance(expected, list) else "a map")
 
 
 def check(value, schema, path: str):
@@ -74,9 +150,12 @@ def check(value, schema, path: str):
         if not isinstance(value, list):
             raise InputError(f"'{path}' must be a list")
         for i, item in enumerate(value):
+            if item is None and isinstance(schema[0], dict):
+                raise InputError(f"'{path}[{i}]' must be a map, got None")
             check(item, schema[0], f"{path}[{i}]")
     elif not _type_ok(value, schema):
-        raise InputError(f"'{path}' must be {_describe(schema)}, got {value!r}"[:200])
+        shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+        raise InputError(f"'{path}' must be {_describe(schema)}, got {shown[:80]}")
 
 
 def _compile(schema):
@@ -102,9 +181,15 @@ def _compile(schema):
         return ok
     if isinstance(schema, list):
         item = _compile(schema[0])
+        if isinstance(schema[0], dict):  # a null object in a list is no object
+            return lambda value: value is None or (isinstance(value, list) and all(v is not None and item(v)
+                                                                                   for v in value))
         return lambda value: value is None or (isinstance(value, list) and all(item(v) for v in value))
     if isinstance(schema, type):
         return lambda value: value is None or isinstance(value, schema)
+    if schema == TIME:  # the most frequent checked value: the regex alone on the common path
+        match = _RFC3339.fullmatch
+        return lambda value: value is None or (type(value) is str and match(value) is not None) or _type_ok(value, TIME)
     return lambda value: value is None or _type_ok(value, schema)
 
 
@@ -120,3 +205,6 @@ def check_shape(obj: dict, kind: str, workload: bool):
         _COMPILED[key] = _compile(schema)
     if not _COMPILED[key](obj):  # the fast check found a problem: the full walk names it
         check(obj, schema, "")
+    problem = _rules(obj, kind)
+    if problem:
+        raise InputError(problem)

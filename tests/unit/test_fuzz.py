@@ -29,6 +29,8 @@ from tests.builders import container, make_class, make_node, make_pdb, make_pod,
 FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None, report_multiple_bugs=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 NOW = "2026-11-22T09:00:00Z"
+# what a terminal acts on: C0 and C1 controls, DEL, bidi overrides and isolates, line separators
+CONTROL = set(map(chr, range(0x20))) | set(map(chr, range(0x7f, 0xa0))) | set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029")
 
 # -- values -----------------------------------------------------------------------------------
 QUANTITY_LIKE = st.sampled_from(["100m", "1", "0", "-1", "1.5Gi", "1e3", "1E-3", "2Ki", ".5", "1.", "+3",
@@ -166,6 +168,7 @@ def test_explain_commands_on_mutated_objects(cluster, output):
             continue
         assert code == 0 and out, (args, code, err)
         assert "internal error" not in err
+        assert not CONTROL & set(out + err) - {"\n", "\t"}, "a control character reached the terminal"
 
 
 KINDS = st.sampled_from(["Pod", "Node", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", "Deployment",
@@ -219,6 +222,7 @@ def test_explain_commands_on_arbitrary_documents(docs, output):
         except SafetyError:
             continue
         assert code == 0 and out, (args, code, err)
+        assert not CONTROL & set(out + err) - {"\n", "\t"}, "a control character reached the terminal"
 
 
 YAMLISH = st.text(alphabet="{}[]:,-?'\"\n\t #&*!|>%@`\\ abcn01.eE~\x00\ufeff\u2028é", max_size=300)
@@ -244,3 +248,75 @@ def test_parse_documents_deep_nesting_under_the_crash_depth(text):
         parse_documents(text, "deep.yaml")
     except SafetyError:
         pass
+
+
+# -- the kubeconfig loader and the output properties ------------------------------------------------
+from kubectl_safety.cluster import kubeconfig as kc  # noqa: E402
+from kubectl_safety.errors import ClusterError  # noqa: E402
+from kubectl_safety.printable import for_terminal, printable, redact, register_secret  # noqa: E402
+
+FUZZ_TOKEN = "fuzz-token-9f8e7d6c5b4a"
+
+
+def kubeconfig_values(schema_value):
+    """A value of the right type for a clientcmd field, or anything at all."""
+    right = {kc.S: st.sampled_from(["https://127.0.0.1:1", "c", "", "x\x1b[31m", FUZZ_TOKEN]),
+             kc.B: st.booleans(), kc.BYTES: st.sampled_from(["", "%%", "aGVsbG8="]),
+             kc.STRS: st.lists(st.text(max_size=4), max_size=2)}.get(schema_value, JSON)
+    return st.one_of(right, JSON)
+
+
+@st.composite
+def kubeconfigs(draw):
+    def section(fields):
+        keys = draw(st.lists(st.sampled_from(sorted(fields)), max_size=4, unique=True))
+        return {k: draw(kubeconfig_values(fields[k] if isinstance(fields[k], str) else None)) for k in keys}
+
+    cfg = {"current-context": draw(st.one_of(st.just("x"), JSON)),
+           "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", **section(kc.CLUSTER)}}],
+           "users": [{"name": "u", "user": {"token": FUZZ_TOKEN, **section(kc.USER)}}],
+           "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", **section(kc.CONTEXT)}}]}
+    for key in draw(st.lists(st.sampled_from(["clusters", "users", "contexts", "current-context"]), max_size=1)):
+        cfg[key] = draw(JSON)  # a whole section of the wrong shape now and then
+    return cfg
+
+
+@FUZZ
+@given(cfg=kubeconfigs(), as_yaml=st.booleans())
+def test_kubeconfig_loader_on_arbitrary_files(cfg, as_yaml, tmp_path_factory):
+    """An Endpoint, None (the kubernetes client's cases) or one printable ClusterError line without the token."""
+    import yaml
+
+    register_secret(FUZZ_TOKEN)
+    path = tmp_path_factory.mktemp("kc") / "config"
+    path.write_text(yaml.safe_dump(cfg) if as_yaml else json.dumps(cfg, default=str))
+    try:
+        endpoint = kc.resolve(str(path))
+    except ClusterError as e:
+        shown = for_terminal(e)
+        assert "\n" not in shown and FUZZ_TOKEN not in shown and not CONTROL & set(shown), shown
+        return
+    if endpoint is not None:
+        assert endpoint.host.startswith(("http://", "https://"))
+        insecure = cfg["clusters"][0]["cluster"].get("insecure-skip-tls-verify")
+        assert endpoint.verify is (insecure is not True)  # only a real true turns verification off
+
+
+@FUZZ
+@given(text=st.text(max_size=200))
+def test_printable_leaves_nothing_a_terminal_acts_on(text):
+    shown = printable(text)
+    assert not CONTROL & set(shown) and "\n" not in shown
+    if text.isprintable():
+        assert shown == text
+
+
+@FUZZ
+@given(prefix=st.text(max_size=20), secret=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-._~", min_size=8,
+                                                    max_size=30), suffix=st.text(max_size=20),
+       shape=st.sampled_from(["Authorization: Bearer {s}", "https://ann:{s}@host:6443/api", "https://h/?access_token={s}",
+                              "{{\"token\": \"{s}\"}}", "password={s}", "token: {s}"]))
+def test_redact_removes_credentials_in_every_shape(prefix, secret, suffix, shape):
+    """Unregistered secrets in the shapes messages carry them (headers, URLs, JSON, exec output)."""
+    shown = redact(prefix + " " + shape.format(s=secret) + " " + suffix)
+    assert secret not in shown.replace(prefix, "").replace(suffix, "")

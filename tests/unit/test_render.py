@@ -26,13 +26,18 @@ def test_plain_ascii_tables_match_tabulate(case):
 
 @pytest.mark.parametrize("name, rows", [
     ("wide characters", [["名前", "x"]]),
-    ("newline in a cell", [["a\nb", "x"]]),
     ("float", [[1.5, "x"]]),
     ("bool", [[True, "x"]]),
 ])
 def test_other_cells_go_to_tabulate(name, rows):
     assert render._plain_cells(rows, 2) is None
     assert render.table(rows, ["a", "b"]) == reference(rows, ["a", "b"])
+
+
+@pytest.mark.parametrize("cell, shown", [("a\nb", "a\\nb"), ("\x1b[31mred", "\\x1b[31mred"), ("x\u202ey", "x\\u202ey")],
+                         ids=["newline-forging-a-row", "escape-sequence", "bidi-override"])
+def test_cells_are_made_printable(cell, shown):
+    assert render.table([[cell, "x"]], ["a", "b"]) == reference([[shown, "x"]], ["a", "b"])
 
 
 def test_empty_table_is_empty():

@@ -159,15 +159,28 @@ def test_wrong_server_name_is_a_tls_error(server, tmp_path):
         echo(plain)
 
 
-def test_exec_plugin_kubeconfig_uses_the_kubernetes_client(server, tmp_path):
+def test_exec_plugin_runs_without_the_kubernetes_client(server, tmp_path):
     path = write_kubeconfig(tmp_path, server)
     cfg = json.loads(open(path).read())
-    cfg["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "/bin/sh",
+    del cfg["users"][0]["user"]["token"]
+    cfg["users"][0]["user"]["exec"] = {"apiVersion": "client.authentication.k8s.io/v1", "command": "/bin/sh",
                                         "args": ["-c", 'echo \'{"apiVersion":"client.authentication.k8s.io/v1",'
                                                  '"kind":"ExecCredential","status":{"token":"from-exec"}}\''],
-                                        "interactiveMode": "Never"}}
+                                        "interactiveMode": "Never"}
     open(path, "w").write(json.dumps(cfg))
-    assert kubeconfig.resolve(path) is None
+    assert kubeconfig.resolve(path).authorization == "Bearer from-exec"
     conn = Connection(kubeconfig=path)
-    assert isinstance(conn.transport(), ClientTransport)
-    assert conn.transport().auth_headers() == {"authorization": "Bearer from-exec"}
+    assert isinstance(conn.transport(), HttpTransport)
+    assert ["authorization", "Bearer from-exec"] in echo(conn)["headers"]
+
+
+@pytest.mark.parametrize("flags, user, group", [
+    ({}, "bob", ["g1"]),  # the kubeconfig's as / as-groups, as kubectl sends them
+    ({"as_user": "carol"}, "carol", ["g1"]),  # each flag wins over its own field only
+    ({"as_user": "carol", "as_groups": ("g2",)}, "carol", ["g2"]),
+], ids=["from-kubeconfig", "user-flag-wins", "both-flags-win"])
+def test_kubeconfig_impersonation_is_sent(server, tmp_path, flags, user, group):
+    path = write_kubeconfig(tmp_path, server, user_extra={"as": "bob", "as-groups": ["g1"]})
+    headers = echo(Connection(kubeconfig=path, **flags))["headers"]
+    assert [v for k, v in headers if k == "impersonate-user"] == [user]
+    assert [v for k, v in headers if k == "impersonate-group"] == group

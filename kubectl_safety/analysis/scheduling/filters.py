@@ -209,7 +209,7 @@ def _taints(pod, node, state, pre):
         implied = " (implied by the node's conditions)"
     if taint is None:
         return None
-    text = taint.get("key", "") + (f"={taint['value']}" if taint.get("value") else "") + f":{taint.get('effect')}"
+    text = (taint.get("key") or "") + (f"={taint['value']}" if taint.get("value") else "") + f":{taint.get('effect')}"
     return Failure("TaintToleration", "untolerated-taint", f"node(s) had untolerated taint {text}{implied}", False)
 
 
