@@ -18,6 +18,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "kubectl_safety", "schemas")
 CODE = {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$", "description": "A stable UPPER_SNAKE code."}
+MAP_KEYS = {"labels", "annotations", "nodeSelector", "requests", "limits", "allocatable"}  # keyed by data, not fields
 TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
 
 
@@ -32,7 +33,7 @@ def infer(values, depth=0, key=None):
     lists = [v for v in values if isinstance(v, list)]
     if dicts:
         common = set.intersection(*(set(d) for d in dicts))
-        if common:
+        if common and key not in MAP_KEYS:
             keys = list(dict.fromkeys(k for d in dicts for k in d))
             coded = key in ("findings", "risks", "reasons")  # finding, risk and reason codes are UPPER_SNAKE
             schema["properties"] = {k: CODE if coded and k == "code" else infer((d[k] for d in dicts if k in d), depth + 1, k)

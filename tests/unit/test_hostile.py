@@ -198,6 +198,21 @@ def base_object(kind):
     if kind == "PriorityClass":
         return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
                 "value": 1000}
+    if kind == "PersistentVolumeClaim":
+        return {"apiVersion": "v1", "kind": kind, "metadata": {"name": "data", "namespace": "default"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "volumeName": "pv-1", "storageClassName": "ssd",
+                         "resources": {"requests": {"storage": "1Gi"}}}, "status": {"phase": "Bound"}}
+    if kind == "PersistentVolume":
+        return {"apiVersion": "v1", "kind": kind, "metadata": {"name": "pv-1"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "ssd", "capacity": {"storage": "1Gi"},
+                         "claimRef": {"namespace": "default", "name": "data"},
+                         "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                             {"key": "zone", "operator": "In", "values": ["a"]}]}]}}},
+                "status": {"phase": "Bound"}}
+    if kind == "StorageClass":
+        return {"apiVersion": "storage.k8s.io/v1", "kind": kind, "metadata": {"name": "ssd"},
+                "provisioner": "csi.example.com", "volumeBindingMode": "WaitForFirstConsumer",
+                "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}]}
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "a"}},
                      "template": {"metadata": {"labels": {"app": "a"}}, "spec": {}}}}
