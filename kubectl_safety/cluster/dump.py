@@ -34,17 +34,26 @@ def expand_paths(paths):
 MAX_DUMP = 16 * 1024 ** 3  # a dump of 150,000 pods with managedFields is about 4.6 GB
 
 
-def read_text(path: str, limit: int = MAX_DUMP) -> str:
-    """A regular file (or stdin) of at most ``limit`` bytes, as UTF-8 text."""
+def read_bytes(path: str, limit: int = MAX_DUMP) -> bytearray:
+    """A regular file (or stdin) of at most ``limit`` bytes, that is no binary file."""
     from kubectl_safety.cluster.files import read_limited, read_stream
 
     try:
-        data = read_stream(sys.stdin.buffer, limit) if path == "-" else read_limited(path, limit)
+        data = bytearray(read_stream(sys.stdin.buffer, limit)) if path == "-" else read_limited(path, limit, True)
     except OSError as e:
         reason = e.strerror or str(e)
         raise InputError(f"{path}: {'' if reason.startswith('not a') else 'cannot read: '}{reason}") from None
     if b"\x00" in data[:8192]:
         raise InputError(f"{path}: not a text file (binary data)")
+    return data
+
+
+def read_text(path: str, limit: int = MAX_DUMP) -> str:
+    """A regular file (or stdin) of at most ``limit`` bytes, as UTF-8 text."""
+    return as_text(read_bytes(path, limit), path)
+
+
+def as_text(data, path: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -183,6 +192,31 @@ def _expanded_size(node, memo) -> int:
     return memo[key]
 
 
+def decode_dump(data: bytearray, path: str) -> list:
+    """``(origin, object)`` pairs of one dump file's bytes, each object trimmed to the typed model.
+
+    A JSON list goes straight from bytes into the typed model (``model/typed.py``; ``data`` is
+    emptied as soon as it is decoded); anything else, or without msgspec, through the generic
+    path (json/YAML, then ``prune``) whose errors name the line or field.
+    """
+    from kubectl_safety.model.parse import flatten
+    from kubectl_safety.model.typed import decode_json, prune
+
+    head = data[:64].lstrip()
+    if head[:1] == b"{":
+        pairs = decode_json(data, path)
+        if pairs is not None:
+            return pairs
+    docs = parse_documents(as_text(data, path), path)
+    del data[:]
+    pairs = []
+    for i, doc in enumerate(docs):
+        origin = path if len(docs) == 1 else f"{path} document {i + 1}"
+        pairs.extend((where, prune(obj)) for where, obj in flatten(doc, origin))
+        docs[i] = None
+    return pairs
+
+
 @contextmanager
 def bulk_load():
     """Parse without the cyclic garbage collector, then freeze what was parsed.
@@ -208,14 +242,9 @@ def load_objects(paths):
 
 
 def _load_objects(paths):
-    from kubectl_safety.model.parse import flatten
-
     pairs, newest = [], None
     for path in expand_paths(paths):
-        docs = parse_documents(read_text(path), path)
-        for i, doc in enumerate(docs):
-            origin = path if len(docs) == 1 else f"{path} document {i + 1}"
-            pairs.extend(flatten(doc, origin))
+        pairs.extend(decode_dump(read_bytes(path), path))
         if path != "-":
             mtime = datetime.fromtimestamp(os.path.getmtime(path), tz=timezone.utc)
             newest = mtime if newest is None or mtime > newest else newest

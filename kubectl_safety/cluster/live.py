@@ -250,6 +250,8 @@ class Connection:
     def list(self, resource, namespace=None, *, field_selector=None, label_selector=None,
              chunk_size=500):
         """All items of a (paginated) list, as a ``kind: List``-shaped dict with kind/apiVersion set."""
+        from kubectl_safety.model.typed import prune
+
         items, query = [], {}
         if field_selector:
             query["fieldSelector"] = field_selector
@@ -269,10 +271,12 @@ class Connection:
             if not isinstance(page, list) or not isinstance(metadata, dict):
                 raise ClusterError(f"unexpected answer from the server {self.host} to a LIST of {resource}: "
                                    "items must be a list, metadata a map")
-            for item in page:
+            for i, item in enumerate(page):
                 if isinstance(item, dict):
                     item.setdefault("kind", kind)
                     item.setdefault("apiVersion", api_version)
+                    item = prune(item)  # the typed model's fields only, page by page
+                page[i] = None
                 items.append(item)
             token = metadata.get("continue")
             if not token:

@@ -1,0 +1,182 @@
+"""The typed model: exactly the fields kubectl-safety reads, per kind, and nothing else.
+
+``KEPT`` is built from ``model/schema.py``'s shape checks (every checked field is kept) plus the
+fields read but not checked. A subtree marked ``WHOLE`` is kept as it came; every other field
+(``managedFields``, container ``env``, ``volumeMounts``, images, ...) is skipped while decoding.
+
+Two decoders give the same trimmed objects (API-shaped dicts, wrapped by ``model/objects.py``):
+- ``decode_list_json``: msgspec Structs generated from ``KEPT``, decoded straight from the bytes
+  of a dump or of a live page (skipped fields are never built), then turned into dicts;
+- ``prune``: the pure-Python path, for YAML, for when msgspec is not installed (the krew archive
+  vendors only pure-Python packages) and for an item msgspec rejects, so the shape checks name
+  the field exactly as they always have.
+"""
+
+from kubectl_safety.model.schema import CONTAINER, META, SCHEMAS, WORKLOAD
+
+WHOLE = "kept whole"
+_META = {**META, "name": WHOLE, "generateName": WHOLE, "resourceVersion": WHOLE}
+_POD = SCHEMAS["Pod"]
+_CONTAINER = {**CONTAINER, "resizePolicy": WHOLE}
+# Pod: the one kind worth typing deeply (150,000 of them in a large cluster); everything the
+# scheduler's filters, eviction, priority, QoS, termination and storage analyses read.
+_POD_SPEC = {**_POD["spec"], "containers": [_CONTAINER], "initContainers": [_CONTAINER], "volumes": WHOLE,
+             "schedulerName": WHOLE, "schedulingGates": WHOLE, "runtimeClassName": WHOLE, "hostNetwork": WHOLE,
+             "hostPID": WHOLE, "hostIPC": WHOLE, "restartPolicy": WHOLE, "readinessGates": WHOLE, "os": WHOLE,
+             "activeDeadlineSeconds": WHOLE, "serviceAccountName": WHOLE, "hostname": WHOLE, "subdomain": WHOLE,
+             "securityContext": WHOLE, "resourceClaims": WHOLE}
+_POD_STATUS = {**_POD["status"], "reason": WHOLE, "message": WHOLE, "resize": WHOLE, "hostIP": WHOLE,
+               "podIP": WHOLE, "ephemeralContainerStatuses": WHOLE}
+_FEW = {"metadata": _META, "spec": WHOLE, "status": WHOLE}  # kinds with few objects: all but metadata
+KEPT = {
+    "Pod": {"metadata": _META, "spec": _POD_SPEC, "status": _POD_STATUS},
+    "Node": _FEW, "PodDisruptionBudget": _FEW, "PersistentVolumeClaim": _FEW, "PersistentVolume": _FEW,
+    "PriorityClass": {"metadata": _META, "value": WHOLE, "globalDefault": WHOLE, "preemptionPolicy": WHOLE,
+                      "description": WHOLE},
+    "StorageClass": {"metadata": _META, "provisioner": WHOLE, "volumeBindingMode": WHOLE,
+                     "allowedTopologies": WHOLE, "parameters": WHOLE, "reclaimPolicy": WHOLE,
+                     "allowVolumeExpansion": WHOLE, "mountOptions": WHOLE},
+    "Namespace": {"metadata": _META},
+}
+WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController")
+KEPT.update({kind: {**_FEW, "spec": WHOLE} for kind in WORKLOAD_KINDS})
+_OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)
+# Kinds often found in a dump beside ours: decoded in the same pass, metadata only.
+KEPT.update({kind: _OTHER for kind in ("Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "Event",
+                                         "ServiceAccount", "Lease", "Ingress", "ControllerRevision",
+                                         "HorizontalPodAutoscaler", "NetworkPolicy", "Role", "RoleBinding")})
+assert set(WORKLOAD) <= set(KEPT["Deployment"])
+
+
+def _is_object_list(sub) -> bool:
+    return isinstance(sub, list) and isinstance(sub[0], dict)
+
+
+def prune(obj, tree=None):
+    """``obj`` (an API object as decoded) with only the fields of ``tree`` (its kind's, by default).
+
+    A value of the wrong type is kept as it is, so that the shape checks name it.
+    """
+    if tree is None:
+        if not isinstance(obj, dict):
+            return obj
+        tree = KEPT.get(obj.get("kind"), _OTHER)
+        out = {k: obj[k] for k in ("kind", "apiVersion") if k in obj}
+    else:
+        out = {}
+    for key, sub in tree.items():
+        if key not in obj:
+            continue
+        value = obj[key]
+        if isinstance(sub, dict):
+            out[key] = prune(value, sub) if isinstance(value, dict) else value
+        elif _is_object_list(sub) and isinstance(value, list):
+            out[key] = [prune(v, sub[0]) if isinstance(v, dict) else v for v in value]
+        else:  # WHOLE, or a leaf of the shape checks
+            out[key] = value
+    return out
+
+
+_DECODERS = {}
+
+
+def _decoders():
+    """msgspec decoders (``{"": union of all kinds, kind: one kind}``), or {} without msgspec."""
+    if _DECODERS or _DECODERS is None:
+        return _DECODERS
+    try:
+        import msgspec
+    except ImportError:
+        return _DECODERS
+    from typing import Any, Optional, Union
+
+    def struct(name, tree, **options):
+        fields = [(key, field_type(f"{name}_{key}", sub), None) for key, sub in tree.items()]
+        return msgspec.defstruct(name, fields, omit_defaults=True, **options)
+
+    def field_type(name, sub):
+        if isinstance(sub, dict):
+            return Optional[struct(name, sub)]
+        if _is_object_list(sub):
+            return Optional[list[struct(name, sub[0])]]
+        return Any
+
+    kinds = {kind: struct(kind, {"apiVersion": WHOLE, **tree}, tag_field="kind", tag=kind)
+             for kind, tree in KEPT.items()}
+    _DECODERS[""] = msgspec.json.Decoder(Union[tuple(kinds.values())])
+    _DECODERS.update({kind: msgspec.json.Decoder(cls) for kind, cls in kinds.items()})
+    envelope = msgspec.defstruct("Envelope", [("kind", Any, None), ("apiVersion", Any, None),
+                                              ("items", Optional[list[msgspec.Raw]], None)])
+    _DECODERS["envelope"] = msgspec.json.Decoder(envelope)
+    typed_list = msgspec.defstruct("TypedList", [("kind", Any, None), ("apiVersion", Any, None),
+                                                 ("items", Optional[list[Union[tuple(kinds.values())]]], None)])
+    _DECODERS["list"] = msgspec.json.Decoder(typed_list)
+    _DECODERS["any"] = msgspec.json.Decoder()
+    _DECODERS["to_builtins"] = msgspec.to_builtins
+    _DECODERS["errors"] = (msgspec.ValidationError, msgspec.DecodeError)
+    _DECODERS["validation"] = msgspec.ValidationError
+    return _DECODERS
+
+
+def have_msgspec() -> bool:
+    return bool(_decoders())
+
+
+def decode_json(data, origin: str):
+    """``(origin, trimmed object)`` pairs of a JSON list document (``kind: List`` or ``PodList``, ...),
+    decoded item by item from ``data`` (bytes); None when msgspec is missing or the document is
+    anything else (then the generic path decodes it and names what is wrong)."""
+    decoders = _decoders()
+    if not decoders:
+        return None
+    errors, to_builtins = decoders["errors"], decoders["to_builtins"]
+    try:  # one pass when every item names a kind the model knows (``kubectl get -o json``)
+        document = decoders["list"].decode(data)
+    except decoders["validation"]:
+        return _decode_items(data, origin, decoders)
+    except errors:  # not JSON msgspec takes: the generic path says why
+        return None
+    kind, items = document.kind, document.items
+    if items is None or kind != "List":
+        return _decode_items(data, origin, decoders)
+    if isinstance(data, bytearray):
+        data.clear()  # decoded: the dump's bytes are not needed while its objects are built
+    pairs = []
+    for i, item in enumerate(items):
+        items[i] = None
+        pairs.append((f"{origin} item {i}", to_builtins(item)))
+    return pairs
+
+
+def _decode_items(data, origin, decoders):
+    """Item by item: a typed list (``PodList``), other kinds, or items the shape checks reject."""
+    from kubectl_safety.model.parse import flatten
+
+    errors = decoders["errors"]
+    try:
+        envelope = decoders["envelope"].decode(data)
+    except errors:
+        return None
+    kind, items = envelope.kind, envelope.items
+    if items is None or not isinstance(kind, str) or not kind.endswith("List"):
+        return None
+    item_kind = kind[:-4] if kind != "List" else None
+    decoder = decoders.get(item_kind) if item_kind in KEPT else decoders[""]
+    to_builtins, generic = decoders["to_builtins"], decoders["any"].decode
+    api_version = envelope.apiVersion
+    pairs = []
+    for i, raw in enumerate(items):
+        items[i] = None
+        try:
+            obj = to_builtins(decoder.decode(raw))
+        except errors:  # another kind, or a wrong type: the generic path names it
+            obj = generic(raw)
+            if isinstance(obj, dict) and item_kind:
+                obj.setdefault("kind", item_kind)
+                obj.setdefault("apiVersion", api_version)
+            pairs.extend((where, prune(o)) for where, o in flatten(obj, f"{origin} item {i}"))
+            continue
+        if item_kind and "apiVersion" not in obj:
+            obj["apiVersion"] = api_version
+        pairs.append((f"{origin} item {i}", obj))
+    return pairs
