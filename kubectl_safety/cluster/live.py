@@ -169,11 +169,12 @@ class Connection:
         return self._namespace or "default"
 
     # -- requests ------------------------------------------------------------------------
-    def request(self, method, path, *, query=None, body=None):
+    def request(self, method, path, *, query=None, body=None, list_of=None):
         """One HTTP request; returns (status, parsed JSON body). Transport errors -> ClusterError.
 
         Raw JSON through the transport (``cluster/transport.py``: TLS, client certificates and
         credentials as the kubeconfig says; plugin tokens refreshed), nothing deserialized into models.
+        ``list_of``: a kind whose list page is decoded straight into the typed model (``model/typed.py``).
         """
         transport = self.transport()
         headers = [("Accept", "application/json"), ("User-Agent", self.user_agent)]
@@ -206,6 +207,12 @@ class Connection:
 
             elapsed = int((time.monotonic() - started) * 1000)
             sys.stderr.write(for_terminal(f"{method} {url} {status} in {elapsed} milliseconds") + "\n")
+        if list_of and 200 <= status < 300 and data:
+            from kubectl_safety.model.typed import decode_page
+
+            payload = decode_page(data, list_of)
+            if payload is not None:
+                return status, payload
         try:
             payload = json.loads(data, parse_constant=_no_constant) if data else {}
         except RecursionError:
@@ -264,7 +271,7 @@ class Connection:
         api_version = RESOURCES[resource][0].split("/", 2)[-1]
         seen, empty = set(), 0
         while True:
-            status, payload = self.request("GET", path, query=query)
+            status, payload = self.request("GET", path, query=query, list_of=kind)
             check(status, payload, resource, None, namespace, verb="list")
             page = payload.get("items") or []
             metadata = payload.get("metadata") or {}
@@ -275,7 +282,7 @@ class Connection:
                 if isinstance(item, dict):
                     item.setdefault("kind", kind)
                     item.setdefault("apiVersion", api_version)
-                    item = prune(item)  # the typed model's fields only, page by page
+                    item = prune(item)  # the typed model's fields only, page by page (idempotent)
                 page[i] = None
                 items.append(item)
             token = metadata.get("continue")

@@ -63,7 +63,9 @@ def fetch(connection, queries, chunk_size=500, warnings=None):
             if q.name:
                 obj = connection.get(q.resource, q.name, q.namespace, optional=q.optional)
                 if obj is not None:
-                    yield origin, obj
+                    from kubectl_safety.model.typed import prune
+
+                    yield origin, prune(obj)
                 continue
             listing = connection.list(q.resource, q.namespace, field_selector=q.field_selector,
                                       label_selector=q.label_selector, chunk_size=chunk_size)

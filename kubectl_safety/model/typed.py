@@ -55,19 +55,20 @@ def _is_object_list(sub) -> bool:
 def prune(obj, tree=None):
     """``obj`` (an API object as decoded) with only the fields of ``tree`` (its kind's, by default).
 
-    A value of the wrong type is kept as it is, so that the shape checks name it.
+    A value of the wrong type is kept as it is, so that the shape checks name it; a null field is
+    dropped (the Structs omit it too).
     """
     if tree is None:
         if not isinstance(obj, dict):
             return obj
         tree = KEPT.get(obj.get("kind"), _OTHER)
-        out = {k: obj[k] for k in ("kind", "apiVersion") if k in obj}
+        out = {k: obj[k] for k in ("kind", "apiVersion") if obj.get(k) is not None}
     else:
         out = {}
     for key, sub in tree.items():
-        if key not in obj:
+        value = obj.get(key)
+        if value is None:  # null is absent, as in the Structs
             continue
-        value = obj[key]
         if isinstance(sub, dict):
             out[key] = prune(value, sub) if isinstance(value, dict) else value
         elif _is_object_list(sub) and isinstance(value, list):
@@ -112,6 +113,9 @@ def _decoders():
                                                  ("items", Optional[list[Union[tuple(kinds.values())]]], None)])
     _DECODERS["list"] = msgspec.json.Decoder(typed_list)
     _DECODERS["any"] = msgspec.json.Decoder()
+    _DECODERS["pages"] = {kind: msgspec.json.Decoder(msgspec.defstruct(
+        f"{kind}Page", [("kind", Any, None), ("apiVersion", Any, None), ("metadata", Any, None),
+                        ("items", Optional[list[cls]], None)])) for kind, cls in kinds.items()}
     _DECODERS["to_builtins"] = msgspec.to_builtins
     _DECODERS["errors"] = (msgspec.ValidationError, msgspec.DecodeError)
     _DECODERS["validation"] = msgspec.ValidationError
@@ -180,3 +184,21 @@ def _decode_items(data, origin, decoders):
             obj["apiVersion"] = api_version
         pairs.append((f"{origin} item {i}", obj))
     return pairs
+
+
+def decode_page(data, kind: str):
+    """A live LIST page of ``kind`` decoded straight into the typed model (items as trimmed dicts,
+    with ``kind`` set), or None for the generic path (no msgspec, another shape, a wrong type)."""
+    decoders = _decoders()
+    if not decoders or kind not in decoders["pages"]:
+        return None
+    try:
+        page = decoders["pages"][kind].decode(data)
+    except decoders["errors"]:
+        return None
+    if page.items is None:
+        return None
+    to_builtins, items = decoders["to_builtins"], page.items
+    for i, item in enumerate(items):
+        items[i] = to_builtins(item)
+    return {"kind": page.kind, "apiVersion": page.apiVersion, "metadata": page.metadata, "items": items}
