@@ -34,12 +34,12 @@ def expand_paths(paths):
 MAX_DUMP = 16 * 1024 ** 3  # a dump of 150,000 pods with managedFields is about 4.6 GB
 
 
-def read_bytes(path: str, limit: int = MAX_DUMP) -> bytearray:
+def read_bytes(path: str, limit: int = MAX_DUMP) -> bytes:
     """A regular file (or stdin) of at most ``limit`` bytes, that is no binary file."""
     from kubectl_safety.cluster.files import read_limited, read_stream
 
     try:
-        data = bytearray(read_stream(sys.stdin.buffer, limit)) if path == "-" else read_limited(path, limit, True)
+        data = read_stream(sys.stdin.buffer, limit) if path == "-" else read_limited(path, limit)
     except OSError as e:
         reason = e.strerror or str(e)
         raise InputError(f"{path}: {'' if reason.startswith('not a') else 'cannot read: '}{reason}") from None
@@ -192,23 +192,22 @@ def _expanded_size(node, memo) -> int:
     return memo[key]
 
 
-def decode_dump(data: bytearray, path: str) -> list:
-    """``(origin, object)`` pairs of one dump file's bytes, each object trimmed to the typed model.
+def decode_dump(holder: list, path: str) -> list:
+    """``(origin, object)`` pairs of one dump file's bytes (``holder``'s one item), each object
+    trimmed to the typed model; ``holder`` is emptied as soon as its bytes are decoded.
 
-    A JSON list goes straight from bytes into the typed model (``model/typed.py``; ``data`` is
-    emptied as soon as it is decoded); anything else, or without msgspec, through the generic
-    path (json/YAML, then ``prune``) whose errors name the line or field.
+    A JSON list goes straight from bytes into the typed model (``model/typed.py``); anything else,
+    or without msgspec, through the generic path (json/YAML, then ``prune``) whose errors name
+    the line or field.
     """
     from kubectl_safety.model.parse import flatten
     from kubectl_safety.model.typed import decode_json, prune
 
-    head = data[:64].lstrip()
-    if head[:1] == b"{":
-        pairs = decode_json(data, path)
+    if holder[0][:64].lstrip()[:1] == b"{":
+        pairs = decode_json(holder, path)
         if pairs is not None:
             return pairs
-    docs = parse_documents(as_text(data, path), path)
-    del data[:]
+    docs = parse_documents(as_text(holder.pop(), path), path)
     pairs = []
     for i, doc in enumerate(docs):
         origin = path if len(docs) == 1 else f"{path} document {i + 1}"
@@ -242,9 +241,13 @@ def load_objects(paths):
 
 
 def _load_objects(paths):
-    pairs, newest = [], None
+    from kubectl_safety.model.typed import Pairs
+
+    pairs, newest = Pairs(), None
     for path in expand_paths(paths):
-        pairs.extend(decode_dump(read_bytes(path), path))
+        decoded = decode_dump([read_bytes(path)], path)
+        pairs.extend(decoded)
+        pairs.checked.update(getattr(decoded, "checked", ()))
         if path != "-":
             mtime = datetime.fromtimestamp(os.path.getmtime(path), tz=timezone.utc)
             newest = mtime if newest is None or mtime > newest else newest

@@ -11,11 +11,8 @@ import stat
 _BLOCK = 1 << 20
 
 
-def read_limited(path: str, limit: int, mutable: bool = False) -> bytes:
-    """The bytes of the regular file ``path``; OSError (with ``strerror``) otherwise or when larger than ``limit``.
-
-    ``mutable``: a bytearray read in place (one copy of a large file, which its reader may free early).
-    """
+def read_limited(path: str, limit: int) -> bytes:
+    """The bytes of the regular file ``path``; OSError (with ``strerror``) otherwise or when larger than ``limit``."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except ValueError:  # a NUL byte in the name
@@ -29,7 +26,7 @@ def read_limited(path: str, limit: int, mutable: bool = False) -> bytes:
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         with os.fdopen(os.dup(fd), "rb") as f:
-            data = _read_into(f, info.st_size, limit) if mutable else f.read(limit + 1)
+            data = f.read(limit + 1)
     finally:
         os.close(fd)
     if len(data) > limit:
@@ -50,20 +47,3 @@ def read_stream(stream, limit: int, binary_check=True) -> bytes:
         if total > limit:
             raise OSError(0, f"larger than {limit} bytes")
         parts.append(chunk)
-
-
-def _read_into(f, size: int, limit: int) -> bytearray:
-    """All of ``f`` (``size`` bytes by fstat, perhaps more by now) into one bytearray, at most ``limit + 1``."""
-    data = bytearray(min(size, limit) + 1)
-    view, filled = memoryview(data), 0
-    while filled < len(data):
-        n = f.readinto(view[filled:])
-        if not n:
-            break
-        filled += n
-    view.release()
-    if filled == len(data) and filled <= limit:  # grew since fstat: read the rest
-        data += f.read(limit + 1 - filled)
-        return data
-    del data[filled:]
-    return data

@@ -12,6 +12,7 @@ Two decoders give the same trimmed objects (API-shaped dicts, wrapped by ``model
   the field exactly as they always have.
 """
 
+from kubectl_safety.model import schema
 from kubectl_safety.model.schema import CONTAINER, META, SCHEMAS, WORKLOAD
 
 WHOLE = "kept whole"
@@ -20,14 +21,28 @@ _POD = SCHEMAS["Pod"]
 _CONTAINER = {**CONTAINER, "resizePolicy": WHOLE}
 # Pod: the one kind worth typing deeply (150,000 of them in a large cluster); everything the
 # scheduler's filters, eviction, priority, QoS, termination and storage analyses read.
-_POD_SPEC = {**_POD["spec"], "containers": [_CONTAINER], "initContainers": [_CONTAINER], "volumes": WHOLE,
+# Every volume source (force_delete reads them), beside the checked fields of model/schema.py.
+_VOLUME = {**_POD["spec"]["volumes"][0], **{source: WHOLE for source in (
+    "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "configMap", "csi", "downwardAPI",
+    "fc", "flexVolume", "flocker", "gcePersistentDisk", "gitRepo", "glusterfs", "image", "iscsi", "nfs",
+    "photonPersistentDisk", "portworxVolume", "projected", "quobyte", "rbd", "scaleIO", "secret", "storageos",
+    "vsphereVolume")}}
+_POD_SPEC = {**_POD["spec"], "containers": [_CONTAINER], "initContainers": [_CONTAINER], "volumes": [_VOLUME],
              "schedulerName": WHOLE, "schedulingGates": WHOLE, "runtimeClassName": WHOLE, "hostNetwork": WHOLE,
              "hostPID": WHOLE, "hostIPC": WHOLE, "restartPolicy": WHOLE, "readinessGates": WHOLE, "os": WHOLE,
              "activeDeadlineSeconds": WHOLE, "serviceAccountName": WHOLE, "hostname": WHOLE, "subdomain": WHOLE,
              "securityContext": WHOLE, "resourceClaims": WHOLE}
-_POD_STATUS = {**_POD["status"], "reason": WHOLE, "message": WHOLE, "resize": WHOLE, "hostIP": WHOLE,
+# Container statuses without their image and container ids (half their bytes).
+_CONTAINER_STATUS = {field: WHOLE for field in ("name", "state", "lastState", "ready", "started", "restartCount",
+                                                "resources", "allocatedResources", "allocatedResourcesStatus",
+                                                "stopSignal", "user")}
+_POD_STATUS = {**_POD["status"], "containerStatuses": [_CONTAINER_STATUS], "initContainerStatuses": [_CONTAINER_STATUS],
+               "reason": WHOLE, "message": WHOLE, "resize": WHOLE, "hostIP": WHOLE,
                "podIP": WHOLE, "ephemeralContainerStatuses": WHOLE}
 _FEW = {"metadata": _META, "spec": WHOLE, "status": WHOLE}  # kinds with few objects: all but metadata
+# Kinds whose Structs hold every shape check (constraints included): an object msgspec decoded
+# into one needs no second check. The others keep whole subtrees, which ``check_shape`` walks.
+CHECKED_BY_TYPE = frozenset(("Pod",))
 KEPT = {
     "Pod": {"metadata": _META, "spec": _POD_SPEC, "status": _POD_STATUS},
     "Node": _FEW, "PodDisruptionBudget": _FEW, "PersistentVolumeClaim": _FEW, "PersistentVolume": _FEW,
@@ -61,7 +76,8 @@ def prune(obj, tree=None):
     if tree is None:
         if not isinstance(obj, dict):
             return obj
-        tree = KEPT.get(obj.get("kind"), _OTHER)
+        kind = obj.get("kind")
+        tree = KEPT.get(kind, _OTHER) if isinstance(kind, str) else _OTHER
         out = {k: obj[k] for k in ("kind", "apiVersion") if obj.get(k) is not None}
     else:
         out = {}
@@ -89,18 +105,40 @@ def _decoders():
         import msgspec
     except ImportError:
         return _DECODERS
-    from typing import Any, Optional, Union
+    from typing import Annotated, Any, Literal, Optional, Union
 
     def struct(name, tree, **options):
         fields = [(key, field_type(f"{name}_{key}", sub), None) for key, sub in tree.items()]
-        return msgspec.defstruct(name, fields, omit_defaults=True, **options)
+        return msgspec.defstruct(name, fields, omit_defaults=True, gc=False, **options)  # acyclic
 
     def field_type(name, sub):
         if isinstance(sub, dict):
             return Optional[struct(name, sub)]
         if _is_object_list(sub):
             return Optional[list[struct(name, sub[0])]]
-        return Any
+        if isinstance(sub, list):  # a null item passes the shape check
+            return Optional[list[field_type(name, sub[0])]]
+        return Optional[_leaf(sub)]
+
+    def _leaf(sub):
+        """A shape check's leaf as a msgspec type that accepts no more than the check does."""
+        if sub == WHOLE:
+            return Any
+        if isinstance(sub, frozenset):
+            return Literal[tuple(sorted(sub))]
+        if isinstance(sub, type):
+            return sub
+        if sub == schema.STR_MAP:
+            return dict[str, str]
+        if sub == schema.TIME:
+            return Annotated[str, msgspec.Meta(pattern="^(?:" + schema._RFC3339.pattern + r")\Z")]
+        low, high = {schema.INT: schema.INT64_RANGE, schema.INT32: schema.INT32_RANGE,
+                     schema.NNINT: (0, schema.INT32_RANGE[1]), schema.POSINT: (1, schema.INT32_RANGE[1]),
+                     schema.INT_OR_STR: (0, schema.INT32_RANGE[1])}[sub]
+        number = Annotated[int, msgspec.Meta(ge=low, le=high)]
+        if sub == schema.INT_OR_STR:
+            return Union[number, Annotated[str, msgspec.Meta(pattern=r"^0*(?:100|[1-9]?[0-9])%\Z")]]
+        return number
 
     kinds = {kind: struct(kind, {"apiVersion": WHOLE, **tree}, tag_field="kind", tag=kind)
              for kind, tree in KEPT.items()}
@@ -126,29 +164,43 @@ def have_msgspec() -> bool:
     return bool(_decoders())
 
 
-def decode_json(data, origin: str):
+class Pairs(list):
+    """``(origin, object)`` pairs; ``checked`` holds the ids of objects whose Struct did every shape check."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.checked = set()
+
+    def add(self, origin, obj, typed_kind):
+        self.append((origin, obj))
+        if typed_kind in CHECKED_BY_TYPE:
+            self.checked.add(id(obj))
+
+
+def decode_json(holder: list, origin: str):
     """``(origin, trimmed object)`` pairs of a JSON list document (``kind: List`` or ``PodList``, ...),
-    decoded item by item from ``data`` (bytes); None when msgspec is missing or the document is
-    anything else (then the generic path decodes it and names what is wrong)."""
+    decoded from the bytes in ``holder`` (emptied once they are decoded, so that they are freed
+    before the objects are built); None when msgspec is missing or the document is anything
+    else (then the generic path decodes it and names what is wrong)."""
     decoders = _decoders()
     if not decoders:
         return None
     errors, to_builtins = decoders["errors"], decoders["to_builtins"]
     try:  # one pass when every item names a kind the model knows (``kubectl get -o json``)
-        document = decoders["list"].decode(data)
+        document = decoders["list"].decode(holder[0])
     except decoders["validation"]:
-        return _decode_items(data, origin, decoders)
+        return _decode_items(holder[0], origin, decoders)
     except errors:  # not JSON msgspec takes: the generic path says why
         return None
     kind, items = document.kind, document.items
     if items is None or kind != "List":
-        return _decode_items(data, origin, decoders)
-    if isinstance(data, bytearray):
-        data.clear()  # decoded: the dump's bytes are not needed while its objects are built
-    pairs = []
+        return _decode_items(holder[0], origin, decoders)
+    holder.clear()
+    pairs = Pairs()
     for i, item in enumerate(items):
         items[i] = None
-        pairs.append((f"{origin} item {i}", to_builtins(item)))
+        obj = to_builtins(item)
+        pairs.add(f"{origin} item {i}", obj, obj["kind"])
     return pairs
 
 
@@ -168,7 +220,7 @@ def _decode_items(data, origin, decoders):
     decoder = decoders.get(item_kind) if item_kind in KEPT else decoders[""]
     to_builtins, generic = decoders["to_builtins"], decoders["any"].decode
     api_version = envelope.apiVersion
-    pairs = []
+    pairs = Pairs()
     for i, raw in enumerate(items):
         items[i] = None
         try:
@@ -182,7 +234,7 @@ def _decode_items(data, origin, decoders):
             continue
         if item_kind and "apiVersion" not in obj:
             obj["apiVersion"] = api_version
-        pairs.append((f"{origin} item {i}", obj))
+        pairs.add(f"{origin} item {i}", obj, obj["kind"])
     return pairs
 
 

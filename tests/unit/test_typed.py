@@ -57,7 +57,7 @@ def no_msgspec(monkeypatch):
 
 
 def _decoded(document):
-    return decode_dump(bytearray(json.dumps(document, indent=4).encode()), "dump.json")
+    return decode_dump([json.dumps(document, indent=4).encode()], "dump.json")
 
 
 @pytest.mark.parametrize("name", DOCUMENTS)
@@ -81,9 +81,9 @@ def test_unread_fields_are_skipped(field):
 
 
 def test_the_dump_bytes_are_released_once_decoded():
-    data = bytearray(json.dumps(DOCUMENTS["kubectl get -o json (List of known kinds)"]).encode())
-    decode_dump(data, "dump.json")
-    assert len(data) == 0
+    holder = [json.dumps(DOCUMENTS["kubectl get -o json (List of known kinds)"]).encode()]
+    decode_dump(holder, "dump.json")
+    assert holder == []
 
 
 BAD = [  # (spec changes, the field the one-line error names)
@@ -132,3 +132,32 @@ def test_live_pages_decode_into_the_typed_model(name):
     if typed_path:
         assert page["metadata"] == document.get("metadata")
         assert page["items"] == [typed.prune({"kind": kind, **item}) for item in document["items"]]
+
+
+def _covers(kept, checked, path=""):
+    """Where ``kept`` (a Struct tree) does not hold the shape check ``checked``: a list of paths."""
+    if isinstance(checked, dict):
+        if not isinstance(kept, dict):
+            return [path]
+        return [p for key, sub in checked.items() for p in _covers(kept.get(key), sub, f"{path}.{key}")]
+    if isinstance(checked, list) and isinstance(checked[0], dict):
+        return _covers(kept[0], checked[0], path + "[]") if isinstance(kept, list) else [path]
+    if checked is dict and isinstance(kept, dict) or checked == [dict] and isinstance(kept, list):
+        return []  # a map (or list of maps) checked only as such: a Struct is at least as strict
+    return [] if kept == checked else [path]
+
+
+@pytest.mark.parametrize("kind", sorted(typed.CHECKED_BY_TYPE))
+def test_a_kind_checked_by_its_struct_holds_every_shape_check(kind):
+    from kubectl_safety.model.schema import SCHEMAS
+
+    assert _covers(typed.KEPT[kind], SCHEMAS[kind]) == []
+
+
+def test_pods_decoded_into_structs_are_not_checked_twice(tmp_path, monkeypatch):
+    from kubectl_safety.model import schema
+
+    monkeypatch.setitem(schema._COMPILED, "Pod", lambda obj: pytest.fail("checked twice"))
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(_listed(_pod(), make_node("n1"))))
+    assert len(build_snapshot(load_objects([str(path)])[0]).pods) == 1
