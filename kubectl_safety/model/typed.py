@@ -5,22 +5,23 @@ fields read but not checked. A subtree marked ``WHOLE`` is kept as it came; ever
 (``managedFields``, container ``env``, ``volumeMounts``, images, ...) is skipped while decoding.
 
 Two decoders give the same trimmed objects (API-shaped dicts, wrapped by ``model/objects.py``):
-- ``decode_list_json``: msgspec Structs generated from ``KEPT``, decoded straight from the bytes
-  of a dump or of a live page (skipped fields are never built), then turned into dicts;
+- ``decode_json`` (a dump) and ``decode_page`` (a live LIST page): msgspec Structs generated from
+  ``KEPT``, decoded straight from bytes (skipped fields are never built), then turned into dicts;
 - ``prune``: the pure-Python path, for YAML, for when msgspec is not installed (the krew archive
   vendors only pure-Python packages) and for an item msgspec rejects, so the shape checks name
   the field exactly as they always have.
 """
 
 from kubectl_safety.model import schema
+from kubectl_safety.model.objects import WORKLOAD_KINDS
 from kubectl_safety.model.schema import CONTAINER, META, SCHEMAS, WORKLOAD
 
 WHOLE = "kept whole"
 _META = {**META, "name": WHOLE, "generateName": WHOLE, "resourceVersion": WHOLE}
 _POD = SCHEMAS["Pod"]
-_CONTAINER = {**CONTAINER, "resizePolicy": WHOLE}
 # Pod: the one kind worth typing deeply (150,000 of them in a large cluster); everything the
 # scheduler's filters, eviction, priority, QoS, termination and storage analyses read.
+_CONTAINER = {**CONTAINER, "resizePolicy": WHOLE}
 # Every volume source (force_delete reads them), beside the checked fields of model/schema.py.
 _VOLUME = {**_POD["spec"]["volumes"][0], **{source: WHOLE for source in (
     "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "configMap", "csi", "downwardAPI",
@@ -53,8 +54,7 @@ KEPT = {
                      "allowVolumeExpansion": WHOLE, "mountOptions": WHOLE},
     "Namespace": {"metadata": _META},
 }
-WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController")
-KEPT.update({kind: {**_FEW, "spec": WHOLE} for kind in WORKLOAD_KINDS})
+KEPT.update({kind: _FEW for kind in WORKLOAD_KINDS})
 _OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)
 # Kinds often found in a dump beside ours: decoded in the same pass, metadata only.
 KEPT.update({kind: _OTHER for kind in ("Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "Event",
