@@ -192,6 +192,18 @@ def _expanded_size(node, memo) -> int:
     return memo[key]
 
 
+def _decode_sliced(path: str):
+    """A ``kubectl get -o json`` dump decoded slice by slice as it is read (``model/typed.py``), or None."""
+    from kubectl_safety.cluster.files import open_limited
+    from kubectl_safety.model.typed import decode_json_slices
+
+    try:
+        with open_limited(path, MAX_DUMP) as f:
+            return decode_json_slices(f, path, MAX_DUMP)
+    except OSError:  # read whole, the error is named there
+        return None
+
+
 def decode_dump(holder: list, path: str) -> list:
     """``(origin, object)`` pairs of one dump file's bytes (``holder``'s one item), each object
     trimmed to the typed model; ``holder`` is emptied as soon as its bytes are decoded.
@@ -245,7 +257,9 @@ def _load_objects(paths):
 
     pairs, newest = Pairs(), None
     for path in expand_paths(paths):
-        decoded = decode_dump([read_bytes(path)], path)
+        decoded = None if path == "-" else _decode_sliced(path)
+        if decoded is None:
+            decoded = decode_dump([read_bytes(path)], path)
         pairs.extend(decoded)
         pairs.checked.update(getattr(decoded, "checked", ()))
         if path != "-":

@@ -147,6 +147,7 @@ def _decoders():
     envelope = msgspec.defstruct("Envelope", [("kind", Any, None), ("apiVersion", Any, None),
                                               ("items", Optional[list[msgspec.Raw]], None)])
     _DECODERS["envelope"] = msgspec.json.Decoder(envelope)
+    _DECODERS["items"] = msgspec.json.Decoder(list[Union[tuple(kinds.values())]])
     typed_list = msgspec.defstruct("TypedList", [("kind", Any, None), ("apiVersion", Any, None),
                                                  ("items", Optional[list[Union[tuple(kinds.values())]]], None)])
     _DECODERS["list"] = msgspec.json.Decoder(typed_list)
@@ -254,3 +255,60 @@ def decode_page(data, kind: str):
     for i, item in enumerate(items):
         items[i] = to_builtins(item)
     return {"kind": page.kind, "apiVersion": page.apiVersion, "metadata": page.metadata, "items": items}
+
+
+# kubectl's -o json: 4-space indentation, so an item of the top-level "items" array opens and
+# closes on lines indented by 8 spaces. JSON strings hold no raw line break: these are structure.
+_HEAD = b'{\n    "apiVersion": "v1",\n    "items": [\n        {\n'
+_BETWEEN = b"\n        },\n        {\n"
+_END = b"\n        }\n    ]"
+SLICE = 1 << 20  # measured: 1 MiB slices are as fast as the whole file, 16 MiB slower
+
+
+def decode_json_slices(f, origin: str, limit: int):
+    """``(origin, trimmed object)`` pairs of a ``kubectl get -o json`` List read from the binary file
+    ``f`` in slices of about ``SLICE`` bytes, each decoded into Structs and turned into dicts before
+    the next is read: only the objects stay in memory. None (nothing kept) for anything else, or
+    when a slice is not whole JSON: then the caller reads the file whole.
+    """
+    decoders = _decoders()
+    if not decoders:
+        return None
+    head = f.read(len(_HEAD))
+    if head != _HEAD:
+        return None
+    decode, to_builtins, errors = decoders["items"].decode, decoders["to_builtins"], decoders["errors"]
+    pairs, buffer, total, index, last = Pairs(), bytearray(b"[        {\n"), len(head), 0, False
+    while not last:
+        chunk = f.read(SLICE)
+        total += len(chunk)
+        if total > limit or b"\x00" in chunk:
+            return None
+        last = not chunk
+        buffer += chunk
+        del chunk
+        cut = buffer.rfind(_END if last else _BETWEEN)
+        if cut < 0:
+            if last:
+                return None
+            continue
+        end = cut + 10  # just past the item's "}": there the "," (or line break) becomes the array's "]"
+        rest = buffer[end + 1:]
+        buffer[end] = ord("]")
+        try:
+            with memoryview(buffer) as view, view[:end + 1] as whole:
+                items = decode(whole)
+        except errors:
+            return None
+        buffer = bytearray(b"[") + rest
+        del rest
+        for i, item in enumerate(items):
+            items[i] = None
+            obj = to_builtins(item)
+            pairs.add(f"{origin} item {index}", obj, obj["kind"])
+            index += 1
+    try:  # what follows the items: the rest of the List, which must be valid and say so
+        envelope = decoders["envelope"].decode(_HEAD[:-11] + b"]" + buffer[1 + len("    ]"):])
+    except errors:
+        return None
+    return pairs if envelope.kind == "List" and envelope.items == [] else None

@@ -161,3 +161,37 @@ def test_pods_decoded_into_structs_are_not_checked_twice(tmp_path, monkeypatch):
     path = tmp_path / "dump.json"
     path.write_text(json.dumps(_listed(_pod(), make_node("n1"))))
     assert len(build_snapshot(load_objects([str(path)])[0]).pods) == 1
+
+
+def _kubectl_json(*items):
+    """As ``kubectl get -o json`` writes a List: these keys in this order, 4-space indentation."""
+    return json.dumps({"apiVersion": "v1", "items": list(items), "kind": "List",
+                       "metadata": {"resourceVersion": ""}}, indent=4) + "\n"
+
+
+SLICED = {  # (file text, whether it is decoded slice by slice)
+    "kubectl get -o json": (_kubectl_json(_pod(), make_node("n1"), make_pdb("web", selector={"app": "web"})), True),
+    "one item": (_kubectl_json(_pod()), True),
+    "compact JSON": (json.dumps(_listed(_pod())), False),
+    "a kind the Structs do not know": (_kubectl_json(_pod(), {"apiVersion": "x/v1", "kind": "Widget",
+                                                              "metadata": {"name": "w"}}), False),
+    "a wrong type": (_kubectl_json(_pod(affinity=[])), False),
+    "no items": (_kubectl_json(), False),
+    "cut short": (_kubectl_json(_pod(), _pod())[:-40], False),
+}
+
+
+@pytest.mark.parametrize("name", SLICED)
+@pytest.mark.parametrize("slice_bytes", [64, 1 << 20])
+def test_kubectl_json_dumps_decode_slice_by_slice_into_the_same_objects(name, slice_bytes, tmp_path, monkeypatch):
+    from kubectl_safety.cluster.dump import _decode_sliced
+
+    text, sliced = SLICED[name]
+    path = tmp_path / "dump.json"
+    path.write_text(text)
+    monkeypatch.setattr(typed, "SLICE", slice_bytes)
+    pairs = _decode_sliced(str(path))
+    assert (pairs is not None) == sliced
+    if sliced:
+        assert list(pairs) == decode_dump([text.encode()], str(path))
+        assert len(pairs.checked) == sum(obj["kind"] == "Pod" for _, obj in pairs)
