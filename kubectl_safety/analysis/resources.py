@@ -26,6 +26,19 @@ def aggregate_container_requests(pod) -> dict:
     return maximum(reqs, init_peak)
 
 
+def pod_level_set(pod) -> bool:
+    """``IsPodLevelResourcesSet``: pod-level requests or limits name a supported resource."""
+    if not pod.pod_level:
+        return False
+    return any(r in POD_LEVEL_RESOURCES or r.startswith("hugepages-") for part in pod.pod_level for r in part)
+
+
+def pod_level_requests_set(pod) -> bool:
+    """``IsPodLevelRequestsSet``: pod-level requests name a supported resource."""
+    return bool(pod.pod_level) and any(r in POD_LEVEL_RESOURCES or r.startswith("hugepages-")
+                                       for r in pod.pod_level[0])
+
+
 def pod_requests(pod) -> dict:
     """Requests the scheduler charges a node for: containers, pod-level override, overhead."""
     reqs = aggregate_container_requests(pod)
