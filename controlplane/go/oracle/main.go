@@ -30,6 +30,7 @@ var handlers = map[string]handler{
 	"deleteGrace":   deleteGrace,
 	"evict":         evict,
 	"drainPods":     drainPods,
+	"pdbStatus":     pdbStatus,
 }
 
 func answer(line []byte) (out map[string]any) {
