@@ -93,8 +93,8 @@ def budget(pdb, snapshot) -> dict:
     try:
         if pdb.max_unavailable is not None or isinstance(pdb.min_available, str):
             expected = expected_scale(pdb, pods, snapshot)
-            if expected is None:
-                expected = pdb.status_int("expectedPods")
+            if expected is None:  # an owner is not in the snapshot: trust the controller's status
+                expected, failed = pdb.status_int("expectedPods"), _status_sync_failure(pdb)
             if expected is None:
                 desired = None
             elif pdb.max_unavailable is not None:
@@ -162,11 +162,13 @@ def _never_allows_from_status(pdb):
 
 
 def _replicas_of_matching_owners(pdb, snapshot):
+    """The owners' replicas plus the pods without a controller (which nothing replaces)."""
     pods = [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
     try:
-        return expected_scale(pdb, pods, snapshot) if pods else None
+        replicas = expected_scale(pdb, pods, snapshot) if pods else None
     except SyncFailed:
         return None
+    return None if replicas is None else replicas + sum(1 for p in pods if not p.controller_ref)
 
 
 def summary(pdb, snapshot) -> dict:

@@ -117,3 +117,10 @@ def test_expired_disrupted_pod_entry_counts_as_healthy_again():
     pdb = make_pdb("web", min_available=1, disrupted={"web-0": "2026-11-22T08:00:00Z", "web-1": "2026-11-22T08:59:30Z"})
     snap = _world(3, 3, pdb)
     assert budget(snap.pdbs[0], snap)["healthyPods"] == 2
+
+
+def test_pdb_integer_min_available_over_a_bare_pod_never_allows():
+    """Found by the live fuzzer: minAvailable 1 over one pod without a controller refuses forever."""
+    snap = snapshot(make_pdb("solo", selector={"app": "solo"}, min_available=1),
+                    make_pod("solo", labels={"app": "solo"}, owner=None))
+    assert "no pod may ever be evicted" in never_allows(snap.pdbs[0], snap)
