@@ -27,7 +27,7 @@ def _unrequested_share(pod) -> int:
     level = pod.pod_level[0] if pod.pod_level and pod_level_requests_set(pod) else {}
     if not level.get("memory"):
         return 0
-    spare = level["memory"] - aggregate_container_requests(pod).get("memory", 0)
+    spare = level["memory"] - aggregate_container_requests(pod, use_status=False).get("memory", 0)
     return _div(spare, len(pod.containers) + len(pod.init_containers))
 
 
@@ -71,7 +71,7 @@ def memory_request(pod) -> int:
     if pod_level_set(pod):
         request = pod.pod_level[0].get("memory", 0)
     else:
-        request = aggregate_container_requests(pod).get("memory", 0)
+        request = aggregate_container_requests(pod, use_status=False).get("memory", 0)
     return request + pod.overhead.get("memory", 0) if request else 0
 
 

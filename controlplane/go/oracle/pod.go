@@ -161,12 +161,13 @@ func amounts(list v1.ResourceList) map[string]int64 {
 	return out
 }
 
-// podRequests is component-helpers PodRequests with the options the scheduler's NodeInfo uses
-// (pod-level resources on; status resources as given).
+// podRequests is component-helpers PodRequests with the given options (the scheduler's NodeInfo
+// uses status resources and in-place pod-level resizing, both on in 1.36).
 func podRequests(raw json.RawMessage) (any, error) {
 	var args struct {
 		Pod                   v1.Pod
 		UseStatusResources    bool
+		InPlacePodLevel       bool // InPlacePodLevelResourcesVerticalScaling (beta, on in 1.36)
 		SkipPodLevelResources bool
 		ExcludeOverhead       bool
 	}
@@ -174,7 +175,8 @@ func podRequests(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	opts := resourcehelper.PodResourcesOptions{UseStatusResources: args.UseStatusResources,
-		SkipPodLevelResources: args.SkipPodLevelResources, ExcludeOverhead: args.ExcludeOverhead}
+		InPlacePodLevelResourcesVerticalScalingEnabled: args.InPlacePodLevel,
+		SkipPodLevelResources:                          args.SkipPodLevelResources, ExcludeOverhead: args.ExcludeOverhead}
 	return map[string]any{
 		"requests": amounts(resourcehelper.PodRequests(&args.Pod, opts)),
 		"limits":   amounts(resourcehelper.PodLimits(&args.Pod, opts)),
