@@ -64,7 +64,8 @@ def _disrupted(pdb, pod, now) -> bool:
     return when is None or when.timestamp() + DELETION_TIMEOUT > now.timestamp()
 
 
-def _status_sync_failure(pdb):
+def status_sync_failure(pdb):
+    """The message of the status's DisruptionAllowed=False/SyncFailed condition, or None."""
     for c in pdb.status.get("conditions") or []:
         if c.get("type") == "DisruptionAllowed" and c.get("status") == "False" and c.get("reason") == "SyncFailed":
             return c.get("message") or "SyncFailed"
@@ -85,7 +86,7 @@ def budget(pdb, snapshot) -> dict:
         return {"matchingPods": None, "healthyPods": pdb.status_int("currentHealthy"),
                 "expectedPods": pdb.status_int("expectedPods"), "desiredHealthy": pdb.status_int("desiredHealthy"),
                 "disruptionsAllowed": pdb.disruptions_allowed, "status": status, "statusCurrent": pdb.status_is_current,
-                "syncFailed": _status_sync_failure(pdb)}
+                "syncFailed": status_sync_failure(pdb)}
     pods = [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
     now = snapshot.taken_at
     healthy = [p for p in pods if not p.is_terminating and p.is_ready and not _disrupted(pdb, p, now)]
@@ -94,7 +95,7 @@ def budget(pdb, snapshot) -> dict:
         if pdb.max_unavailable is not None or isinstance(pdb.min_available, str):
             expected = expected_scale(pdb, pods, snapshot)
             if expected is None:  # an owner is not in the snapshot: trust the controller's status
-                expected, failed = pdb.status_int("expectedPods"), _status_sync_failure(pdb)
+                expected, failed = pdb.status_int("expectedPods"), status_sync_failure(pdb)
             if expected is None:
                 desired = None
             elif pdb.max_unavailable is not None:
@@ -149,7 +150,7 @@ def never_allows(pdb, snapshot):
 
 def _never_allows_from_status(pdb):
     """The same judgement from the status alone (pods not all in the snapshot)."""
-    failed = _status_sync_failure(pdb)
+    failed = status_sync_failure(pdb)
     if failed:
         return (f"the disruption controller fails safe to 0 disruptions allowed (SyncFailed: {failed}): "
                 "every eviction is refused until the PDB or its pods change")
