@@ -31,6 +31,7 @@ var handlers = map[string]handler{
 	"evict":         evict,
 	"drainPods":     drainPods,
 	"pdbStatus":     pdbStatus,
+	"filter":        schedulerFilter,
 }
 
 func answer(line []byte) (out map[string]any) {
