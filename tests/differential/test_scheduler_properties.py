@@ -1,0 +1,155 @@
+"""The scheduler's Filter stage against upstream: the default profile's node-judging PreFilter and
+Filter plugins run by the framework runtime over a cache snapshot, versus ``fit.filter_node``.
+
+Nodes with zones, missing topology labels, taints and cordons; existing pods with labels in two
+namespaces; an incoming pod with node affinity, pod (anti-)affinity (namespaceSelector,
+matchLabelKeys), topology spread constraints with every policy field, tolerations, host ports
+and resources.
+"""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubectl_safety.analysis.fit import filter_node
+from kubectl_safety.model.objects import Pod
+from tests.builders import snapshot
+from tests.differential.conftest import PROPERTY, count
+
+ZONES = ["z1", "z2"]
+APPS = ["a", "b"]
+NAMESPACES = ["ns", "other"]
+
+
+@st.composite
+def node(draw, name):
+    labels = {"kubernetes.io/hostname": name, "disk": draw(st.sampled_from(["ssd", "hdd"]))}
+    if draw(st.integers(0, 4)):
+        labels["topology.kubernetes.io/zone"] = draw(st.sampled_from(ZONES))
+    spec = {}
+    if draw(st.integers(0, 4)) == 0:
+        spec["taints"] = [{"key": "dedicated", "value": "x", "effect": draw(st.sampled_from(["NoSchedule", "NoExecute", "PreferNoSchedule"]))}]
+    if draw(st.integers(0, 5)) == 0:
+        spec["unschedulable"] = True
+    alloc = {"cpu": draw(st.sampled_from(["1", "2", "4"])), "memory": "8Gi", "pods": draw(st.sampled_from(["3", "110"]))}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels, "uid": f"uid-{name}"},
+            "spec": spec, "status": {"capacity": dict(alloc), "allocatable": dict(alloc),
+                                     "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def selector(draw):
+    kind = draw(st.sampled_from(["labels", "labels", "empty", "in", "exists"]))
+    app = draw(st.sampled_from(APPS))
+    return {"labels": {"matchLabels": {"app": app}}, "empty": {},
+            "in": {"matchExpressions": [{"key": "app", "operator": "In", "values": [app]}]},
+            "exists": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}}[kind]
+
+
+@st.composite
+def affinity_term(draw):
+    term = {"labelSelector": selector(draw),
+            "topologyKey": draw(st.sampled_from(["kubernetes.io/hostname", "topology.kubernetes.io/zone"]))}
+    ns = draw(st.sampled_from(["none", "none", "empty", "named", "list"]))
+    if ns == "empty":
+        term["namespaceSelector"] = {}
+    elif ns == "named":
+        term["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": "other"}}
+    elif ns == "list":
+        term["namespaces"] = ["other"]
+    if draw(st.integers(0, 4)) == 0:
+        term["matchLabelKeys"] = ["tier"]
+    return term
+
+
+@st.composite
+def spread(draw):
+    c = {"maxSkew": draw(st.sampled_from([1, 1, 2])),
+         "topologyKey": draw(st.sampled_from(["kubernetes.io/hostname", "topology.kubernetes.io/zone"])),
+         "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector(draw)}
+    if draw(st.booleans()):
+        c["nodeAffinityPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+    if draw(st.booleans()):
+        c["nodeTaintsPolicy"] = draw(st.sampled_from(["Honor", "Ignore"]))
+    if draw(st.integers(0, 3)) == 0:
+        c["minDomains"] = draw(st.sampled_from([1, 3]))
+    if draw(st.integers(0, 4)) == 0:
+        c["matchLabelKeys"] = ["tier"]
+    return c
+
+
+def make(name, namespace, labels, node_name=None, **spec):
+    spec.setdefault("containers", [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "500m"}}}])
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}",
+                                                           "labels": labels},
+            "spec": spec, "status": {"phase": "Running" if node_name else "Pending"}}
+
+
+@st.composite
+def cluster(draw):
+    nodes = [draw(node(f"n{i}")) for i in range(draw(st.integers(1, 4)))]
+    pods = []
+    for i in range(draw(st.integers(0, 6))):
+        ns = draw(st.sampled_from(NAMESPACES))
+        spec = {}
+        if draw(st.integers(0, 5)) == 0:
+            spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [draw(affinity_term())]}}
+        if draw(st.integers(0, 5)) == 0:
+            spec["containers"] = [{"name": "c", "image": "x", "ports": [{"containerPort": 80, "hostPort": 8080}]}]
+        pods.append(make(f"e{i}", ns, {"app": draw(st.sampled_from(APPS)), "tier": draw(st.sampled_from(["1", "2"]))},
+                         draw(st.sampled_from([n["metadata"]["name"] for n in nodes])), **spec))
+    spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": draw(st.sampled_from(["100m", "1", "3"]))}}}]}
+    if draw(st.integers(0, 3)) == 0:
+        spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    if draw(st.booleans()):
+        spec["tolerations"] = [{"key": "dedicated", "operator": "Exists", "effect": draw(st.sampled_from(["NoSchedule", "NoExecute"]))}]
+    if draw(st.integers(0, 3)) == 0:
+        spec["nodeSelector"] = {"disk": "ssd"}
+    affinity = {}
+    if draw(st.integers(0, 2)) == 0:
+        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [draw(affinity_term())]}
+    if draw(st.integers(0, 2)) == 0:
+        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [draw(affinity_term())]}
+    if affinity:
+        spec["affinity"] = affinity
+    if draw(st.booleans()):
+        spec["topologySpreadConstraints"] = [draw(spread()) for _ in range(draw(st.integers(1, 2)))]
+    incoming = make("incoming", "ns", {"app": draw(st.sampled_from(APPS)), "tier": "1"}, **spec)
+    namespaces = [{"apiVersion": "v1", "kind": "Namespace",
+                   "metadata": {"name": n, "labels": {"kubernetes.io/metadata.name": n}}} for n in NAMESPACES]
+    return nodes, pods, incoming, namespaces
+
+
+def created(oracle, case):
+    """Pods as the API server stores them (matchLabelKeys merged into the selectors), status kept."""
+    nodes, pods, incoming, namespaces = case
+
+    def stored(raw):
+        return {**oracle.ask("defaultPod", pod=raw), "status": raw["status"]}
+
+    return nodes, [stored(p) for p in pods], stored(incoming), namespaces
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "analysis/fit.py disagrees with the scheduler's Filter stage (routed to the fit.py owner; "
+    "scripts/fuzz-fidelity -k scheduler shows the cases). Seen in 600 seeded clusters: fit.py "
+    "fits where InterPodAffinity rejects 'didn't match pod affinity rules' (e.g. a node without "
+    "the term's topology key) and 'didn't match pod anti-affinity rules' (terms with "
+    "namespaceSelector/matchLabelKeys); fit.py rejects with PodTopologySpread or InterPodAffinity "
+    "where the scheduler fits (empty labelSelector, namespaceSelector terms)"))
+@PROPERTY
+@given(case=cluster())
+def test_scheduler_filters(oracle, case):
+    """Fits or not on every node, and the first failing plugin, as the scheduler's Filter stage."""
+    count("test_scheduler_filters")
+    nodes, pods, incoming, namespaces = created(oracle, case)
+    expected = oracle.ask("filter", pod=incoming, nodes=nodes, pods=pods, namespaces=namespaces)
+    snap = snapshot(*nodes, *pods, *namespaces)
+    pod = Pod(incoming)
+    for n in snap.nodes:
+        failures = filter_node(pod, n, snap)
+        theirs = expected[n.name]
+        ours = {"fits": not failures, "plugin": failures[0].plugin if failures else None}
+        assert ours == {"fits": theirs["fits"], "plugin": theirs.get("plugin")}, \
+            (n.name, theirs, [(f.plugin, f.message) for f in failures])
