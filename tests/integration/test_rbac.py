@@ -69,7 +69,9 @@ def commands(nodes, pods, preemptor):
     """(name, needed role, args, exit codes that mean it worked); mutating ones last."""
     on_first = [p for p in pods if p["spec"]["nodeName"] == nodes[0]] or pods
     pod_name = on_first[0]["metadata"]["name"]
-    victim = pods[-1]["metadata"]["name"]
+    elsewhere = [p for p in pods if p["spec"]["nodeName"] != nodes[0]]
+    assert elsewhere, "the scheduler put every replica on the node the drain row empties"
+    victim = elsewhere[-1]["metadata"]["name"]  # the drain row must not evict the force-delete row's pod
     return [
         ("explain pod", "read", ["explain", "pod", pod_name], (0,)),
         ("explain node", "read", ["explain", "node", nodes[0]], (0,)),
