@@ -22,8 +22,13 @@ MAP_KEYS = {"labels", "annotations", "nodeSelector", "requests", "limits", "allo
 TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
 
 
+INT_OR_STRING = {"minAvailable", "maxUnavailable"}  # an integer or a percentage, whatever the samples held
+
+
 def infer(values, depth=0, key=None):
     """A JSON Schema accepting every value in ``values`` (``key``: the property they are the value of)."""
+    if key in INT_OR_STRING:
+        return {"type": ["integer", "string", "null"]}
     values = list(values)
     kinds = {TYPES[type(v)] for v in values}
     if depth > 6:
