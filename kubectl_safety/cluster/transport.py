@@ -79,6 +79,26 @@ class HttpTransport:
                 return
         conn.close()
 
+    def stream(self, url, headers, timeout):
+        """A GET whose body is read as it comes (a watch): ``(status, Stream)``, on its own connection."""
+        lines = [f"GET {self._prefix + url[len(self.host):]} HTTP/1.1", f"Host: {self._host_header}"]
+        lines += [f"{name}: {value}" for name, value in headers if "\r" not in value and "\n" not in value]
+        conn = _Connection(self._address, timeout, self._context, self._server_name)
+        try:
+            conn.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            status, headers_read = _read_head(conn.reader)
+        except BaseException:
+            conn.close()
+            raise
+        chunked = "chunked" in headers_read.get("transfer-encoding", "").lower()
+        if not chunked and "content-length" in headers_read:  # an error Status: a sized body
+            import io
+
+            data = conn.reader.read(int(headers_read["content-length"]))
+            conn.close()
+            return status, Stream(io.BytesIO(data), lambda: None, False)
+        return status, Stream(conn.reader, lambda: _shutdown(conn), chunked)
+
 
 class _Connection:
     """One TCP (TLS) connection with a buffered reader."""
@@ -111,8 +131,30 @@ class _Connection:
         self.sock.close()
 
 
+def _read_head(reader):
+    """(status, headers) of an HTTP/1.x response; the body is left unread."""
+    status, _, headers = _read_status_headers(reader)
+    return status, headers
+
+
 def _read_response(reader, method):
     """(status, keep-alive, body) of one HTTP/1.x response."""
+    status, version, headers = _read_status_headers(reader)
+    keep_alive = version != b"HTTP/1.0" and headers.get("connection", "").lower() != "close"
+    if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
+        return status, keep_alive, b""
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        return status, keep_alive, _read_chunked(reader)
+    if "content-length" in headers:
+        length = int(headers["content-length"])
+        data = reader.read(length)
+        if len(data) != length:
+            raise ProtocolError(f"the response ended after {len(data)} of {length} bytes")
+        return status, keep_alive, data
+    return status, False, reader.read()  # delimited by the end of the connection
+
+
+def _read_status_headers(reader):
     line = reader.readline(MAX_LINE + 1)
     if not line:
         raise ProtocolError("the server closed the connection without answering")
@@ -129,18 +171,59 @@ def _read_response(reader, method):
             break
         name, _, value = line.decode("latin-1").partition(":")
         headers[name.strip().lower()] = value.strip()
-    keep_alive = parts[0] != b"HTTP/1.0" and headers.get("connection", "").lower() != "close"
-    if method == "HEAD" or status in (204, 304) or 100 <= status < 200:
-        return status, keep_alive, b""
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        return status, keep_alive, _read_chunked(reader)
-    if "content-length" in headers:
-        length = int(headers["content-length"])
-        data = reader.read(length)
-        if len(data) != length:
-            raise ProtocolError(f"the response ended after {len(data)} of {length} bytes")
-        return status, keep_alive, data
-    return status, False, reader.read()  # delimited by the end of the connection
+    return status, parts[0], headers
+
+
+def _shutdown(conn):
+    """Close a streaming connection, waking a thread blocked reading it."""
+    import socket
+
+    try:
+        conn.sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    conn.close()
+
+
+class Stream:
+    """A response body read line by line as it arrives (watch events are one JSON object a line)."""
+
+    def __init__(self, reader, close, chunked):
+        self._reader, self._close, self._chunked = reader, close, chunked
+
+    def lines(self):
+        """Lines (bytes, without the newline) until the server ends the body."""
+        pending = b""
+        for piece in (_iter_chunks(self._reader) if self._chunked else iter(lambda: self._reader.readline(), b"")):
+            pending += piece
+            *complete, pending = pending.split(b"\n")
+            yield from (line for line in complete if line.strip())
+        if pending.strip():
+            yield pending
+
+    def read(self) -> bytes:
+        return b"\n".join(self.lines())
+
+    def close(self):
+        try:
+            self._close()
+        except OSError:
+            pass
+
+
+def _iter_chunks(reader):
+    while True:
+        size_text = reader.readline(MAX_LINE + 1).split(b";", 1)[0].strip()
+        if not size_text:
+            return
+        size = int(size_text, 16)
+        if size == 0:
+            return
+        chunk = reader.read(size)
+        reader.readline(MAX_LINE + 1)
+        if len(chunk) != size:
+            return
+        yield chunk
 
 
 def _read_chunked(reader) -> bytes:
@@ -199,3 +282,36 @@ class ClientTransport:
         response = self._pool.request(method, url, headers=header_dict, body=body, timeout=timeout,
                                       preload_content=True, retries=False)
         return response.status, response.data
+
+    def stream(self, url, headers, timeout):
+        """A GET read as it arrives (a watch): ``(status, Stream)``."""
+        from urllib3 import HTTPHeaderDict
+
+        header_dict = HTTPHeaderDict()
+        for name, value in headers:
+            header_dict.add(name, value)
+        response = self._pool.request("GET", url, headers=header_dict, timeout=timeout,
+                                      preload_content=False, retries=False)
+        return response.status, _Urllib3Stream(response)
+
+
+class _Urllib3Stream(Stream):
+    def __init__(self, response):
+        super().__init__(None, response.release_conn, False)
+        self._response = response
+
+    def lines(self):
+        pending = b""
+        for piece in self._response.stream(4096, decode_content=True):
+            pending += piece
+            *complete, pending = pending.split(b"\n")
+            yield from (line for line in complete if line.strip())
+        if pending.strip():
+            yield pending
+
+    def close(self):
+        try:
+            self._response.shutdown() if hasattr(self._response, "shutdown") else self._response.close()
+        except Exception:
+            pass
+        super().close()
