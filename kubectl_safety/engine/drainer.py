@@ -23,7 +23,7 @@ from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.watch import WatchGroup
 
 ACTIVE = ("evict", "delete", "wait")  # plan actions the drainer carries out
-PDB_RETRY_SECONDS = 20.0  # a refused eviction is retried at the latest after this
+PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # throttled or unavailable
 ORDERS = ("default", "priority")
 
@@ -53,7 +53,7 @@ def _why(p) -> str:
     return reasons[-1]["message"] if reasons else p["action"]
 
 
-def _owner(obj) -> str:
+def owner_of(obj) -> str:
     meta = (obj or {}).get("metadata") or {}
     ref = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
     return f"{meta.get('namespace')}/{ref['kind']}/{ref['name']}" if ref else ""
@@ -124,7 +124,7 @@ class Drainer:
         planned_uids = {p["uid"] for p in plan["pods"]}
         planned_per_owner = {}
         for p in pods:
-            owner = _owner(pods_of[p.entry["node"]].get(p.key))
+            owner = owner_of(pods_of[p.entry["node"]].get(p.key))
             planned_per_owner[owner] = planned_per_owner.get(owner, 0) + 1
 
         def present(p):
@@ -181,7 +181,7 @@ class Drainer:
             for p in waiting:
                 if p.accepted or p.retry_at > now:
                     continue
-                owner = _owner(pods_of[p.entry["node"]].get(p.key))
+                owner = owner_of(pods_of[p.entry["node"]].get(p.key))
                 if owner and result.evictions.get(owner, 0) >= planned_per_owner.get(owner, 0):
                     return "failed", f"stopped: {owner} reached its bound of evictions (never churn)"
                 outcome = self._send(p, grace, deadline)
@@ -248,7 +248,7 @@ class Drainer:
                 meta = obj.get("metadata") or {}
                 if meta.get("uid") in planned_uids or meta.get("deletionTimestamp"):
                     continue
-                owner = _owner(obj)
+                owner = owner_of(obj)
                 if "/DaemonSet/" in owner or "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
                     continue
                 ref = f"{meta.get('namespace')}/{meta.get('name')}"

@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass, field
 
 from kubectl_safety.cluster.live import resource_path
-from kubectl_safety.engine.drainer import ACTIVE, Drainer, _owner, budget_watch
+from kubectl_safety.engine.drainer import Drainer
+from kubectl_safety.engine.health import HealthGate
 from kubectl_safety.engine.lease import RolloutLease, describe, is_live
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.errors import ClusterError, RefusedError
@@ -165,7 +166,7 @@ class Rollout:
             return "blocked", (f"batch {number} ({', '.join(todo)}) is not safe now: {', '.join(codes)} "
                                "(see the dry run; --accept-risk=CODE to go ahead anyway)")
         with WatchGroup(self.connection) as group:
-            gate = _Gate(group, plan)
+            gate = HealthGate(group, plan)
             for n in todo:
                 if self.nodes[n]["state"] == "pending":
                     self._record(n, "draining")
@@ -197,7 +198,7 @@ class Rollout:
                 if status != "done":
                     entry["status"] = status
                     return status, message
-            status, message = gate.wait(self, number)
+            status, message = self._gate(gate, number)
             entry["gate"] = {"passed": status == "done", "message": message}
             entry["status"] = "done" if status == "done" else status
             if status != "done":
@@ -206,6 +207,17 @@ class Rollout:
             self._record(n, "done")
             self.emit("node-done", pod=n)
         return "done", None
+
+    def _gate(self, gate, number):
+        self.emit("gate", batch=number, message="health gate: " + ("; ".join(gate.problems()) or "checking"))
+        deadline = self.clock() + self.spec.gate_timeout
+        if gate.wait(deadline, self.interrupted, self.clock):
+            self.emit("gate-passed", batch=number)
+            return "done", None
+        if self.interrupted.is_set():
+            return "interrupted", f"interrupted during the health gate of batch {number}"
+        return "gate-failed", (f"health gate of batch {number} failed after {int(self.spec.gate_timeout)}s: "
+                               + "; ".join(gate.problems()))
 
     # -- one node --------------------------------------------------------------------------
     def _maintain(self, name, group):
@@ -293,67 +305,3 @@ class Rollout:
 
 def _on(plan, ref, node) -> bool:
     return any(f"{p['namespace']}/{p['name']}" == ref and p["node"] == node for p in plan["pods"])
-
-
-PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
-
-
-class _Gate:
-    """The health gate of one batch, watching from before the drain: the pods of each workload that
-    moves (by its pods' labels) and each PDB that covers them; never a whole namespace."""
-
-    def __init__(self, group, plan):
-        moving = [p for p in plan["pods"] if p["action"] in ACTIVE]
-        self.group = group
-        self.pdbs = {ref: budget_watch(group, ref) for ref in sorted({p["pdb"] for p in moving if p["pdb"]})}
-        uids = {p["uid"] for p in moving}
-        selectors = {}
-        for node in sorted({p["node"] for p in moving}):
-            for obj in group.watch("pods", field_selector=f"spec.nodeName={node}").items():
-                meta = obj.get("metadata") or {}
-                owner = _owner(obj)
-                if meta.get("uid") in uids and owner and "/DaemonSet/" not in owner:
-                    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in PER_POD_LABELS}
-                    selectors[owner] = (meta.get("namespace"), ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
-        self.owners = {}  # owner -> (watch of its pods, Ready pods before the batch)
-        for owner, (namespace, selector) in sorted(selectors.items()):
-            watch = group.watch("pods", namespace, label_selector=selector or None)
-            self.owners[owner] = (watch, sum(1 for o in watch.items() if _owner(o) == owner and _ready(o)))
-
-    def problems(self) -> list:
-        out = []
-        for ref, watch in self.pdbs.items():
-            obj = watch.get(ref)
-            if obj is None:
-                continue
-            st = obj.get("status") or {}
-            if st.get("observedGeneration") != (obj.get("metadata") or {}).get("generation") \
-                    or (st.get("currentHealthy") or 0) < (st.get("desiredHealthy") or 0):
-                out.append(f"PDB {ref} {st.get('currentHealthy')}/{st.get('desiredHealthy')} healthy")
-        for owner, (watch, count) in self.owners.items():
-            objs = [o for o in watch.items() if _owner(o) == owner]
-            ready = sum(1 for o in objs if _ready(o))
-            pending = [o["metadata"]["name"] for o in objs if not (o.get("metadata") or {}).get("deletionTimestamp")
-                       and (o.get("status") or {}).get("phase") == "Pending"]
-            if ready < count or pending:
-                out.append(f"{owner}: {ready}/{count} Ready" + (f", Pending: {', '.join(pending[:3])}" if pending else ""))
-        return out
-
-    def wait(self, rollout, number):
-        rollout.emit("gate", batch=number, message="health gate: " + ("; ".join(self.problems()) or "checking"))
-        spec = rollout.spec
-        deadline = rollout.clock() + spec.gate_timeout
-        ok = self.group.wait_for(lambda: not self.problems(), deadline, rollout.interrupted, clock=rollout.clock)
-        if ok:
-            rollout.emit("gate-passed", batch=number)
-            return "done", None
-        if rollout.interrupted.is_set():
-            return "interrupted", f"interrupted during the health gate of batch {number}"
-        return "gate-failed", (f"health gate of batch {number} failed after {int(spec.gate_timeout)}s: "
-                               + "; ".join(self.problems()))
-
-
-def _ready(obj) -> bool:
-    meta, status = obj.get("metadata") or {}, obj.get("status") or {}
-    return not meta.get("deletionTimestamp") and any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
