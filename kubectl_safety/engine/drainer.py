@@ -26,6 +26,7 @@ ACTIVE = ("evict", "delete", "wait")  # plan actions the drainer carries out
 PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # throttled or unavailable
 ORDERS = ("default", "priority")
+RETURN_SECONDS = 5.0  # how long a replacement the plan expects back on the node is given to appear
 
 
 @dataclass
@@ -139,6 +140,8 @@ class Drainer:
                                           planned_per_owner)
             if status != "drained":
                 break
+        if status == "drained":
+            self._await_returns(entries, pods_of, planned_uids, group, deadline)
         self._appeared(pods_of, planned_uids, result)
         result.left = [{"namespace": p.entry["namespace"], "name": p.entry["name"], "node": p.entry["node"],
                         "action": p.entry["action"],
@@ -148,6 +151,9 @@ class Drainer:
         still_blocked = [p for p in blocked if present(_Pod(p))]
         result.left += [{"namespace": p["namespace"], "name": p["name"], "node": p["node"], "action": "blocked",
                          "reason": _why(p)} for p in still_blocked]
+        unknown = group.errors()
+        if status != "drained" and unknown:  # the API server is gone again: what we last saw
+            message = "; ".join(filter(None, [message, f"final state unknown: {unknown[0]}"]))
         if status == "drained" and still_blocked:
             status = "blocked"
             message = "blocked: " + "; ".join(f"{p['namespace']}/{p['name']}: {_why(p)}" for p in still_blocked[:5])
@@ -233,6 +239,8 @@ class Drainer:
         due = min((p.retry_at for p in blocked), default=None)
         wake = None if due is None else max(0.0, due - self.clock())
         group.wait_for(lambda: group.changes() != since, deadline, self.interrupted, wake, clock=self.clock)
+        for error in group.errors():
+            self.emit("unreachable", message=error, timeLeft=_left(deadline, self.clock()))
         for p in blocked:  # a budget that allows a disruption again: its pods are retried now
             ref = p.entry["pdb"]
             if ref:
@@ -240,6 +248,21 @@ class Drainer:
                 obj = watch.get(ref) if watch else None
                 if obj and ((obj.get("status") or {}).get("disruptionsAllowed") or 0) > 0:
                     p.retry_at = 0.0
+
+    def _await_returns(self, entries, pods_of, planned_uids, group, deadline):
+        """Replacements the plan said come back to the node (REPLACEMENT_RETURNS_TO_NODE): give them
+        ``RETURN_SECONDS`` to appear, so the report says the node is not empty."""
+        returning = [p for p in entries if any(r["code"] == "REPLACEMENT_RETURNS_TO_NODE" for r in p["reasons"])]
+        if not returning:
+            return
+
+        def back():
+            new = [o for n in {p["node"] for p in returning} for o in pods_of[n].items()
+                   if (o.get("metadata") or {}).get("uid") not in planned_uids]
+            return len(new) >= len(returning)
+
+        until = self.clock() + RETURN_SECONDS
+        group.wait_for(back, until if deadline is None else min(until, deadline), self.interrupted, clock=self.clock)
 
     def _appeared(self, pods_of, planned_uids, result):
         """Pods on the drained nodes that the plan did not know: reported, never chased."""

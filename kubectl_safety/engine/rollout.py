@@ -139,7 +139,7 @@ class Rollout:
 
     def _precordon(self):
         for name, node in self.nodes.items():
-            if node["state"] == "done":
+            if node["state"] in ("done", "maintained"):  # maintained nodes may hold pods again: left alone
                 continue
             outcome = self.executor.cordon(name)
             self.emit("cordon", pod=name, message=outcome.message, result=outcome.result)
@@ -159,7 +159,8 @@ class Rollout:
         if not todo:
             entry["status"] = "done"
             return "done", None
-        plan = self.replan(todo)
+        to_drain = [n for n in todo if self.nodes[n]["state"] != "maintained"]  # maintained: only back + gate
+        plan = self.replan(to_drain) if to_drain else {"nodes": [], "pods": [], "safe": True, "risks": []}
         if not plan["safe"]:
             entry["status"] = "blocked"
             codes = sorted({r["code"] for r in plan["risks"] if not r["accepted"]})
@@ -171,7 +172,7 @@ class Rollout:
                 if self.nodes[n]["state"] == "pending":
                     self._record(n, "draining")
             if not self.spec.precordon:
-                for n in todo:
+                for n in to_drain:
                     outcome = self.executor.cordon(n)
                     self.emit("cordon", pod=n, message=outcome.message, result=outcome.result)
             deadline = self.clock() + self.spec.drain_timeout if self.spec.drain_timeout else None
@@ -189,7 +190,7 @@ class Rollout:
             if result.status != "drained":
                 entry["status"] = result.status
                 return result.status, f"batch {number}: drain {result.status}: {result.message}"
-            for n in todo:
+            for n in to_drain:
                 self.emit("drained", pod=n)
                 if self.nodes[n]["state"] in ("pending", "draining"):
                     self._record(n, "drained")

@@ -80,15 +80,23 @@ class Watch:
                 if expired:
                     self._relist()
             except SafetyError as e:  # unreachable: back off, then relist (changes may be lost)
-                self.error = str(e)
+                self._failed(str(e))
                 if self._stopped.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]):
                     return
                 failures += 1
                 try:
                     self._relist()
-                    self.error = None
+                    self._failed(None)
                 except SafetyError as again:
-                    self.error = str(again)
+                    self._failed(str(again))
+
+    def _failed(self, error):
+        """Record (or clear) why the watch is not current; waiters are woken to say so."""
+        with self.condition:
+            if error != self.error:
+                self.error = error
+                self.changes += 1
+                self.condition.notify_all()
 
     def _follow(self) -> bool:
         """One WATCH stream until its deadline; True when the version expired (410: relist)."""
@@ -169,6 +177,10 @@ class WatchGroup:
                 if left is not None and left <= 0:
                     return False
                 self.condition.wait(1.0 if left is None else min(left, 1.0))
+
+    def errors(self) -> list:
+        """Why watches are not current now (the API server cannot be reached), one line each."""
+        return list(dict.fromkeys(w.error for w in self.watches if w.error))
 
     def changes(self) -> int:
         """A counter that moves on every change seen by any watch of the group."""

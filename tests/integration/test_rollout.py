@@ -12,7 +12,7 @@ import subprocess
 import threading
 import time
 
-from cluster_helpers import create, deployment, get_json, pdb, wait_pods_running, wait_until
+from cluster_helpers import create, deployment, get_json, pdb, pool_nodes, wait_pods_running, wait_until
 from test_drain import HealthyWatch
 
 from tests.unit.cli_helpers import run_cli
@@ -217,4 +217,25 @@ def test_drain_never_churns_a_deployment_that_tolerates_the_cordon(cluster, name
     time.sleep(3)  # replacements come back to the cordoned node meanwhile: none is chased
     sent = [e for e in audit.mutating_requests(since, user_agent_contains=UA) if e.resource == "pods/eviction"]
     assert len(sent) == 3, [(e.name, e.code) for e in sent]
-    assert len(report["evicted"]) == 3 and len(report["appeared"]) >= 1
+    assert len(report["evicted"]) == 3  # the replacements on the node are reported (appeared), never evicted
+
+
+def test_a_drain_waiting_for_a_budget_watches_instead_of_polling(cluster, namespace, make_node, audit):
+    from test_drain import stuck_pdb
+    from test_faults import Drain
+
+    nodes = pool_nodes(make_node, namespace, 2, "wait")
+    unready = stuck_pdb(cluster, namespace, nodes)
+    since = audit.now()
+    run = Drain(cluster, nodes[0], "--no-capacity", "--timeout", "90s")
+    wait_until(lambda: run.saw("waiting:"), 60, "the drain to wait for the PDB")
+    time.sleep(15)  # the old loop re-planned (4 LISTs) every 2 s meanwhile
+    ready = json.dumps({"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    cluster.kubectl("patch", "pod", unready, "-n", namespace, "--subresource=status", "--type=strategic", "-p", ready)
+    code, report, err = run.finish()
+    assert code == 0 and report["drained"] and len(report["evicted"]) == 2, err
+    ours = [e for e in audit.mutating_requests(since, UA)]
+    reads = [e for e in audit.entries(since) if UA in e.user_agent and e.verb in ("get", "list")]
+    # two node-scoped plans (node, its pods, PDBs, DaemonSets), cordon's GET, the watches' LISTs
+    assert len(reads) <= 12, [(e.verb, e.resource) for e in reads]
+    assert len([e for e in ours if e.resource == "pods/eviction"]) <= 6  # refusals retried on budget changes only

@@ -59,7 +59,7 @@ def test_a_pdb_refusal_is_retried_when_the_budget_allows_again():
     result, events = drain(api, plan_for(pods, b=("wait", "ns/pdb"), a=("evict", "ns/pdb")))
     assert result.status == "drained" and sorted(result.evicted) == ["ns/a", "ns/b"]
     assert time.monotonic() - started < 5  # woken by the budget's change, not a 20 s retry timer
-    assert len(api.evictions()) == 3 and any(e["event"] == "retrying" for e in events)
+    assert 3 <= len(api.evictions()) <= 5 and any(e["event"] == "retrying" for e in events)  # retried on changes
 
 
 def test_priority_order_evicts_lower_priority_pods_first():

@@ -324,7 +324,10 @@ class _Report:
 
     def finish(self, started, status, message):
         r = self.result
-        left = r.left if r else []
+        left = (r.left if r else []) + [  # the node is not empty: said, not chased
+            {"namespace": a["pod"].split("/", 1)[0], "name": a["pod"].split("/", 1)[1], "node": a["node"],
+             "action": "appeared", "reason": "came onto the drained node afterwards (it tolerates the cordon): "
+                                             "reported, not evicted"} for a in (r.appeared if r else [])]
         self.data = {
             "kind": "DrainReport", "apiVersion": API_VERSION,
             "nodes": self.nodes, "status": status, "drained": status == "drained" and not left,
@@ -380,7 +383,7 @@ def _event_line(e) -> str:
     if kind == "evicted":
         return f"pod/{pod.rsplit('/', 1)[-1]} evicted"
     if kind == "unreachable":
-        return f"cannot re-plan, retrying: {e.get('message')}"
+        return f"lost the API server, watching again: {e.get('message')}"
     if kind == "appeared":
         return f"pod/{pod.rsplit('/', 1)[-1]} appeared on node/{e.get('node')} after the drain (reported, not evicted)"
     if kind == "uncordon":
@@ -455,9 +458,6 @@ def render_report(r, wide=False) -> str:
     if r["left"]:
         lines.append("Left on the nodes:")
         lines += [f"  {p['namespace']}/{p['name']} ({p['action']}): {p['reason']}" for p in r["left"]]
-    if r.get("appeared"):
-        lines.append("Appeared on the nodes after the drain (reported, not evicted: no churn):")
-        lines += [f"  {a['pod']} on {a['node']}" for a in r["appeared"]]
     if not r["drained"]:
         lines.append("The nodes stay cordoned; run the same command again to resume.")
     return "\n".join(lines) + "\n"
