@@ -13,6 +13,11 @@ def pod(name, node, uid=None, namespace="ns", owner="rs-a", priority=0, labels=N
                        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
 
 
+def node(name, ready=True, **annotations):
+    return {"metadata": {"name": name, "annotations": dict(annotations)}, "spec": {},
+            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+
+
 def entry(p, action="evict", pdb=None):
     """A DrainPlan pod entry for the raw pod ``p``."""
     m = p["metadata"]
@@ -27,7 +32,7 @@ class FakeApi:
     def __init__(self, pods=(), nodes=(), pdbs=(), on_evict=None, expire_first_watch=False):
         self.cond = threading.Condition()
         self.version = 1
-        self.store = {"pods": {}, "nodes": {}, "poddisruptionbudgets": {}}
+        self.store = {"pods": {}, "nodes": {}, "poddisruptionbudgets": {}, "leases": {}}
         self.log = []  # (version, resource, type, object)
         self.requests = []
         self.on_evict = on_evict
@@ -128,6 +133,8 @@ class FakeApi:
                     self.put("poddisruptionbudgets", b)
             (self.on_evict or FakeApi.remove)(self, p)
             return 201, {"kind": "Status", "status": "Success"}
+        if "leases" in parts:
+            return self._lease(method, parts, body)
         if parts[-2] == "nodes":
             with self.cond:
                 node = self.store["nodes"].get(f"/{parts[-1]}")
@@ -144,6 +151,28 @@ class FakeApi:
                 self.put("nodes", dict(node, spec=spec, metadata=meta))
                 return 200, node
         return 404, {"message": f"no fake for {method} {path}"}
+
+    def _lease(self, method, parts, body):
+        namespace = parts[parts.index("namespaces") + 1]
+        if method == "POST":
+            key = f"{namespace}/{body['metadata']['name']}"
+            if key in self.store["leases"]:
+                return 409, {"message": "exists"}
+            self.put("leases", body)
+            return 201, body
+        key = f"{namespace}/{parts[-1]}"
+        current = self.store["leases"].get(key)
+        if current is None:
+            return 404, {"message": "not found"}
+        if method == "GET":
+            return 200, current
+        if method == "PUT":
+            self.put("leases", body)
+            return 200, body
+        if method == "DELETE":
+            self.delete("leases", current)
+            return 200, {}
+        return 405, {}
 
     @staticmethod
     def remove(api, p):
