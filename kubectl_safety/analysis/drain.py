@@ -115,7 +115,7 @@ def _entry(v) -> dict:
     action = {"skip": "skip", "blocked": "blocked"}.get(v.decision,
                                                          "delete" if v.eviction == "delete" else "evict")
     return {"namespace": pod.namespace, "name": pod.name, "node": pod.node_name, "uid": pod.uid,
-            "action": action, "reasons": [r.to_dict() for r in v.reasons],
+            "priority": pod.priority_value, "action": action, "reasons": [r.to_dict() for r in v.reasons],
             "pdb": _ref(v.pdb) if v.pdb is not None else None,
             "wave": None, "replacementNode": None, "gracePeriodSeconds": None}
 

@@ -19,6 +19,7 @@ COMMANDS = {
     "preemption": "preemption",
     "delete": "delete",
     "rebalance": "rebalance",
+    "rollout": "rollout",
     "version": "version",
 }
 
