@@ -7,7 +7,6 @@ matchLabelKeys), topology spread constraints with every policy field, toleration
 and resources.
 """
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -131,13 +130,6 @@ def created(oracle, case):
     return nodes, [stored(p) for p in pods], stored(incoming), namespaces
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "analysis/fit.py disagrees with the scheduler's Filter stage (routed to the fit.py owner; "
-    "scripts/fuzz-fidelity -k scheduler shows the cases). Seen in 600 seeded clusters: fit.py "
-    "fits where InterPodAffinity rejects 'didn't match pod affinity rules' (e.g. a node without "
-    "the term's topology key) and 'didn't match pod anti-affinity rules' (terms with "
-    "namespaceSelector/matchLabelKeys); fit.py rejects with PodTopologySpread or InterPodAffinity "
-    "where the scheduler fits (empty labelSelector, namespaceSelector terms)"))
 @PROPERTY
 @given(case=cluster())
 def test_scheduler_filters(oracle, case):

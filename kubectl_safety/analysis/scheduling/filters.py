@@ -51,9 +51,11 @@ are returned in that order (the first one is the status the scheduler reports):
   (``labelSelector: {}``) counts no pod (upstream's ``selector.Empty()``) but matches the pod itself.
 - InterPodAffinity: the incoming pod's required affinity (unresolvable; every term's topology
   key must be on the node, also for the first pod of a self-affine series), its required
-  anti-affinity and existing pods' required anti-affinity (resolvable). Simplification:
-  a term's ``namespaceSelector`` ``{}`` means all namespaces; a non-empty one is read as the
-  pod's own namespace plus ``namespaces`` (namespace labels are not in the snapshot).
+  anti-affinity and existing pods' required anti-affinity (resolvable). A term covers its
+  ``namespaces`` plus those its ``namespaceSelector`` selects (``{}``: all; neither field: the
+  owner's namespace); namespace labels are read as ``kubernetes.io/metadata.name`` only (the
+  snapshot keeps namespace names, not labels: docs/deviations.md). ``matchLabelKeys`` /
+  ``mismatchLabelKeys`` are merged into a non-nil ``labelSelector`` as the API server does on create.
 
 NodeVolumeLimits and DRA are not modelled. Everything expensive is computed once per snapshot
 (node states) or once per (pod, snapshot) (PreFilter state) and cached weakly on the snapshot.
@@ -305,38 +307,53 @@ def _base_state(node, snapshot) -> NodeState:
     return state
 
 
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def namespace_labels(name) -> dict:
+    """The labels a namespaceSelector sees: the snapshot keeps namespace names, not their labels,
+    but the API server gives every namespace the immutable ``kubernetes.io/metadata.name`` label
+    (selectors on other namespace labels: docs/deviations.md)."""
+    return {NAMESPACE_NAME_LABEL: name}
+
+
 @dataclass(frozen=True)
 class _Term:
-    """A pod (anti-)affinity term, resolved against its owner pod."""
+    """A pod (anti-)affinity term, resolved against its owner pod (upstream ``fwk.AffinityTerm``)."""
 
     key: str
-    namespaces: object  # frozenset of names; None = every namespace
+    namespaces: frozenset  # ``namespaces``, or the owner's namespace when neither field is set
+    namespace_selector: object  # LabelSelector over namespace labels; None matches nothing
     selector: object  # LabelSelector; None matches nothing
 
     @classmethod
     def parse(cls, raw, owner):
-        base = LabelSelector.parse(raw.get("labelSelector"))
-        reqs = list(base.requirements) if base else []
-        for k in raw.get("matchLabelKeys") or []:
-            if k in owner.labels:
-                reqs.append((k, "In", frozenset([owner.labels[k]])))
-        for k in raw.get("mismatchLabelKeys") or []:
-            if k in owner.labels:
-                reqs.append((k, "NotIn", frozenset([owner.labels[k]])))
-        selector = LabelSelector(reqs) if base is not None or reqs else None
+        selector = LabelSelector.parse(raw.get("labelSelector"))
+        if selector is not None:  # the API server's merge on create (a no-op for a stored pod)
+            reqs = list(selector.requirements)
+            for k in raw.get("matchLabelKeys") or []:
+                if k in owner.labels:
+                    reqs.append((k, "In", frozenset([owner.labels[k]])))
+            for k in raw.get("mismatchLabelKeys") or []:
+                if k in owner.labels:
+                    reqs.append((k, "NotIn", frozenset([owner.labels[k]])))
+            selector = LabelSelector(reqs)
         listed = frozenset(raw.get("namespaces") or [])
         ns_selector = raw.get("namespaceSelector")
-        if ns_selector is None:
-            namespaces = listed or frozenset([owner.namespace])
-        elif not (ns_selector.get("matchLabels") or ns_selector.get("matchExpressions")):
-            namespaces = None  # {} selects every namespace
-        else:
-            namespaces = listed | {owner.namespace}  # approximation: namespace labels are unknown
-        return cls(raw.get("topologyKey") or "", namespaces, selector)
+        if not listed and ns_selector is None:
+            listed = frozenset([owner.namespace])
+        return cls(raw.get("topologyKey") or "", listed, LabelSelector.parse(ns_selector), selector)
 
     def matches(self, pod) -> bool:
-        return (self.selector is not None and (self.namespaces is None or pod.namespace in self.namespaces)
-                and self.selector.matches(pod.labels))
+        """``AffinityTerm.Matches``: the pod's namespace is listed or selected, and its labels match.
+        (For the incoming pod's terms upstream first merges the selected namespaces into the list:
+        the same answer, as namespace labels here derive from the name.)"""
+        if self.selector is None:
+            return False
+        if not (pod.namespace in self.namespaces or (self.namespace_selector is not None and
+                                                      self.namespace_selector.matches(namespace_labels(pod.namespace)))):
+            return False
+        return self.selector.matches(pod.labels)
 
 
 def required_terms(pod, kind) -> list:
