@@ -102,6 +102,37 @@ def test_affinity_namespace_selector_selects_namespaces_by_their_labels(fields, 
     assert fit(pod, "n2", *objects) == expected
 
 
+
+def _name_selector(operator, *values):
+    expr = {"key": "kubernetes.io/metadata.name", "operator": operator}
+    if values:
+        expr["values"] = list(values)
+    return {"namespaceSelector": {"matchExpressions": [expr]}}
+
+
+@pytest.mark.parametrize("kind, fields, expected", [
+    # upstream merges the selected namespaces into a copy of the incoming pod's term but keeps the
+    # selector, then matches it against no labels: NotIn/DoesNotExist select every namespace
+    ("podAntiAffinity", _name_selector("DoesNotExist"), ["pod-anti-affinity"]),
+    ("podAntiAffinity", _name_selector("NotIn", "ns"), ["pod-anti-affinity"]),
+    ("podAntiAffinity", _name_selector("In", "ns"), []),
+    ("podAntiAffinity", _name_selector("Exists"), ["pod-anti-affinity"]),
+    ("podAffinity", _name_selector("DoesNotExist"), []),
+    ("podAffinity", _name_selector("In", "ns"), ["pod-affinity"]),
+])
+def test_incoming_terms_namespace_selector_is_also_matched_against_no_labels(kind, fields, expected):
+    """The incoming pod is in "ns", the peer in "other"."""
+    pod = make_pod("new", namespace="ns", node=None, labels={"app": "new"}, affinity={kind: _term(fields)})
+    peer = make_pod("peer", namespace="other", node="n1", labels=APP)
+    assert fit(pod, "n1", make_node("n1"), peer) == expected
+
+
+def test_existing_anti_affinity_namespace_selector_sees_the_namespace_labels():
+    """An existing pod's term is matched against the incoming pod's namespace labels: no quirk."""
+    guard = make_pod("guard", namespace="other", node="n1", labels={"app": "guard"},
+                     affinity={"podAntiAffinity": _term(_name_selector("NotIn", "ns"))})
+    assert fit(make_pod("new", namespace="ns", node=None, labels=APP), "n1", make_node("n1"), guard) == []
+
 @pytest.mark.parametrize("fields, incoming_namespace, expected", [
     # an existing pod's namespaceSelector is matched against the incoming pod's namespace labels
     (OTHER_BY_LABEL, "ns", []),
@@ -118,21 +149,22 @@ def test_existing_anti_affinity_namespace_selector_judges_the_incoming_pods_name
     assert fit(pod, "n1", make_node("n1"), guard) == expected
 
 
-@pytest.mark.parametrize("kind, selector, expected", [
-    # matchLabelKeys never turns a nil labelSelector (matches nothing) into one that matches
-    ("podAntiAffinity", None, []),
-    ("podAffinity", None, ["pod-affinity"]),
-    # with a labelSelector the API server merges the key into it on create
-    ("podAntiAffinity", {"matchLabels": APP}, []),
-    ("podAntiAffinity", {}, []),
+@pytest.mark.parametrize("kind, selector, keys, expected", [
+    # a nil labelSelector matches no pod, not even the pod itself (no first-pod escape)
+    ("podAffinity", None, {}, ["pod-affinity"]),
+    ("podAntiAffinity", None, {}, []),
+    # the API server merges matchLabelKeys (In) and mismatchLabelKeys (NotIn) into the selector
+    ("podAntiAffinity", {"matchLabels": APP}, {"matchLabelKeys": ["tier"]}, []),
+    ("podAntiAffinity", {}, {"matchLabelKeys": ["tier"]}, []),
+    ("podAntiAffinity", {"matchLabels": APP}, {"mismatchLabelKeys": ["tier"]}, ["pod-anti-affinity"]),
+    ("podAffinity", {}, {"mismatchLabelKeys": ["tier"]}, []),
 ])
-def test_match_label_keys_need_a_label_selector(kind, selector, expected):
-    """The peer has tier=2, the incoming pod tier=1: merged matchLabelKeys keep them apart."""
+def test_affinity_term_label_selector_and_label_keys(kind, selector, keys, expected):
+    """The peer has tier=2, the incoming pod tier=1."""
     pod = make_pod("new", namespace="ns", node=None, labels={**APP, "tier": "1"},
-                   affinity={kind: _term({}, selector=selector, matchLabelKeys=["tier"])})
+                   affinity={kind: _term({}, selector=selector, **keys)})
     peer = make_pod("peer", namespace="ns", node="n1", labels={**APP, "tier": "2"})
     assert fit(pod, "n1", make_node("n1"), peer) == expected
-
 
 PREEMPTING = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
 
