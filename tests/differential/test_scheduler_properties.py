@@ -12,7 +12,7 @@ and resources. Pods reach the oracle as the API server stores them and the sched
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubectl_safety.analysis.fit import filter_node
+from kubectl_safety.analysis.fit import NodeState, filter_node
 from kubectl_safety.model.objects import Pod
 from tests.builders import snapshot
 from tests.differential.conftest import PROPERTY, count
@@ -80,6 +80,18 @@ def required(draw):
                                                                for _ in range(draw(st.sampled_from([1, 1, 1, 2])))]}
 
 
+@st.composite
+def init_ports(draw):
+    """Sometimes an init container (a sidecar or not) with a host port."""
+    if draw(st.integers(0, 5)):
+        return {}
+    c = {"name": "i", "image": "x", "ports": [{"containerPort": 81, "hostPort": 8080,
+                                              "protocol": draw(st.sampled_from(["TCP", "UDP"]))}]}
+    if draw(st.booleans()):
+        c["restartPolicy"] = "Always"
+    return {"initContainers": [c]}
+
+
 def pod_affinity(draw, anti, affine):
     """Required pod anti-affinity (1 in ``anti``) and affinity (1 in ``affine``)."""
     out = {}
@@ -129,18 +141,20 @@ def cluster(draw):
             spec["affinity"] = affinity
         if draw(st.integers(0, 5)) == 0:
             spec["containers"] = [{"name": "c", "image": "x", "ports": [{"containerPort": 80, "hostPort": 8080}]}]
+        spec.update(draw(init_ports()))
+        state = draw(st.sampled_from(["running"] * 6 + ["terminating", "succeeded", "failed", "pending"]))
         p = make(f"e{i}", ns, {"app": draw(st.sampled_from(APPS)), "tier": draw(st.sampled_from(["1", "2"]))},
-                 draw(st.sampled_from([n["metadata"]["name"] for n in nodes])), **spec)
-        state = draw(st.sampled_from(["running"] * 6 + ["terminating", "succeeded", "failed"]))
+                 None if state == "pending" else draw(st.sampled_from([n["metadata"]["name"] for n in nodes])), **spec)
         if state == "terminating":
             p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
             p["metadata"]["deletionGracePeriodSeconds"] = 30
-        elif state != "running":
+        elif state in ("succeeded", "failed"):
             p["status"]["phase"] = state.capitalize()
         pods.append(p)
     spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": draw(st.sampled_from(["100m", "1", "3"]))}}}]}
     if draw(st.integers(0, 3)) == 0:
         spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    spec.update(draw(init_ports()))
     if draw(st.booleans()):
         spec["tolerations"] = [{"key": "dedicated", "operator": "Exists", "effect": draw(st.sampled_from(["NoSchedule", "NoExecute"]))}]
     if draw(st.integers(0, 3)) == 0:
@@ -163,8 +177,9 @@ def cluster(draw):
 def scheduler_view(pods):
     """The pods the scheduler's cache holds: its pod informer lists with the field selector
     ``status.phase!=Succeeded,status.phase!=Failed`` (``newPodInformer``), so terminal pods never
-    reach it; the snapshot holds them and the filters must ignore them."""
-    return [p for p in pods if p["status"].get("phase") not in ("Succeeded", "Failed")]
+    reach it, and only assigned pods (spec.nodeName) are added to it; the snapshot holds the others
+    too and the filters must ignore them."""
+    return [p for p in pods if p["status"].get("phase") not in ("Succeeded", "Failed") and p["spec"].get("nodeName")]
 
 
 def created(oracle, case):
@@ -177,6 +192,13 @@ def created(oracle, case):
     return nodes, [stored(p) for p in pods], stored(incoming), namespaces
 
 
+def assert_agrees(expected, node, failures):
+    theirs = expected[node.name]
+    ours = {"fits": not failures, "plugin": failures[0].plugin if failures else None}
+    assert ours == {"fits": theirs["fits"], "plugin": theirs.get("plugin")}, \
+        (node.name, theirs, [(f.plugin, f.message) for f in failures])
+
+
 @PROPERTY
 @given(case=cluster())
 def test_scheduler_filters(oracle, case):
@@ -187,8 +209,23 @@ def test_scheduler_filters(oracle, case):
     snap = snapshot(*nodes, *pods, *namespaces)
     pod = Pod(incoming)
     for n in snap.nodes:
-        failures = filter_node(pod, n, snap)
-        theirs = expected[n.name]
-        ours = {"fits": not failures, "plugin": failures[0].plugin if failures else None}
-        assert ours == {"fits": theirs["fits"], "plugin": theirs.get("plugin")}, \
-            (n.name, theirs, [(f.plugin, f.message) for f in failures])
+        assert_agrees(expected, n, filter_node(pod, n, snap))
+
+
+@PROPERTY
+@given(case=cluster(), data=st.data())
+def test_scheduler_filters_without_some_pods(oracle, case, data):
+    """Preemption's question "would it fit if these pods were gone": a node's modified state
+    (the PreFilter counts corrected like upstream's RemovePod) against the Filter stage run on
+    the cluster without those pods."""
+    count("test_scheduler_filters_without_some_pods")
+    nodes, pods, incoming, namespaces = created(oracle, case)
+    snap = snapshot(*nodes, *pods, *namespaces)
+    node = snap.node(data.draw(st.sampled_from([n["metadata"]["name"] for n in nodes])))
+    state = NodeState.from_snapshot(node, snap)
+    gone = {p.key for p in state.pods.values() if data.draw(st.booleans())}
+    for key in gone:
+        state.remove(snap.pod(*key))
+    left = [p for p in pods if (p["metadata"]["namespace"], p["metadata"]["name"]) not in gone]
+    expected = oracle.ask("filter", pod=incoming, nodes=nodes, pods=scheduler_view(left), namespaces=namespaces)
+    assert_agrees(expected, node, filter_node(Pod(incoming), node, snap, state))
