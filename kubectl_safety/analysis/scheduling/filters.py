@@ -51,9 +51,12 @@ are returned in that order (the first one is the status the scheduler reports):
   (``labelSelector: {}``) counts no pod (upstream's ``selector.Empty()``) but matches the pod itself.
 - InterPodAffinity: the incoming pod's required affinity (unresolvable; every term's topology
   key must be on the node, also for the first pod of a self-affine series), its required
-  anti-affinity and existing pods' required anti-affinity (resolvable). Simplification:
-  a term's ``namespaceSelector`` ``{}`` means all namespaces; a non-empty one is read as the
-  pod's own namespace plus ``namespaces`` (namespace labels are not in the snapshot).
+  anti-affinity and existing pods' required anti-affinity (resolvable). A term covers its
+  ``namespaces`` plus those its ``namespaceSelector`` selects (``{}``: all; neither field: the
+  owner's namespace); namespace labels are read as ``kubernetes.io/metadata.name`` only (the
+  snapshot keeps namespace names, not labels: docs/deviations.md). As upstream, the incoming
+  pod's own terms also match a namespace when their selector accepts empty labels (``_Term.matches``). ``matchLabelKeys`` /
+  ``mismatchLabelKeys`` are merged into a non-nil ``labelSelector`` as the API server does on create.
 
 NodeVolumeLimits and DRA are not modelled. Everything expensive is computed once per snapshot
 (node states) or once per (pod, snapshot) (PreFilter state) and cached weakly on the snapshot.
@@ -265,7 +268,7 @@ _PER_POD = weakref.WeakKeyDictionary()  # Pod -> (requests, required anti-affini
 def _pod_facts(pod) -> tuple:
     facts = _PER_POD.get(pod)
     if facts is None:
-        facts = _PER_POD[pod] = (pod_requests(pod), required_terms(pod, "podAntiAffinity"))
+        facts = _PER_POD[pod] = (pod_requests(pod), required_terms(pod, "podAntiAffinity", incoming=False))
     return facts
 
 
@@ -305,44 +308,67 @@ def _base_state(node, snapshot) -> NodeState:
     return state
 
 
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def namespace_labels(name) -> dict:
+    """The labels a namespaceSelector sees: the snapshot keeps namespace names, not their labels,
+    but the API server gives every namespace the immutable ``kubernetes.io/metadata.name`` label
+    (selectors on other namespace labels: docs/deviations.md)."""
+    return {NAMESPACE_NAME_LABEL: name}
+
+
 @dataclass(frozen=True)
 class _Term:
-    """A pod (anti-)affinity term, resolved against its owner pod."""
+    """A pod (anti-)affinity term, resolved against its owner pod (upstream ``fwk.AffinityTerm``)."""
 
     key: str
-    namespaces: object  # frozenset of names; None = every namespace
+    namespaces: frozenset  # ``namespaces``, or the owner's namespace when neither field is set
+    namespace_selector: object  # LabelSelector over namespace labels; None matches nothing
     selector: object  # LabelSelector; None matches nothing
+    incoming: bool = True  # a term of the pod being scheduled (see ``matches``)
 
     @classmethod
-    def parse(cls, raw, owner):
-        base = LabelSelector.parse(raw.get("labelSelector"))
-        reqs = list(base.requirements) if base else []
-        for k in raw.get("matchLabelKeys") or []:
-            if k in owner.labels:
-                reqs.append((k, "In", frozenset([owner.labels[k]])))
-        for k in raw.get("mismatchLabelKeys") or []:
-            if k in owner.labels:
-                reqs.append((k, "NotIn", frozenset([owner.labels[k]])))
-        selector = LabelSelector(reqs) if base is not None or reqs else None
+    def parse(cls, raw, owner, incoming=True):
+        selector = LabelSelector.parse(raw.get("labelSelector"))
+        if selector is not None:  # the API server's merge on create (a no-op for a stored pod)
+            reqs = list(selector.requirements)
+            for k in raw.get("matchLabelKeys") or []:
+                if k in owner.labels:
+                    reqs.append((k, "In", frozenset([owner.labels[k]])))
+            for k in raw.get("mismatchLabelKeys") or []:
+                if k in owner.labels:
+                    reqs.append((k, "NotIn", frozenset([owner.labels[k]])))
+            selector = LabelSelector(reqs)
         listed = frozenset(raw.get("namespaces") or [])
         ns_selector = raw.get("namespaceSelector")
-        if ns_selector is None:
-            namespaces = listed or frozenset([owner.namespace])
-        elif not (ns_selector.get("matchLabels") or ns_selector.get("matchExpressions")):
-            namespaces = None  # {} selects every namespace
-        else:
-            namespaces = listed | {owner.namespace}  # approximation: namespace labels are unknown
-        return cls(raw.get("topologyKey") or "", namespaces, selector)
+        if not listed and ns_selector is None:
+            listed = frozenset([owner.namespace])
+        return cls(raw.get("topologyKey") or "", listed, LabelSelector.parse(ns_selector), selector, incoming)
 
     def matches(self, pod) -> bool:
-        return (self.selector is not None and (self.namespaces is None or pod.namespace in self.namespaces)
-                and self.selector.matches(pod.labels))
+        """``AffinityTerm.Matches``: the pod's namespace is listed or selected, and its labels match.
+
+        An existing pod's term judges the incoming pod's namespace labels. The incoming pod's own
+        terms are first given the namespaces their namespaceSelector selects
+        (``mergeAffinityTermNamespacesIfNotEmpty``), but upstream resets the selector to Nothing
+        on a copy of the term, so the selector stays and is then matched against no labels at
+        all: a selector that empty labels satisfy (``{}``, ``NotIn``, ``DoesNotExist``) selects
+        every namespace."""
+        if self.selector is None:
+            return False
+        sel = self.namespace_selector
+        if not (pod.namespace in self.namespaces or (sel is not None and (
+                sel.matches(namespace_labels(pod.namespace)) or (self.incoming and sel.matches({}))))):
+            return False
+        return self.selector.matches(pod.labels)
 
 
-def required_terms(pod, kind) -> list:
-    """``kind`` is "podAffinity" or "podAntiAffinity"; the required terms, parsed."""
+def required_terms(pod, kind, incoming=True) -> list:
+    """``kind`` is "podAffinity" or "podAntiAffinity"; the required terms, parsed. ``incoming``:
+    terms of the pod being scheduled; False for an existing pod's anti-affinity judging it."""
     raw = (pod.affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
-    return [_Term.parse(t, pod) for t in raw]
+    return [_Term.parse(t, pod, incoming) for t in raw]
 
 
 def _labelled(snapshot, namespace, selector) -> list:
@@ -463,7 +489,7 @@ def existing_anti_affinity(snapshot) -> list:
                     "requiredDuringSchedulingIgnoredDuringExecution"):
                 node = snapshot.node(p.node_name)
                 if node is not None:
-                    found.append((p, node, required_terms(p, "podAntiAffinity")))
+                    found.append((p, node, _pod_facts(p)[1]))
         entry["anti"] = found
     return entry["anti"]
 
