@@ -18,6 +18,7 @@ COMMANDS = {
     "preemption": "preemption",
     "delete": "delete",
     "rebalance": "rebalance",
+    "check": "check",
     "version": "version",
 }
 
