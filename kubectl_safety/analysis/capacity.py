@@ -6,23 +6,20 @@ share the per-cluster work.
 """
 
 import copy
-import json
 from dataclasses import dataclass
 from functools import cached_property
 
 from kubectl_safety.analysis.scheduling import filters
-from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_affinity, filter_node, required_terms,
-                                                      requests_of, reuse_node_states)
+from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_affinity, filter_node, node_failures,
+                                                      pod_failures, required_terms, requests_of,
+                                                      reuse_node_states)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import constraint_selector, node_eligible
 from kubectl_safety.model.snapshot import INDEX_FIELDS, ClusterSnapshot
 
-# Filter plugins whose verdict depends only on the pod and the Node object (not on other pods).
-STATIC_PLUGINS = frozenset({"SchedulingGates", "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
 # What the filters read of a pod's spec besides its requests, host ports and claims.
 SHAPE_FIELDS = ("schedulingGates", "nodeName", "tolerations", "nodeSelector", "affinity", "topologySpreadConstraints")
-STATIC_OK = object()  # the node-static plugins let the shape pass on the node
 FEASIBLE_NODES = 16  # like the scheduler: score a bounded sample of feasible nodes
 PER_NODE_REASONS = 20  # nodes listed by name in an unplaceable replacement's reasons
 
@@ -50,7 +47,8 @@ class Capacity:
             self.base = snapshot.replace(nodes=nodes, pods=[p for p in snapshot.pods if p.key not in leaving])
             self.nodes = sorted(self.base.nodes, key=lambda n: n.name)
         self.snapshot = self.base
-        self.drained_nodes = [n for n in self.nodes if n.name in self.drained]
+        self.names = shared.names if shared is not None else [n.name for n in self.nodes]
+        self.drained_nodes = [n for n, name in zip(self.nodes, self.names) if name in self.drained]
         self.states = {}  # node name -> NodeState relative to self.snapshot
         self.added = []  # replacements placed, in order
         self.unseen = []  # placed replacements self.snapshot lacks (their nodes' states have them)
@@ -58,10 +56,12 @@ class Capacity:
         self.returns_to = {}  # pod key -> the drained node its replacement may land on
         self.why_not = {}  # pod key -> {node: first failure} for replacements that fit nowhere
 
-    def state(self, node) -> NodeState:
-        if node.name not in self.states:
-            self.states[node.name] = NodeState.from_snapshot(node, self.snapshot)
-        return self.states[node.name]
+    def state(self, node, name=None) -> NodeState:
+        name = name or node.name
+        state = self.states.get(name)
+        if state is None:
+            state = self.states[name] = NodeState.from_snapshot(node, self.snapshot)
+        return state
 
     def _refresh(self, pod):
         """Rebuild the snapshot with every placed replacement when one placed since the last rebuild
@@ -94,26 +94,19 @@ class Capacity:
             self.anti_terms[placed.key] = required_terms(placed, "podAntiAffinity")
         return self.anti_terms[placed.key]
 
-    def failures(self, pod, node, shape=None) -> list:
-        """``filter_node``'s failures. With a ``shape`` (a shared base), what other plans found is
-        reused where it cannot differ: a node-static first failure (the plugins that read only the
-        pod and the Node object run first), and, for a ``local`` shape on a node known to pass
-        them, only the plugins that read the node's pods run (NodePorts, NodeResourcesFit: the
-        others have nothing to say about such a pod). Only the first failure is kept then."""
-        if shape is None or node.name in self.drained:
+    def failures(self, pod, node, shape=None, name=None) -> list:
+        """``filter_node``'s failures. With a ``shape`` (a shared base), the plugins that read only
+        the pod and the Node object (``node_failures``, which run first) are answered once per
+        shape and node for all plans; when they fail, only they are returned (the first failure,
+        all this class reads, is the same)."""
+        name = name or node.name
+        if shape is None or name in self.drained:
             return filter_node(pod, node, self.snapshot, self.state(node))
-        key = (shape.key, node.name)
+        key = (shape.key, name)
         static = self.shared.static.get(key)
-        if static is STATIC_OK and shape.local:
-            state = self.state(node)
-            port = filters._ports(pod, node, state, shape)
-            return ([port] if port else []) + filters._resources(pod, node, state, shape)
-        if static is not None and static is not STATIC_OK:
-            return [static]
-        failures = filter_node(pod, node, self.snapshot, self.state(node))
-        first = failures[0] if failures and failures[0].plugin in STATIC_PLUGINS else STATIC_OK
-        self.shared.static[key] = first
-        return failures
+        if static is None:
+            static = self.shared.static[key] = node_failures(pod, node)
+        return static or pod_failures(pod, node, self.snapshot, self.state(node, name))
 
     def place(self, pod):
         """(node name, None) for the chosen node, or (None, scheduler-style summary) for ``pod``'s
@@ -122,12 +115,13 @@ class Capacity:
         self._refresh(new)
         shape = self.shared.shape(new, pod, self) if self.shared is not None else None
         feasible, reasons = [], {}
-        for node in self.nodes:
-            if node.name in self.drained:
+        drained = self.drained
+        for node, name in zip(self.nodes, self.names):
+            if name in drained:
                 continue
-            failures = self.failures(new, node, shape)
+            failures = self.failures(new, node, shape, name)
             if failures:
-                reasons[node.name] = failures[0].message
+                reasons[name] = failures[0].message
                 continue
             feasible.append(node)
             if len(feasible) >= FEASIBLE_NODES:
@@ -203,16 +197,16 @@ class SharedBase:
     def __init__(self, snapshot):
         self.snapshot = snapshot
         self.nodes = sorted(snapshot.nodes, key=lambda n: n.name)
-        self.in_order = {n.name: i for i, n in enumerate(self.nodes)}
+        self.names = [n.name for n in self.nodes]
+        self.in_order = {name: i for i, name in enumerate(self.names)}
         self.in_snapshot = {n.name: i for i, n in enumerate(snapshot.nodes)}
-        for node in self.nodes:
-            NodeState.from_snapshot(node, snapshot)  # fills the snapshot's per-node cache
+        self.last = None  # the latest view and its drained nodes: its node states go back to the parent
         self.anti = {}  # namespace (None: every namespace) -> required anti-affinity terms of scheduled pods
         for _, _, terms in existing_anti_affinity(snapshot):
             for t in terms:
                 for ns in (t.namespaces if t.namespaces is not None else (None,)):
                     self.anti.setdefault(ns, []).append(t)
-        self.static = {}  # (shape key, node name) -> its node-static first failure, or STATIC_OK
+        self.static = {}  # (shape key, node name) -> node_failures
         self.prefilters = {}  # shape key -> the replacement's PreFilter state on the whole snapshot
         self.drained_pods = {}  # (drained names, leaving) of the latest view, for seeding
 
@@ -220,8 +214,10 @@ class SharedBase:
         """The ``_Shape`` of ``new``, the replacement of ``pod`` (same requests and host ports); seeds
         its PreFilter state on ``capacity``'s view."""
         requests, ports = requests_of(pod), pod.host_ports
-        key = json.dumps([new.namespace, new.labels, {k: new.spec.get(k) for k in SHAPE_FIELDS},
-                          sorted(requests.items()), ports, claim_names(new)], sort_keys=True, default=str)
+        # repr is faithful for parsed JSON: equal keys mean equal content (equal content written in
+        # another key order only misses the memo)
+        key = repr((new.namespace, new.labels, [new.spec.get(k) for k in SHAPE_FIELDS], requests, ports,
+                    claim_names(new)))
         claims = bool(claim_names(new)) and self.snapshot.storage_known
         cross = (claims or bool(required_terms(new, "podAffinity") or required_terms(new, "podAntiAffinity"))
                  or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
@@ -231,7 +227,7 @@ class SharedBase:
             and not any(t.matches(new) for placed in capacity.added for t in capacity._anti(placed))
         if not local and not claims and capacity.snapshot is capacity.base:
             self._seed(new, key, capacity)
-        return _Shape(key, local, requests, ports)
+        return _Shape(key, local)
 
     def _seed(self, new, key, capacity):
         """Put the view's PreFilter state of ``new`` in place: the whole snapshot's (computed once per
@@ -276,15 +272,18 @@ class SharedBase:
     def view(self, drained, leaving) -> tuple:
         """(snapshot without ``leaving`` pod keys and with ``drained`` cordoned, its nodes by name)."""
         parent = self.snapshot
-        nodes, in_order = list(parent.nodes), list(self.nodes)
+        nodes, in_order, changed = list(parent.nodes), list(self.nodes), {}
         for name in drained:
             if name in self.in_snapshot:
-                node = cordoned(parent.nodes[self.in_snapshot[name]])
+                node = changed[name] = cordoned(parent.nodes[self.in_snapshot[name]])
                 nodes[self.in_snapshot[name]] = node
                 in_order[self.in_order[name]] = node
-        view = _DrainedView(parent, nodes, drained, leaving)
+        view = _DrainedView(parent, nodes, changed, leaving)
         gone = [p for name in drained for p in parent.pods_on(name) if p.key in leaving]
+        if self.last is not None:  # states of the nodes the last plan scanned, but not drained, are the parent's
+            reuse_node_states(self.last[0], parent, self.last[1], self.last[2])
         reuse_node_states(parent, view, drained, gone)
+        self.last = (view, drained, gone)
         return view, in_order
 
 
@@ -295,14 +294,12 @@ class _Shape:
     other pod's required anti-affinity selects it)."""
 
     key: str
-    local: bool
-    requests: dict  # what NodeResourcesFit and NodePorts read (as their PreFilter state does)
-    ports: list
+    local: bool  # its PreFilter state reads no other pod (else it is seeded per plan)
 
 
 class _DrainedView(ClusterSnapshot):
-    """``parent`` with the pods of ``leaving`` (on the ``drained`` nodes) gone and ``nodes`` instead
-    of its nodes; the pod indexes are the parent's, patched for the drained nodes and read lazily
+    """``parent`` with the pods of ``leaving`` (on the ``drained`` nodes: name -> the node as it is
+    in ``nodes``) gone and ``nodes`` instead of its nodes; the pod indexes are the parent's, patched for the drained nodes and read lazily
     for the namespaces they touch; ``pods`` is built only if asked for."""
 
     def __init__(self, parent, nodes, drained, leaving):
@@ -315,22 +312,26 @@ class _DrainedView(ClusterSnapshot):
         for index, field in INDEX_FIELDS.items():
             if field not in ("nodes", "pods") and index in parent.__dict__:
                 self.__dict__[index] = parent.__dict__[index]
-        self.__dict__["_nodes_by_name"] = {**parent._nodes_by_name, **{n.name: n for n in nodes
-                                                                       if n.name in drained}}
-        by_node = dict(parent._pods_by_node)
-        touched = set()
-        for name in drained:
-            if name in by_node:
-                by_node[name] = [p for p in by_node[name] if p.key not in leaving]
-        for namespace, _ in leaving:
-            touched.add(namespace)
-        self.__dict__["_pods_by_node"] = by_node
+        self.__dict__["_nodes_by_name"] = _Patched(parent._nodes_by_name, drained)
+        self.__dict__["_pods_by_node"] = _Patched(parent._pods_by_node, {
+            name: [p for p in parent.pods_on(name) if p.key not in leaving] for name in drained})
         self.__dict__["_pods_by_key"] = _Without(parent._pods_by_key, leaving)
-        self.__dict__["_pods_by_namespace"] = _NamespacesWithout(parent._pods_by_namespace, leaving, touched)
+        self.__dict__["_pods_by_namespace"] = _NamespacesWithout(parent._pods_by_namespace, leaving,
+                                                                 {namespace for namespace, _ in leaving})
 
     @cached_property
     def pods(self):
         return tuple(p for p in self._parent.pods if p.key not in self._leaving)
+
+
+class _Patched:
+    """A read-only mapping: ``changes`` over ``index`` (``get`` only, as the snapshot uses it)."""
+
+    def __init__(self, index, changes):
+        self.index, self.changes = index, changes
+
+    def get(self, key, default=None):
+        return self.changes[key] if key in self.changes else self.index.get(key, default)
 
 
 class _Without:

@@ -11,6 +11,7 @@ API (stable; ``analysis.fit`` re-exports it)::
         state.pods (dict key -> Pod), state.requested (dict), state.pod_count
 
     filter_node(pod, node, snapshot, state=None) -> list[Failure]   # [] means the pod fits
+    node_failures(pod, node); pod_failures(pod, node, snapshot, state)   # its two halves
 
 Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
 ``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
@@ -132,20 +133,40 @@ class NodeState:
 
 
 def filter_node(pod, node, snapshot, state=None) -> list:
-    """The Filter failures of ``pod`` on ``node`` ([] = fits), all plugins evaluated, in order."""
+    """The Filter failures of ``pod`` on ``node`` ([] = fits), all plugins evaluated, in order:
+    ``node_failures`` then (unless the pod is gated) ``pod_failures``."""
+    failures = node_failures(pod, node)
+    if failures and failures[0].plugin == "SchedulingGates":
+        return failures
+    return failures + pod_failures(pod, node, snapshot, state)
+
+
+def node_failures(pod, node) -> list:
+    """The plugins that read only the pod and the Node object, in order: SchedulingGates (alone),
+    NodeUnschedulable, NodeName, TaintToleration, NodeAffinity. The same for any snapshot."""
     gates = scheduling_gated(pod)
     if gates:
         return [Failure("SchedulingGates", "scheduling-gated",
                         f"waiting for scheduling gates: {', '.join(gates)} (the pod is not scheduled until "
                         "they are removed)", False)]
+    failures = []
+    for check in (_node_unschedulable, _node_name, _taints, _node_affinity):
+        failure = check(pod, node, None, None)
+        if failure:
+            failures.append(failure)
+    return failures
+
+
+def pod_failures(pod, node, snapshot, state=None) -> list:
+    """The plugins that read the pods too, in order: NodePorts, NodeResourcesFit, the volume plugins,
+    PodTopologySpread, InterPodAffinity (``filter_node`` runs them after ``node_failures``)."""
     if state is None:
         state = _base_state(node, snapshot)
     pre = _prefilter(pod, snapshot)
     failures = []
-    for check in (_node_unschedulable, _node_name, _taints, _node_affinity, _ports):
-        failure = check(pod, node, state, pre)
-        if failure:
-            failures.append(failure)
+    port = _ports(pod, node, state, pre)
+    if port:
+        failures.append(port)
     failures.extend(_resources(pod, node, state, pre))
     if pre.volumes:
         failures.extend(pre.volumes)
