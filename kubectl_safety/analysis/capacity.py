@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from kubectl_safety.analysis.scheduling import filters
-from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_affinity, filter_node, node_failures,
+from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_affinity, filter_node, fit_failures, node_failures,
                                                       pod_failures, required_terms, requests_of,
                                                       reuse_node_states)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
@@ -52,6 +52,7 @@ class Capacity:
         self.states = {}  # node name -> NodeState relative to self.snapshot
         self.added = []  # replacements placed, in order
         self.unseen = []  # placed replacements self.snapshot lacks (their nodes' states have them)
+        self.unseen_anti = False  # one of them has required anti-affinity
         self.placed = {}  # node -> replacements placed there
         self.returns_to = {}  # pod key -> the drained node its replacement may land on
         self.why_not = {}  # pod key -> {node: first failure} for replacements that fit nowhere
@@ -70,12 +71,13 @@ class Capacity:
             self.snapshot = self.base.replace(pods=list(self.base.pods) + self.added)
             self.states = {}
             self.unseen = []
+            self.unseen_anti = False
 
     def _affected(self, pod) -> bool:
         """``any(affects(added, pod) for added in self.unseen)``, with ``pod``'s side parsed once."""
         affinity = pod.affinity
         if not (pod.topology_spread_constraints or claim_names(pod) or affinity.get("podAffinity")
-                or affinity.get("podAntiAffinity")) and not any(self._anti(p) for p in self.unseen):
+                or affinity.get("podAntiAffinity")) and not self.unseen_anti:
             return False
         selectors = [x for x in (constraint_selector(pod, c) for c in pod.topology_spread_constraints)
                      if x is not None and not x.is_empty]
@@ -98,15 +100,26 @@ class Capacity:
         """``filter_node``'s failures. With a ``shape`` (a shared base), the plugins that read only
         the pod and the Node object (``node_failures``, which run first) are answered once per
         shape and node for all plans; when they fail, only they are returned (the first failure,
-        all this class reads, is the same)."""
+        all this class reads, is the same). A ``local`` shape needs only ``fit_failures``, the
+        same for all plans on a node none of them changed."""
         name = name or node.name
         if shape is None or name in self.drained:
             return filter_node(pod, node, self.snapshot, self.state(node))
         key = (shape.key, name)
-        static = self.shared.static.get(key)
+        shared = self.shared
+        static = shared.static.get(key)
         if static is None:
-            static = self.shared.static[key] = node_failures(pod, node)
-        return static or pod_failures(pod, node, self.snapshot, self.state(node, name))
+            static = shared.static[key] = node_failures(pod, node)
+        if static:
+            return static
+        if not shape.local:
+            return pod_failures(pod, node, self.snapshot, self.state(node, name))
+        if name in self.placed:
+            return fit_failures(pod, node, self.state(node, name), shape)
+        found = shared.fit.get(key)
+        if found is None:
+            found = shared.fit[key] = fit_failures(pod, node, self.state(node, name), shape)
+        return found
 
     def place(self, pod):
         """(node name, None) for the chosen node, or (None, scheduler-style summary) for ``pod``'s
@@ -154,6 +167,7 @@ class Capacity:
         self.state(node).add(placed)
         self.added.append(placed)
         self.unseen.append(placed)
+        self.unseen_anti = self.unseen_anti or bool(self._anti(placed))
         self.placed.setdefault(node.name, []).append(new.key)
 
     def summary(self) -> dict:
@@ -207,6 +221,7 @@ class SharedBase:
                 for ns in (t.namespaces if t.namespaces is not None else (None,)):
                     self.anti.setdefault(ns, []).append(t)
         self.static = {}  # (shape key, node name) -> node_failures
+        self.fit = {}  # (local shape key, node name) -> fit_failures on the node as it is
         self.prefilters = {}  # shape key -> the replacement's PreFilter state on the whole snapshot
         self.drained_pods = {}  # (drained names, leaving) of the latest view, for seeding
 
@@ -227,7 +242,7 @@ class SharedBase:
             and not any(t.matches(new) for placed in capacity.added for t in capacity._anti(placed))
         if not local and not claims and capacity.snapshot is capacity.base:
             self._seed(new, key, capacity)
-        return _Shape(key, local)
+        return _Shape(key, local, requests, ports)
 
     def _seed(self, new, key, capacity):
         """Put the view's PreFilter state of ``new`` in place: the whole snapshot's (computed once per
@@ -294,7 +309,9 @@ class _Shape:
     other pod's required anti-affinity selects it)."""
 
     key: str
-    local: bool  # its PreFilter state reads no other pod (else it is seeded per plan)
+    local: bool  # only its node decides (else its PreFilter state is seeded per plan)
+    requests: dict  # what fit_failures reads
+    ports: list
 
 
 class _DrainedView(ClusterSnapshot):

@@ -14,17 +14,16 @@
 - ``summary``, with ``ready``: every node drainable and no finding at ``options.fail_on`` or above.
 """
 
-import json
 from dataclasses import dataclass, field
 
-from kubectl_safety.analysis import pdb as pdb_math
 from kubectl_safety.analysis.drain import (BudgetTracker, DrainOptions, SharedPlanning, needs_replacement,
                                            plan_drain)
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import obj, pod_obj
-from kubectl_safety.analysis.topology import ZONE, constraint_selector, node_eligible, normalized, skew
+from kubectl_safety.analysis.scheduling.filters import eligible_domains
+from kubectl_safety.analysis.topology import ZONE, constraint_selector, normalized, skew
 
 API_VERSION = "safety.kubectl.io/v1"
 SEVERITIES = ("info", "warning", "error")
@@ -64,7 +63,7 @@ def check(snapshot, options=None, now=None) -> dict:
         plans[node.name] = plan
         nodes.append(_node_entry(snapshot, node, plan, shared, now))
     findings = (node_findings(nodes) + pdb_findings(snapshot, shared) + workload_findings(snapshot, shared, plans)
-                + priority_findings(snapshot, now))
+                + priority_findings(snapshot, now, shared))
     findings.sort(key=lambda f: -SEVERITIES.index(f["severity"]))
     blockers = _blockers(nodes)
     return {
@@ -277,7 +276,7 @@ def workload_findings(snapshot, shared, plans) -> list:
             continue
         groups.setdefault((ref.get("kind"), pod.namespace, ref.get("name")), []).append(pod)
     zones = {n.labels.get(ZONE) for n in snapshot.nodes if n.labels.get(ZONE)}
-    out, eligible = [], {}
+    out = []
     for (kind, ns, name), pods in sorted(groups.items()):
         owner = snapshot.workload(kind, ns, name)
         wl = obj(kind, ns, name)
@@ -297,11 +296,11 @@ def workload_findings(snapshot, shared, plans) -> list:
                 out.append(finding("REPLICAS_IN_ONE_ZONE", "warning", f"all {len(running)} pods of {kind} {ns}/{name} "
                                    f"run in zone {next(iter(in_zones))} of {len(zones)}: a zone outage takes them all",
                                    [wl]))
-        out += _spread_findings(pods[0], wl, snapshot, shared, eligible)
+        out += _spread_findings(pods[0], wl, snapshot, shared)
     return out + _no_room_findings(snapshot, plans)
 
 
-def _spread_findings(pod, wl, snapshot, shared, eligible) -> list:
+def _spread_findings(pod, wl, snapshot, shared) -> list:
     """DoNotSchedule spread constraints whose skew exceeds maxSkew now (counted as the scheduler
     counts: eligible nodes' domains, matching pods that are not terminating)."""
     out = []
@@ -312,7 +311,7 @@ def _spread_findings(pod, wl, snapshot, shared, eligible) -> list:
         selector = constraint_selector(pod, raw)
         if selector is None or selector.is_empty:
             continue
-        domains = _eligible_domains(pod, raw, c, constraints, snapshot, eligible)
+        domains = eligible_domains(pod, raw, [x.get("topologyKey") for x in constraints], snapshot)
         counts = dict.fromkeys(domains.values(), 0)
         for p in shared.index.matching(pod.namespace, selector):
             if p.node_name in domains and not p.is_terminating and not p.is_terminal:
@@ -324,16 +323,6 @@ def _spread_findings(pod, wl, snapshot, shared, eligible) -> list:
                                f"({', '.join(f'{k}={v}' for k, v in sorted(counts.items()))}): new pods may not "
                                "schedule; `kubectl safety rebalance` can restore it", [wl]))
     return out
-
-
-def _eligible_domains(pod, raw, c, constraints, snapshot, cache) -> dict:
-    """{node name: domain} of the nodes that count for the constraint; cached by what decides it."""
-    keys = [x.get("topologyKey") for x in constraints]
-    key = json.dumps([c, keys, pod.spec.get("nodeSelector"), (pod.affinity or {}).get("nodeAffinity"),
-                      pod.tolerations if c["nodeTaintsPolicy"] == "Honor" else None], sort_keys=True, default=str)
-    if key not in cache:
-        cache[key] = {n.name: n.labels[c["topologyKey"]] for n in snapshot.nodes if node_eligible(pod, n, c, keys)}
-    return cache[key]
 
 
 def _no_room_findings(snapshot, plans) -> list:
@@ -363,7 +352,7 @@ def _no_room_findings(snapshot, plans) -> list:
 SEVERITY_OF = {"critical": "error", "warning": "warning", "info": "info"}
 
 
-def priority_findings(snapshot, now) -> list:
+def priority_findings(snapshot, now, shared=None) -> list:
     audit = explain_priorities(snapshot)
     out = []
     for f in audit["findings"]:
@@ -378,12 +367,13 @@ def priority_findings(snapshot, now) -> list:
                                f"{default.name} ({default.value}) is the global default: they predate it and run at "
                                "their old priority, below every new pod of the default class",
                                _pod_objs(bare)))
-    out += _preemption_findings(snapshot, now, default)
+    out += _preemption_findings(snapshot, now, default, shared)
     return out
 
 
-def _preemption_findings(snapshot, now, default) -> list:
-    """High-priority pods that preempt (above the default class, or 0): pending ones previewed."""
+def _preemption_findings(snapshot, now, default, shared) -> list:
+    """High-priority pods that preempt (above the default class, or 0): pending ones previewed (on
+    the shared base's view of the cluster without them: no copy of the snapshot)."""
     from kubectl_safety.analysis.preemption import preview
     from kubectl_safety.analysis.priority import UnknownPriorityClass, resolve
 
@@ -409,7 +399,8 @@ def _preemption_findings(snapshot, now, default) -> list:
                            "rollout); preemptionPolicy: Never avoids it for non-critical workloads",
                            _pod_objs(pods)))
     for p in sorted(pending, key=lambda p: (-p.priority_value, p.key))[:PREVIEWS]:
-        result = preview(p, snapshot, now)
+        without = shared.capacity_base.view(set(), {p.key})[0] if shared else snapshot
+        result = preview(p, without, now)
         victims = [v for v in result.get("victims") or []]
         if not victims:
             continue

@@ -12,6 +12,7 @@ API (stable; ``analysis.fit`` re-exports it)::
 
     filter_node(pod, node, snapshot, state=None) -> list[Failure]   # [] means the pod fits
     node_failures(pod, node); pod_failures(pod, node, snapshot, state)   # its two halves
+    fit_failures(pod, node, state, pre)   # pod_failures of a pod that no other pod affects
 
 Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
 ``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
@@ -163,11 +164,7 @@ def pod_failures(pod, node, snapshot, state=None) -> list:
     if state is None:
         state = _base_state(node, snapshot)
     pre = _prefilter(pod, snapshot)
-    failures = []
-    port = _ports(pod, node, state, pre)
-    if port:
-        failures.append(port)
-    failures.extend(_resources(pod, node, state, pre))
+    failures = fit_failures(pod, node, state, pre)
     if pre.volumes:
         failures.extend(pre.volumes)
     else:
@@ -179,6 +176,14 @@ def pod_failures(pod, node, snapshot, state=None) -> list:
     failures.extend(_topology_spread(pre, node, delta))
     failures.extend(_inter_pod_affinity(pre, node, delta))
     return failures
+
+
+def fit_failures(pod, node, state, pre) -> list:
+    """NodePorts and NodeResourcesFit (``pre``: anything with the pod's ``requests`` and host
+    ``ports``): all ``pod_failures`` has to say of a pod without claims, DoNotSchedule spread
+    constraints or required pod (anti-)affinity, that no required anti-affinity of a pod selects."""
+    port = _ports(pod, node, state, pre)
+    return ([port] if port else []) + _resources(pod, node, state, pre)
 
 
 def scheduling_gated(pod) -> list:
@@ -298,7 +303,7 @@ def requests_of(pod) -> dict:
 def _cache(snapshot) -> dict:
     entry = _CACHE.get(snapshot)
     if entry is None:
-        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}}
+        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}, "domains": {}}
     return entry
 
 
@@ -384,6 +389,22 @@ def _labelled(snapshot, namespace, selector) -> list:
     return min((indexes[namespace].get(item, []) for item in exact), key=len)
 
 
+def eligible_domains(pod, constraint, keys, snapshot) -> dict:
+    """{node name: its domain} of the nodes that count for a spread constraint of ``pod`` (all of
+    ``keys`` labelled, and the constraint's node affinity and taint policies), in node order;
+    cached per snapshot by what decides it, so pods alike share it."""
+    c = normalized(constraint)
+    honor_affinity, honor_taints = c["nodeAffinityPolicy"] == "Honor", c["nodeTaintsPolicy"] == "Honor"
+    key = repr((c["topologyKey"], tuple(keys), honor_affinity, honor_taints,
+                (pod.spec.get("nodeSelector"), pod.affinity.get("nodeAffinity")) if honor_affinity else None,
+                pod.tolerations if honor_taints else None))
+    cache = _cache(snapshot)["domains"]
+    if key not in cache:
+        cache[key] = {node.name: node.labels[c["topologyKey"]] for node in snapshot.nodes
+                      if node_eligible(pod, node, c, keys)}
+    return cache[key]
+
+
 class _Spread:
     """One DoNotSchedule constraint with its domain counts (PodTopologySpread PreFilter)."""
 
@@ -397,11 +418,11 @@ class _Spread:
         for p in _labelled(snapshot, pod.namespace, self.selector):
             if p.node_name and not p.is_terminal and self.counts_pod(pod, p):
                 per_node[p.node_name] = per_node.get(p.node_name, 0) + 1
-        self.counts = {}
-        for node in snapshot.nodes:
-            if node_eligible(pod, node, c, keys):
-                value = node.labels[self.key]
-                self.counts[value] = self.counts.get(value, 0) + per_node.get(node.name, 0)
+        domains = eligible_domains(pod, raw, keys, snapshot)
+        self.counts = dict.fromkeys(domains.values(), 0)
+        for name, count in per_node.items():
+            if name in domains:
+                self.counts[domains[name]] += count
         lowest = sorted((n, v) for v, n in self.counts.items())[:2]
         self.lowest = lowest  # the two smallest (count, domain): min after one domain changes
 
