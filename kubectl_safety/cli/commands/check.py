@@ -2,6 +2,7 @@
 
 import click
 
+from kubectl_safety.cli.completion import complete_contexts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.risks import render_risks
@@ -33,7 +34,7 @@ EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
 @click.option("--pod-selector", default="", metavar="SELECTOR", help="Only pods matching this label selector.")
 @click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
               help="Risks a node's drain may have and still count as drainable (codes or aliases); repeatable.")
-@click.option("--context", "contexts", multiple=True, metavar="NAME",
+@click.option("--context", "contexts", multiple=True, metavar="NAME", shell_complete=complete_contexts,
               help="The kubeconfig context to check; repeatable: the clusters are checked in parallel.")
 @click.option("--all-contexts", is_flag=True, help="Check every context of the kubeconfig, in parallel.")
 @global_options
