@@ -137,6 +137,7 @@ class PodIndex:
         self.snapshot = snapshot
         self._by_label = {}
         self._selects = {}
+        self._empty = {}
 
     def matching(self, namespace, selector) -> list:
         return [p for p in self.candidates(namespace, selector) if selector.matches(p.labels)]
@@ -147,6 +148,13 @@ class PodIndex:
             self._selects[key] = (selector, any(selector.matches(p.labels)
                                                 for p in self.candidates(namespace, selector)))
         return self._selects[key][1]
+
+    def selecting_nothing(self, namespace) -> list:
+        """The namespace's PDBs whose selector selects none of its pods."""
+        if namespace not in self._empty:
+            self._empty[namespace] = [b for b in self.snapshot.pdbs_in(namespace)
+                                      if not self.selects_any(namespace, b.selector)]
+        return self._empty[namespace]
 
     def candidates(self, namespace, selector) -> list:
         """A superset of the pods ``selector`` matches (the smallest exact-label bucket)."""
@@ -391,11 +399,10 @@ def _plan_warnings(snapshot, verdicts, targets, index) -> list:
         if snapshot.node(name) is None:
             out.append({"code": "NODE_NOT_FOUND", "severity": "critical", "message": f'node "{name}" not found'})
     for ns in sorted({v.pod.namespace for v in verdicts if snapshot.pods_complete_in(v.pod.namespace)}):
-        for b in snapshot.pdbs_in(ns):
-            if not index.selects_any(ns, b.selector):
-                out.append({"code": "PDB_SELECTS_NOTHING", "severity": "warning",
-                            "message": f"PDB {ns}/{b.name} selects no pod (selector {b.selector}): "
-                                       "it protects nothing; check its labels"})
+        for b in index.selecting_nothing(ns):
+            out.append({"code": "PDB_SELECTS_NOTHING", "severity": "warning",
+                        "message": f"PDB {ns}/{b.name} selects no pod (selector {b.selector}): "
+                                   "it protects nothing; check its labels"})
     return out
 
 
