@@ -22,6 +22,7 @@ from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import obj, pod_obj
+from kubectl_safety.analysis.room import Room
 from kubectl_safety.analysis.scheduling.filters import eligible_domains
 from kubectl_safety.analysis.topology import ZONE, constraint_selector, normalized, skew
 
@@ -58,10 +59,11 @@ def check(snapshot, options=None, now=None) -> dict:
                        if options.node_selector is None or options.node_selector.matches(n.labels)),
                       key=lambda n: n.name)
     nodes, plans = [], {}
+    room = Room(snapshot, shared.index) if drain_options.check_capacity else None
     for node in selected:
-        plan = plan_drain(snapshot, [node.name], drain_options, now, shared=shared)
+        plan, removal = _plan(snapshot, node, drain_options, now, shared, room)
         plans[node.name] = plan
-        nodes.append(_node_entry(snapshot, node, plan, shared, now))
+        nodes.append(_node_entry(snapshot, node, plan, removal, now))
     findings = (node_findings(nodes) + pdb_findings(snapshot, shared) + workload_findings(snapshot, shared, plans)
                 + priority_findings(snapshot, now, shared))
     findings.sort(key=lambda f: -SEVERITIES.index(f["severity"]))
@@ -91,13 +93,28 @@ def _with(options, **changes):
 
 
 # -- nodes -----------------------------------------------------------------------------------------
-def _node_entry(snapshot, node, plan, shared, now) -> dict:
+def _plan(snapshot, node, options, now, shared, room) -> tuple:
+    """(the node's drain plan, its removal), as ``drain NODE --dry-run``: planned without placing
+    the replacements when ``room`` proves they all fit (same verdict and risks), else in full."""
+    recreated = [p for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
+                 if needs_replacement(p) and not p.is_mirror]
+    if room is not None:
+        quick = plan_drain(snapshot, [node.name], _with(options, check_capacity=False), now, shared=shared)
+        leaving = {(e["namespace"], e["name"]) for e in quick["pods"] if e["action"] in ("evict", "delete", "wait")}
+        if room.proves(node, recreated, leaving):
+            quick["capacity"] = {"checked": True, "proved": True, "ok": True, "unplaceable": []}
+            return quick, {"removable": True, "unplaceable": [], "notRecreated": _lost(snapshot, node)}
+    plan = plan_drain(snapshot, [node.name], options, now, shared=shared)
+    return plan, _removal(snapshot, node, plan, recreated, shared)
+
+
+def _node_entry(snapshot, node, plan, removal, now) -> dict:
     state = node_state(node, now)
     risks = plan["risks"]
     entry = {"name": node.name, "state": state["state"], "unschedulable": node.unschedulable,
              "drainable": plan["safe"], "removable": None, "pods": len(plan["pods"]),
              "risks": risks, "estimatedSeconds": plan["estimatedSeconds"]}
-    entry.update(_removal(snapshot, node, plan, shared))
+    entry.update(removal)
     if state["partitioned"]:
         entry["stateMessage"] = state["message"]
         entry["stuckPods"] = [_stuck(p, snapshot, now) for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
@@ -105,23 +122,27 @@ def _node_entry(snapshot, node, plan, shared, now) -> dict:
     return entry
 
 
-def _removal(snapshot, node, plan, shared) -> dict:
+def _removal(snapshot, node, plan, recreated, shared) -> dict:
     """Could the node go for good: do the replacements of all its recreated pods fit elsewhere?
     The plan placed the pods it lets go; the others (blocked, waiting) are placed after them."""
     capacity = shared.last_capacity
     unplaceable = [f"{u['namespace']}/{u['name']}" for u in plan["capacity"]["unplaceable"]]
     placed = {(e["namespace"], e["name"]) for e in plan["pods"] if e["replacementNode"]}
-    for pod in sorted(snapshot.pods_on(node.name), key=lambda p: p.key):
-        if not needs_replacement(pod) or pod.key in placed or f"{pod.namespace}/{pod.name}" in unplaceable:
+    for pod in recreated:
+        if pod.key in placed or f"{pod.namespace}/{pod.name}" in unplaceable:
             continue
         if capacity is None or capacity.snapshot.node(node.name) is None:
             break
         where, _ = capacity.place(pod)
         if where is None or where == node.name:
             unplaceable.append(f"{pod.namespace}/{pod.name}")
-    lost = [f"{p.namespace}/{p.name}" for p in snapshot.pods_on(node.name)
+    return {"removable": not unplaceable, "unplaceable": unplaceable, "notRecreated": _lost(snapshot, node)}
+
+
+def _lost(snapshot, node) -> list:
+    """Pods nothing recreates (no controller): removing the node loses them."""
+    return [f"{p.namespace}/{p.name}" for p in snapshot.pods_on(node.name)
             if not p.controller_ref and not p.is_terminal and not p.is_mirror]
-    return {"removable": not unplaceable, "unplaceable": unplaceable, "notRecreated": lost}
 
 
 def _stuck(pod, snapshot, now) -> dict:

@@ -157,7 +157,7 @@ def test_the_busy_cluster_discriminates_what_sharing_must_get_right():
         == {"solo": "n4", "lead": "n4"}
 
 
-def test_shared_planning_on_a_generated_cluster():
+def generated(nodes, seed):
     import importlib.util
     import os
 
@@ -165,10 +165,55 @@ def test_shared_planning_on_a_generated_cluster():
     spec = importlib.util.spec_from_file_location("bench_generate", os.path.join(root, "benchmarks", "generate.py"))
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    objects = [o for o in gen.generate(24, seed=3) if "kind" in o]
-    snap = snapshot(*objects, now=parse_time(gen.NOW))
+    return snapshot(*[o for o in gen.generate(nodes, seed=seed) if "kind" in o], now=parse_time(gen.NOW))
+
+
+def test_shared_planning_on_a_generated_cluster():
+    snap = generated(24, 3)
     shared = SharedPlanning(snap)
     options = runbook_drain_options()
     for n in sorted(x.name for x in snap.nodes):
         assert json.dumps(plan_drain(snap, [n], options, snap.taken_at, shared=shared), sort_keys=True, default=str) \
             == json.dumps(plan_drain(snap, [n], options, snap.taken_at), sort_keys=True, default=str), n
+
+
+def tight_cluster():
+    """What a plan without placements must not miss: a pod too big for every node (n0), a zone spread
+    already at its limit with the other zone full (n6), a pod that tolerates the cordon (n3)."""
+    objects = [make_node(f"n{i}", cpu="2", zone=f"z{i % 2}") for i in range(6)]
+    objects += [make_node("n6", cpu="4", zone="z0"), make_node("n8", cpu="8", zone="z0")]
+    for i in range(6):
+        objects.append(make_pod(f"fill-{i}", node=f"n{i}", cpu="1200m" if i % 2 else "300m",
+                                labels={"app": "fill"}, owner=("ReplicaSet", "fill")))
+    objects.append(make_pod("huge", node="n0", cpu="9", labels={"app": "huge"}, owner=("ReplicaSet", "huge")))
+    for i, where in enumerate(("n6", "n2", "n4", "n1")):
+        objects.append(make_pod(f"skewed-{i}", node=where, cpu="900m", labels={"app": "skewed"},
+                                owner=("ReplicaSet", "skewed"), topologySpreadConstraints=spread("skewed", ZONE)))
+    objects.append(make_pod("addon", node="n3", cpu="100m", labels={"app": "addon"}, owner=("ReplicaSet", "addon"),
+                            tolerations=[{"operator": "Exists"}]))
+    return snapshot(*objects)
+
+
+def test_the_tight_cluster_discriminates_what_the_quick_path_must_get_right():
+    snap = tight_cluster()
+    risks = {n: {r["code"] for r in plan_drain(snap, [n], runbook_drain_options(), snap.taken_at)["risks"]}
+             for n in ("n0", "n6", "n3", "n5")}
+    assert risks == {"n0": {"REPLACEMENT_UNPLACEABLE"}, "n6": {"REPLACEMENT_UNPLACEABLE"},
+                     "n3": {"REPLACEMENT_RETURNS_TO_NODE"}, "n5": set()}
+
+
+@pytest.mark.parametrize("cluster", [busy_cluster, tight_cluster, lambda: generated(30, 5)])
+def test_check_says_for_every_node_what_drain_says_for_it_alone(cluster, monkeypatch):
+    from kubectl_safety.analysis import room
+
+    proved = []
+    original = room.Room.proves
+    monkeypatch.setattr(room.Room, "proves", lambda self, *a: proved.append(original(self, *a)) or proved[-1])
+    snap = cluster()
+    report = check(snap, CheckOptions(), snap.taken_at)
+    for entry in report["nodes"]:
+        plan = plan_drain(snap, [entry["name"]], runbook_drain_options(), snap.taken_at)
+        assert (entry["drainable"], entry["risks"]) == (plan["safe"], plan["risks"]), entry["name"]
+        assert entry["unplaceable"][:len(plan["capacity"]["unplaceable"])] == [
+            f"{u['namespace']}/{u['name']}" for u in plan["capacity"]["unplaceable"]]
+    assert any(proved), "no node was proved: the quick path is not exercised"
