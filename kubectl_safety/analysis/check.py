@@ -31,7 +31,7 @@ SEVERITIES = ("info", "warning", "error")
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
 NO_SCALE = ("DaemonSet", "Job", "CronJob")  # built-in controllers without a scale subresource
 SAMPLE = 20  # objects listed per finding (the message gives the count)
-PREVIEWS = 3  # pending preempting pods previewed (each weighs every node)
+PREVIEWS = 1  # pending preempting pods previewed (the highest first; each weighs every node)
 
 
 def runbook_drain_options() -> DrainOptions:
