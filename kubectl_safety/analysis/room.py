@@ -47,6 +47,7 @@ class Room:
                     bucket.append(node)
         self.anti = [t for _, _, terms in existing_anti_affinity(snapshot) for t in terms]
         self.static = {}  # (pod shape, node) -> node_failures
+        self.spread_counts = {}
 
     def _spare(self, name, resource) -> float:
         alloc, requested, _, _ = self.free[name]
@@ -110,6 +111,17 @@ class Room:
             return False
         return all(want <= 0 or requested.get(r, 0) + want <= alloc.get(r, 0) for r, want in demand.items())
 
+    def _counts(self, namespace, selector, domains) -> dict:
+        """{domain: pods the selector counts there} (as PodTopologySpread counts them), per snapshot."""
+        key = (namespace, str(selector), id(domains))  # eligible_domains' dicts live as long as the snapshot
+        if key not in self.spread_counts:
+            counts = dict.fromkeys(domains.values(), 0)
+            for p in self.index.matching(namespace, selector):
+                if p.node_name in domains and not p.is_terminating and not p.is_terminal:
+                    counts[domains[p.node_name]] += 1
+            self.spread_counts[key] = counts
+        return self.spread_counts[key]
+
     def _spread_domains(self, new, pod, node, spread):
         """[(topology key, the drained node's value)] when each constraint is proved, else None."""
         if pod.is_terminating or pod.is_terminal:
@@ -125,10 +137,7 @@ class Room:
             domains = eligible_domains(new, raw, keys, self.snapshot)
             if node.name not in domains:
                 return None
-            counts = dict.fromkeys(domains.values(), 0)
-            for p in self.index.matching(pod.namespace, selector):
-                if p.node_name in domains and not p.is_terminating and not p.is_terminal:
-                    counts[domains[p.node_name]] += 1
+            counts = self._counts(pod.namespace, selector, domains)
             here = domains[node.name]
             low = 0 if len(counts) < c["minDomains"] else min(counts.values())
             if counts[here] - low > c["maxSkew"]:
