@@ -20,6 +20,7 @@ COMMANDS = {
     "delete": "delete",
     "rebalance": "rebalance",
     "rollout": "rollout",
+    "check": "check",
     "version": "version",
 }
 

@@ -11,6 +11,8 @@ API (stable; ``analysis.fit`` re-exports it)::
         state.pods (dict key -> Pod), state.requested (dict), state.pod_count
 
     filter_node(pod, node, snapshot, state=None) -> list[Failure]   # [] means the pod fits
+    node_failures(pod, node); pod_failures(pod, node, snapshot, state)   # its two halves
+    fit_failures(pod, node, state, pre)   # pod_failures of a pod that no other pod affects
 
 Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
 ``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
@@ -135,21 +137,37 @@ class NodeState:
 
 
 def filter_node(pod, node, snapshot, state=None) -> list:
-    """The Filter failures of ``pod`` on ``node`` ([] = fits), all plugins evaluated, in order."""
+    """The Filter failures of ``pod`` on ``node`` ([] = fits), all plugins evaluated, in order:
+    ``node_failures`` then (unless the pod is gated) ``pod_failures``."""
+    failures = node_failures(pod, node)
+    if failures and failures[0].plugin == "SchedulingGates":
+        return failures
+    return failures + pod_failures(pod, node, snapshot, state)
+
+
+def node_failures(pod, node) -> list:
+    """The plugins that read only the pod and the Node object, in order: SchedulingGates (alone),
+    NodeUnschedulable, NodeName, TaintToleration, NodeAffinity. The same for any snapshot."""
     gates = scheduling_gated(pod)
     if gates:
         return [Failure("SchedulingGates", "scheduling-gated",
                         f"waiting for scheduling gates: {', '.join(gates)} (the pod is not scheduled until "
                         "they are removed)", False)]
+    failures = []
+    for check in (_node_unschedulable, _node_name, _taints, _node_affinity):
+        failure = check(pod, node, None, None)
+        if failure:
+            failures.append(failure)
+    return failures
+
+
+def pod_failures(pod, node, snapshot, state=None) -> list:
+    """The plugins that read the pods too, in order: NodePorts, NodeResourcesFit, the volume plugins,
+    PodTopologySpread, InterPodAffinity (``filter_node`` runs them after ``node_failures``)."""
     if state is None:
         state = _base_state(node, snapshot)
     pre = _prefilter(pod, snapshot)
-    failures = []
-    for check in (_node_unschedulable, _node_name, _taints, _node_affinity, _ports):
-        failure = check(pod, node, state, pre)
-        if failure:
-            failures.append(failure)
-    failures.extend(_resources(pod, node, state, pre))
+    failures = fit_failures(pod, node, state, pre)
     if pre.volumes:
         failures.extend(pre.volumes)
     else:
@@ -161,6 +179,14 @@ def filter_node(pod, node, snapshot, state=None) -> list:
     failures.extend(_topology_spread(pre, node, delta))
     failures.extend(_inter_pod_affinity(pre, node, delta))
     return failures
+
+
+def fit_failures(pod, node, state, pre) -> list:
+    """NodePorts and NodeResourcesFit (``pre``: anything with the pod's ``requests`` and host
+    ``ports``): all ``pod_failures`` has to say of a pod without claims, DoNotSchedule spread
+    constraints or required pod (anti-)affinity, that no required anti-affinity of a pod selects."""
+    port = _ports(pod, node, state, pre)
+    return ([port] if port else []) + _resources(pod, node, state, pre)
 
 
 def scheduling_gated(pod) -> list:
@@ -280,7 +306,7 @@ def requests_of(pod) -> dict:
 def _cache(snapshot) -> dict:
     entry = _CACHE.get(snapshot)
     if entry is None:
-        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}}
+        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}, "domains": {}}
     return entry
 
 
@@ -389,6 +415,22 @@ def _labelled(snapshot, namespace, selector) -> list:
     return min((indexes[namespace].get(item, []) for item in exact), key=len)
 
 
+def eligible_domains(pod, constraint, keys, snapshot) -> dict:
+    """{node name: its domain} of the nodes that count for a spread constraint of ``pod`` (all of
+    ``keys`` labelled, and the constraint's node affinity and taint policies), in node order;
+    cached per snapshot by what decides it, so pods alike share it."""
+    c = normalized(constraint)
+    honor_affinity, honor_taints = c["nodeAffinityPolicy"] == "Honor", c["nodeTaintsPolicy"] == "Honor"
+    key = repr((c["topologyKey"], tuple(keys), honor_affinity, honor_taints,
+                (pod.spec.get("nodeSelector"), pod.affinity.get("nodeAffinity")) if honor_affinity else None,
+                pod.tolerations if honor_taints else None))
+    cache = _cache(snapshot)["domains"]
+    if key not in cache:
+        cache[key] = {node.name: node.labels[c["topologyKey"]] for node in snapshot.nodes
+                      if node_eligible(pod, node, c, keys)}
+    return cache[key]
+
+
 class _Spread:
     """One DoNotSchedule constraint with its domain counts (PodTopologySpread PreFilter)."""
 
@@ -402,11 +444,11 @@ class _Spread:
         for p in _labelled(snapshot, pod.namespace, self.selector):
             if p.node_name and not p.is_terminal and self.counts_pod(pod, p):
                 per_node[p.node_name] = per_node.get(p.node_name, 0) + 1
-        self.counts = {}
-        for node in snapshot.nodes:
-            if node_eligible(pod, node, c, keys):
-                value = node.labels[self.key]
-                self.counts[value] = self.counts.get(value, 0) + per_node.get(node.name, 0)
+        domains = eligible_domains(pod, raw, keys, snapshot)
+        self.counts = dict.fromkeys(domains.values(), 0)
+        for name, count in per_node.items():
+            if name in domains:
+                self.counts[domains[name]] += count
         lowest = sorted((n, v) for v, n in self.counts.items())[:2]
         self.lowest = lowest  # the two smallest (count, domain): min after one domain changes
 
