@@ -400,16 +400,17 @@ def render_plan(r, wide=False) -> str:
     lines = []
     for n in r["nodes"]:
         lines.append(f"Node {n['name']}: {n['pods']} pod(s)" + (" (already cordoned)" if n["unschedulable"] else ""))
-    rows = []
+    rows, several = [], len(r["nodes"]) > 1  # one node: the heading above names it
     for p in r["pods"]:
         shown = p["reasons"] if wide else [x for x in p["reasons"] if x["severity"] != "info"] or p["reasons"][:1]
         why = "; ".join(f"{x['code']}: {x['message']}" if wide else x["code"] for x in shown)
-        row = [p["action"], p["wave"] or "-", f"{p['namespace']}/{p['name']}", p["node"], p["pdb"] or "-",
-               p["replacementNode"] or "-", why]
+        row = [p["action"], p["wave"] or "-", f"{p['namespace']}/{p['name']}"] + ([p["node"]] if several else []) \
+            + [p["pdb"] or "-", p["replacementNode"] or "-", why]
         if "serverDryRun" in p:
             row.append(p["serverDryRun"]["result"])
         rows.append(row)
-    headers = ["action", "wave", "pod", "node", "pdb", "replacement", "reasons"] + (["server"] if "serverDryRun" in r else [])
+    headers = ["action", "wave", "pod"] + (["node"] if several else []) + ["pdb", "replacement", "reasons"] \
+        + (["server"] if "serverDryRun" in r else [])
     lines.append("")
     lines.append(table(rows, headers).rstrip() or "no pods")
     if not wide:
