@@ -12,6 +12,7 @@ from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.model.duration import human_duration
 
 API_VERSION = "safety.kubectl.io/v1"
 SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions
@@ -430,10 +431,14 @@ def render_plan(r, wide=False) -> str:
         lines.append("\nReplacements that fit nowhere:")
         lines += [f"  {u['namespace']}/{u['name']}: {u['reason']}" for u in r["capacity"]["unplaceable"]]
     if r["waves"]:
+        from kubectl_safety.analysis.drain import RETRY_SECONDS
+
         lines.append("\nWaves:")
-        lines += [f"  {w['wave']}: {len(w['pods'])} pod(s), grace {w['gracePeriodSeconds']}s"
-                  + (f", then ~{w['readySeconds']}s for replacements to be Ready" if w["readySeconds"] else "")
-                  + f" (~{w['estimatedSeconds']}s)" for w in r["waves"]]
+        lines += [f"  {w['wave']}: {len(w['pods'])} pod(s), grace {human_duration(w['gracePeriodSeconds'])}"
+                  + (f", then ~{human_duration(w['readySeconds'])} for replacements to be Ready"
+                     if w["readySeconds"] else "")
+                  + (f", +{human_duration(RETRY_SECONDS)} eviction retry" if w["wave"] > 1 else "")
+                  + f" (~{human_duration(w['estimatedSeconds'])})" for w in r["waves"]]
     for w in r["warnings"]:
         lines.append(f"\n{w['severity']}: {w['message']}")
     lines += render_risks(r.get("risks") or [])
@@ -449,7 +454,7 @@ def render_plan(r, wide=False) -> str:
                "SAFE: the drain can complete" if r["safe"] else
                f"NOT SAFE ({unaccepted_codes(r)}): exit 3 unless accepted with --accept-risk")
     lines.append(f"\n{verdict}: {s['evict']} evict now, {s['wait']} wait, {s['delete']} delete, "
-                 f"{s['skip']} skip, {s['blocked']} blocked; estimated {r['estimatedSeconds']}s.")
+                 f"{s['skip']} skip, {s['blocked']} blocked; estimated {human_duration(r['estimatedSeconds'])}.")
     return "\n".join(lines) + "\n"
 
 
