@@ -35,33 +35,53 @@ class DeadlineExceeded(TimeoutError):
 class Stream:
     """A response body read line by line as it arrives (watch events are one JSON object a line).
 
-    ``pieces``: the body's bytes as they come; ``close`` ends it, also from another thread.
-    A line longer than ``MAX_BODY`` raises ``ResponseTooLarge``.
+    ``pieces``: the body's bytes as they come. ``stop`` wakes a reader blocked on the socket and
+    may run on any thread (``close()``); ``release`` frees the connection, on the reading thread
+    only (a client's response object is not safe to close under a read). A line longer than
+    ``MAX_BODY`` raises ``ResponseTooLarge``.
     """
 
-    def __init__(self, pieces, close):
-        self._pieces, self._close = pieces, close
+    def __init__(self, pieces, stop, release):
+        self._pieces, self._stop, self._release = pieces, stop, release
+        self._closed = self._reading = False
 
     def lines(self):
-        """Non-blank lines (bytes, without the newline) until the server ends the body."""
-        pending = b""
-        for piece in self._pieces:
-            pending += piece
-            *complete, pending = pending.split(b"\n")
-            if len(pending) > MAX_BODY:
-                raise ResponseTooLarge(f"a streamed line is too large (more than {MAX_BODY} bytes)")
-            yield from (line for line in complete if line.strip())
-        if pending.strip():
-            yield pending
+        """Non-blank lines (bytes, without the newline) until the server ends the body or ``close()``."""
+        self._reading, pending = True, b""
+        try:
+            for piece in self._pieces:
+                pending += piece
+                *complete, pending = pending.split(b"\n")
+                if len(pending) > MAX_BODY:
+                    raise ResponseTooLarge(f"a streamed line is too large (more than {MAX_BODY} bytes)")
+                yield from (line for line in complete if line.strip())
+            if pending.strip():
+                yield pending
+        except Exception as e:  # noqa: BLE001 - a read interrupted by close() ends the stream quietly
+            if self._closed:
+                return
+            if isinstance(e, _http().HTTPException):  # e.g. IncompleteRead: the server went away mid-body
+                raise ConnectionResetError(f"the stream broke: {type(e).__name__}") from None
+            raise
+        finally:
+            self._reading = False
+            _quietly(self._release)
 
     def read(self) -> bytes:
         return b"\n".join(self.lines())
 
     def close(self):
-        try:
-            self._close()
-        except Exception:  # noqa: BLE001 - already closed
-            pass
+        self._closed = True
+        _quietly(self._stop)
+        if not self._reading:
+            _quietly(self._release)
+
+
+def _quietly(call):
+    try:
+        call()
+    except Exception:  # noqa: BLE001 - already closed
+        pass
 
 
 class _Watchdog:
@@ -185,13 +205,8 @@ class HttpTransport:
         finally:
             watchdog.cancel()
 
-        def close():
-            try:
-                _shutdown(conn)  # wakes a thread blocked reading it
-            finally:
-                conn.close()
-
-        return response.status, Stream(iter(lambda: response.read1(_STREAM_PIECE), b""), close)
+        return response.status, Stream(iter(lambda: response.read1(_STREAM_PIECE), b""),
+                                       lambda: _shutdown(conn), conn.close)
 
     @staticmethod
     def _exchange(conn, method, path, headers, body):
@@ -361,11 +376,9 @@ class ClientTransport:
         response = self._pool.request("GET", url, headers=header_dict, retries=False, preload_content=False,
                                       timeout=Timeout(connect=timeout or IDLE_TIMEOUT, read=timeout or IDLE_TIMEOUT))
 
-        def close():
-            try:
-                response.shutdown()  # wakes a thread blocked reading it (urllib3 >= 2.3)
-            except AttributeError:
-                pass
-            response.release_conn()
+        def stop():
+            if hasattr(response, "shutdown"):  # wakes a thread blocked reading it (urllib3 >= 2.3)
+                response.shutdown()
 
-        return response.status, Stream(response.stream(_STREAM_PIECE, decode_content=True), close)
+        return response.status, Stream(response.stream(_STREAM_PIECE, decode_content=True), stop,
+                                       response.release_conn)
