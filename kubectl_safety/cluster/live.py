@@ -261,8 +261,9 @@ class Connection:
         kind = RESOURCES[resource][2]
         api_version = RESOURCES[resource][0].split("/", 2)[-1]
         for item in items:
-            item.setdefault("kind", kind)
-            item.setdefault("apiVersion", api_version)
+            if isinstance(item, dict):  # anything else is reported by the parser, naming the item
+                item.setdefault("kind", kind)
+                item.setdefault("apiVersion", api_version)
         return {"kind": "List", "apiVersion": "v1", "items": items}
 
     def watch(self, resource, namespace=None, *, resource_version, field_selector=None, label_selector=None,
