@@ -189,18 +189,14 @@ class HttpTransport:
         watch at its ``timeoutSeconds``, so a silent stream past that is a dead one.
         """
         _check_headers(headers)
-        conn = self._new(timeout)
-        watchdog = _Watchdog(timeout or DEFAULT_DEADLINE, lambda: _shutdown(conn))
+        conn, deadline = self._new(timeout), timeout or DEFAULT_DEADLINE
+        watchdog = _Watchdog(deadline, lambda: _shutdown(conn))
         try:
-            conn.putrequest("GET", self._prefix + url[len(self.host):], skip_accept_encoding=True)
-            for name, value in headers:
-                conn.putheader(name, value)
-            conn.endheaders()
-            response = conn.getresponse()
+            response = _send(conn, "GET", self._prefix + url[len(self.host):], headers, None)
         except BaseException as e:
             conn.close()
             if watchdog.fired:
-                raise DeadlineExceeded(f"timed out after {timeout:g}s") from None
+                raise DeadlineExceeded(f"timed out after {deadline:g}s") from None
             raise e
         finally:
             watchdog.cancel()
@@ -210,13 +206,7 @@ class HttpTransport:
 
     @staticmethod
     def _exchange(conn, method, path, headers, body):
-        conn.putrequest(method, path, skip_accept_encoding=True)
-        for name, value in headers:
-            conn.putheader(name, value)
-        if body is not None:
-            conn.putheader("Content-Length", str(len(body)))
-        conn.endheaders(body)
-        response = conn.getresponse()
+        response = _send(conn, method, path, headers, body)
         length = response.getheader("Content-Length")
         data = read_bounded(response.read, int(length) if length and length.isdigit() else None)
         return response.status, data, not response.will_close
@@ -246,6 +236,17 @@ class HttpTransport:
                 self._idle.append(conn)
                 return
         conn.close()
+
+
+def _send(conn, method, path, headers, body):
+    """Send one request on ``conn`` (headers as given, repeats kept); its response, body unread."""
+    conn.putrequest(method, path, skip_accept_encoding=True)
+    for name, value in headers:
+        conn.putheader(name, value)
+    if body is not None:
+        conn.putheader("Content-Length", str(len(body)))
+    conn.endheaders(body)
+    return conn.getresponse()
 
 
 def _check_headers(headers):
