@@ -43,15 +43,16 @@ def lease(holder, renewed_ago=1, duration=300):
     return {"spec": {"holderIdentity": holder, "renewTime": stamp, "leaseDurationSeconds": duration}}
 
 
-@pytest.mark.parametrize("obj, live", [
-    (lease("someone@elsewhere pid 1"), True),
-    (lease("someone@elsewhere pid 1", renewed_ago=600), False),  # expired
-    (lease(None), False),  # released
-    (lease(ME), False),  # our own
-    (lease(f"kubectl-safety@{socket.gethostname()} pid 999999999"), False),  # a dead process on this host
-    (None, False),
+@pytest.mark.parametrize("holder, renewed_ago, live", [
+    ("someone@elsewhere pid 1", 1, True),
+    ("someone@elsewhere pid 1", 600, False),  # expired
+    (None, 1, False),  # released
+    (ME, 1, False),  # our own
+    (f"kubectl-safety@{socket.gethostname()} pid 999999999", 1, False),  # a dead process on this host
+    ("absent", None, False),
 ], ids=["held", "expired", "released", "ours", "dead-local-holder", "absent"])
-def test_lease_is_live(obj, live):
+def test_lease_is_live(holder, renewed_ago, live):
+    obj = None if renewed_ago is None else lease(holder, renewed_ago)  # stamped when the test runs
     assert is_live(obj, ME) is live
 
 
