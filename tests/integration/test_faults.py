@@ -472,7 +472,7 @@ def test_two_drains_at_once_keep_the_shared_budget(cluster, namespace, make_node
         results = [r.finish(120) for r in runs]
 
     assert [code for code, _, _ in results] == [0, 0], [err[-2000:] for _, _, err in results]
-    assert len(watch.samples) > 20
+    assert len(watch.samples) > 5  # sampled while both drains ran (they finish sooner with the watch engine)
     assert watch.min_ready >= 5, watch.min_ready  # desiredHealthy = 6 - maxUnavailable 1
     assert watch.min_status_margin >= 0, watch.min_status_margin
     assert {p["spec"]["nodeName"] for p in pods_by_uid(cluster, namespace).values()} == {nodes[2]}
