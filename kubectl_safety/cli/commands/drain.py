@@ -8,7 +8,7 @@ import click
 from kubectl_safety.cli.completion import complete_dry_run, complete_nodes
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import emit, table, warn
+from kubectl_safety.cli.render import as_text, emit, table, warn
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
@@ -155,7 +155,7 @@ def _duration(text, flag) -> float:
 def _confirm(plan, yes):
     """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
     if not yes and sys.stdin.isatty():
-        click.echo(render_plan(plan), err=True, nl=False)
+        click.echo(as_text(plan, render_plan), err=True, nl=False)
     s = plan["summary"]
     confirm(f"Cordon {', '.join(n['name'] for n in plan['nodes'])} and evict {s['evict'] + s['wait']} pod(s) "
             f"in {len(plan['waves'])} wave(s), about {plan['estimatedSeconds']}s?", yes, "drain")

@@ -9,7 +9,7 @@ import click
 from kubectl_safety.cli.completion import complete_workloads
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import emit, table
+from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
@@ -126,7 +126,7 @@ def _measure(s, scope, options):
 def _confirm(plan, yes):
     """Like drain: ask on a terminal (after showing the plan); without one, --yes is required."""
     if not yes and sys.stdin.isatty():
-        click.echo(render(plan), err=True)
+        click.echo(as_text(plan, render), err=True)
     confirm(f"Evict {len(_round_one(plan))} pod(s) now?", yes, "rebalance")
 
 

@@ -9,7 +9,7 @@ from kubectl_safety.cli.commands.drain import _dry_run_value, drain_flags
 from kubectl_safety.cli.completion import complete_nodes
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import emit, table
+from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
@@ -199,7 +199,7 @@ def exit_code(report) -> int:
 
 def _confirm(plan, yes):
     if not yes and sys.stdin.isatty():
-        click.echo(render_plan(plan), err=True, nl=False)
+        click.echo(as_text(plan, render_plan), err=True, nl=False)
     confirm(f"Maintain {len(plan['nodes']) - len(plan['done'])} node(s) in {len(plan['batches'])} batch(es), "
             f"about {plan['estimatedSeconds']}s?", yes, "roll out")
 
