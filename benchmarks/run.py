@@ -4,6 +4,7 @@
     python benchmarks/run.py --sizes 100,1000,5000 --runs 3
     python benchmarks/run.py --only startup --runs 10
     python benchmarks/run.py --only snapshot --sizes 1000 --runs 1 --before /path/to/old/checkout
+    python benchmarks/run.py --only check --sizes 1000,5000   # check vs one capacity-aware drain
 
 Snapshot floors: ``json.load`` with the GC off (budgets are ratios to it), ``json.load`` with the GC
 on and ``orjson.loads`` as references. ``--before DIR`` also runs each command from another checkout
@@ -41,7 +42,8 @@ EXE = [SCRIPT] if os.path.exists(SCRIPT) else [PY, "-m", "kubectl_safety"]
 # Issue 16: snapshots against json.load with the GC off (the honest floor), plus absolute limits
 # for the largest size (5,000 nodes: 15 s, 3 GB).
 BUDGETS = {"startup": {"wall": 1.5}, "snapshot": {"wall": 0.3, "rss": 0.6},
-           "large": {"nodes": 5000, "wallSeconds": 15.0, "rssMiB": 3 * 1024}}
+           "large": {"nodes": 5000, "wallSeconds": 15.0, "rssMiB": 3 * 1024},
+           "check": {"wall": 2.0}}  # issue 17: check within 2x one capacity-aware drain --dry-run
 
 
 # Bytecode caching on, as for an installed package (a shell may set PYTHONDONTWRITEBYTECODE,
@@ -89,14 +91,31 @@ def startup_cases():
     ]
 
 
-def snapshot_cases(nodes, notes, before=None):
-    """The floor (json.load of the dump) and each offline command on the dump of ``nodes`` nodes."""
+def dump(nodes):
+    """(path of the dump of ``nodes`` nodes, generated on demand; its targets; the --snapshot flags)."""
     path = os.path.join(DATA, f"cluster-{nodes}.json")
     if not os.path.exists(path):
         subprocess.run([PY, os.path.join(HERE, "generate.py"), "--nodes", str(nodes)], check=True)
     with open(os.path.join(DATA, f"cluster-{nodes}.targets.json")) as f:
         t = json.load(f)
-    snap = ["--snapshot", os.path.relpath(path, ROOT), "--now", "2026-11-22T09:00:00Z"]
+    return path, t, ["--snapshot", os.path.relpath(path, ROOT), "--now", "2026-11-22T09:00:00Z"]
+
+
+def check_cases(nodes, notes):
+    """``check`` (every node planned alone) against its floor: one capacity-aware ``drain NODE
+    --dry-run`` with the flags check assumes, on the same dump."""
+    _, t, snap = dump(nodes)
+    floor = {"name": "floor: drain NODE --dry-run", "argv": EXE + ["drain", t["node"], "--dry-run",
+                                                                   "--ignore-daemonsets", "--delete-emptydir-data"] + snap}
+    if not available("check"):
+        notes.append("check: skipped (command not available in this checkout)")
+        return floor, []
+    return floor, [{"name": f"check ({nodes} nodes)", "argv": EXE + ["check"] + snap}]
+
+
+def snapshot_cases(nodes, notes, before=None):
+    """The floor (json.load of the dump) and each offline command on the dump of ``nodes`` nodes."""
+    path, t, snap = dump(nodes)
     pod, node = t["pod"], t["node"]
     candidates = [
         ("explain pod", ["explain", "pod", pod["name"], "-n", pod["namespace"]]),
@@ -213,7 +232,7 @@ def main(argv=None):
     parser.add_argument("--sizes", default="100,1000", help="snapshot sizes in nodes, comma-separated (default 100,1000)")
     parser.add_argument("--runs", type=int, default=3, help="runs per snapshot benchmark (default 3)")
     parser.add_argument("--startup-runs", type=int, default=10, help="runs per start-up benchmark (default 10)")
-    parser.add_argument("--only", choices=["startup", "snapshot"], help="run one group only")
+    parser.add_argument("--only", choices=["startup", "snapshot", "check"], help="run one group only")
     parser.add_argument("--before", help="another checkout whose commands run beside these (PYTHONPATH=DIR)")
     parser.add_argument("--out", default=RESULTS, help="JSON results file (default benchmarks/results/latest.json)")
     args = parser.parse_args(argv)
@@ -228,6 +247,10 @@ def main(argv=None):
             floor, cases = snapshot_cases(nodes, notes, args.before)
             rows += run_group("snapshot", f"snapshot {nodes} nodes, {nodes * 30} pods", floor, cases, args.runs,
                               nodes=nodes)
+    if args.only == "check":  # minutes per round at 5,000 nodes: asked for by name
+        for nodes in [int(n) for n in args.sizes.split(",") if n]:
+            floor, cases = check_cases(nodes, notes)
+            rows += run_group("check", f"check vs drain, {nodes} nodes, {nodes * 30} pods", floor, cases, args.runs)
     notes.append("live benchmarks (kwok control plane): benchmarks/live.py")
     print_table(rows, notes)
     result = {"startedAt": started.isoformat(), "machine": machine(), "budgets": BUDGETS,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the local control-plane binaries (k8s, etcd, kwok) that are missing from the
-# versioned cache. Idempotent; prints the bin dir on its last line (stdout).
+# Build the local control-plane binaries (k8s, etcd, kwok) and the test oracle that are missing
+# from the versioned cache. Idempotent; prints the bin dir on its last line (stdout).
 #
 #   KUBECTL_SAFETY_CACHE  cache root (default: ~/.cache/kubectl-safety)
 set -euo pipefail
@@ -53,5 +53,11 @@ KWOK_CONSTS=sigs.k8s.io/kwok/pkg/consts
 build kwok "-X $KWOK_CONSTS.Version=$KWOK_VERSION -X $KWOK_CONSTS.KubeVersion=$K8S_VERSION" \
 	kwok=sigs.k8s.io/kwok/cmd/kwok \
 	kwokctl=sigs.k8s.io/kwok/cmd/kwokctl
+
+# The oracle (tests only) changes with its sources: its name carries their hash (the same
+# hash tests/oracle.py computes), so an edited oracle is rebuilt and a stale one never used.
+ORACLE_HASH=$(cd "$HERE/go/oracle" && LC_ALL=C ls *.go go.mod go.sum | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+build oracle "" oracle-$ORACLE_HASH=.
+find "$BIN" -maxdepth 1 -name 'oracle-*' ! -name "oracle-$ORACLE_HASH" -delete
 
 echo "$BIN"

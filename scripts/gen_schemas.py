@@ -18,12 +18,20 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "kubectl_safety", "schemas")
 CODE = {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$", "description": "A stable UPPER_SNAKE code."}
-MAP_KEYS = {"labels", "annotations", "nodeSelector", "requests", "limits", "allocatable"}  # keyed by data, not fields
+# objects keyed by data, not fields (a list under the same key, e.g. DrainPlan's nodes[], is not)
+MAP_KEYS = {"labels", "annotations", "nodeSelector", "requests", "limits", "allocatable", "nodes"}
+LIST_ITEM_KINDS = ("PreemptionPreview", "ClusterCheck")  # what a List holds: preemption -f, check --context
 TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number", type(None): "null"}
 
 
-def infer(values, depth=0, key=None):
-    """A JSON Schema accepting every value in ``values`` (``key``: the property they are the value of)."""
+INT_OR_STRING = {"minAvailable", "maxUnavailable"}  # an integer or a percentage, whatever the samples held
+
+
+def infer(values, depth=0, key=None, item=False):
+    """A JSON Schema accepting every value in ``values`` (``key``: the property they are the value of,
+    ``item``: they are the items of its list)."""
+    if key in INT_OR_STRING:
+        return {"type": ["integer", "string", "null"]}
     values = list(values)
     kinds = {TYPES[type(v)] for v in values}
     if depth > 6:
@@ -33,7 +41,7 @@ def infer(values, depth=0, key=None):
     lists = [v for v in values if isinstance(v, list)]
     if dicts:
         common = set.intersection(*(set(d) for d in dicts))
-        if common and key not in MAP_KEYS:
+        if common and (key not in MAP_KEYS or item):
             keys = list(dict.fromkeys(k for d in dicts for k in d))
             coded = key in ("findings", "risks", "reasons")  # finding, risk and reason codes are UPPER_SNAKE
             schema["properties"] = {k: CODE if coded and k == "code" else infer((d[k] for d in dicts if k in d), depth + 1, k)
@@ -44,7 +52,7 @@ def infer(values, depth=0, key=None):
     if lists:
         items = [x for v in lists for x in v]
         if items:
-            schema["items"] = infer(items, depth + 1, key)
+            schema["items"] = infer(items, depth + 1, key, item=True)
     if kinds == {"null"}:
         return {}  # only ever null in the samples: no constraint
     if depth or kinds & {"string", "integer", "number", "boolean"}:
@@ -73,10 +81,13 @@ def main(argv) -> int:
         props["kind"] = {"const": kind}
         if "apiVersion" in props:
             props["apiVersion"] = {"const": reports[0]["apiVersion"]}
-        if kind == "List":  # preemption -f with several workloads
-            item = infer(by_kind["PreemptionPreview"])
-            item["properties"]["kind"] = {"const": "PreemptionPreview"}
-            props["items"] = {"type": "array", "items": item}
+        if kind == "List":  # preemption -f with several workloads, check with several contexts
+            kinds = []
+            for item_kind in LIST_ITEM_KINDS:
+                item = infer(by_kind[item_kind])
+                item["properties"]["kind"] = {"const": item_kind}
+                kinds.append(item)
+            props["items"] = {"type": "array", "items": {"anyOf": kinds}}
         doc = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{kind}.json",
                "title": kind, "description": f"kubectl safety -o json output of kind {kind}.", **schema}
         path = os.path.join(OUT, f"{kind}.json")

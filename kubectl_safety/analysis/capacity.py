@@ -1,14 +1,25 @@
 """Where replacements of drained pods can go: the scheduler's Filter plugins (``scheduling.filters``,
 the same code as the preemption preview and rebalance), placement by placement (pure).
 
-Used by the drain planner; see ``Capacity``.
+Used by the drain planner; see ``Capacity``. ``SharedBase`` lets many single-node plans (``check``)
+share the per-cluster work.
 """
 
-from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, required_terms
+import copy
+from dataclasses import dataclass
+from functools import cached_property
+
+from kubectl_safety.analysis.scheduling import filters
+from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_affinity, filter_node, fit_failures, node_failures,
+                                                      pod_failures, required_terms, requests_of,
+                                                      reuse_node_states)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
-from kubectl_safety.analysis.topology import constraint_selector
+from kubectl_safety.analysis.topology import constraint_selector, node_eligible
+from kubectl_safety.model.snapshot import INDEX_FIELDS, ClusterSnapshot
 
+# What the filters read of a pod's spec besides its requests, host ports and claims.
+SHAPE_FIELDS = ("schedulingGates", "nodeName", "tolerations", "nodeSelector", "affinity", "topologySpreadConstraints")
 FEASIBLE_NODES = 16  # like the scheduler: score a bounded sample of feasible nodes
 PER_NODE_REASONS = 20  # nodes listed by name in an unplaceable replacement's reasons
 
@@ -25,59 +36,116 @@ class Capacity:
     whose cross-node filters one of them affects (``affects``).
     """
 
-    def __init__(self, snapshot, drained, leaving):
+    def __init__(self, snapshot, drained, leaving, shared=None):
         self.drained = set(drained)
-        nodes = [cordoned(n) if n.name in self.drained else n for n in snapshot.nodes]
-        self.base = snapshot.replace(nodes=nodes, pods=[p for p in snapshot.pods if p.key not in leaving])
+        self.shared = shared
+        self.anti_terms = {}  # placed replacement key -> its required anti-affinity terms
+        if shared is not None:  # the same cluster as shared.snapshot: its precomputation is reused
+            self.base, self.nodes = shared.view(self.drained, set(leaving))
+        else:
+            nodes = [cordoned(n) if n.name in self.drained else n for n in snapshot.nodes]
+            self.base = snapshot.replace(nodes=nodes, pods=[p for p in snapshot.pods if p.key not in leaving])
+            self.nodes = sorted(self.base.nodes, key=lambda n: n.name)
         self.snapshot = self.base
-        self.nodes = sorted(self.base.nodes, key=lambda n: n.name)
+        self.names = shared.names if shared is not None else [n.name for n in self.nodes]
+        self.drained_nodes = [n for n, name in zip(self.nodes, self.names) if name in self.drained]
         self.states = {}  # node name -> NodeState relative to self.snapshot
         self.added = []  # replacements placed, in order
         self.unseen = []  # placed replacements self.snapshot lacks (their nodes' states have them)
+        self.unseen_anti = False  # one of them has required anti-affinity
         self.placed = {}  # node -> replacements placed there
         self.returns_to = {}  # pod key -> the drained node its replacement may land on
         self.why_not = {}  # pod key -> {node: first failure} for replacements that fit nowhere
 
-    def state(self, node) -> NodeState:
-        if node.name not in self.states:
-            self.states[node.name] = NodeState.from_snapshot(node, self.snapshot)
-        return self.states[node.name]
+    def state(self, node, name=None) -> NodeState:
+        name = name or node.name
+        state = self.states.get(name)
+        if state is None:
+            state = self.states[name] = NodeState.from_snapshot(node, self.snapshot)
+        return state
 
     def _refresh(self, pod):
         """Rebuild the snapshot with every placed replacement when one placed since the last rebuild
         matters to ``pod``'s cross-node filters (spread, pod (anti-)affinity, ReadWriteOncePod)."""
-        if self.unseen and any(affects(added, pod) for added in self.unseen):
+        if self.unseen and self._affected(pod):
             self.snapshot = self.base.replace(pods=list(self.base.pods) + self.added)
             self.states = {}
             self.unseen = []
+            self.unseen_anti = False
 
-    def failures(self, pod, node) -> list:
-        return filter_node(pod, node, self.snapshot, self.state(node))
+    def _affected(self, pod) -> bool:
+        """``any(affects(added, pod) for added in self.unseen)``, with ``pod``'s side parsed once."""
+        affinity = pod.affinity
+        if not (pod.topology_spread_constraints or claim_names(pod) or affinity.get("podAffinity")
+                or affinity.get("podAntiAffinity")) and not self.unseen_anti:
+            return False
+        selectors = [x for x in (constraint_selector(pod, c) for c in pod.topology_spread_constraints)
+                     if x is not None and not x.is_empty]
+        claims = set(claim_names(pod))
+        terms = required_terms(pod, "podAffinity") + required_terms(pod, "podAntiAffinity")
+        for placed in self.unseen:
+            if placed.namespace == pod.namespace and (any(x.matches(placed.labels) for x in selectors)
+                                                      or claims & set(claim_names(placed))):
+                return True
+            if any(t.matches(placed) for t in terms) or any(t.matches(pod) for t in self._anti(placed)):
+                return True
+        return False
+
+    def _anti(self, placed) -> list:
+        if placed.key not in self.anti_terms:
+            self.anti_terms[placed.key] = required_terms(placed, "podAntiAffinity", incoming=False)
+        return self.anti_terms[placed.key]
+
+    def failures(self, pod, node, shape=None, name=None) -> list:
+        """``filter_node``'s failures. With a ``shape`` (a shared base), the plugins that read only
+        the pod and the Node object (``node_failures``, which run first) are answered once per
+        shape and node for all plans; when they fail, only they are returned (the first failure,
+        all this class reads, is the same). A ``local`` shape needs only ``fit_failures``, the
+        same for all plans on a node none of them changed."""
+        name = name or node.name
+        if shape is None or name in self.drained:
+            return filter_node(pod, node, self.snapshot, self.state(node))
+        key = (shape.key, name)
+        shared = self.shared
+        static = shared.static.get(key)
+        if static is None:
+            static = shared.static[key] = node_failures(pod, node)
+        if static:
+            return static
+        if not shape.local:
+            return pod_failures(pod, node, self.snapshot, self.state(node, name))
+        if name in self.placed:
+            return fit_failures(pod, node, self.state(node, name), shape)
+        found = shared.fit.get(key)
+        if found is None:
+            found = shared.fit[key] = fit_failures(pod, node, self.state(node, name), shape)
+        return found
 
     def place(self, pod):
         """(node name, None) for the chosen node, or (None, scheduler-style summary) for ``pod``'s
         replacement; ``why_not[pod.key]`` then has each node's first failure."""
         new = unscheduled_copy(pod)
         self._refresh(new)
+        shape = self.shared.shape(new, pod, self) if self.shared is not None else None
         feasible, reasons = [], {}
-        for node in self.nodes:
-            if node.name in self.drained:
+        drained = self.drained
+        for node, name in zip(self.nodes, self.names):
+            if name in drained:
                 continue
-            failures = self.failures(new, node)
+            failures = self.failures(new, node, shape, name)
             if failures:
-                reasons[node.name] = failures[0].message
+                reasons[name] = failures[0].message
                 continue
             feasible.append(node)
             if len(feasible) >= FEASIBLE_NODES:
                 break
         back = []
-        for node in self.nodes:
-            if node.name in self.drained:
-                failures = self.failures(new, node)
-                if failures:
-                    reasons[node.name] = "being drained: " + failures[0].message
-                else:
-                    back.append(node)
+        for node in self.drained_nodes:
+            failures = self.failures(new, node)
+            if failures:
+                reasons[node.name] = "being drained: " + failures[0].message
+            else:
+                back.append(node)
         if back:
             self.returns_to[pod.key] = back[0].name
         candidates = feasible + back
@@ -99,6 +167,7 @@ class Capacity:
         self.state(node).add(placed)
         self.added.append(placed)
         self.unseen.append(placed)
+        self.unseen_anti = self.unseen_anti or bool(self._anti(placed))
         self.placed.setdefault(node.name, []).append(new.key)
 
     def summary(self) -> dict:
@@ -120,7 +189,7 @@ def affects(placed, pod) -> bool:
             return True
     terms = required_terms(pod, "podAffinity") + required_terms(pod, "podAntiAffinity")
     return (any(t.matches(placed) for t in terms)
-            or any(t.matches(pod) for t in required_terms(placed, "podAntiAffinity")))
+            or any(t.matches(pod) for t in required_terms(placed, "podAntiAffinity", incoming=False)))
 
 
 def summary(reasons, total) -> str:
@@ -131,3 +200,176 @@ def summary(reasons, total) -> str:
         counts[short] = counts.get(short, 0) + 1
     parts = ", ".join(f"{c} {w}" for w, c in sorted(counts.items(), key=lambda x: (-x[1], x[0])))
     return f"0/{total} nodes are available: {parts or 'no nodes'}"
+
+
+class SharedBase:
+    """What every single-node plan of one snapshot shares: the nodes in name order, each node's
+    scheduler state and the pods with required anti-affinity, computed once. ``view(drained,
+    leaving)`` is then the cluster as ``Capacity`` sees it for those nodes, built from the parent's
+    indexes in O(nodes) dictionary copies instead of O(pods) (``_DrainedView``)."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.nodes = sorted(snapshot.nodes, key=lambda n: n.name)
+        self.names = [n.name for n in self.nodes]
+        self.in_order = {name: i for i, name in enumerate(self.names)}
+        self.in_snapshot = {n.name: i for i, n in enumerate(snapshot.nodes)}
+        self.last = None  # the latest view and its drained nodes: its node states go back to the parent
+        self.anti = {}  # namespace (None: every namespace) -> required anti-affinity terms of scheduled pods
+        for _, _, terms in existing_anti_affinity(snapshot):
+            for t in terms:
+                for ns in (t.namespaces if t.namespaces is not None else (None,)):
+                    self.anti.setdefault(ns, []).append(t)
+        self.static = {}  # (shape key, node name) -> node_failures
+        self.fit = {}  # (local shape key, node name) -> fit_failures on the node as it is
+        self.prefilters = {}  # shape key -> the replacement's PreFilter state on the whole snapshot
+        self.drained_pods = {}  # (drained names, leaving) of the latest view, for seeding
+
+    def shape(self, new, pod, capacity):
+        """The ``_Shape`` of ``new``, the replacement of ``pod`` (same requests and host ports); seeds
+        its PreFilter state on ``capacity``'s view."""
+        requests, ports = requests_of(pod), pod.host_ports
+        # repr is faithful for parsed JSON: equal keys mean equal content (equal content written in
+        # another key order only misses the memo)
+        key = repr((new.namespace, new.labels, [new.spec.get(k) for k in SHAPE_FIELDS], requests, ports,
+                    claim_names(new)))
+        claims = bool(claim_names(new)) and self.snapshot.storage_known
+        cross = (claims or bool(required_terms(new, "podAffinity") or required_terms(new, "podAntiAffinity"))
+                 or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
+                        for c in new.topology_spread_constraints))
+        anti = self.anti.get(new.namespace, []) + self.anti.get(None, [])
+        local = not cross and not any(t.matches(new) for t in anti) \
+            and not any(t.matches(new) for placed in capacity.added for t in capacity._anti(placed))
+        if not local and not claims and capacity.snapshot is capacity.base:
+            self._seed(new, key, capacity)
+        return _Shape(key, local, requests, ports)
+
+    def _seed(self, new, key, capacity):
+        """Put the view's PreFilter state of ``new`` in place: the whole snapshot's (computed once per
+        shape) minus the pods gone from the drained nodes (the scheduler's RemovePod), so that a
+        plan does not recount the cluster. Skipped when a drained node's cordon changes which
+        spread domains count (the state is then computed as usual)."""
+        parent, view = self.snapshot, capacity.base
+        base = self.prefilters.get(key)
+        if base is None:
+            base = self.prefilters[key] = filters._PreFilter(new, parent)
+        pre = copy.copy(base)
+        pre.pod = new
+        pre.spread = [copy.copy(x) for x in base.spread]
+        for x in pre.spread:
+            x.counts = dict(x.counts)
+        pre.affinity_counts, pre.anti_counts = dict(base.affinity_counts), dict(base.anti_counts)
+        pre.existing_anti = dict(base.existing_anti)
+        for name in capacity.drained:
+            before, after = parent.node(name), view.node(name)
+            if before is None:
+                continue
+            eligible = [node_eligible(new, before, x.c, x.keys) for x in pre.spread]
+            if eligible != [node_eligible(new, after, x.c, x.keys) for x in pre.spread]:
+                return
+            kept = {p.key for p in view.pods_on(name)}
+            for p in parent.pods_on(name):
+                if p.key in kept or p.is_terminal:
+                    continue
+                if pre.affinity or pre.anti:
+                    pre.count_incoming(after, p, -1)
+                terms = filters._pod_facts(p)[1]
+                if terms:
+                    pre.count_existing(after, p, terms, -1)
+                for x, ok in zip(pre.spread, eligible):
+                    if ok and x.counts_pod(new, p):
+                        domain = after.labels[x.key]
+                        x.counts[domain] = x.counts.get(domain, 0) - 1
+        for x in pre.spread:
+            x.lowest = sorted((n, v) for v, n in x.counts.items())[:2]
+        filters._cache(view)["pre"][id(new)] = pre
+
+    def view(self, drained, leaving) -> tuple:
+        """(snapshot without ``leaving`` pod keys and with ``drained`` cordoned, its nodes by name)."""
+        parent = self.snapshot
+        nodes, in_order, changed = list(parent.nodes), list(self.nodes), {}
+        for name in drained:
+            if name in self.in_snapshot:
+                node = changed[name] = cordoned(parent.nodes[self.in_snapshot[name]])
+                nodes[self.in_snapshot[name]] = node
+                in_order[self.in_order[name]] = node
+        view = _DrainedView(parent, nodes, changed, leaving)
+        gone = [p for name in drained for p in parent.pods_on(name) if p.key in leaving]
+        if self.last is not None:  # states of the nodes the last plan scanned, but not drained, are the parent's
+            reuse_node_states(self.last[0], parent, self.last[1], self.last[2])
+        reuse_node_states(parent, view, drained, gone)
+        self.last = (view, drained, gone)
+        return view, in_order
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A replacement as the filters see it: ``key`` is its namespace, labels and spec; ``local``
+    when nothing but its node decides its fit (no spread, pod (anti-)affinity, claims, and no
+    other pod's required anti-affinity selects it)."""
+
+    key: str
+    local: bool  # only its node decides (else its PreFilter state is seeded per plan)
+    requests: dict  # what fit_failures reads
+    ports: list
+
+
+class _DrainedView(ClusterSnapshot):
+    """``parent`` with the pods of ``leaving`` (on the ``drained`` nodes: name -> the node as it is
+    in ``nodes``) gone and ``nodes`` instead of its nodes; the pod indexes are the parent's, patched for the drained nodes and read lazily
+    for the namespaces they touch; ``pods`` is built only if asked for."""
+
+    def __init__(self, parent, nodes, drained, leaving):
+        fields = {k: getattr(parent, k) for k in ("pdbs", "priority_classes", "workloads", "pvcs", "pvs",
+                                                 "storage_classes", "namespaces", "taken_at", "source",
+                                                 "server_version", "complete_pod_namespaces")}
+        super().__init__(nodes=nodes, **fields)
+        del self.__dict__["pods"]  # the lazy property below
+        self._parent, self._leaving = parent, leaving
+        for index, field in INDEX_FIELDS.items():
+            if field not in ("nodes", "pods") and index in parent.__dict__:
+                self.__dict__[index] = parent.__dict__[index]
+        self.__dict__["_nodes_by_name"] = _Patched(parent._nodes_by_name, drained)
+        self.__dict__["_pods_by_node"] = _Patched(parent._pods_by_node, {
+            name: [p for p in parent.pods_on(name) if p.key not in leaving] for name in drained})
+        self.__dict__["_pods_by_key"] = _Without(parent._pods_by_key, leaving)
+        self.__dict__["_pods_by_namespace"] = _NamespacesWithout(parent._pods_by_namespace, leaving,
+                                                                 {namespace for namespace, _ in leaving})
+
+    @cached_property
+    def pods(self):
+        return tuple(p for p in self._parent.pods if p.key not in self._leaving)
+
+
+class _Patched:
+    """A read-only mapping: ``changes`` over ``index`` (``get`` only, as the snapshot uses it)."""
+
+    def __init__(self, index, changes):
+        self.index, self.changes = index, changes
+
+    def get(self, key, default=None):
+        return self.changes[key] if key in self.changes else self.index.get(key, default)
+
+
+class _Without:
+    """A read-only ``{pod key: pod}`` minus some keys (``get`` only, as the snapshot uses it)."""
+
+    def __init__(self, index, leaving):
+        self.index, self.leaving = index, leaving
+
+    def get(self, key, default=None):
+        return default if key in self.leaving else self.index.get(key, default)
+
+
+class _NamespacesWithout:
+    """``{namespace: pods}`` minus the leaving pods, filtered on first use of a touched namespace."""
+
+    def __init__(self, index, leaving, touched):
+        self.index, self.leaving, self.touched, self.cache = index, leaving, touched, {}
+
+    def get(self, namespace, default=None):
+        if namespace not in self.touched:
+            return self.index.get(namespace, default)
+        if namespace not in self.cache:
+            self.cache[namespace] = [p for p in self.index.get(namespace, ()) if p.key not in self.leaving]
+        return self.cache[namespace]

@@ -47,14 +47,15 @@ class DrainOptions:
     accept_risks: frozenset = frozenset()  # risk codes accepted by --accept-risk
 
 
-def plan_drain(snapshot, node_names, options=None, now=None) -> dict:
-    """The DrainPlan report for draining ``node_names`` (in that order)."""
+def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> dict:
+    """The DrainPlan report for draining ``node_names`` (in that order). ``shared``: a
+    ``SharedPlanning`` of this snapshot, when many plans are made of it (same report, less work)."""
     options = options or DrainOptions()
     now = now or snapshot.taken_at
     targets = [n for n in dict.fromkeys(node_names)]
     ds_known = options.daemonsets_known
     if ds_known is None:
-        ds_known = any(w.kind == "DaemonSet" for w in snapshot.workloads)
+        ds_known = shared.daemonsets_known if shared else any(w.kind == "DaemonSet" for w in snapshot.workloads)
     verdicts = []
     for name in targets:
         for pod in sorted(snapshot.pods_on(name), key=lambda p: p.key):
@@ -66,19 +67,23 @@ def plan_drain(snapshot, node_names, options=None, now=None) -> dict:
                 eviction_rules(v, options, snapshot)
             verdicts.append(v)
     leaving = [v for v in verdicts if v.decision != "skip"]
-    index = PodIndex(snapshot)
+    index = shared.index if shared else PodIndex(snapshot)
     trackers = {}
     for v in leaving:
         ref = v.pdb and f"{v.pdb.namespace}/{v.pdb.name}"
         if ref and ref not in trackers:
-            trackers[ref] = BudgetTracker(v.pdb, index.view(v.pdb))
+            trackers[ref] = (BudgetTracker(v.pdb, None, shared.summary(v.pdb)) if shared
+                             else BudgetTracker(v.pdb, index.view(v.pdb)))
     going = [v for v in leaving if v.decision != "blocked"
              and not (v.eviction == "budget" and trackers[_ref(v.pdb)].never)]
     capacity, placements = None, {}
     if options.check_capacity:
         from kubectl_safety.analysis.capacity import Capacity  # the node-scoped plan never needs it
 
-        capacity = Capacity(snapshot, set(targets), {v.pod.key for v in going})
+        capacity = Capacity(snapshot, set(targets), {v.pod.key for v in going},
+                            shared=shared.capacity_base if shared else None)
+        if shared:
+            shared.last_capacity = capacity
         for v in sorted(going, key=_placement_order):
             if needs_replacement(v.pod):
                 placements[v.pod.key] = capacity.place(v.pod)
@@ -115,7 +120,7 @@ def _entry(v) -> dict:
     action = {"skip": "skip", "blocked": "blocked"}.get(v.decision,
                                                          "delete" if v.eviction == "delete" else "evict")
     return {"namespace": pod.namespace, "name": pod.name, "node": pod.node_name, "uid": pod.uid,
-            "action": action, "reasons": [r.to_dict() for r in v.reasons],
+            "priority": pod.priority_value, "action": action, "reasons": [r.to_dict() for r in v.reasons],
             "pdb": _ref(v.pdb) if v.pdb is not None else None,
             "wave": None, "replacementNode": None, "gracePeriodSeconds": None}
 
@@ -131,12 +136,25 @@ class PodIndex:
     def __init__(self, snapshot):
         self.snapshot = snapshot
         self._by_label = {}
+        self._selects = {}
+        self._empty = {}
 
     def matching(self, namespace, selector) -> list:
         return [p for p in self.candidates(namespace, selector) if selector.matches(p.labels)]
 
     def selects_any(self, namespace, selector) -> bool:
-        return any(selector.matches(p.labels) for p in self.candidates(namespace, selector))
+        key = (namespace, id(selector))
+        if key not in self._selects:  # the selector is kept: its id stays its own
+            self._selects[key] = (selector, any(selector.matches(p.labels)
+                                                for p in self.candidates(namespace, selector)))
+        return self._selects[key][1]
+
+    def selecting_nothing(self, namespace) -> list:
+        """The namespace's PDBs whose selector selects none of its pods."""
+        if namespace not in self._empty:
+            self._empty[namespace] = [b for b in self.snapshot.pdbs_in(namespace)
+                                      if not self.selects_any(namespace, b.selector)]
+        return self._empty[namespace]
 
     def candidates(self, namespace, selector) -> list:
         """A superset of the pods ``selector`` matches (the smallest exact-label bucket)."""
@@ -159,12 +177,41 @@ class PodIndex:
         return self.snapshot.replace(pods=self.matching(pdb.namespace, pdb.selector))
 
 
+class SharedPlanning:
+    """The work plans of one snapshot share (``check`` plans every node alone): the DaemonSet
+    census, the label index of pods, each PDB's summary and the capacity base (``SharedBase``).
+    ``last_capacity`` is the ``Capacity`` of the latest plan (its placements can be continued)."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.daemonsets_known = any(w.kind == "DaemonSet" for w in snapshot.workloads)
+        self.index = PodIndex(snapshot)
+        snapshot._workloads_by_uid  # built once here, not in every PDB's view  # noqa: B018
+        self.summaries = {}
+        self.last_capacity = None
+        self._base = None
+
+    def summary(self, pdb) -> dict:
+        ref = (pdb.namespace, pdb.name)
+        if ref not in self.summaries:
+            self.summaries[ref] = pdb_math.summary(pdb, self.index.view(pdb))
+        return self.summaries[ref]
+
+    @property
+    def capacity_base(self):
+        if self._base is None:
+            from kubectl_safety.analysis.capacity import SharedBase
+
+            self._base = SharedBase(self.snapshot)
+        return self._base
+
+
 class BudgetTracker:
     """One PDB's remaining disruptions across waves (status numbers, as the API server uses them)."""
 
-    def __init__(self, pdb, snapshot):
+    def __init__(self, pdb, snapshot, summary=None):
         self.pdb = pdb
-        self.summary = pdb_math.summary(pdb, snapshot)
+        self.summary = summary if summary is not None else pdb_math.summary(pdb, snapshot)
         self.allowed = pdb.disruptions_allowed
         self.healthy = pdb.status_int("currentHealthy")
         self.desired = pdb.status_int("desiredHealthy")
@@ -352,11 +399,10 @@ def _plan_warnings(snapshot, verdicts, targets, index) -> list:
         if snapshot.node(name) is None:
             out.append({"code": "NODE_NOT_FOUND", "severity": "critical", "message": f'node "{name}" not found'})
     for ns in sorted({v.pod.namespace for v in verdicts if snapshot.pods_complete_in(v.pod.namespace)}):
-        for b in snapshot.pdbs_in(ns):
-            if not index.selects_any(ns, b.selector):
-                out.append({"code": "PDB_SELECTS_NOTHING", "severity": "warning",
-                            "message": f"PDB {ns}/{b.name} selects no pod (selector {b.selector}): "
-                                       "it protects nothing; check its labels"})
+        for b in index.selecting_nothing(ns):
+            out.append({"code": "PDB_SELECTS_NOTHING", "severity": "warning",
+                        "message": f"PDB {ns}/{b.name} selects no pod (selector {b.selector}): "
+                                   "it protects nothing; check its labels"})
     return out
 
 

@@ -7,6 +7,7 @@ Every applicable reason is reported (kubectl keeps only the last warning of a po
 from dataclasses import dataclass, field
 
 from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.pdb import status_sync_failure as sync_failure
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
@@ -130,7 +131,11 @@ def eviction_rules(v: PodVerdict, options, snapshot):
               f"needs {desired}): with IfHealthyBudget it needs a disruption like a healthy pod "
               "(unhealthyPodEvictionPolicy AlwaysAllow would let it go)")
     v.eviction = "budget"
-    if not pdb.status_is_current:
+    failed = sync_failure(pdb)
+    if failed:
+        v.add("PDB_SYNC_FAILED", "warning", f"PDB {_ref(pdb)}: the disruption controller cannot compute it "
+              f"({failed}) and fails safe to 0 disruptions allowed: every eviction is refused")
+    elif not pdb.status_is_current:
         v.add("PDB_STATUS_STALE", "warning", f"PDB {_ref(pdb)} status is older than its spec: the API server "
               "answers 429 until the disruption controller catches up")
 

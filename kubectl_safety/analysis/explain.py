@@ -177,6 +177,7 @@ def explain_priorities(snapshot) -> dict:
     """The ``PriorityAudit`` report: classes, the global default, levels and rollout risks."""
     usage = {}
     at_zero, direct, missing = [], [], []
+    default = priority.global_default(snapshot)
     for p in snapshot.pods:
         if p.is_terminal:
             continue
@@ -186,8 +187,7 @@ def explain_priorities(snapshot) -> dict:
             at_zero.append(p)
         if name and snapshot.priority_class(name) is None and name not in priority.SYSTEM_CLASSES:
             missing.append(p)
-        if not name and p.priority not in (None, 0) and (snapshot.global_default_class is None
-                                                         or snapshot.global_default_class.value != p.priority):
+        if not name and p.priority not in (None, 0) and (default is None or default.value != p.priority):
             direct.append(p)
     classes = [{"name": c.name, "value": c.value, "globalDefault": c.global_default,
                 "preemptionPolicy": c.preemption_policy, "pods": usage.get(c.name, 0)}
@@ -196,7 +196,8 @@ def explain_priorities(snapshot) -> dict:
     levels = sorted({c.value for c in snapshot.priority_classes if not c.name.startswith("system-")})
     findings = []
     if len(defaults) > 1:
-        findings.append(Finding("MULTIPLE_GLOBAL_DEFAULTS", "critical", f"{len(defaults)} classes are globalDefault: admission uses the highest"))
+        findings.append(Finding("MULTIPLE_GLOBAL_DEFAULTS", "critical", f"{len(defaults)} classes are globalDefault: admission uses the lowest, "
+                                f"{default.name} ({default.value})"))
     positive = [c for c in snapshot.priority_classes if c.value > 0 and not c.name.startswith("system-")]
     if at_zero and positive:
         findings.append(Finding("BOTTOM_UP_ROLLOUT_RISK", "critical", f"{len(at_zero)} pod(s) run at priority 0 while {len(positive)} class(es) are higher: pods of any of those classes can preempt them (roll priorities out top-down)"))

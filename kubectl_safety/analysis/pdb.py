@@ -2,6 +2,8 @@
 
 import math
 
+from kubectl_safety.model.objects import parse_time
+
 
 def scaled(value, total: int) -> int:
     """``GetScaledValueFromIntOrPercent(value, total, roundUp=true)``."""
@@ -10,66 +12,110 @@ def scaled(value, total: int) -> int:
     return int(value)
 
 
+# Owners without a scale subresource: the controller's generic finder gets no scale for them.
+NO_SCALE = {("DaemonSet", "apps"): "daemonsets.apps", ("Job", "batch"): "jobs.batch",
+            ("CronJob", "batch"): "cronjobs.batch"}
+DELETION_TIMEOUT = 120  # seconds an Eviction's disruptedPods entry keeps a pod out of currentHealthy
+
+
+class SyncFailed(Exception):
+    """The disruption controller cannot compute the budget: it fails safe to 0 allowed (SyncFailed)."""
+
+
+def _owner_scale(pod, snapshot):
+    """(uid, replicas) of the controller the disruption controller finds for a pod, or None if the
+    snapshot does not hold it. Raises SyncFailed where the controller's finders all fail."""
+    ref = pod.controller_ref
+    group = (ref.get("apiVersion") or "").rpartition("/")[0]
+    if (ref.get("kind"), group) in NO_SCALE:
+        raise SyncFailed(f"{NO_SCALE[ref.get('kind'), group]} does not implement the scale subresource")
+    owner = snapshot.owner(pod)
+    if owner is not None and owner.kind == "ReplicaSet" and owner.controller_ref \
+            and owner.controller_ref.get("kind") == "Deployment":
+        owner = snapshot.owner(owner)
+    if owner is None or owner.replicas is None:
+        return None
+    return owner.uid, owner.replicas
+
+
 def expected_scale(pdb, pods, snapshot):
-    """Sum of the replicas of the matching pods' controllers (deduped), or None if unknown."""
+    """``getExpectedScale``: the sum of the replicas of the matching pods' controllers (deduped);
+    pods without a controller are skipped. None if an owner is not in the snapshot."""
     total, seen = 0, set()
     for pod in pods:
-        ref = pod.controller_ref
-        if not ref:
+        if not pod.controller_ref:
             continue
-        owner = snapshot.owner(pod)
-        if owner is not None and owner.kind == "ReplicaSet":
-            parent = snapshot.owner(owner)
-            if parent is not None and parent.kind == "Deployment":
-                owner = parent
-            elif owner.controller_ref and owner.controller_ref.get("kind") == "Deployment":
-                return None  # the Deployment is not in the snapshot
-        if owner is None or owner.replicas is None:
+        found = _owner_scale(pod, snapshot)
+        if found is None:
             return None
-        if owner.uid in seen:
-            continue
-        seen.add(owner.uid)
-        total += owner.replicas
+        if found[0] not in seen:
+            seen.add(found[0])
+            total += found[1]
     return total
+
+
+def _disrupted(pdb, pod, now) -> bool:
+    """In status.disruptedPods and not yet past the controller's DeletionTimeout."""
+    if pod.name not in pdb.disrupted_pods:
+        return False
+    if now is None:
+        return True
+    when = parse_time(pdb.disrupted_pods[pod.name])
+    return when is None or when.timestamp() + DELETION_TIMEOUT > now.timestamp()
+
+
+def status_sync_failure(pdb):
+    """The message of the status's DisruptionAllowed=False/SyncFailed condition, or None."""
+    for c in pdb.status.get("conditions") or []:
+        if c.get("type") == "DisruptionAllowed" and c.get("status") == "False" and c.get("reason") == "SyncFailed":
+            return c.get("message") or "SyncFailed"
+    return None
 
 
 def budget(pdb, snapshot) -> dict:
     """Recomputed desiredHealthy/expectedPods/currentHealthy/disruptionsAllowed, with status.
 
-    The recomputation uses the snapshot's pods and owners; ``status`` is what the controller
-    last wrote. Where they differ, the API server's Eviction check uses ``status``. When the
-    snapshot does not hold every pod of the namespace (a node-scoped read), nothing can be
+    The recomputation follows the disruption controller over the snapshot's pods and owners;
+    ``syncFailed`` says why its sync fails (it then writes 0 allowed and keeps the rest). ``status``
+    is what the controller last wrote: where they differ, the Eviction check uses ``status``. When
+    the snapshot does not hold every pod of the namespace (a node-scoped read), nothing can be
     recounted: the numbers are the status's and ``matchingPods`` is None.
     """
     status = {k: pdb.status.get(k) for k in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods")}
     if not snapshot.pods_complete_in(pdb.namespace):
         return {"matchingPods": None, "healthyPods": pdb.status_int("currentHealthy"),
                 "expectedPods": pdb.status_int("expectedPods"), "desiredHealthy": pdb.status_int("desiredHealthy"),
-                "disruptionsAllowed": pdb.disruptions_allowed, "status": status, "statusCurrent": pdb.status_is_current}
+                "disruptionsAllowed": pdb.disruptions_allowed, "status": status, "statusCurrent": pdb.status_is_current,
+                "syncFailed": status_sync_failure(pdb)}
     pods = [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
-    healthy = [p for p in pods if not p.is_terminating and p.is_ready and p.name not in pdb.disrupted_pods]
-    expected = None
-    if pdb.max_unavailable is not None or isinstance(pdb.min_available, str):
-        expected = expected_scale(pdb, pods, snapshot)
-        if expected is None:
-            expected = pdb.status_int("expectedPods")
-        if expected is None:
-            desired = None
-        elif pdb.max_unavailable is not None:
-            desired = max(0, expected - scaled(pdb.max_unavailable, expected))
-        else:
-            desired = scaled(pdb.min_available, expected)
-    else:
-        expected = len(pods)
-        desired = int(pdb.min_available) if pdb.min_available is not None else None
+    now = snapshot.taken_at
+    healthy = [p for p in pods if not p.is_terminating and p.is_ready and not _disrupted(pdb, p, now)]
+    expected, desired, failed = None, None, None
+    try:
+        if pdb.max_unavailable is not None or isinstance(pdb.min_available, str):
+            expected = expected_scale(pdb, pods, snapshot)
+            if expected is None:  # an owner is not in the snapshot: trust the controller's status
+                expected, failed = pdb.status_int("expectedPods"), status_sync_failure(pdb)
+            if expected is None:
+                desired = None
+            elif pdb.max_unavailable is not None:
+                desired = max(0, expected - scaled(pdb.max_unavailable, expected))
+            else:
+                desired = scaled(pdb.min_available, expected)
+        elif pdb.min_available is not None:
+            expected, desired = len(pods), int(pdb.min_available)
+    except SyncFailed as e:
+        failed = str(e)
+        expected, desired = pdb.status_int("expectedPods"), pdb.status_int("desiredHealthy")
     allowed = None
-    if desired is not None:
+    if failed:
+        allowed = 0
+    elif desired is not None:
         allowed = max(0, len(healthy) - desired) if expected and expected > 0 else 0
     return {
         "matchingPods": len(pods), "healthyPods": len(healthy),
         "expectedPods": expected, "desiredHealthy": desired, "disruptionsAllowed": allowed,
-        "status": status,
-        "statusCurrent": pdb.status_is_current,
+        "status": status, "statusCurrent": pdb.status_is_current, "syncFailed": failed,
     }
 
 
@@ -77,16 +123,20 @@ def never_allows(pdb, snapshot):
     """Why this PDB can never allow a voluntary disruption even with every pod healthy, or None."""
     if not snapshot.pods_complete_in(pdb.namespace):
         return _never_allows_from_status(pdb)
+    b = budget(pdb, snapshot)
+    if b["syncFailed"]:
+        return (f"the disruption controller fails safe to 0 disruptions allowed (SyncFailed: {b['syncFailed']}): "
+                "every eviction is refused until the PDB or its pods change")
+    expected, desired = b["expectedPods"], b["desiredHealthy"]
+    if pdb.max_unavailable is not None or isinstance(pdb.min_available, str):
+        if b["matchingPods"] and expected == 0:
+            return "its pods have no controller, so expectedPods is 0 and no disruption is ever allowed"
     if pdb.max_unavailable is not None:
-        b = budget(pdb, snapshot)
-        expected = b["expectedPods"]
         if expected is not None and scaled(pdb.max_unavailable, expected) <= 0:
             return f"maxUnavailable {pdb.max_unavailable} of {expected} pods allows no disruption"
         return None
     if pdb.min_available is None:
         return None
-    b = budget(pdb, snapshot)
-    expected, desired = b["expectedPods"], b["desiredHealthy"]
     if isinstance(pdb.min_available, str):
         if expected is not None and desired is not None and desired >= expected and expected > 0:
             return f"minAvailable {pdb.min_available} of {expected} pods needs every pod healthy"
@@ -100,6 +150,10 @@ def never_allows(pdb, snapshot):
 
 def _never_allows_from_status(pdb):
     """The same judgement from the status alone (pods not all in the snapshot)."""
+    failed = status_sync_failure(pdb)
+    if failed:
+        return (f"the disruption controller fails safe to 0 disruptions allowed (SyncFailed: {failed}): "
+                "every eviction is refused until the PDB or its pods change")
     expected, desired = pdb.status_int("expectedPods"), pdb.status_int("desiredHealthy")
     if expected is None or desired is None or expected <= 0 or desired < expected:
         return None
@@ -109,8 +163,13 @@ def _never_allows_from_status(pdb):
 
 
 def _replicas_of_matching_owners(pdb, snapshot):
+    """The owners' replicas plus the pods without a controller (which nothing replaces)."""
     pods = [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
-    return expected_scale(pdb, pods, snapshot) if pods else None
+    try:
+        replicas = expected_scale(pdb, pods, snapshot) if pods else None
+    except SyncFailed:
+        return None
+    return None if replicas is None else replicas + sum(1 for p in pods if not p.controller_ref)
 
 
 def summary(pdb, snapshot) -> dict:

@@ -10,6 +10,13 @@ class UnknownPriorityClass(Exception):
     """The pod names a class the cluster does not have: admission would reject it."""
 
 
+def global_default(snapshot):
+    """The class admission uses for a pod without one: of several ``globalDefault`` classes, the
+    lowest value (``getDefaultPriorityClass``); ties go to the first by name (upstream: list order)."""
+    defaults = [c for c in snapshot.priority_classes if c.global_default]
+    return min(defaults, key=lambda c: (c.value, c.name)) if defaults else None
+
+
 def resolve(pod, snapshot) -> dict:
     """{value, className, source, preemptionPolicy, classMissing}.
 
@@ -30,8 +37,8 @@ def resolve(pod, snapshot) -> dict:
         if missing:
             raise UnknownPriorityClass(f'no PriorityClass with name {name} was found')
         value, source = (cls.value if cls else builtin), "priorityClassName"
-    elif snapshot.global_default_class is not None:
-        cls = snapshot.global_default_class
+    elif global_default(snapshot) is not None:
+        cls = global_default(snapshot)
         name, value, source = cls.name, cls.value, "globalDefault"
     else:
         value, source = 0, "default (no class, no global default)"

@@ -1,24 +1,49 @@
 """Pod resource requests as the scheduler computes them (component-helpers ``PodRequests``)."""
 
-from kubectl_safety.model.quantity import add, maximum
+from kubectl_safety.model.quantity import add, maximum, resource_list
 
 POD_LEVEL_RESOURCES = ("cpu", "memory")
 
 
-def aggregate_container_requests(pod) -> dict:
+def _resize_infeasible(pod) -> bool:
+    return any(c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
+               for c in pod.status.get("conditions") or [])
+
+
+def _effective(pod, spec: dict, status) -> dict:
+    """``determineEffectiveRequests``: while a resize is in flight the scheduler charges the larger
+    of the spec, the actuated (status.resources) and the allocated requests; an infeasible
+    resize keeps the actuated and allocated ones."""
+    if not status or status.get("resources") is None:
+        return spec
+    actuated = resource_list((status.get("resources") or {}).get("requests"))
+    allocated = resource_list(status.get("allocatedResources"))
+    base = {} if _resize_infeasible(pod) else spec
+    return maximum(maximum(base, actuated), allocated)
+
+
+def _statuses(pod) -> dict:
+    return {s.get("name"): s for key in ("containerStatuses", "initContainerStatuses")
+            for s in pod.status.get(key) or []}
+
+
+def aggregate_container_requests(pod, use_status=True) -> dict:
     """max(sum of regular containers + sidecars, peak of the init sequence), per resource.
 
     An init container runs alongside the sidecars started before it; sidecars keep running
-    with the regular containers.
+    with the regular containers. ``use_status``: resized containers count as the scheduler
+    charges them (``UseStatusResources``).
     """
+    statuses = _statuses(pod) if use_status else {}
     reqs = {}
     for c in pod.containers:
-        reqs = add(reqs, c.requests)
+        reqs = add(reqs, _effective(pod, c.requests, statuses.get(c.name)))
     sidecars, init_peak = {}, {}
     for c in pod.init_containers:
         if c.is_sidecar:
-            reqs = add(reqs, c.requests)
-            sidecars = add(sidecars, c.requests)
+            requests = _effective(pod, c.requests, statuses.get(c.name))
+            reqs = add(reqs, requests)
+            sidecars = add(sidecars, requests)
             use = dict(sidecars)
         else:
             use = add(c.requests, sidecars)
@@ -26,14 +51,30 @@ def aggregate_container_requests(pod) -> dict:
     return maximum(reqs, init_peak)
 
 
+def pod_level_set(pod) -> bool:
+    """``IsPodLevelResourcesSet``: pod-level requests or limits name a supported resource."""
+    if not pod.pod_level:
+        return False
+    return any(r in POD_LEVEL_RESOURCES or r.startswith("hugepages-") for part in pod.pod_level for r in part)
+
+
+def pod_level_requests_set(pod) -> bool:
+    """``IsPodLevelRequestsSet``: pod-level requests name a supported resource."""
+    return bool(pod.pod_level) and any(r in POD_LEVEL_RESOURCES or r.startswith("hugepages-")
+                                       for r in pod.pod_level[0])
+
+
 def pod_requests(pod) -> dict:
     """Requests the scheduler charges a node for: containers, pod-level override, overhead."""
     reqs = aggregate_container_requests(pod)
     if pod.pod_level:
         level_requests = pod.pod_level[0]
-        for r in list(POD_LEVEL_RESOURCES) + [k for k in level_requests if k.startswith("hugepages-")]:
-            if r in level_requests:
-                reqs[r] = level_requests[r]
+        status = pod.status
+        effective = None
+        if status.get("resources") is not None:  # an in-place pod-level resize
+            effective = _effective(pod, level_requests, status)
+        for r in [k for k in level_requests if k in POD_LEVEL_RESOURCES or k.startswith("hugepages-")]:
+            reqs[r] = level_requests[r] if effective is None else effective.get(r, 0)
     return add(reqs, pod.overhead)
 
 

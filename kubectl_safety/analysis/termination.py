@@ -1,16 +1,36 @@
 """The graceful termination timeline (API server ``BeforeDelete`` + kubelet pod worker)."""
 
-MIN_RUNTIME_GRACE = 2  # kubelet: minimumGracePeriodInSeconds handed to the runtime
+MIN_RUNTIME_GRACE = 2  # kubelet: minimumGracePeriodInSeconds, the least any container gets
 
 
-def api_grace_period(pod, requested=None) -> dict:
-    """The grace period the API server sets on DELETE (incl. via Eviction).
+def api_grace_period(pod, requested=None, now=None) -> dict:
+    """The grace period the API server sets on DELETE (incl. via Eviction): ``rest.BeforeDelete``.
 
-    ``requested`` is DeleteOptions.gracePeriodSeconds (None: the pod's own).
+    ``requested`` is DeleteOptions.gracePeriodSeconds (None: the pod's own). A terminating pod
+    keeps its deletion grace period unless the request shortens it; ``now`` (aware datetime)
+    decides whether a shortened deadline already passed (then 1 s).
     """
+    if requested is not None and int(requested) < 0:
+        requested = 1  # negative values become 1 on the delete path
+    if pod.is_terminating:
+        current = pod.deletion_grace_period
+        if current is not None and current < 0:
+            current = 1
+        if not current:
+            return {"seconds": 0, "pending": False,
+                    "why": "0: already terminating without a grace period, so the API server deletes it at once"}
+        if requested is None or int(requested) >= current:
+            return {"seconds": current, "pending": True,
+                    "why": f"already terminating with {current} s: a grace period can only be shortened"}
+        seconds = int(requested)
+        deadline = pod.deletion_timestamp.timestamp() - current + seconds
+        if now is not None and deadline < now.timestamp() and seconds != 0:
+            return {"seconds": 1, "pending": False,
+                    "why": "already terminating and the shortened grace period has passed: 1 s"}
+        return {"seconds": seconds, "pending": False, "why": f"already terminating: shortened to {seconds} s"}
     if pod.is_terminal or not pod.node_name:
         why = "the pod has finished" if pod.is_terminal else "the pod is not scheduled to a node"
-        return {"seconds": 0, "why": f"0: {why}, so the API server deletes it at once"}
+        return {"seconds": 0, "pending": False, "why": f"0: {why}, so the API server deletes it at once"}
     if requested is not None:
         seconds, why = int(requested), "from the delete request"
     else:
@@ -19,10 +39,7 @@ def api_grace_period(pod, requested=None) -> dict:
                is not None else "default 30 s (terminationGracePeriodSeconds unset)")
     if seconds < 0:
         seconds, why = 1, "negative values become 1"
-    current = pod.deletion_grace_period
-    if current is not None and pod.is_terminating and seconds >= current:
-        return {"seconds": current, "why": f"already terminating with {current} s: a grace period can only be shortened"}
-    return {"seconds": seconds, "why": why}
+    return {"seconds": seconds, "pending": False, "why": why}
 
 
 def _pre_stop_kind(container):
@@ -41,8 +58,9 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
     """Delete, eviction, kubelet soft/hard eviction and probe-failure timelines for a pod."""
     grace = api_grace_period(pod, requested)
     g = grace["seconds"]
-    pre_stops = [{"container": c.name, "hook": _pre_stop_kind(c)}
-                 for c in pod.containers if c.pre_stop]
+    sidecars = [c for c in pod.init_containers if c.is_sidecar]
+    pre_stops = [{"container": c.name, "hook": _pre_stop_kind(c), "sidecar": c.is_sidecar}
+                 for c in list(pod.containers) + sidecars if c.pre_stop]
     steps = []
     if g == 0:
         steps.append({"at": 0, "event": "object removed from the API at once; processes may still run"})
@@ -50,11 +68,14 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
         steps.append({"at": 0, "event": "deletionTimestamp set; pod removed from Service endpoints"})
         if pre_stops:
             names = ", ".join(p["container"] for p in pre_stops)
-            steps.append({"at": 0, "event": f"preStop hooks run ({names}); their time counts against the grace period"})
-            steps.append({"at": 0, "event": f"SIGTERM after preStop returns (at least {MIN_RUNTIME_GRACE} s remain for it)"})
-        else:
-            steps.append({"at": 0, "event": "SIGTERM to every container"})
-        steps.append({"at": max(g, MIN_RUNTIME_GRACE) if pre_stops else max(g, 1), "event": "SIGKILL to anything still running"})
+            steps.append({"at": 0, "event": f"preStop hooks run ({names}), sidecars' too; their time counts against the grace period"})
+        main = "SIGTERM to the main containers" + (" after their preStop hooks" if pre_stops else "")
+        steps.append({"at": 0, "event": main + (f" (at least {MIN_RUNTIME_GRACE} s remain for it)" if pre_stops else "")})
+        if sidecars:
+            order = ", ".join(c.name for c in reversed(sidecars))
+            steps.append({"at": 0, "event": f"sidecars ({order}) get SIGTERM only after every main container has exited, "
+                                            f"in reverse order, each with at least {MIN_RUNTIME_GRACE} s"})
+        steps.append({"at": max(g, MIN_RUNTIME_GRACE), "event": "SIGKILL to anything still running"})
     probes = []
     for c in pod.containers:
         for kind in ("livenessProbe", "startupProbe"):

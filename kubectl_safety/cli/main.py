@@ -19,6 +19,8 @@ COMMANDS = {
     "preemption": "preemption",
     "delete": "delete",
     "rebalance": "rebalance",
+    "rollout": "rollout",
+    "check": "check",
     "version": "version",
 }
 
@@ -103,7 +105,11 @@ def help_command(ctx, words):
     click.echo(sub.get_help())
 
 
+_SIGNALLED = []  # SIGTERM seen: the exit is 130 even where Python swallowed the interrupt (a weakref callback)
+
+
 def _terminated(signum, frame):
+    _SIGNALLED.append(signum)
     raise KeyboardInterrupt  # SIGTERM ends like Ctrl-C: exit 130, temporary files removed
 
 
@@ -154,6 +160,9 @@ def main(argv=None):
         code = e.code
     finally:
         sys.stdout, sys.stderr = streams
+    if _SIGNALLED and code != ExitCode.INTERRUPTED:
+        _say("interrupted")
+        code = ExitCode.INTERRUPTED
     try:
         sys.stdout.flush()
     except (OSError, ValueError) as e:

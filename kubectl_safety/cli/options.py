@@ -18,9 +18,10 @@ OUTPUT_HELP = {"table": "the default text report", "wide": "the report with more
 _META = "kubectl_safety.globals"
 
 # Commands (path after "kubectl safety") that take -A/--all-namespaces; elsewhere it is an error with this reason.
-ALL_NAMESPACES = {"rebalance", "delete pod", "explain priorities"}
+ALL_NAMESPACES = {"rebalance", "delete pod", "explain priorities", "check"}  # (check reads every namespace anyway)
 NO_ALL_NAMESPACES = {
     "drain": "drain works on nodes, which have no namespace",
+    "rollout": "rollout works on nodes, which have no namespace",
     "explain node": "a node has no namespace",
     "explain pod": "a pod is named in one namespace: use -n NAMESPACE",
     "preemption": "it previews one pod or manifest: use -n NAMESPACE",

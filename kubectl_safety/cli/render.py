@@ -107,9 +107,7 @@ def emit(report: dict, output: str, text=None, out=None):
     elif output == "yaml":
         out.write(to_yaml(report))
     elif output in ("table", "wide"):
-        from kubectl_safety.printable import clean, printable_lines
-
-        out.write(printable_lines(text(clean(report), output == "wide")) if text else to_yaml(report))
+        out.write(as_text(report, text, output == "wide") if text else to_yaml(report))
     elif kind == "jsonpath-as-json":
         out.write(formatted(report, kind, template))  # JSON: the serializer escapes what it holds
     else:
@@ -117,6 +115,13 @@ def emit(report: dict, output: str, text=None, out=None):
 
         out.write(formatted(clean(report), kind, template))  # values made printable; the template's breaks kept
     out.flush()
+
+
+def as_text(report, text, wide=False) -> str:
+    """``text(report, wide)`` with every string of the report made printable (tables, prompts)."""
+    from kubectl_safety.printable import clean, printable_lines
+
+    return printable_lines(text(clean(report), wide))
 
 
 def formatted(report, kind, template) -> str:

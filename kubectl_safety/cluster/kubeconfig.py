@@ -92,9 +92,6 @@ def resolve(path=None, context=None, overrides=None):
     if overrides:
         return _overridden(merged, context, overrides)
     return _endpoint(merged, context)
-    if any(os.environ.get(v) for v in PROXY_VARIABLES):
-        return None
-    return _endpoint(merged, context)
 
 
 def in_cluster():

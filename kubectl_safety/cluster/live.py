@@ -28,6 +28,7 @@ RESOURCES = {
     "daemonsets": ("/apis/apps/v1", True, "DaemonSet"),
     "jobs": ("/apis/batch/v1", True, "Job"),
     "cronjobs": ("/apis/batch/v1", True, "CronJob"),
+    "leases": ("/apis/coordination.k8s.io/v1", True, "Lease"),
 }
 
 
@@ -177,18 +178,12 @@ class Connection:
         ``list_of``: a kind whose list page is decoded straight into the typed model (``model/typed.py``).
         """
         transport = self.transport()
-        headers = [("Accept", "application/json"), ("User-Agent", self.user_agent)]
-        headers += transport.auth_headers().items()
+        headers = self._headers(transport)
         payload_bytes = None
         if body is not None:
             patch = method == "PATCH"
             headers.append(("Content-Type", "application/strategic-merge-patch+json" if patch else "application/json"))
             payload_bytes = json.dumps(body).encode()
-        if self.as_user:
-            headers.append(("Impersonate-User", self.as_user))
-            if self.as_uid:
-                headers.append(("Impersonate-Uid", self.as_uid))
-        headers += [("Impersonate-Group", group) for group in self.as_groups]
         url = transport.host + path + ("?" + urlencode(query) if query else "")
         timeout = parse_timeout(self.request_timeout) or None
         self.requests_made.append((method, path))
@@ -228,6 +223,17 @@ class Connection:
                                f"JSON {type(payload).__name__}, not an object")
         return status, payload
 
+    def _headers(self, transport) -> list:
+        """Accept, User-Agent, credentials and impersonation, as every request sends them."""
+        headers = [("Accept", "application/json"), ("User-Agent", self.user_agent)]
+        headers += transport.auth_headers().items()
+        if self.as_user:  # client-go sends a UID only with the user it impersonates
+            headers.append(("Impersonate-User", self.as_user))
+            if self.as_uid:
+                headers.append(("Impersonate-Uid", self.as_uid))
+        headers += [("Impersonate-Group", group) for group in self.as_groups]
+        return headers
+
     def _transport_error(self, e):
         from kubectl_safety.cluster.transport import DeadlineExceeded, ResponseTooLarge
 
@@ -257,8 +263,62 @@ class Connection:
     def list(self, resource, namespace=None, *, field_selector=None, label_selector=None,
              chunk_size=500):
         """All items of a (paginated) list, as a ``kind: List``-shaped dict with kind/apiVersion set."""
+        items, _ = self.list_versioned(resource, namespace, field_selector=field_selector,
+                                       label_selector=label_selector, chunk_size=chunk_size)
+        return {"kind": "List", "apiVersion": "v1", "items": items}
+
+    def watch(self, resource, namespace=None, *, resource_version, field_selector=None, label_selector=None,
+              timeout_seconds=300, on_stream=None):
+        """WATCH from ``resource_version``: yields event dicts (``type``, ``object``) until the server
+        ends the stream (after ``timeout_seconds``: every watch has a deadline) or it breaks.
+        An expired version arrives as an ``ERROR`` event with code 410 (or HTTP 410): relist.
+        ``on_stream`` receives the open stream (its ``close()`` ends the watch from another thread)."""
+        query = {"watch": "1", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+                 "timeoutSeconds": str(int(timeout_seconds))}
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        if label_selector:
+            query["labelSelector"] = label_selector
+        transport = self.transport()
+        headers = self._headers(transport)
+        path = resource_path(resource, namespace)
+        url = transport.host + path + "?" + urlencode(query)
+        self.requests_made.append(("WATCH", path))
+        try:  # the socket's read timeout outlives the server's deadline a little
+            status, stream = transport.stream(url, headers, timeout_seconds + 15)
+        except Exception as e:
+            raise self._transport_error(e) from None
+        if on_stream is not None:
+            on_stream(stream)
+        try:
+            if status != 200:
+                try:
+                    payload = json.loads(stream.read() or b"{}")
+                except ValueError:
+                    payload = {}
+                yield {"type": "ERROR", "object": {"kind": "Status", "code": status, **payload}}
+                return
+            for line in stream.lines():
+                try:
+                    event = json.loads(line, parse_constant=_no_constant)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(event, dict):
+                    yield event
+        except Exception as e:  # a broken stream ends the watch; the caller reconnects
+            if not isinstance(e, (OSError, ValueError)) and "Protocol" not in type(e).__name__:
+                raise
+        finally:
+            stream.close()
+
+    def list_versioned(self, resource, namespace=None, *, field_selector=None, label_selector=None,
+                       chunk_size=500):
+        """``(items, resourceVersion)`` of a (paginated) LIST: the version a WATCH starts from.
+        Each page is decoded into the typed model (``model/typed.py``) as it arrives."""
         from kubectl_safety.model.typed import prune
 
+        kind = RESOURCES[resource][2]
+        api_version = RESOURCES[resource][0].split("/", 2)[-1]
         items, query = [], {}
         if field_selector:
             query["fieldSelector"] = field_selector
@@ -267,8 +327,6 @@ class Connection:
         if chunk_size:
             query["limit"] = chunk_size
         path = resource_path(resource, namespace)
-        kind = RESOURCES[resource][2]
-        api_version = RESOURCES[resource][0].split("/", 2)[-1]
         seen, empty = set(), 0
         while True:
             status, payload = self.request("GET", path, query=query, list_of=kind)
@@ -287,7 +345,7 @@ class Connection:
                 items.append(item)
             token = metadata.get("continue")
             if not token:
-                return {"kind": "List", "apiVersion": "v1", "items": items}
+                return items, metadata.get("resourceVersion") or "0"
             empty = empty + 1 if not page else 0
             if not isinstance(token, str) or token in seen or empty > MAX_EMPTY_PAGES or len(seen) >= MAX_PAGES:
                 raise ClusterError(f"the server {self.host} keeps answering the LIST of {resource} with "

@@ -5,7 +5,8 @@ library's ``http.client`` (no protocol code of ours: status line, headers, chunk
 its job) on kept-alive connections. ``ClientTransport`` uses the kubernetes client's urllib3
 pool, whose configuration refreshes exec and auth-provider credentials. Both send the headers
 given (repeats allowed) and return ``(status, body bytes)``; failures raise (``OSError``,
-``http.client.HTTPException``, urllib3's errors, ``ResponseTooLarge``).
+``http.client.HTTPException``, urllib3's errors, ``ResponseTooLarge``). ``stream`` (a WATCH) returns
+``(status, Stream)``: the body read as it arrives, on a connection of its own.
 
 Bounds, on both: ``timeout`` is a deadline for the whole request (connect, send, headers,
 body): a watchdog shuts the socket down when it passes, so a server dripping one byte at a
@@ -20,6 +21,7 @@ MAX_BODY = 512 * 1024 * 1024  # one response (a 500-object page with managedFiel
 IDLE_TIMEOUT = 60.0  # one socket operation, when --request-timeout is 0 (none)
 DEFAULT_DEADLINE = 600.0  # one whole request, when --request-timeout is 0 (none)
 _CHUNK = 1 << 20
+_STREAM_PIECE = 64 * 1024  # at most this much of a streamed body per read (less when less has come)
 
 
 class ResponseTooLarge(ConnectionError):
@@ -28,6 +30,58 @@ class ResponseTooLarge(ConnectionError):
 
 class DeadlineExceeded(TimeoutError):
     """The whole request took longer than its deadline."""
+
+
+class Stream:
+    """A response body read line by line as it arrives (watch events are one JSON object a line).
+
+    ``pieces``: the body's bytes as they come. ``stop`` wakes a reader blocked on the socket and
+    may run on any thread (``close()``); ``release`` frees the connection, on the reading thread
+    only (a client's response object is not safe to close under a read). A line longer than
+    ``MAX_BODY`` raises ``ResponseTooLarge``.
+    """
+
+    def __init__(self, pieces, stop, release):
+        self._pieces, self._stop, self._release = pieces, stop, release
+        self._closed = self._reading = False
+
+    def lines(self):
+        """Non-blank lines (bytes, without the newline) until the server ends the body or ``close()``."""
+        self._reading, pending = True, b""
+        try:
+            for piece in self._pieces:
+                pending += piece
+                *complete, pending = pending.split(b"\n")
+                if len(pending) > MAX_BODY:
+                    raise ResponseTooLarge(f"a streamed line is too large (more than {MAX_BODY} bytes)")
+                yield from (line for line in complete if line.strip())
+            if pending.strip():
+                yield pending
+        except Exception as e:  # noqa: BLE001 - a read interrupted by close() ends the stream quietly
+            if self._closed:
+                return
+            if isinstance(e, _http().HTTPException):  # e.g. IncompleteRead: the server went away mid-body
+                raise ConnectionResetError(f"the stream broke: {type(e).__name__}") from None
+            raise
+        finally:
+            self._reading = False
+            _quietly(self._release)
+
+    def read(self) -> bytes:
+        return b"\n".join(self.lines())
+
+    def close(self):
+        self._closed = True
+        _quietly(self._stop)
+        if not self._reading:
+            _quietly(self._release)
+
+
+def _quietly(call):
+    try:
+        call()
+    except Exception:  # noqa: BLE001 - already closed
+        pass
 
 
 class _Watchdog:
@@ -98,9 +152,7 @@ class HttpTransport:
         return bool(new) and changed
 
     def request(self, method, url, headers, body, timeout):
-        for name, value in headers:
-            if any(c in str(name) + str(value) for c in "\r\n\0"):
-                raise ValueError(f"invalid header {name}: line breaks are not allowed")
+        _check_headers(headers)
         deadline = timeout or DEFAULT_DEADLINE
         path = self._prefix + url[len(self.host):]
         conn, reused = self._connection(timeout)
@@ -130,15 +182,31 @@ class HttpTransport:
             conn.close()
         return status, data
 
+    def stream(self, url, headers, timeout):
+        """A GET whose body is read as it arrives (a watch), on a connection of its own.
+
+        ``timeout`` bounds connecting, the response's head and every read: the server ends a
+        watch at its ``timeoutSeconds``, so a silent stream past that is a dead one.
+        """
+        _check_headers(headers)
+        conn, deadline = self._new(timeout), timeout or DEFAULT_DEADLINE
+        watchdog = _Watchdog(deadline, lambda: _shutdown(conn))
+        try:
+            response = _send(conn, "GET", self._prefix + url[len(self.host):], headers, None)
+        except BaseException as e:
+            conn.close()
+            if watchdog.fired:
+                raise DeadlineExceeded(f"timed out after {deadline:g}s") from None
+            raise e
+        finally:
+            watchdog.cancel()
+
+        return response.status, Stream(iter(lambda: response.read1(_STREAM_PIECE), b""),
+                                       lambda: _shutdown(conn), conn.close)
+
     @staticmethod
     def _exchange(conn, method, path, headers, body):
-        conn.putrequest(method, path, skip_accept_encoding=True)
-        for name, value in headers:
-            conn.putheader(name, value)
-        if body is not None:
-            conn.putheader("Content-Length", str(len(body)))
-        conn.endheaders(body)
-        response = conn.getresponse()
+        response = _send(conn, method, path, headers, body)
         length = response.getheader("Content-Length")
         data = read_bounded(response.read, int(length) if length and length.isdigit() else None)
         return response.status, data, not response.will_close
@@ -168,6 +236,23 @@ class HttpTransport:
                 self._idle.append(conn)
                 return
         conn.close()
+
+
+def _send(conn, method, path, headers, body):
+    """Send one request on ``conn`` (headers as given, repeats kept); its response, body unread."""
+    conn.putrequest(method, path, skip_accept_encoding=True)
+    for name, value in headers:
+        conn.putheader(name, value)
+    if body is not None:
+        conn.putheader("Content-Length", str(len(body)))
+    conn.endheaders(body)
+    return conn.getresponse()
+
+
+def _check_headers(headers):
+    for name, value in headers:
+        if any(c in str(name) + str(value) for c in "\r\n\0"):
+            raise ValueError(f"invalid header {name}: line breaks are not allowed")
 
 
 def _http():
@@ -281,3 +366,20 @@ class ClientTransport:
         finally:
             response.release_conn()
         return response.status, data
+
+    def stream(self, url, headers, timeout):
+        """A GET read as it arrives (a watch): ``(status, Stream)``; ``timeout`` bounds every read."""
+        from urllib3 import HTTPHeaderDict, Timeout
+
+        header_dict = HTTPHeaderDict()
+        for name, value in headers:
+            header_dict.add(name, value)
+        response = self._pool.request("GET", url, headers=header_dict, retries=False, preload_content=False,
+                                      timeout=Timeout(connect=timeout or IDLE_TIMEOUT, read=timeout or IDLE_TIMEOUT))
+
+        def stop():
+            if hasattr(response, "shutdown"):  # wakes a thread blocked reading it (urllib3 >= 2.3)
+                response.shutdown()
+
+        return response.status, Stream(response.stream(_STREAM_PIECE, decode_content=True), stop,
+                                       response.release_conn)

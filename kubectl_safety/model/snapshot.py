@@ -185,9 +185,11 @@ class ClusterSnapshot:
 
     @cached_property
     def global_default_class(self):
-        """The ``globalDefault`` class (the one with the highest value if several, as admission)."""
-        defaults = [c for c in self.priority_classes if c.global_default]
-        return max(defaults, key=lambda c: c.value) if defaults else None
+        """The ``globalDefault`` class admission uses: the lowest value if several (one rule:
+        ``analysis.priority.global_default``)."""
+        from kubectl_safety.analysis.priority import global_default  # analysis imports the model
+
+        return global_default(self)
 
     def workload(self, kind, namespace, name):
         return self._workloads_by_key.get((kind, namespace, name))

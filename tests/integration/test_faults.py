@@ -325,7 +325,7 @@ def test_api_server_restart_mid_drain_loses_nothing_and_a_rerun_finishes(
     run = start_drain(*flags, "--timeout", timeout)
     try:
         wait_until(lambda: run.saw("waiting:"), 60, "the drain to wait for the PDB", interval=0.05)
-        control_plane.kill_apiserver()  # the drain re-plans every 2 s while it waits
+        control_plane.kill_apiserver()  # the drain's watches lose the API server while it waits
         time.sleep(down)
     finally:
         control_plane.restore()  # down for `down` s plus ~3 s to start
@@ -337,7 +337,7 @@ def test_api_server_restart_mid_drain_loses_nothing_and_a_rerun_finishes(
     assert "Traceback" not in err and "error:" not in err, err
     assert report["kind"] == "DrainReport", report
     if expected == 0:
-        assert report["drained"] and run.saw("cannot re-plan, retrying: unable to connect"), err
+        assert report["drained"] and run.saw("lost the API server, watching again: unable to connect"), err
     else:
         assert report["status"] == "timeout" and "final state unknown: unable to connect" in report["message"]
         assert len(report["left"]) == 2 and len(report["evicted"]) == 2
@@ -472,7 +472,7 @@ def test_two_drains_at_once_keep_the_shared_budget(cluster, namespace, make_node
         results = [r.finish(120) for r in runs]
 
     assert [code for code, _, _ in results] == [0, 0], [err[-2000:] for _, _, err in results]
-    assert len(watch.samples) > 20
+    assert len(watch.samples) > 5  # sampled while both drains ran (they finish sooner with the watch engine)
     assert watch.min_ready >= 5, watch.min_ready  # desiredHealthy = 6 - maxUnavailable 1
     assert watch.min_status_margin >= 0, watch.min_status_margin
     assert {p["spec"]["nodeName"] for p in pods_by_uid(cluster, namespace).values()} == {nodes[2]}

@@ -65,11 +65,13 @@ def workload(cluster, make_node, namespace, tmp_path):
     return nodes, pods, str(preemptor)
 
 
-def commands(nodes, pods, preemptor):
+def commands(nodes, pods, preemptor, namespace):
     """(name, needed role, args, exit codes that mean it worked); mutating ones last."""
     on_first = [p for p in pods if p["spec"]["nodeName"] == nodes[0]] or pods
     pod_name = on_first[0]["metadata"]["name"]
-    victim = pods[-1]["metadata"]["name"]
+    untouched = [p for p in pods if p["spec"]["nodeName"] == nodes[1]]
+    assert untouched, "the scheduler left the node no mutating row empties without a replica"
+    victim = untouched[-1]["metadata"]["name"]  # drain (nodes[0]) and rollout (nodes[2]) must not evict it
     return [
         ("explain pod", "read", ["explain", "pod", pod_name], (0,)),
         ("explain node", "read", ["explain", "node", nodes[0]], (0,)),
@@ -82,7 +84,11 @@ def commands(nodes, pods, preemptor):
         ("delete --force (assessment)", "read", ["delete", "pod", victim, "--force"], (3,)),
         ("delete --dry-run", "read", ["delete", "pod", victim, "--dry-run"], (0,)),
         ("drain --dry-run=server", "operate", ["drain", nodes[1], "--dry-run=server", "--ignore-daemonsets"], (0, 3)),
+        ("check", "read", ["check", "-l", f"pool={namespace}"], (0, 3)),
+        ("rollout --dry-run", "read", ["rollout", nodes[2], "--dry-run", "--ignore-daemonsets"], (0, 3)),
         ("drain", "operate", ["drain", nodes[0], "--ignore-daemonsets", "--yes", "--timeout", "90s"], (0,)),
+        ("rollout", "operate", ["rollout", nodes[2], "--ignore-daemonsets", "--yes", "--timeout", "90s",
+                                "--gate-timeout", "90s"], (0,)),
         ("delete --force --confirm", "force-delete", ["delete", "pod", victim, "--force", "--confirm",
                                                       "--reason", "rbac test"], (0,)),
     ]
@@ -105,7 +111,7 @@ def test_every_command_works_with_exactly_its_role(cluster, audit, namespace, ac
     allowed = role_rules()
     base = ["--kubeconfig", str(cluster.kubeconfig), "-n", namespace, "-o", "json", "--request-timeout", "30s"]
     matrix = {}
-    for name, needed, args, ok_codes in commands(nodes, pods, preemptor):
+    for name, needed, args, ok_codes in commands(nodes, pods, preemptor, namespace):
         # less first (nothing may change), the role itself last (it may change the cluster)
         order = sorted(ROLES, key=lambda r: needed in CONTAINS[r])
         for role in order:
@@ -128,7 +134,7 @@ def test_every_command_works_with_exactly_its_role(cluster, audit, namespace, ac
         if name == "drain":
             cluster.kubectl("uncordon", nodes[0])
     print("\nRBAC matrix (command x role):")
-    for name, _, _, _ in commands(nodes, pods, preemptor):
+    for name, _, _, _ in commands(nodes, pods, preemptor, namespace):
         print(f"  {name:32s} " + "  ".join(f"{r}={matrix[(name, r)]}" for r in ROLES))
 
 

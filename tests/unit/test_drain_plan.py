@@ -331,3 +331,24 @@ def test_node_scoped_read_does_not_warn_about_pdbs_selecting_nothing_here():
     scoped = plan_drain(node_scoped(snapshot(*objects), {"n1"}), ["n1"], DrainOptions(check_capacity=False), NOW)
     assert not [w for w in full["warnings"] if w["code"] == "PDB_SELECTS_NOTHING"]
     assert not [w for w in scoped["warnings"] if w["code"] == "PDB_SELECTS_NOTHING"]
+
+
+def test_drain_blocks_on_pdb_over_job_pods_instead_of_waiting():
+    """Jobs have no scale subresource: the disruption controller fails safe to 0 allowed forever."""
+    ref = {"apiVersion": "batch/v1", "kind": "Job", "name": "batch", "uid": "uid-batch", "controller": True}
+    pods = [make_pod(f"b-{i}", labels={"app": "batch"}, owner=None, meta={"ownerReferences": [ref]}) for i in range(2)]
+    report = plan(N1, N2, make_workload("Job", "batch", labels={"app": "batch"}),
+                  make_pdb("batch", selector={"app": "batch"}, max_unavailable=1, allowed=1), *pods)
+    assert not report["safe"] and {p["action"] for p in report["pods"]} == {"blocked"}
+    assert "SyncFailed" in report["pdbs"][0]["neverAllows"]
+
+
+def test_pdb_sync_failed_status_is_not_reported_as_merely_stale():
+    ref = {"apiVersion": "batch/v1", "kind": "Job", "name": "batch", "uid": "uid-batch", "controller": True}
+    budget = make_pdb("batch", selector={"app": "batch"}, max_unavailable=1)
+    budget["metadata"]["generation"], budget["status"]["observedGeneration"] = 1, 0  # the fail-safe leaves it
+    budget["status"]["conditions"] = [{"type": "DisruptionAllowed", "status": "False", "reason": "SyncFailed",
+                                       "message": "jobs.batch does not implement the scale subresource"}]
+    report = plan(N1, N2, budget, make_pod("b-0", labels={"app": "batch"}, owner=None, meta={"ownerReferences": [ref]}))
+    codes = {r["code"] for r in report["pods"][0]["reasons"]}
+    assert "PDB_SYNC_FAILED" in codes and "PDB_STATUS_STALE" not in codes and not report["safe"]

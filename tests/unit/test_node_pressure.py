@@ -39,3 +39,37 @@ def test_unknown_usage_assumes_request_and_ranks_best_effort_first():
     rows = memory_pressure_order(snap.pods, snap)
     assert [r["pod"].name for r in rows] == ["besteffort-high", "guaranteed-low"]
     assert "assumed" in rows[1]["reason"]
+
+
+SIDECAR_POD = dict(containers=[container("app", {"memory": "1000"})],
+                   initContainers=[container("init", {"memory": "4000"}),
+                                   container("proxy", {"memory": "500"}, restartPolicy="Always")])
+
+
+def test_memory_pressure_rank_counts_init_containers_sidecars_and_overhead():
+    """GetResourceRequestQuantity: max(init peak, containers + sidecars) plus overhead."""
+    snap = snapshot(NODE, make_pod("side", overhead={"memory": "100"}, priority=0, **SIDECAR_POD))
+    assert memory_pressure_order(snap.pods, snap, {("default", "side"): 4200})[0]["memoryRequest"] == 4100  # init 4000 runs before the sidecar starts
+
+
+def test_memory_pressure_rank_uses_pod_level_resources():
+    snap = snapshot(NODE, make_pod("level", containers=[container("c", {"memory": "100"})],
+                                   resources={"requests": {"memory": "3000"}}, priority=0))
+    row = memory_pressure_order(snap.pods, snap, {("default", "level"): 2000})[0]
+    assert (row["memoryRequest"], row["exceedsRequest"]) == (3000, False)
+
+
+def test_memory_pressure_rank_pods_without_usage_statistics_first():
+    snap = snapshot(NODE, make_pod("over", containers=[container("c")], priority=0),
+                    make_pod("no-stats", containers=[container("c", {"memory": "100"})], priority=1000))
+    order = [r["pod"].name for r in memory_pressure_order(snap.pods, snap, {("default", "over"): 900})]
+    assert order == ["no-stats", "over"]
+
+
+def test_oom_score_adj_spreads_pod_level_memory_over_init_containers_and_sidecars():
+    """remainingPodMemReqPerContainer: (pod request - effective container request) / all containers."""
+    pod = Pod(make_pod("p", containers=[container("app", {"memory": "1000"})],
+                       initContainers=[container("proxy", {"memory": "1000"}, restartPolicy="Always")],
+                       resources={"requests": {"memory": "6000"}}))
+    # spare (6000 - 2000) / 2 containers = 2000 each: 1000 - 1000 * 3000 / 10000 = 700
+    assert {c["name"]: c["oomScoreAdj"] for c in oom_scores(pod, Node(NODE))["containers"]} == {"proxy": 700, "app": 700}

@@ -71,3 +71,56 @@ def test_never_allows_from_status_on_a_node_scoped_snapshot(spec, replicas, bloc
     scoped = scoped.replace(pods=scoped.pods[:1], complete_pod_namespaces=frozenset())
     assert bool(never_allows(scoped.pdbs[0], scoped)) is blocks
     assert budget(scoped.pdbs[0], scoped)["matchingPods"] is None
+
+
+def _job_world(pdb, kind="Job", api="batch/v1"):
+    ref = {"apiVersion": api, "kind": kind, "name": "batch", "uid": "uid-batch", "controller": True}
+    pods = [make_pod(f"b-{i}", labels={"app": "batch"}, owner=None, meta={"ownerReferences": [ref]}) for i in range(3)]
+    return snapshot(make_workload(kind, "batch", labels={"app": "batch"}), pdb, *pods)
+
+
+@pytest.mark.parametrize("spec,kind,api", [
+    (dict(max_unavailable=1), "Job", "batch/v1"), (dict(min_available="50%"), "Job", "batch/v1"),
+    (dict(max_unavailable="30%"), "DaemonSet", "apps/v1")],
+    ids=["job maxUnavailable", "job minAvailable percent", "daemonset maxUnavailable percent"])
+def test_pdb_over_pods_whose_owner_has_no_scale_subresource_never_allows(spec, kind, api):
+    """The disruption controller fails safe (SyncFailed, 0 allowed): evictions are refused forever."""
+    snap = _job_world(make_pdb("batch", selector={"app": "batch"}, allowed=1, **spec), kind, api)
+    b = budget(snap.pdbs[0], snap)
+    assert b["disruptionsAllowed"] == 0 and "does not implement the scale subresource" in b["syncFailed"]
+    assert "SyncFailed" in never_allows(snap.pdbs[0], snap)
+
+
+def test_pdb_over_job_pods_with_integer_min_available_is_computed():
+    snap = _job_world(make_pdb("batch", selector={"app": "batch"}, min_available=1))
+    assert (budget(snap.pdbs[0], snap)["disruptionsAllowed"], never_allows(snap.pdbs[0], snap)) == (2, None)
+
+
+def test_pdb_max_unavailable_over_bare_pods_never_allows():
+    """Pods without a controller are skipped: expectedPods 0, so 0 allowed whatever maxUnavailable says."""
+    pods = [make_pod(f"bare-{i}", labels={"app": "bare"}, owner=None) for i in range(2)]
+    snap = snapshot(make_pdb("bare", selector={"app": "bare"}, max_unavailable=1), *pods)
+    assert budget(snap.pdbs[0], snap)["disruptionsAllowed"] == 0
+    assert "no controller" in never_allows(snap.pdbs[0], snap)
+
+
+def test_pdb_status_sync_failed_never_allows_on_a_node_scoped_read():
+    raw = make_pdb("batch", selector={"app": "batch"}, max_unavailable=1)
+    raw["status"]["conditions"] = [{"type": "DisruptionAllowed", "status": "False", "reason": "SyncFailed",
+                                    "message": "jobs.batch does not implement the scale subresource"}]
+    snap = snapshot(raw).replace(complete_pod_namespaces=())
+    assert "SyncFailed" in never_allows(snap.pdbs[0], snap)
+
+
+def test_expired_disrupted_pod_entry_counts_as_healthy_again():
+    """disruptedPods entries older than the controller's 2-minute DeletionTimeout no longer count."""
+    pdb = make_pdb("web", min_available=1, disrupted={"web-0": "2026-11-22T08:00:00Z", "web-1": "2026-11-22T08:59:30Z"})
+    snap = _world(3, 3, pdb)
+    assert budget(snap.pdbs[0], snap)["healthyPods"] == 2
+
+
+def test_pdb_integer_min_available_over_a_bare_pod_never_allows():
+    """Found by the live fuzzer: minAvailable 1 over one pod without a controller refuses forever."""
+    snap = snapshot(make_pdb("solo", selector={"app": "solo"}, min_available=1),
+                    make_pod("solo", labels={"app": "solo"}, owner=None))
+    assert "no pod may ever be evicted" in never_allows(snap.pdbs[0], snap)

@@ -35,3 +35,11 @@ def test_unknown_class_is_rejected_like_admission():
 def test_deleted_class_does_not_change_admitted_pod():
     result = resolve(Pod(make_pod("p", priority=1000000, priority_class="gone")), snapshot())
     assert result["value"] == 1000000 and result["classMissing"] is True
+
+
+def test_several_global_default_classes_admission_takes_the_lowest():
+    """getDefaultPriorityClass: of several globalDefault classes, the lowest value wins."""
+    classes = [make_class("big-default", 1000, default=True), make_class("small-default", 10, default=True),
+               make_class("mid-default", 500, default=True)]
+    result = resolve(Pod(make_pod("p")), snapshot(*classes))
+    assert (result["value"], result["className"], result["source"]) == (10, "small-default", "globalDefault")

@@ -1,11 +1,14 @@
 """Regression tests for the known disagreements with kube-scheduler (issue 14), one per disagreement,
 all through the one filter implementation (analysis.scheduling) that drain, preemption and rebalance share."""
 
+import pytest
+
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.analysis.fit import filter_node
 from kubectl_safety.analysis.preemption import preview
+from kubectl_safety.analysis.priority import global_default
 from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
-from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.builders import NOW, make_class, make_node, make_pdb, make_pod, make_workload, snapshot
 
 ZONE = "topology.kubernetes.io/zone"
 APP = {"app": "web"}
@@ -65,6 +68,103 @@ def test_required_self_affinity_needs_the_topology_key_on_the_node():
     assert fit(pod, "plain", *nodes) == ["pod-affinity"]
     assert fit(pod, "racked", *nodes) == []
 
+
+
+def _term(namespace_fields, selector={"matchLabels": APP}, **extra):
+    term = {"topologyKey": "kubernetes.io/hostname", **namespace_fields, **extra}
+    if selector is not None:
+        term["labelSelector"] = selector
+    return {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+
+
+OTHER_BY_LABEL = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "other"}}}
+
+
+@pytest.mark.parametrize("fields, peer_namespace, expected", [
+    # a namespaceSelector replaces the pod's own namespace (it is not added to it)
+    (OTHER_BY_LABEL, "ns", ["pod-affinity"]),
+    (OTHER_BY_LABEL, "other", []),
+    # namespaces and namespaceSelector are a union
+    ({"namespaces": ["ns"], **OTHER_BY_LABEL}, "ns", []),
+    ({"namespaces": ["third"], **OTHER_BY_LABEL}, "other", []),
+    # a selector on other namespace labels: only kubernetes.io/metadata.name is known (docs/deviations.md)
+    ({"namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                                  "values": ["other"]}]}}, "ns", []),
+    # neither field: the pod's own namespace
+    ({}, "ns", []),
+    ({}, "other", ["pod-affinity"]),
+])
+def test_affinity_namespace_selector_selects_namespaces_by_their_labels(fields, peer_namespace, expected):
+    """The incoming pod's required affinity (upstream merges the selected namespaces into the term).
+    A peer on "far" (and a lone own-namespace pod matching itself) would be the escape for a first pod."""
+    pod = make_pod("new", namespace="ns", node=None, labels={"app": "other"}, affinity={"podAffinity": _term(fields)})
+    objects = [make_node("n1"), make_node("n2"), make_pod("peer", namespace=peer_namespace, node="n2", labels=APP)]
+    assert fit(pod, "n2", *objects) == expected
+
+
+
+def _name_selector(operator, *values):
+    expr = {"key": "kubernetes.io/metadata.name", "operator": operator}
+    if values:
+        expr["values"] = list(values)
+    return {"namespaceSelector": {"matchExpressions": [expr]}}
+
+
+@pytest.mark.parametrize("kind, fields, expected", [
+    # upstream merges the selected namespaces into a copy of the incoming pod's term but keeps the
+    # selector, then matches it against no labels: NotIn/DoesNotExist select every namespace
+    ("podAntiAffinity", _name_selector("DoesNotExist"), ["pod-anti-affinity"]),
+    ("podAntiAffinity", _name_selector("NotIn", "ns"), ["pod-anti-affinity"]),
+    ("podAntiAffinity", _name_selector("In", "ns"), []),
+    ("podAntiAffinity", _name_selector("Exists"), ["pod-anti-affinity"]),
+    ("podAffinity", _name_selector("DoesNotExist"), []),
+    ("podAffinity", _name_selector("In", "ns"), ["pod-affinity"]),
+])
+def test_incoming_terms_namespace_selector_is_also_matched_against_no_labels(kind, fields, expected):
+    """The incoming pod is in "ns", the peer in "other"."""
+    pod = make_pod("new", namespace="ns", node=None, labels={"app": "new"}, affinity={kind: _term(fields)})
+    peer = make_pod("peer", namespace="other", node="n1", labels=APP)
+    assert fit(pod, "n1", make_node("n1"), peer) == expected
+
+
+def test_existing_anti_affinity_namespace_selector_sees_the_namespace_labels():
+    """An existing pod's term is matched against the incoming pod's namespace labels: no quirk."""
+    guard = make_pod("guard", namespace="other", node="n1", labels={"app": "guard"},
+                     affinity={"podAntiAffinity": _term(_name_selector("NotIn", "ns"))})
+    assert fit(make_pod("new", namespace="ns", node=None, labels=APP), "n1", make_node("n1"), guard) == []
+
+@pytest.mark.parametrize("fields, incoming_namespace, expected", [
+    # an existing pod's namespaceSelector is matched against the incoming pod's namespace labels
+    (OTHER_BY_LABEL, "ns", []),
+    (OTHER_BY_LABEL, "other", ["existing-anti-affinity"]),
+    ({"namespaceSelector": {}}, "ns", ["existing-anti-affinity"]),
+    ({"namespaces": ["ns"], **OTHER_BY_LABEL}, "ns", ["existing-anti-affinity"]),
+    ({}, "other", []),
+])
+def test_existing_anti_affinity_namespace_selector_judges_the_incoming_pods_namespace(fields, incoming_namespace,
+                                                                                      expected):
+    guard = make_pod("guard", namespace="ns", node="n1", labels={"app": "guard"},
+                     affinity={"podAntiAffinity": _term(fields)})
+    pod = make_pod("new", namespace=incoming_namespace, node=None, labels=APP)
+    assert fit(pod, "n1", make_node("n1"), guard) == expected
+
+
+@pytest.mark.parametrize("kind, selector, keys, expected", [
+    # a nil labelSelector matches no pod, not even the pod itself (no first-pod escape)
+    ("podAffinity", None, {}, ["pod-affinity"]),
+    ("podAntiAffinity", None, {}, []),
+    # the API server merges matchLabelKeys (In) and mismatchLabelKeys (NotIn) into the selector
+    ("podAntiAffinity", {"matchLabels": APP}, {"matchLabelKeys": ["tier"]}, []),
+    ("podAntiAffinity", {}, {"matchLabelKeys": ["tier"]}, []),
+    ("podAntiAffinity", {"matchLabels": APP}, {"mismatchLabelKeys": ["tier"]}, ["pod-anti-affinity"]),
+    ("podAffinity", {}, {"mismatchLabelKeys": ["tier"]}, []),
+])
+def test_affinity_term_label_selector_and_label_keys(kind, selector, keys, expected):
+    """The peer has tier=2, the incoming pod tier=1."""
+    pod = make_pod("new", namespace="ns", node=None, labels={**APP, "tier": "1"},
+                   affinity={kind: _term({}, selector=selector, **keys)})
+    peer = make_pod("peer", namespace="ns", node="n1", labels={**APP, "tier": "2"})
+    assert fit(pod, "n1", make_node("n1"), peer) == expected
 
 PREEMPTING = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
 
@@ -163,3 +263,17 @@ def test_preemption_frees_a_read_write_once_pod_claim():
                     make_pod("other", node="n1", priority=0), claim, volume)
     r = preview(snap.pod("default", "hi"), snap, NOW)
     assert (r["outcome"], r["node"], [v["name"] for v in r["victims"]]) == ("preempt", "n1", ["user"])
+
+
+@pytest.mark.parametrize("classes, expected", [
+    ([("big", 1000, True), ("small", 10, True), ("mid", 500, True)], "small"),
+    ([("big", 1000, True), ("plain", -5, False)], "big"),
+    ([("plain", 7, False)], None),
+])
+def test_snapshot_global_default_class_is_the_one_admission_takes(classes, expected):
+    """Several globalDefault classes: admission (getDefaultPriorityClass) takes the lowest value,
+    and the snapshot answers with the same rule as analysis.priority."""
+    snap = snapshot(*[make_class(name, value, default=default) for name, value, default in classes])
+    chosen = snap.global_default_class
+    assert (chosen.name if chosen else None) == expected
+    assert chosen is global_default(snap)

@@ -41,3 +41,36 @@ def test_soft_eviction_is_capped_by_kubelet_setting():
     t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=120)), eviction_max_pod_grace=30)
     assert t["kubeletSoftEviction"]["gracePeriodSeconds"] == 30
     assert t["kubeletHardEviction"]["gracePeriodSeconds"] == 1
+
+
+TERMINATING = {"deletionTimestamp": "2099-01-01T00:00:30Z", "deletionGracePeriodSeconds": 30}
+KEEPS = [
+    ("already terminating pod keeps its deletion grace over a shorter spec",
+     dict(terminationGracePeriodSeconds=5, meta=TERMINATING), None, 30),
+    ("already terminating pod that finished keeps its deletion grace", dict(phase="Succeeded", meta=TERMINATING), None, 30),
+    ("already terminating pod without deletion grace is deleted at once",
+     dict(meta={"deletionTimestamp": "2099-01-01T00:00:00Z"}), None, 0),
+    ("already terminating pod: a shorter request whose deadline passed becomes 1 s",
+     dict(meta={"deletionTimestamp": "2020-01-01T00:00:30Z", "deletionGracePeriodSeconds": 30}), 10, 1),
+]
+
+
+@pytest.mark.parametrize("kwargs,requested,expected", [c[1:] for c in KEEPS], ids=[c[0] for c in KEEPS])
+def test_already_terminating_pod_keeps_its_deletion_grace(kwargs, requested, expected):
+    from datetime import datetime, timezone
+    now = datetime(2026, 11, 22, 9, 0, tzinfo=timezone.utc)
+    assert api_grace_period(Pod(make_pod("p", **kwargs)), requested, now=now)["seconds"] == expected
+
+
+def test_sidecars_stop_after_main_containers_and_their_pre_stop_hooks_run():
+    hook = {"preStop": {"sleep": {"seconds": 3}}}
+    sidecars = [container("log", restartPolicy="Always", lifecycle=hook), container("mesh", restartPolicy="Always")]
+    t = timeline(Pod(make_pod("p", containers=[container("app")], initContainers=sidecars)))
+    assert [(p["container"], p["sidecar"]) for p in t["preStop"]] == [("log", True)]
+    events = [s["event"] for s in t["steps"]]
+    assert any("sidecars (mesh, log) get SIGTERM only after every main container has exited" in e for e in events)
+
+
+def test_kubelet_minimum_grace_of_two_seconds_without_pre_stop():
+    t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=1)))
+    assert t["steps"][-1] == {"at": 2, "event": "SIGKILL to anything still running"}

@@ -11,6 +11,8 @@ API (stable; ``analysis.fit`` re-exports it)::
         state.pods (dict key -> Pod), state.requested (dict), state.pod_count
 
     filter_node(pod, node, snapshot, state=None) -> list[Failure]   # [] means the pod fits
+    node_failures(pod, node); pod_failures(pod, node, snapshot, state)   # its two halves
+    fit_failures(pod, node, state, pre)   # pod_failures of a pod that no other pod affects
 
 Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
 ``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
@@ -51,9 +53,12 @@ are returned in that order (the first one is the status the scheduler reports):
   (``labelSelector: {}``) counts no pod (upstream's ``selector.Empty()``) but matches the pod itself.
 - InterPodAffinity: the incoming pod's required affinity (unresolvable; every term's topology
   key must be on the node, also for the first pod of a self-affine series), its required
-  anti-affinity and existing pods' required anti-affinity (resolvable). Simplification:
-  a term's ``namespaceSelector`` ``{}`` means all namespaces; a non-empty one is read as the
-  pod's own namespace plus ``namespaces`` (namespace labels are not in the snapshot).
+  anti-affinity and existing pods' required anti-affinity (resolvable). A term covers its
+  ``namespaces`` plus those its ``namespaceSelector`` selects (``{}``: all; neither field: the
+  owner's namespace); namespace labels are read as ``kubernetes.io/metadata.name`` only (the
+  snapshot keeps namespace names, not labels: docs/deviations.md). As upstream, the incoming
+  pod's own terms also match a namespace when their selector accepts empty labels (``_Term.matches``). ``matchLabelKeys`` /
+  ``mismatchLabelKeys`` are merged into a non-nil ``labelSelector`` as the API server does on create.
 
 NodeVolumeLimits and DRA are not modelled. Everything expensive is computed once per snapshot
 (node states) or once per (pod, snapshot) (PreFilter state) and cached weakly on the snapshot.
@@ -132,21 +137,37 @@ class NodeState:
 
 
 def filter_node(pod, node, snapshot, state=None) -> list:
-    """The Filter failures of ``pod`` on ``node`` ([] = fits), all plugins evaluated, in order."""
+    """The Filter failures of ``pod`` on ``node`` ([] = fits), all plugins evaluated, in order:
+    ``node_failures`` then (unless the pod is gated) ``pod_failures``."""
+    failures = node_failures(pod, node)
+    if failures and failures[0].plugin == "SchedulingGates":
+        return failures
+    return failures + pod_failures(pod, node, snapshot, state)
+
+
+def node_failures(pod, node) -> list:
+    """The plugins that read only the pod and the Node object, in order: SchedulingGates (alone),
+    NodeUnschedulable, NodeName, TaintToleration, NodeAffinity. The same for any snapshot."""
     gates = scheduling_gated(pod)
     if gates:
         return [Failure("SchedulingGates", "scheduling-gated",
                         f"waiting for scheduling gates: {', '.join(gates)} (the pod is not scheduled until "
                         "they are removed)", False)]
+    failures = []
+    for check in (_node_unschedulable, _node_name, _taints, _node_affinity):
+        failure = check(pod, node, None, None)
+        if failure:
+            failures.append(failure)
+    return failures
+
+
+def pod_failures(pod, node, snapshot, state=None) -> list:
+    """The plugins that read the pods too, in order: NodePorts, NodeResourcesFit, the volume plugins,
+    PodTopologySpread, InterPodAffinity (``filter_node`` runs them after ``node_failures``)."""
     if state is None:
         state = _base_state(node, snapshot)
     pre = _prefilter(pod, snapshot)
-    failures = []
-    for check in (_node_unschedulable, _node_name, _taints, _node_affinity, _ports):
-        failure = check(pod, node, state, pre)
-        if failure:
-            failures.append(failure)
-    failures.extend(_resources(pod, node, state, pre))
+    failures = fit_failures(pod, node, state, pre)
     if pre.volumes:
         failures.extend(pre.volumes)
     else:
@@ -158,6 +179,14 @@ def filter_node(pod, node, snapshot, state=None) -> list:
     failures.extend(_topology_spread(pre, node, delta))
     failures.extend(_inter_pod_affinity(pre, node, delta))
     return failures
+
+
+def fit_failures(pod, node, state, pre) -> list:
+    """NodePorts and NodeResourcesFit (``pre``: anything with the pod's ``requests`` and host
+    ``ports``): all ``pod_failures`` has to say of a pod without claims, DoNotSchedule spread
+    constraints or required pod (anti-)affinity, that no required anti-affinity of a pod selects."""
+    port = _ports(pod, node, state, pre)
+    return ([port] if port else []) + _resources(pod, node, state, pre)
 
 
 def scheduling_gated(pod) -> list:
@@ -265,7 +294,7 @@ _PER_POD = weakref.WeakKeyDictionary()  # Pod -> (requests, required anti-affini
 def _pod_facts(pod) -> tuple:
     facts = _PER_POD.get(pod)
     if facts is None:
-        facts = _PER_POD[pod] = (pod_requests(pod), required_terms(pod, "podAntiAffinity"))
+        facts = _PER_POD[pod] = (pod_requests(pod), required_terms(pod, "podAntiAffinity", incoming=False))
     return facts
 
 
@@ -277,7 +306,7 @@ def requests_of(pod) -> dict:
 def _cache(snapshot) -> dict:
     entry = _CACHE.get(snapshot)
     if entry is None:
-        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}}
+        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}, "domains": {}}
     return entry
 
 
@@ -305,44 +334,67 @@ def _base_state(node, snapshot) -> NodeState:
     return state
 
 
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def namespace_labels(name) -> dict:
+    """The labels a namespaceSelector sees: the snapshot keeps namespace names, not their labels,
+    but the API server gives every namespace the immutable ``kubernetes.io/metadata.name`` label
+    (selectors on other namespace labels: docs/deviations.md)."""
+    return {NAMESPACE_NAME_LABEL: name}
+
+
 @dataclass(frozen=True)
 class _Term:
-    """A pod (anti-)affinity term, resolved against its owner pod."""
+    """A pod (anti-)affinity term, resolved against its owner pod (upstream ``fwk.AffinityTerm``)."""
 
     key: str
-    namespaces: object  # frozenset of names; None = every namespace
+    namespaces: frozenset  # ``namespaces``, or the owner's namespace when neither field is set
+    namespace_selector: object  # LabelSelector over namespace labels; None matches nothing
     selector: object  # LabelSelector; None matches nothing
+    incoming: bool = True  # a term of the pod being scheduled (see ``matches``)
 
     @classmethod
-    def parse(cls, raw, owner):
-        base = LabelSelector.parse(raw.get("labelSelector"))
-        reqs = list(base.requirements) if base else []
-        for k in raw.get("matchLabelKeys") or []:
-            if k in owner.labels:
-                reqs.append((k, "In", frozenset([owner.labels[k]])))
-        for k in raw.get("mismatchLabelKeys") or []:
-            if k in owner.labels:
-                reqs.append((k, "NotIn", frozenset([owner.labels[k]])))
-        selector = LabelSelector(reqs) if base is not None or reqs else None
+    def parse(cls, raw, owner, incoming=True):
+        selector = LabelSelector.parse(raw.get("labelSelector"))
+        if selector is not None:  # the API server's merge on create (a no-op for a stored pod)
+            reqs = list(selector.requirements)
+            for k in raw.get("matchLabelKeys") or []:
+                if k in owner.labels:
+                    reqs.append((k, "In", frozenset([owner.labels[k]])))
+            for k in raw.get("mismatchLabelKeys") or []:
+                if k in owner.labels:
+                    reqs.append((k, "NotIn", frozenset([owner.labels[k]])))
+            selector = LabelSelector(reqs)
         listed = frozenset(raw.get("namespaces") or [])
         ns_selector = raw.get("namespaceSelector")
-        if ns_selector is None:
-            namespaces = listed or frozenset([owner.namespace])
-        elif not (ns_selector.get("matchLabels") or ns_selector.get("matchExpressions")):
-            namespaces = None  # {} selects every namespace
-        else:
-            namespaces = listed | {owner.namespace}  # approximation: namespace labels are unknown
-        return cls(raw.get("topologyKey") or "", namespaces, selector)
+        if not listed and ns_selector is None:
+            listed = frozenset([owner.namespace])
+        return cls(raw.get("topologyKey") or "", listed, LabelSelector.parse(ns_selector), selector, incoming)
 
     def matches(self, pod) -> bool:
-        return (self.selector is not None and (self.namespaces is None or pod.namespace in self.namespaces)
-                and self.selector.matches(pod.labels))
+        """``AffinityTerm.Matches``: the pod's namespace is listed or selected, and its labels match.
+
+        An existing pod's term judges the incoming pod's namespace labels. The incoming pod's own
+        terms are first given the namespaces their namespaceSelector selects
+        (``mergeAffinityTermNamespacesIfNotEmpty``), but upstream resets the selector to Nothing
+        on a copy of the term, so the selector stays and is then matched against no labels at
+        all: a selector that empty labels satisfy (``{}``, ``NotIn``, ``DoesNotExist``) selects
+        every namespace."""
+        if self.selector is None:
+            return False
+        sel = self.namespace_selector
+        if not (pod.namespace in self.namespaces or (sel is not None and (
+                sel.matches(namespace_labels(pod.namespace)) or (self.incoming and sel.matches({}))))):
+            return False
+        return self.selector.matches(pod.labels)
 
 
-def required_terms(pod, kind) -> list:
-    """``kind`` is "podAffinity" or "podAntiAffinity"; the required terms, parsed."""
+def required_terms(pod, kind, incoming=True) -> list:
+    """``kind`` is "podAffinity" or "podAntiAffinity"; the required terms, parsed. ``incoming``:
+    terms of the pod being scheduled; False for an existing pod's anti-affinity judging it."""
     raw = (pod.affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
-    return [_Term.parse(t, pod) for t in raw]
+    return [_Term.parse(t, pod, incoming) for t in raw]
 
 
 def _labelled(snapshot, namespace, selector) -> list:
@@ -363,6 +415,22 @@ def _labelled(snapshot, namespace, selector) -> list:
     return min((indexes[namespace].get(item, []) for item in exact), key=len)
 
 
+def eligible_domains(pod, constraint, keys, snapshot) -> dict:
+    """{node name: its domain} of the nodes that count for a spread constraint of ``pod`` (all of
+    ``keys`` labelled, and the constraint's node affinity and taint policies), in node order;
+    cached per snapshot by what decides it, so pods alike share it."""
+    c = normalized(constraint)
+    honor_affinity, honor_taints = c["nodeAffinityPolicy"] == "Honor", c["nodeTaintsPolicy"] == "Honor"
+    key = repr((c["topologyKey"], tuple(keys), honor_affinity, honor_taints,
+                (pod.spec.get("nodeSelector"), pod.affinity.get("nodeAffinity")) if honor_affinity else None,
+                pod.tolerations if honor_taints else None))
+    cache = _cache(snapshot)["domains"]
+    if key not in cache:
+        cache[key] = {node.name: node.labels[c["topologyKey"]] for node in snapshot.nodes
+                      if node_eligible(pod, node, c, keys)}
+    return cache[key]
+
+
 class _Spread:
     """One DoNotSchedule constraint with its domain counts (PodTopologySpread PreFilter)."""
 
@@ -376,11 +444,11 @@ class _Spread:
         for p in _labelled(snapshot, pod.namespace, self.selector):
             if p.node_name and not p.is_terminal and self.counts_pod(pod, p):
                 per_node[p.node_name] = per_node.get(p.node_name, 0) + 1
-        self.counts = {}
-        for node in snapshot.nodes:
-            if node_eligible(pod, node, c, keys):
-                value = node.labels[self.key]
-                self.counts[value] = self.counts.get(value, 0) + per_node.get(node.name, 0)
+        domains = eligible_domains(pod, raw, keys, snapshot)
+        self.counts = dict.fromkeys(domains.values(), 0)
+        for name, count in per_node.items():
+            if name in domains:
+                self.counts[domains[name]] += count
         lowest = sorted((n, v) for v, n in self.counts.items())[:2]
         self.lowest = lowest  # the two smallest (count, domain): min after one domain changes
 
@@ -463,7 +531,7 @@ def existing_anti_affinity(snapshot) -> list:
                     "requiredDuringSchedulingIgnoredDuringExecution"):
                 node = snapshot.node(p.node_name)
                 if node is not None:
-                    found.append((p, node, required_terms(p, "podAntiAffinity")))
+                    found.append((p, node, _pod_facts(p)[1]))
         entry["anti"] = found
     return entry["anti"]
 

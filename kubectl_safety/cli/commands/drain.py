@@ -8,14 +8,13 @@ import click
 from kubectl_safety.cli.completion import complete_dry_run, complete_nodes
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import emit, table, warn
+from kubectl_safety.cli.render import as_text, emit, table, warn
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.model.duration import human_duration
 
 API_VERSION = "safety.kubectl.io/v1"
-POLL_SECONDS = 2.0  # re-plan cadence while waiting for a PDB to allow more
-BLOCKED_GRACE = 30.0  # a re-plan must stay blocked this long before a running drain gives up
 SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions
 MAX_WORKERS = 32
 EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)\n"
@@ -29,8 +28,34 @@ def _dry_run_value(ctx, param, value):
     """kubectl's bare ``--dry-run`` is client; a following word that is no mode is a node name."""
     if value in ("none", "client", "server"):
         return value
-    ctx.meta["drain.node_after_dry_run"] = value
+    ctx.meta["node_after_dry_run"] = value
     return "client"
+
+
+def drain_flags(f):
+    """kubectl drain's flags that drain and rollout share (and --no-capacity, --accept-risk, --order, --yes)."""
+    options = [
+        click.option("--ignore-daemonsets", is_flag=True, help="Skip DaemonSet-managed pods."),
+        click.option("--delete-emptydir-data", is_flag=True, help="Evict pods using emptyDir (their data is lost)."),
+        click.option("--force", is_flag=True, help="Also evict pods without a controller (they are not recreated)."),
+        click.option("--grace-period", type=int, default=-1, show_default=True, metavar="SECONDS",
+                     help="Grace period for each pod (negative: the pod's own)."),
+        click.option("--skip-wait-for-delete-timeout", type=int, default=0, show_default=True, metavar="SECONDS",
+                     help="Skip pods terminating for longer than this (0: never skip)."),
+        click.option("--no-capacity", is_flag=True,
+                     help="Do not check where replacements fit: read only the nodes' pods, PDBs and DaemonSets "
+                          "(as fast as kubectl drain on a large cluster); budgets still hold."),
+        click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
+                     help="Go ahead despite these risks (codes of risks[], or aliases such as unplaceable); "
+                          "repeatable. Nothing is accepted implicitly; accepted risks stay listed."),
+        click.option("--order", type=click.Choice(["default", "priority"]), default="default", show_default=True,
+                     help="priority: evict lower-priority pods first, each priority level gone before the next."),
+        click.option("--yes", "-y", is_flag=True,
+                     help="Do not ask for confirmation (required when stdin is not a terminal)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
 
 
 @click.command("drain", epilog=EXIT)
@@ -39,29 +64,17 @@ def _dry_run_value(ctx, param, value):
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_value,
               metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send every eviction the "
                                         "plan allows now with dryRun=All. Bare --dry-run means client.")
-@click.option("--ignore-daemonsets", is_flag=True, help="Skip DaemonSet-managed pods.")
-@click.option("--delete-emptydir-data", is_flag=True, help="Evict pods using emptyDir (their data is lost).")
-@click.option("--force", is_flag=True, help="Also evict pods without a controller (they are not recreated).")
-@click.option("--grace-period", type=int, default=-1, show_default=True, metavar="SECONDS",
-              help="Grace period for each pod (negative: the pod's own).")
+@drain_flags
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="Give up after this long, e.g. 5m (0: wait forever). Nodes stay cordoned.")
 @click.option("--pod-selector", default="", metavar="SELECTOR", help="Only pods matching this label selector.")
 @click.option("--disable-eviction", is_flag=True, help="Delete instead of evicting: bypasses PodDisruptionBudgets.")
-@click.option("--skip-wait-for-delete-timeout", type=int, default=0, show_default=True, metavar="SECONDS",
-              help="Skip pods terminating for longer than this (0: never skip).")
 @click.option("--chunk-size", type=int, default=500, show_default=True, metavar="N",
               help="List large collections in pages of this size (0: no paging).")
-@click.option("--no-capacity", is_flag=True,
-              help="Do not check where replacements fit: read only the nodes' pods, PDBs and DaemonSets "
-                   "(as fast as kubectl drain on a large cluster); budgets still hold.")
-@click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
-              help="Go ahead despite these risks (codes of risks[], or aliases such as unplaceable); repeatable. "
-                   "Nothing is accepted implicitly; accepted risks stay listed.")
-@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (required when stdin is not a terminal).")
 @global_options
 def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, force, grace_period, timeout,
-            pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, no_capacity, accept_risk, yes):
+            pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, no_capacity, accept_risk, order,
+            yes):
     """Plan a drain against PodDisruptionBudgets and capacity, then drain without breaking them.
 
     The plan lists every pod of the nodes with its action (evict, delete, wait, skip,
@@ -91,7 +104,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     from kubectl_safety.model.selectors import LabelSelector
 
     s = Session(get_globals())
-    extra = click.get_current_context().meta.get("drain.node_after_dry_run")
+    extra = click.get_current_context().meta.get("node_after_dry_run")
     nodes = ((extra,) if extra else ()) + tuple(nodes)
     if bool(nodes) == bool(selector):
         raise UsageError("cannot specify both a node name and a --selector option" if nodes
@@ -127,7 +140,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
         raise RefusedError("the drain is not safe: " + unaccepted_codes(plan)
                            + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
     _confirm(plan, yes)
-    return ctx.run(plan, deadline_seconds)
+    return ctx.run(plan, deadline_seconds, order)
 
 
 def _duration(text, flag) -> float:
@@ -142,7 +155,7 @@ def _duration(text, flag) -> float:
 def _confirm(plan, yes):
     """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
     if not yes and sys.stdin.isatty():
-        click.echo(render_plan(plan), err=True, nl=False)
+        click.echo(as_text(plan, render_plan), err=True, nl=False)
     s = plan["summary"]
     confirm(f"Cordon {', '.join(n['name'] for n in plan['nodes'])} and evict {s['evict'] + s['wait']} pod(s) "
             f"in {len(plan['waves'])} wave(s), about {plan['estimatedSeconds']}s?", yes, "drain")
@@ -193,126 +206,38 @@ class _Drain:
         missing = [n for n in self.nodes if snap.node(n) is None]
         if missing:
             hint = (" (--dry-run takes none, client or server)"
-                    if missing[0] == click.get_current_context().meta.get("drain.node_after_dry_run") else "")
+                    if missing[0] == click.get_current_context().meta.get("node_after_dry_run") else "")
             raise NotFoundError(f'node "{missing[0]}" not found{hint}')
         return snap, plan_drain(snap, self.nodes, self.options, snap.taken_at)
 
     # -- real drain --------------------------------------------------------------------------
-    def run(self, plan, timeout) -> int:
-        """Cordon, then evict wave by wave, re-planning after each wave; report."""
-        from kubectl_safety.cluster.executor import Executor
+    def run(self, plan, timeout, order="default") -> int:
+        """Cordon, re-plan the pods there once cordoned, let the engine drain them; report."""
+        from kubectl_safety.engine.drainer import Drainer
 
-        executor = Executor(self.s.connection("drain"), on_event=self.progress)
+        drainer = Drainer(self.s.connection("drain"), on_event=self.progress)
         started = time.monotonic()
         deadline = started + timeout if timeout else None
         report = _Report(self.nodes, plan)
-        self.latest = plan
-        with interrupts(executor, "stopping after the requests in flight; nodes stay cordoned"):
-            for node in self.nodes:
-                outcome = executor.cordon(node)
+        with interrupts(drainer.executor, "stopping after the requests in flight; nodes stay cordoned"):
+            for outcome in drainer.cordon(self.nodes):
                 report.outcomes.append(outcome.to_dict())
-                self.progress({"event": "cordon", "pod": node, "message": outcome.message, "result": outcome.result})
                 if outcome.result != "done":
-                    report.finish(plan, started, "error", f"unable to cordon node {node!r}: {outcome.message}")
+                    report.finish(started, "error", f"unable to cordon node {outcome.pod!r}: {outcome.message}")
                     return self._emit(report, ExitCode.ERROR)
-            plan = self._replan(plan, deadline)  # the pods there once cordoned: only these are drained
-            status, message = self._evict_loop(executor, plan, deadline, report)
-        try:
-            _, final = self.plan()
-        except ClusterError as e:  # the API server is gone again: report the last plan seen
-            final = self.latest
-            message = "; ".join(filter(None, [message, f"final state unknown: {e}"]))
-        report.finish(final, started, status, message)
+            try:
+                _, plan = self.plan()  # the pods there once cordoned: only these are drained
+            except ClusterError as e:
+                self.progress({"event": "unreachable", "message": str(e)})
+            result = drainer.drain(plan, deadline=deadline, order=order,
+                                   grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
+                                   skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout)
+        report.absorb(result)
+        report.finish(started, result.status, result.message)
         if report.data["drained"]:
             for node in self.nodes:
                 self.progress({"event": "drained", "pod": node})
-        if status == "blocked" and not (report.done or report.gone):
-            return self._emit(report, ExitCode.UNSAFE)
-        codes = {"drained": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED}
-        return self._emit(report, codes.get(status, ExitCode.PARTIAL))
-
-    def _evict_loop(self, executor, plan, deadline, report):
-        """Evict the pods on the cordoned nodes, like kubectl drain once: a replacement that comes
-        back (it tolerates node.kubernetes.io/unschedulable) is left there, not evicted again."""
-        attempted = set()  # uids already evicted/deleted: only waited for afterwards
-        known = {p["uid"] for p in plan["pods"]}
-        blocked_since = None
-        while True:
-            if executor.interrupted.is_set():
-                return "interrupted", "interrupted: no further evictions were sent"
-            if deadline is not None and time.monotonic() >= deadline:
-                return "timeout", "global timeout reached"
-            pending = [p for p in plan["pods"] if p["action"] in ("evict", "delete", "wait", "blocked")
-                       and p["uid"] in known]
-            if not pending:
-                return "drained", None
-            blocked = [p for p in pending if p["action"] == "blocked"]
-            if blocked:
-                # Budgets are in flux while replacements start: only a lasting block stops the drain.
-                blocked_since = blocked_since or time.monotonic()
-                if time.monotonic() - blocked_since >= BLOCKED_GRACE:
-                    return "blocked", "blocked: " + "; ".join(f"{p['namespace']}/{p['name']}: {_why(p)}"
-                                                              for p in blocked[:5])
-            else:
-                blocked_since = None
-            now = [p for p in pending if p["action"] in ("evict", "delete") and p["uid"] not in attempted]
-            gone_wait = [p for p in pending if p["uid"] in attempted]
-            if now:
-                failed = self._wave(executor, now, deadline, report)
-                attempted |= {p["uid"] for p in now}
-                if failed:
-                    return "failed", "; ".join(failed)
-            elif gone_wait:
-                executor.wait_gone([_raw(p) for p in gone_wait], _soon(deadline, POLL_SECONDS))
-            else:
-                line = "; ".join(_why(p) for p in pending if p["action"] in ("wait", "blocked"))[:300]
-                self.progress({"event": "waiting", "message": line, "timeLeft": _left(deadline)})  # countdown moves
-                executor.pause(POLL_SECONDS)
-            plan = self._replan(plan, deadline)
-
-    def _replan(self, plan, deadline):
-        """A fresh plan; while the API server cannot be reached, the last one (the loop retries)."""
-        try:
-            _, self.latest = self.plan()
-        except ClusterError as e:
-            self.progress({"event": "unreachable", "message": str(e), "timeLeft": _left(deadline)})
-            return plan
-        return self.latest
-
-    def _wave(self, executor, pods, deadline, report) -> list:
-        """Evict (or delete) pods concurrently, each waited for until gone; returns failures."""
-        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-
-        from kubectl_safety.cluster.executor import RETRIED
-
-        grace = self.options.grace_period if self.options.grace_period >= 0 else None
-        failures = []
-
-        def one(p):
-            raw = _raw(p)
-            if p["action"] == "delete":
-                outcome = executor.delete(raw, grace)
-                executor.emit(outcome.result, pod=outcome.pod, status=outcome.status, message=outcome.message)
-            else:
-                outcome = executor.evict_with_retry(raw, deadline, grace)
-            if outcome.result == "done":
-                executor.wait_gone([raw], deadline)
-            return p, outcome
-
-        with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(pods))) as pool:
-            futures = {pool.submit(one, p) for p in pods}
-            while futures:
-                finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    p, outcome = f.result()
-                    report.outcomes.append(outcome.to_dict())
-                    if outcome.result == "done":
-                        report.done.append(f"{p['namespace']}/{p['name']}")
-                    elif outcome.result == "gone":  # deleted or replaced by someone else meanwhile
-                        report.gone.append(f"{p['namespace']}/{p['name']}")
-                    elif outcome.result not in RETRIED:  # retried ones end only on timeout or interrupt
-                        failures.append(f"{outcome.pod}: {outcome.result} {outcome.message}".strip())
-        return failures
+        return self._emit(report, exit_code(result))
 
     def _emit(self, report, code) -> int:
         emit(report.to_dict(), self.s.g.output, render_report)
@@ -377,18 +302,11 @@ def _raw(p) -> dict:
             "spec": {"nodeName": p["node"]}}
 
 
-def _why(p) -> str:
-    reasons = [r for r in p["reasons"] if r["severity"] != "info"] or p["reasons"]
-    return reasons[-1]["message"] if reasons else p["action"]
-
-
-def _left(deadline):
-    return None if deadline is None else max(0.0, deadline - time.monotonic())
-
-
-def _soon(deadline, seconds):
-    soon = time.monotonic() + seconds
-    return soon if deadline is None else min(deadline, soon)
+def exit_code(result) -> int:
+    """A drain's exit code: 0 drained, 3 blocked before anything moved, 130 interrupted, else 4."""
+    if result.status == "blocked" and not (result.evicted or result.gone):
+        return ExitCode.UNSAFE
+    return {"drained": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED}.get(result.status, ExitCode.PARTIAL)
 
 
 class _Report:
@@ -397,21 +315,27 @@ class _Report:
     def __init__(self, nodes, plan):
         self.nodes = nodes
         self.initial = plan
-        self.done = []
-        self.gone = []
+        self.result = None
         self.outcomes = []
         self.data = None
 
-    def finish(self, final_plan, started, status, message):
-        left = [{"namespace": p["namespace"], "name": p["name"], "node": p["node"], "action": p["action"],
-                 "reason": _why(p)}
-                for p in final_plan["pods"] if p["action"] in ("evict", "delete", "wait", "blocked")]
+    def absorb(self, result):
+        self.result = result
+        self.outcomes += result.outcomes
+
+    def finish(self, started, status, message):
+        r = self.result
+        left = (r.left if r else []) + [  # the node is not empty: said, not chased
+            {"namespace": a["pod"].split("/", 1)[0], "name": a["pod"].split("/", 1)[1], "node": a["node"],
+             "action": "appeared", "reason": "came onto the drained node afterwards (it tolerates the cordon): "
+                                             "reported, not evicted"} for a in (r.appeared if r else [])]
         self.data = {
             "kind": "DrainReport", "apiVersion": API_VERSION,
             "nodes": self.nodes, "status": status, "drained": status == "drained" and not left,
             "message": message, "elapsedSeconds": round(time.monotonic() - started, 1),
-            "evicted": sorted(set(self.done)), "goneMeanwhile": sorted(set(self.gone)), "left": left,
-            "outcomes": self.outcomes,
+            "evicted": sorted(set(r.evicted)) if r else [], "goneMeanwhile": sorted(set(r.gone)) if r else [],
+            "left": left, "appeared": r.appeared if r else [], "outcomes": self.outcomes,
+            "requests": r.requests if r else {},
             "plan": {"summary": self.initial["summary"], "waves": len(self.initial["waves"]),
                      "estimatedSeconds": self.initial["estimatedSeconds"]},
         }
@@ -428,14 +352,20 @@ class _Progress:
 
         self.out = Progress()
 
+    LIVE = ("retrying", "waiting", "unreachable")  # events shown on the live status line
+
     def __call__(self, event):
-        line = _event_line(event)
+        line = self.text(event)
         if not line:
             return
-        if event["event"] in ("retrying", "waiting", "unreachable"):
+        if event["event"] in self.LIVE:
             self.out.status(line, event.get("timeLeft"))
         else:
             self.out.line(line)
+
+    @staticmethod
+    def text(event) -> str:
+        return _event_line(event)
 
 
 def _event_line(e) -> str:
@@ -454,7 +384,11 @@ def _event_line(e) -> str:
     if kind == "evicted":
         return f"pod/{pod.rsplit('/', 1)[-1]} evicted"
     if kind == "unreachable":
-        return f"cannot re-plan, retrying: {e.get('message')}"
+        return f"lost the API server, watching again: {e.get('message')}"
+    if kind == "appeared":
+        return f"pod/{pod.rsplit('/', 1)[-1]} appeared on node/{e.get('node')} after the drain (reported, not evicted)"
+    if kind == "uncordon":
+        return f"node/{pod} {e.get('message') or e.get('result')}"
     if kind == "gave-up":
         return f"gave up evicting pod {pod} ({e.get('reason')}): {e.get('message')}"
     if kind in ("done", "gone"):
@@ -467,16 +401,17 @@ def render_plan(r, wide=False) -> str:
     lines = []
     for n in r["nodes"]:
         lines.append(f"Node {n['name']}: {n['pods']} pod(s)" + (" (already cordoned)" if n["unschedulable"] else ""))
-    rows = []
+    rows, several = [], len(r["nodes"]) > 1  # one node: the heading above names it
     for p in r["pods"]:
         shown = p["reasons"] if wide else [x for x in p["reasons"] if x["severity"] != "info"] or p["reasons"][:1]
         why = "; ".join(f"{x['code']}: {x['message']}" if wide else x["code"] for x in shown)
-        row = [p["action"], p["wave"] or "-", f"{p['namespace']}/{p['name']}", p["node"], p["pdb"] or "-",
-               p["replacementNode"] or "-", why]
+        row = [p["action"], p["wave"] or "-", f"{p['namespace']}/{p['name']}"] + ([p["node"]] if several else []) \
+            + [p["pdb"] or "-", p["replacementNode"] or "-", why]
         if "serverDryRun" in p:
             row.append(p["serverDryRun"]["result"])
         rows.append(row)
-    headers = ["action", "wave", "pod", "node", "pdb", "replacement", "reasons"] + (["server"] if "serverDryRun" in r else [])
+    headers = ["action", "wave", "pod"] + (["node"] if several else []) + ["pdb", "replacement", "reasons"] \
+        + (["server"] if "serverDryRun" in r else [])
     lines.append("")
     lines.append(table(rows, headers).rstrip() or "no pods")
     if not wide:
@@ -496,10 +431,14 @@ def render_plan(r, wide=False) -> str:
         lines.append("\nReplacements that fit nowhere:")
         lines += [f"  {u['namespace']}/{u['name']}: {u['reason']}" for u in r["capacity"]["unplaceable"]]
     if r["waves"]:
+        from kubectl_safety.analysis.drain import RETRY_SECONDS
+
         lines.append("\nWaves:")
-        lines += [f"  {w['wave']}: {len(w['pods'])} pod(s), grace {w['gracePeriodSeconds']}s"
-                  + (f", then ~{w['readySeconds']}s for replacements to be Ready" if w["readySeconds"] else "")
-                  + f" (~{w['estimatedSeconds']}s)" for w in r["waves"]]
+        lines += [f"  {w['wave']}: {len(w['pods'])} pod(s), grace {human_duration(w['gracePeriodSeconds'])}"
+                  + (f", then ~{human_duration(w['readySeconds'])} for replacements to be Ready"
+                     if w["readySeconds"] else "")
+                  + (f", +{human_duration(RETRY_SECONDS)} eviction retry" if w["wave"] > 1 else "")
+                  + f" (~{human_duration(w['estimatedSeconds'])})" for w in r["waves"]]
     for w in r["warnings"]:
         lines.append(f"\n{w['severity']}: {w['message']}")
     lines += render_risks(r.get("risks") or [])
@@ -515,7 +454,7 @@ def render_plan(r, wide=False) -> str:
                "SAFE: the drain can complete" if r["safe"] else
                f"NOT SAFE ({unaccepted_codes(r)}): exit 3 unless accepted with --accept-risk")
     lines.append(f"\n{verdict}: {s['evict']} evict now, {s['wait']} wait, {s['delete']} delete, "
-                 f"{s['skip']} skip, {s['blocked']} blocked; estimated {r['estimatedSeconds']}s.")
+                 f"{s['skip']} skip, {s['blocked']} blocked; estimated {human_duration(r['estimatedSeconds'])}.")
     return "\n".join(lines) + "\n"
 
 

@@ -9,7 +9,7 @@ import click
 from kubectl_safety.cli.completion import complete_workloads
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import emit, table
+from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
@@ -17,7 +17,6 @@ from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageEr
 KINDS = {"deployment": "Deployment", "deployments": "Deployment", "deploy": "Deployment",
          "statefulset": "StatefulSet", "statefulsets": "StatefulSet", "sts": "StatefulSet",
          "replicaset": "ReplicaSet", "replicasets": "ReplicaSet", "rs": "ReplicaSet"}
-POLL = 1.0
 EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)\n"
         "\b\nExit codes: 0 nothing to do or the plan fixes every constraint safely (after acting: fixed),\n"
         "1 error, 2 usage, 3 the plan cannot fix everything, has risks not accepted (risks[]; same\n"
@@ -127,108 +126,57 @@ def _measure(s, scope, options):
 def _confirm(plan, yes):
     """Like drain: ask on a terminal (after showing the plan); without one, --yes is required."""
     if not yes and sys.stdin.isatty():
-        click.echo(render(plan), err=True)
+        click.echo(as_text(plan, render), err=True)
     confirm(f"Evict {len(_round_one(plan))} pod(s) now?", yes, "rebalance")
 
 
 def _round_one(plan) -> list:
-    """The evictions of the plan's first round (the next one the PDBs allow)."""
-    first = min((e["round"] for e in plan["evictions"]), default=None)
-    return [e for e in plan["evictions"] if e["round"] == first]
+    from kubectl_safety.engine.rebalancer import first_round
+
+    return first_round(plan)
 
 
 # -- acting --------------------------------------------------------------------------------------
 
 def _execute(s, scope, options, snap, plan, wait, max_rounds, seconds):
-    """Evict round by round; with --wait re-measure after each round and plan again."""
-    from kubectl_safety.cluster.executor import Executor
+    """The engine evicts round by round; with --wait it waits for health, measures and plans again."""
+    from kubectl_safety.engine.rebalancer import Rebalancer
 
-    ex = Executor(s.connection("rebalance"), on_event=_progress)
+    def measure(evicted):
+        capped = options if options.max_evictions is None else dataclasses.replace(
+            options, max_evictions=max(0, options.max_evictions - evicted))  # the cap holds across rounds
+        return _measure(s, scope, capped)
+
+    engine = Rebalancer(s.connection("rebalance"), on_event=_progress)
     deadline = time.monotonic() + seconds if seconds else None
-    rounds, current = [], plan
-    with interrupts(ex):
-        for number in range(1, max_rounds + 1):
-            batch = _round_one(current)
-            if not batch or ex.interrupted.is_set():
-                break
-            click.echo(f"round {number}: evicting {len(batch)} pod(s)", err=True)
-            done = _evict(ex, snap, batch, deadline)
-            rounds.append({"round": number, "evictions": batch})
-            if not wait or not done or ex.interrupted.is_set():
-                break
-            if not _settle(ex, s, snap, done, deadline):
-                break
-            if options.max_evictions is not None:  # the cap holds across rounds
-                left = options.max_evictions - sum(len(r["evictions"]) for r in rounds)
-                options = dataclasses.replace(options, max_evictions=max(0, left))
-            snap, current = _measure(s, scope, options)
-            click.echo(f"round {number}: measured again: " + _skews(current), err=True)
-            if current["summary"]["violated"] == 0:
-                break
+    with interrupts(engine.executor):
+        rounds, current = engine.run(snap, plan, measure=measure, wait=wait, max_rounds=max_rounds,
+                                     deadline=deadline)
+    ex = engine.executor
     plan["execution"] = {"rounds": rounds, "waited": wait, "interrupted": ex.interrupted.is_set(),
                          "before": plan["constraints"], "after": current["constraints"] if wait else None}
     emit(plan, s.g.output, render)
     return _exit_code(plan, current, wait, ex)
 
 
-def _evict(ex, snap, batch, deadline) -> list:
-    """Evict each pod (retrying while its PDB blocks); the pods that went."""
-    done = []
-    for entry in batch:
-        if ex.interrupted.is_set():
-            entry["result"] = "skipped"
-            continue
-        pod = snap.pod(entry["namespace"], entry["name"])
-        outcome = ex.evict_with_retry(pod, deadline)
-        entry.update(result=outcome.result, status=outcome.status, message=outcome.message)
-        if outcome.result in ("done", "gone"):
-            done.append(pod)
-    return done
-
-
-def _settle(ex, s, snap, evicted, deadline) -> bool:
-    """Wait until the evicted pods are gone and their workloads' pods are all scheduled and ready."""
-    click.echo(f"waiting for {len(evicted)} pod(s) to be gone and replaced...", err=True)
-    gone = ex.wait_gone(evicted, deadline)
-    if not all(gone.values()):
-        return False
-    wanted = {}  # (namespace, controller uid) -> its replicas (None: unknown)
-    for p in evicted:
-        owner = snap.owner(p)
-        wanted[(p.namespace, p.controller_ref["uid"])] = owner.replicas if owner is not None else None
-    conn = s.connection("rebalance")
-    while not ex.interrupted.is_set():
-        if all(_replaced(conn, ns, uid, replicas) for (ns, uid), replicas in wanted.items()):
-            return True
-        if deadline is not None and time.monotonic() > deadline:
-            click.echo("timed out waiting for the replacements", err=True)
-            return False
-        ex.interrupted.wait(POLL)
-    return False
-
-
-def _replaced(conn, namespace, owner_uid, replicas) -> bool:
-    """Every live pod of the controller is scheduled and ready, and there are ``replicas`` of them."""
-    pods = [p for p in conn.list("pods", namespace)["items"]
-            if any(r.get("uid") == owner_uid for r in (p.get("metadata") or {}).get("ownerReferences") or [])
-            and not (p.get("metadata") or {}).get("deletionTimestamp")]
-    ready = [p for p in pods if (p.get("spec") or {}).get("nodeName") and any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in (p.get("status") or {}).get("conditions") or [])]
-    return len(ready) == len(pods) and (replicas is None or len(ready) >= replicas)
-
-
 def _progress(event):
-    """Executor events as kubectl writes them (``pod/NAME evicted``); retries on a live status line."""
+    """Engine events as kubectl writes them (``pod/NAME evicted``); retries on a live status line."""
     from kubectl_safety.cli.progress import SHARED, object_line
 
     kind, name = event.get("event"), (event.get("pod") or "").rsplit("/", 1)[-1]
     detail = event.get("message") or event.get("reason") or ""
-    if kind == "retrying":
+    if kind == "round":
+        SHARED.line(f"round {event['round']}: evicting {event['pods']} pod(s)")
+    elif kind == "settling":
+        SHARED.line(f"waiting for {event['pods']} pod(s) to be gone and replaced...")
+    elif kind == "measured":
+        SHARED.line(f"round {event['round']}: measured again: " + _skews(event["plan"]))
+    elif kind == "retrying":
         SHARED.status(f"cannot evict pod/{name} yet ({event.get('result')}): {detail} "
-                          f"(retry in {event.get('retryIn', 0):.0f}s)", event.get("timeLeft"))
-    elif kind in ("done", "gone"):
-        SHARED.line(object_line("pod", name, "evicted" if kind == "done" else "already gone"))
-    elif kind not in ("evicting", "evicted"):  # wait_gone's "evicted" repeats what "done" said
+                      f"(retry in {event.get('retryIn', 0):.0f}s)", event.get("timeLeft"))
+    elif kind in ("done", "evicted", "gone"):  # the executor's "done", the drainer's "evicted" once gone
+        SHARED.line(object_line("pod", name, "already gone" if kind == "gone" else "evicted"))
+    elif kind not in ("evicting", "waiting", "appeared"):
         SHARED.line(f"error evicting pod/{name}: {kind}" + (f" ({detail})" if detail else ""))
 
 

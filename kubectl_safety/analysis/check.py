@@ -1,0 +1,431 @@
+"""A cluster's maintenance readiness in one pass over one snapshot (``kubectl safety check``, pure).
+
+``check(snapshot, options, now) -> dict`` (kind ClusterCheck):
+
+- ``nodes[]``: every selected node planned alone, exactly as ``drain NODE --dry-run`` with
+  ``options.drain`` plans it (``plan_drain`` with one ``SharedPlanning``: the per-cluster work is
+  done once, not per node); ``drainable`` is the plan's SAFE verdict, ``risks`` its risks;
+  ``removable``: every pod a controller recreates fits on the other nodes; a NotReady or
+  Unknown node lists the pods stuck there with ``delete``'s force-delete assessment;
+- ``blockers[]``: what blocks a rolling upgrade of all nodes: each object named by an unaccepted
+  risk, with the nodes it blocks, most nodes first;
+- ``findings[]``: PodDisruptionBudgets, workloads and priorities (``code``, ``severity``
+  error|warning|info, ``message``, ``objects``);
+- ``summary``, with ``ready``: every node drainable and no finding at ``options.fail_on`` or above.
+"""
+
+from dataclasses import dataclass, field
+
+from kubectl_safety.analysis.drain import (BudgetTracker, DrainOptions, SharedPlanning, needs_replacement,
+                                           plan_drain)
+from kubectl_safety.analysis.explain import explain_priorities
+from kubectl_safety.analysis.force_delete import assess
+from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.risks import obj, pod_obj
+from kubectl_safety.analysis.room import Room
+from kubectl_safety.analysis.scheduling.filters import eligible_domains
+from kubectl_safety.analysis.topology import ZONE, constraint_selector, normalized, skew
+
+API_VERSION = "safety.kubectl.io/v1"
+SEVERITIES = ("info", "warning", "error")
+SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
+NO_SCALE = ("DaemonSet", "Job", "CronJob")  # built-in controllers without a scale subresource
+SAMPLE = 20  # objects listed per finding (the message gives the count)
+PREVIEWS = 1  # pending preempting pods previewed (the highest first; each weighs every node)
+
+
+def runbook_drain_options() -> DrainOptions:
+    """What check assumes a maintenance runbook runs: ``kubectl drain --ignore-daemonsets
+    --delete-emptydir-data`` (DaemonSet pods stay, emptyDir data may go), nothing else."""
+    return DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True)
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    node_selector: object = None  # LabelSelector of the nodes to check (None: all)
+    drain: DrainOptions = field(default_factory=runbook_drain_options)
+    fail_on: str = "error"  # lowest finding severity that makes the cluster not ready
+
+
+def check(snapshot, options=None, now=None) -> dict:
+    """The ClusterCheck report."""
+    options = options or CheckOptions()
+    now = now or snapshot.taken_at
+    shared = SharedPlanning(snapshot)
+    drain_options = options.drain
+    if drain_options.daemonsets_known is None:
+        drain_options = _with(drain_options, daemonsets_known=shared.daemonsets_known)
+    selected = sorted((n for n in snapshot.nodes
+                       if options.node_selector is None or options.node_selector.matches(n.labels)),
+                      key=lambda n: n.name)
+    nodes, plans = [], {}
+    room = Room(snapshot, shared.index) if drain_options.check_capacity else None
+    for node in selected:
+        plan, removal = _plan(snapshot, node, drain_options, now, shared, room)
+        plans[node.name] = plan
+        nodes.append(_node_entry(snapshot, node, plan, removal, now))
+    findings = (node_findings(nodes) + pdb_findings(snapshot, shared) + workload_findings(snapshot, shared, plans)
+                + priority_findings(snapshot, now, shared))
+    findings.sort(key=lambda f: -SEVERITIES.index(f["severity"]))
+    blockers = _blockers(nodes)
+    return {
+        "kind": "ClusterCheck", "apiVersion": API_VERSION,
+        "source": snapshot.source or None,
+        "takenAt": snapshot.taken_at.isoformat() if snapshot.taken_at else None,
+        "assumes": {"ignoreDaemonsets": drain_options.ignore_daemonsets,
+                    "deleteEmptydirData": drain_options.delete_emptydir_data, "force": drain_options.force,
+                    "disableEviction": drain_options.disable_eviction, "gracePeriod": drain_options.grace_period,
+                    "timeout": drain_options.timeout,
+                    "skipWaitForDeleteTimeout": drain_options.skip_wait_for_delete_timeout,
+                    "podSelector": str(drain_options.pod_selector) if drain_options.pod_selector else None,
+                    "acceptRisks": sorted(drain_options.accept_risks)},
+        "summary": _summary(nodes, findings, blockers, options.fail_on),
+        "blockers": blockers,
+        "nodes": nodes,
+        "findings": findings,
+    }
+
+
+def _with(options, **changes):
+    from dataclasses import replace
+
+    return replace(options, **changes)
+
+
+# -- nodes -----------------------------------------------------------------------------------------
+def _plan(snapshot, node, options, now, shared, room) -> tuple:
+    """(the node's drain plan, its removal), as ``drain NODE --dry-run``: planned without placing
+    the replacements when ``room`` proves they all fit (same verdict and risks), else in full."""
+    recreated = [p for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
+                 if needs_replacement(p) and not p.is_mirror]
+    if room is not None:
+        quick = plan_drain(snapshot, [node.name], _with(options, check_capacity=False), now, shared=shared)
+        leaving = {(e["namespace"], e["name"]) for e in quick["pods"] if e["action"] in ("evict", "delete", "wait")}
+        if room.proves(node, recreated, leaving):
+            quick["capacity"] = {"checked": True, "proved": True, "ok": True, "unplaceable": []}
+            return quick, {"removable": True, "unplaceable": [], "notRecreated": _lost(snapshot, node)}
+    plan = plan_drain(snapshot, [node.name], options, now, shared=shared)
+    return plan, _removal(snapshot, node, plan, recreated, shared)
+
+
+def _node_entry(snapshot, node, plan, removal, now) -> dict:
+    state = node_state(node, now)
+    risks = plan["risks"]
+    entry = {"name": node.name, "state": state["state"], "unschedulable": node.unschedulable,
+             "drainable": plan["safe"], "removable": None, "pods": len(plan["pods"]),
+             "risks": risks, "estimatedSeconds": plan["estimatedSeconds"]}
+    entry.update(removal)
+    if state["partitioned"]:
+        entry["stateMessage"] = state["message"]
+        entry["stuckPods"] = [_stuck(p, snapshot, now) for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
+                              if not p.is_terminal]
+    return entry
+
+
+def _removal(snapshot, node, plan, recreated, shared) -> dict:
+    """Could the node go for good: do the replacements of all its recreated pods fit elsewhere?
+    The plan placed the pods it lets go; the others (blocked, waiting) are placed after them."""
+    capacity = shared.last_capacity
+    unplaceable = [f"{u['namespace']}/{u['name']}" for u in plan["capacity"]["unplaceable"]]
+    placed = {(e["namespace"], e["name"]) for e in plan["pods"] if e["replacementNode"]}
+    for pod in recreated:
+        if pod.key in placed or f"{pod.namespace}/{pod.name}" in unplaceable:
+            continue
+        if capacity is None or capacity.snapshot.node(node.name) is None:
+            break
+        where, _ = capacity.place(pod)
+        if where is None or where == node.name:
+            unplaceable.append(f"{pod.namespace}/{pod.name}")
+    return {"removable": not unplaceable, "unplaceable": unplaceable, "notRecreated": _lost(snapshot, node)}
+
+
+def _lost(snapshot, node) -> list:
+    """Pods nothing recreates (no controller): removing the node loses them."""
+    return [f"{p.namespace}/{p.name}" for p in snapshot.pods_on(node.name)
+            if not p.controller_ref and not p.is_terminal and not p.is_mirror]
+
+
+def _stuck(pod, snapshot, now) -> dict:
+    storage = [x.raw for x in snapshot.pvcs] + [x.raw for x in snapshot.pvs]
+    a = assess(pod, snapshot, now, force=True, storage=storage)
+    return {"namespace": pod.namespace, "name": pod.name, "owner": a["owner"], "forceNeeded": a["forceNeeded"],
+            "verdict": a["verdict"], "risks": [r["code"] for r in a["risks"]]}
+
+
+def node_findings(nodes) -> list:
+    """NotReady and Unknown nodes: their pods cannot be confirmed stopped (force-delete candidates)."""
+    out = []
+    for n in nodes:
+        if n["state"] == "Ready":
+            continue
+        stuck = n.get("stuckPods") or []
+        code = "NODE_UNREACHABLE" if n["state"] == "Unknown" else "NODE_NOT_READY"
+        out.append(finding(code, "error", f"node {n['name']} is {n['stateMessage']}: {len(stuck)} pod(s) there cannot be "
+                           "confirmed stopped (" + (", ".join(f"{p['namespace']}/{p['name']}" for p in stuck[:5]) or "none")
+                           + "); see stuckPods for each one's force-delete assessment",
+                           [obj("Node", "", n["name"])] + [pod_obj(p) for p in stuck]))
+    return out
+
+
+def _blockers(nodes) -> list:
+    """Objects named by unaccepted risks, with the nodes they block (most first)."""
+    found = {}
+    for n in nodes:
+        for r in n["risks"]:
+            if r["accepted"]:
+                continue
+            target = _blocking_object(r, n["name"])
+            key = (target["kind"], target["namespace"], target["name"])
+            b = found.setdefault(key, {"object": target, "nodes": [], "codes": []})
+            if n["name"] not in b["nodes"]:
+                b["nodes"].append(n["name"])
+            if r["code"] not in b["codes"]:
+                b["codes"].append(r["code"])
+    out = sorted(found.values(), key=lambda b: (-len(b["nodes"]), b["object"]["kind"], b["object"]["namespace"],
+                                               b["object"]["name"]))
+    return [{**b, "blocks": len(b["nodes"])} for b in out]
+
+
+def _blocking_object(risk, node) -> dict:
+    """The object to fix: the PDB when one is named, else the pod, else the node."""
+    objects = risk["objects"]
+    for kind in ("PodDisruptionBudget", "Pod", "Node"):
+        hit = next((o for o in objects if o["kind"] == kind), None)
+        if hit is not None:
+            return hit
+    return obj("Node", "", node)
+
+
+def _summary(nodes, findings, blockers, fail_on) -> dict:
+    counts = {s: sum(1 for f in findings if f["severity"] == s) for s in reversed(SEVERITIES)}
+    failing = [f for f in findings if SEVERITIES.index(f["severity"]) >= SEVERITIES.index(fail_on)]
+    drainable = sum(1 for n in nodes if n["drainable"])
+    return {"nodes": len(nodes), "drainable": drainable, "notDrainable": len(nodes) - drainable,
+            "removable": sum(1 for n in nodes if n["removable"]),
+            "unreachable": sum(1 for n in nodes if n["state"] != "Ready"),
+            "blockers": len(blockers), "findings": counts, "failOn": fail_on,
+            "ready": drainable == len(nodes) and not failing}
+
+
+def finding(code, severity, message, objects) -> dict:
+    return {"code": code, "severity": severity, "message": message, "objects": list(objects)[:SAMPLE]}
+
+
+def _pod_objs(pods) -> list:
+    return [pod_obj(p) for p in sorted(pods, key=lambda p: p.key)]
+
+
+def _pdb_obj(b) -> dict:
+    return obj("PodDisruptionBudget", b.namespace, b.name)
+
+
+# -- PodDisruptionBudgets --------------------------------------------------------------------------
+def pdb_findings(snapshot, shared) -> list:
+    out, overlaps = [], {}
+    for pod in snapshot.pods:
+        if pod.is_terminal:
+            continue
+        budgets = snapshot.pdbs_for(pod)
+        if len(budgets) > 1:
+            overlaps.setdefault(tuple((b.namespace, b.name) for b in budgets), (budgets, []))[1].append(pod)
+    for _, (budgets, pods) in sorted(overlaps.items()):
+        names = ", ".join(f"{b.namespace}/{b.name}" for b in budgets)
+        out.append(finding("PDB_OVERLAP", "error", f"{len(pods)} pod(s) are selected by {len(budgets)} PDBs ({names}): "
+                           "the Eviction API refuses to evict them, so every drain of their nodes blocks",
+                           [_pdb_obj(b) for b in budgets] + [pod_obj(p) for p in pods]))
+    lenient = []
+    for b in sorted(snapshot.pdbs, key=lambda b: (b.namespace, b.name)):
+        ref = f"{b.namespace}/{b.name}"
+        complete = snapshot.pods_complete_in(b.namespace)
+        pods = shared.index.matching(b.namespace, b.selector) if b.selector is not None else []
+        if complete and not pods:
+            out.append(finding("PDB_SELECTS_NOTHING", "warning", f"PDB {ref} selects no pod (selector "
+                               f"{b.selector if b.selector is not None else 'nil'}): it protects nothing; check its labels",
+                               [_pdb_obj(b)]))
+            continue
+        never = BudgetTracker(b, None, shared.summary(b)).never
+        if never:
+            out.append(finding("PDB_NEVER_ALLOWS", "error", f"PDB {ref} never allows a disruption ({never}): "
+                               "no drain can evict its pods", [_pdb_obj(b)]))
+        if not b.status_is_current:
+            out.append(finding("PDB_STATUS_STALE", "warning", f"PDB {ref} status is older than its spec "
+                               f"(observedGeneration {b.status.get('observedGeneration')} < generation {b.generation}): "
+                               "the API server refuses evictions (429) until the disruption controller catches up",
+                               [_pdb_obj(b)]))
+        if b.max_unavailable is not None or isinstance(b.min_available, str):
+            kinds = sorted({_controller_kind(p, snapshot) for p in pods} & (set(NO_SCALE) | {"none"}))
+            if kinds:
+                out.append(finding("PDB_CONTROLLER_NO_SCALE", "error", f"PDB {ref} uses "
+                                   f"{'maxUnavailable' if b.max_unavailable is not None else 'a percentage minAvailable'} "
+                                   f"but selects pods of {', '.join(kinds)} (no scale subresource): the disruption "
+                                   "controller cannot count the expected pods and allows no disruption; "
+                                   "use an integer minAvailable", [_pdb_obj(b)]))
+        if b.unhealthy_pod_eviction_policy != "AlwaysAllow":
+            unready = [p for p in pods if not p.is_ready and not p.is_terminating]
+            if unready:
+                out.append(finding("PDB_UNHEALTHY_BLOCKS", "warning", f"PDB {ref} has {len(unready)} unready pod(s) "
+                                   "and unhealthyPodEvictionPolicy IfHealthyBudget: while the budget is short they "
+                                   "cannot be evicted and block drains; consider AlwaysAllow",
+                                   [_pdb_obj(b)] + [pod_obj(p) for p in unready]))
+            else:
+                lenient.append(b)
+    if lenient:
+        out.append(finding("PDB_IF_HEALTHY_BUDGET", "info", f"{len(lenient)} PDB(s) use unhealthyPodEvictionPolicy "
+                           "IfHealthyBudget (the default): a pod that turns unready while the budget is short blocks "
+                           "drains; AlwaysAllow lets such pods go", [_pdb_obj(b) for b in lenient]))
+    return out
+
+
+def _controller_kind(pod, snapshot) -> str:
+    """The kind whose scale the disruption controller would read for the pod ("none": no controller)."""
+    chain = snapshot.owner_chain(pod)
+    if not chain:
+        return "none"
+    kind = chain[-1][0].get("kind")
+    return kind
+
+
+# -- workloads -------------------------------------------------------------------------------------
+def workload_findings(snapshot, shared, plans) -> list:
+    groups = {}
+    for pod in snapshot.pods:
+        if pod.is_terminal or not pod.controller_ref:
+            continue
+        chain = snapshot.owner_chain(pod)
+        ref = chain[-1][0]
+        if ref.get("kind") in ("DaemonSet", "Job", "CronJob"):
+            continue
+        groups.setdefault((ref.get("kind"), pod.namespace, ref.get("name")), []).append(pod)
+    zones = {n.labels.get(ZONE) for n in snapshot.nodes if n.labels.get(ZONE)}
+    out = []
+    for (kind, ns, name), pods in sorted(groups.items()):
+        owner = snapshot.workload(kind, ns, name)
+        wl = obj(kind, ns, name)
+        replicas = owner.replicas if owner is not None and owner.replicas is not None else len(pods)
+        running = [p for p in pods if p.node_name and not p.is_terminating]
+        if replicas == 1 and not any(snapshot.pdbs_for(p) for p in pods):
+            out.append(finding("SINGLE_REPLICA_NO_PDB", "warning", f"{kind} {ns}/{name} has one replica and no PDB: "
+                               "every drain of its node is an outage", [wl]))
+        nodes = {p.node_name for p in running}
+        if len(running) >= 2 and len(nodes) == 1:
+            out.append(finding("REPLICAS_ON_ONE_NODE", "warning", f"all {len(running)} pods of {kind} {ns}/{name} run on "
+                               f"node {next(iter(nodes))}: one node failure or drain takes them all", [wl]))
+        elif len(running) >= 2 and len(zones) >= 2:
+            in_zones = {(snapshot.node(p.node_name).labels.get(ZONE) if snapshot.node(p.node_name) else None)
+                        for p in running}
+            if len(in_zones) == 1 and None not in in_zones:
+                out.append(finding("REPLICAS_IN_ONE_ZONE", "warning", f"all {len(running)} pods of {kind} {ns}/{name} "
+                                   f"run in zone {next(iter(in_zones))} of {len(zones)}: a zone outage takes them all",
+                                   [wl]))
+        out += _spread_findings(pods[0], wl, snapshot, shared)
+    return out + _no_room_findings(snapshot, plans)
+
+
+def _spread_findings(pod, wl, snapshot, shared) -> list:
+    """DoNotSchedule spread constraints whose skew exceeds maxSkew now (counted as the scheduler
+    counts: eligible nodes' domains, matching pods that are not terminating)."""
+    out = []
+    constraints = [c for c in pod.topology_spread_constraints
+                   if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+    for raw in constraints:
+        c = normalized(raw)
+        selector = constraint_selector(pod, raw)
+        if selector is None or selector.is_empty:
+            continue
+        domains = eligible_domains(pod, raw, [x.get("topologyKey") for x in constraints], snapshot)
+        counts = dict.fromkeys(domains.values(), 0)
+        for p in shared.index.matching(pod.namespace, selector):
+            if p.node_name in domains and not p.is_terminating and not p.is_terminal:
+                counts[domains[p.node_name]] += 1
+        s = skew(counts, c["minDomains"])
+        if s > c["maxSkew"]:
+            out.append(finding("SPREAD_VIOLATED", "warning", f"{wl['kind']} {wl['namespace']}/{wl['name']}: spread on "
+                               f"{c['topologyKey']} has skew {s} > maxSkew {c['maxSkew']} "
+                               f"({', '.join(f'{k}={v}' for k, v in sorted(counts.items()))}): new pods may not "
+                               "schedule; `kubectl safety rebalance` can restore it", [wl]))
+    return out
+
+
+def _no_room_findings(snapshot, plans) -> list:
+    """Workloads whose replacement fits nowhere when one node is out, because of spread or
+    required anti-affinity (from the node plans: exactly what the scheduler's filters say)."""
+    found = {}
+    for node, plan in sorted(plans.items()):
+        for u in plan["capacity"]["unplaceable"]:
+            why = u["reason"] + " " + " ".join(u["nodes"].values())
+            code = ("SPREAD_UNSATISFIABLE_NODE_OUT" if "topology spread" in why else
+                    "ANTI_AFFINITY_NO_ROOM" if "anti-affinity" in why else None)
+            pod = snapshot.pod(u["namespace"], u["name"])
+            if code is None or pod is None:
+                continue
+            ref = snapshot.owner_chain(pod)[-1][0] if pod.controller_ref else {"kind": "Pod", "name": pod.name}
+            found.setdefault((code, ref.get("kind"), pod.namespace, ref.get("name")), []).append(node)
+    out = []
+    for (code, kind, ns, name), nodes in sorted(found.items()):
+        what = "its topology spread constraints" if code.startswith("SPREAD") else "its required anti-affinity"
+        out.append(finding(code, "warning", f"{kind} {ns}/{name}: with node(s) {', '.join(nodes[:5])}"
+                           f"{' ...' if len(nodes) > 5 else ''} out, a replacement fits nowhere because of {what}",
+                           [obj(kind, ns, name)] + [obj("Node", "", n) for n in nodes]))
+    return out
+
+
+# -- priorities ------------------------------------------------------------------------------------
+SEVERITY_OF = {"critical": "error", "warning": "warning", "info": "info"}
+
+
+def priority_findings(snapshot, now, shared=None) -> list:
+    audit = explain_priorities(snapshot)
+    out = []
+    for f in audit["findings"]:
+        objects = [obj("Pod", *ref.split("/", 1)) for ref in audit["podsAtZero"]] \
+            if f["code"] == "BOTTOM_UP_ROLLOUT_RISK" else []
+        out.append(finding(f["code"], SEVERITY_OF.get(f["severity"], "warning"), f["message"], objects))
+    default = snapshot.global_default_class
+    if default is not None:
+        bare = [p for p in snapshot.pods if not p.is_terminal and not p.priority_class_name]
+        if bare:
+            out.append(finding("NO_CLASS_WITH_DEFAULT", "warning", f"{len(bare)} pod(s) have no PriorityClass although "
+                               f"{default.name} ({default.value}) is the global default: they predate it and run at "
+                               "their old priority, below every new pod of the default class",
+                               _pod_objs(bare)))
+    out += _preemption_findings(snapshot, now, default, shared)
+    return out
+
+
+def _preemption_findings(snapshot, now, default, shared) -> list:
+    """High-priority pods that preempt (above the default class, or 0): pending ones previewed (on
+    the shared base's view of the cluster without them: no copy of the snapshot)."""
+    from kubectl_safety.analysis.preemption import preview
+    from kubectl_safety.analysis.priority import UnknownPriorityClass, resolve
+
+    floor = default.value if default is not None else 0
+    running, pending = {}, []
+    for p in snapshot.pods:
+        if p.is_terminal or p.is_terminating or p.priority_value <= floor:
+            continue
+        try:
+            prio = resolve(p, snapshot)
+        except UnknownPriorityClass:
+            continue
+        if prio["preemptionPolicy"] != "PreemptLowerPriority" or prio["systemCritical"]:
+            continue
+        if p.node_name:
+            running.setdefault((prio["className"] or "", prio["value"]), []).append(p)
+        else:
+            pending.append(p)
+    out = []
+    for (cls, value), pods in sorted(running.items(), key=lambda x: -x[0][1]):
+        out.append(finding("PREEMPTING_PODS", "info", f"{len(pods)} running pod(s) of class {cls or '(none)'} "
+                           f"({value}) preempt lower-priority pods whenever they are rescheduled (a drain, a "
+                           "rollout); preemptionPolicy: Never avoids it for non-critical workloads",
+                           _pod_objs(pods)))
+    for p in sorted(pending, key=lambda p: (-p.priority_value, p.key))[:PREVIEWS]:
+        without = shared.capacity_base.view(set(), {p.key})[0] if shared else snapshot
+        result = preview(p, without, now)
+        victims = [v for v in result.get("victims") or []]
+        if not victims:
+            continue
+        out.append(finding("PREEMPTION_PENDING", "warning", f"pending {p.namespace}/{p.name} (priority "
+                           f"{p.priority_value}) would preempt {len(victims)} pod(s) on {result.get('node')} now",
+                           [pod_obj(p)] + [obj("Pod", v.get("namespace"), v.get("name")) for v in victims]))
+    return out

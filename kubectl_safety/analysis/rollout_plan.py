@@ -1,0 +1,191 @@
+"""Rollout planner: a node pool's maintenance in batches, each with its drain plan (pure, no I/O).
+
+``plan_rollout(snapshot, nodes, options, now)`` returns a ``RolloutPlan`` report:
+
+1. order: nodes grouped by zone (``topology.kubernetes.io/zone``); within a zone, nodes whose pods
+   are least constrained first (fewest pods under a PodDisruptionBudget or a hard topology spread
+   constraint), so the constraints stay satisfiable as long as possible and a blocked node stops
+   the rollout as late as possible; without ``by_zone`` the zones take turns (a batch spans zones
+   rather than emptying one), with ``by_zone`` one zone at a time (a batch never spans two);
+2. batches of ``max_unavailable`` nodes (``N`` or ``N%`` of the pool, at least 1);
+3. per batch, the drain plan (``plan_drain``: same filters, PDB waves, capacity, risks) on the
+   state the batch will meet: earlier batches back and schedulable, later ones cordoned when the
+   pool is pre-cordoned; pods where they are now;
+4. the capacity left while the batch is out, and the estimated duration of the batch and in total;
+5. safe only when every batch is; the first batch that is not is where the rollout would stop.
+"""
+
+from dataclasses import dataclass, field
+
+from kubectl_safety.analysis.drain import DrainOptions, plan_drain
+from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.analysis.risks import is_safe
+from kubectl_safety.model.objects import Node
+
+API_VERSION = "safety.kubectl.io/v1"
+ZONE = "topology.kubernetes.io/zone"
+MAINTENANCE_SECONDS = 60  # assumed time for --exec and the node's return to Ready (not knowable beforehand)
+GATE_SECONDS = 10  # assumed time for the health gate after a batch
+
+
+@dataclass(frozen=True)
+class RolloutOptions:
+    """What shapes the plan: the drain's options and the rollout's own flags."""
+
+    drain: DrainOptions = field(default_factory=DrainOptions)
+    max_unavailable: str = "1"
+    by_zone: bool = False
+    precordon: bool = True
+    maintenance: bool = False  # a maintenance action (--exec) runs on every node
+    done: frozenset = frozenset()  # nodes an earlier run of this rollout finished (resume)
+
+
+class BadMaxUnavailable(ValueError):
+    """A --max-unavailable value that is neither N nor N%."""
+
+
+def batch_size(text, pool_size) -> int:
+    """``N`` nodes or ``N%`` of the pool (rounded down, at least 1), as Deployments read maxUnavailable."""
+    text = str(text).strip()
+    try:
+        if text.endswith("%"):
+            percent = int(text[:-1])
+            if not 0 < percent <= 100:
+                raise ValueError
+            return max(1, pool_size * percent // 100)
+        n = int(text)
+        if n < 1:
+            raise ValueError
+        return n
+    except ValueError:
+        raise BadMaxUnavailable(f"--max-unavailable={text}: use a number of nodes (1) or a percentage (25%)") from None
+
+
+def constrained_pods(snapshot, node_name) -> int:
+    """Pods on the node that a PDB or a hard topology spread constraint holds."""
+    count = 0
+    for pod in snapshot.pods_on(node_name):
+        spread = any(c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
+                     for c in pod.spec.get("topologySpreadConstraints") or [])
+        if spread or snapshot.pdbs_for(pod):
+            count += 1
+    return count
+
+
+def order_batches(snapshot, nodes, size, by_zone) -> list:
+    """The pool's nodes in batches (lists of names), in the order they are maintained."""
+    zones = {}
+    for name in nodes:
+        node = snapshot.node(name)
+        zone = (node.labels.get(ZONE) if node is not None else None) or ""
+        zones.setdefault(zone, []).append(name)
+    for zone in zones:
+        zones[zone].sort(key=lambda n: (constrained_pods(snapshot, n), len(snapshot.pods_on(n)), n))
+    if by_zone:
+        return [names[i:i + size] for zone in sorted(zones) for names in [zones[zone]]
+                for i in range(0, len(names), size)]
+    turns, queues = [], [list(zones[z]) for z in sorted(zones)]
+    while any(queues):
+        for q in queues:
+            if q:
+                turns.append(q.pop(0))
+    return [turns[i:i + size] for i in range(0, len(turns), size)]
+
+
+def _state_for(snapshot, pool, batches, index, precordon):
+    """The snapshot as batch ``index`` meets it: earlier batches schedulable again, later ones cordoned."""
+    earlier = {n for b in batches[:index] for n in b}
+    later = {n for b in batches[index + 1:] for n in b}
+    nodes = []
+    for node in snapshot.nodes:
+        want = None
+        if node.name in earlier:
+            want = False
+        elif node.name in later and precordon:
+            want = True
+        if want is None or node.unschedulable == want:
+            nodes.append(node)
+        else:
+            raw = dict(node.raw)
+            raw["spec"] = {**(node.raw.get("spec") or {}), "unschedulable": want}
+            nodes.append(Node(raw))
+    return snapshot.replace(nodes=nodes)
+
+
+def capacity_left(snapshot, batch) -> dict:
+    """Schedulable nodes while the batch is out, their free requests, and what the batch's pods need."""
+    free_cpu = free_mem = 0
+    schedulable = 0
+    for node in snapshot.nodes:
+        if node.unschedulable or node.name in batch or node.ready_status != "True":
+            continue
+        schedulable += 1
+        used = [pod_requests(p) for p in snapshot.pods_on(node.name) if not p.is_terminal]
+        free_cpu += node.allocatable.get("cpu", 0) - sum(u.get("cpu", 0) for u in used)
+        free_mem += node.allocatable.get("memory", 0) - sum(u.get("memory", 0) for u in used)
+    needed = [pod_requests(p) for n in batch for p in snapshot.pods_on(n) if not p.is_terminal]
+    return {"schedulableNodes": schedulable, "cpuFree": _num(free_cpu), "memoryFree": _num(free_mem),
+            "cpuNeeded": _num(sum(u.get("cpu", 0) for u in needed)),
+            "memoryNeeded": _num(sum(u.get("memory", 0) for u in needed))}
+
+
+def _num(x):
+    return int(x) if float(x).is_integer() else round(float(x), 3)
+
+
+def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
+    """The RolloutPlan report for maintaining ``nodes``."""
+    options = options or RolloutOptions()
+    now = now or snapshot.taken_at
+    pool = list(dict.fromkeys(nodes))
+    todo = [n for n in pool if n not in options.done]
+    size = batch_size(options.max_unavailable, len(pool))
+    batches = order_batches(snapshot, todo, size, options.by_zone)
+    out, risks, stops_at = [], [], None
+    total = 0
+    for i, names in enumerate(batches):
+        state = _state_for(snapshot, pool, batches, i, options.precordon)
+        drain = plan_drain(state, names, options.drain, now)
+        seconds = drain["estimatedSeconds"] + (MAINTENANCE_SECONDS if options.maintenance else 0) + GATE_SECONDS
+        total += seconds
+        blocked = _blocked_nodes(drain) if not drain["safe"] else []
+        if not drain["safe"] and stops_at is None:
+            stops_at = i + 1
+        for risk in drain["risks"]:
+            risks.append({**risk, "batch": i + 1})
+        out.append({"batch": i + 1, "nodes": names,
+                    "zones": sorted({(state.node(n).labels.get(ZONE) or "") for n in names if state.node(n)}),
+                    "safe": drain["safe"], "blockedNodes": blocked,
+                    "capacity": capacity_left(state, set(names)),
+                    "estimatedSeconds": seconds, "drain": drain})
+    missing = [n for n in pool if snapshot.node(n) is None]
+    return {
+        "kind": "RolloutPlan", "apiVersion": API_VERSION,
+        "safe": is_safe(risks) and not missing and all(b["safe"] for b in out),
+        "nodes": pool, "done": sorted(set(pool) & set(options.done)), "missing": missing,
+        "options": {"maxUnavailable": str(options.max_unavailable), "batchSize": size, "byZone": options.by_zone,
+                    "precordon": options.precordon, "maintenance": options.maintenance},
+        "risks": risks, "stopsAtBatch": stops_at, "batches": out, "estimatedSeconds": total,
+        "takenAt": drain_time(snapshot),
+    }
+
+
+def drain_time(snapshot):
+    return snapshot.taken_at.strftime("%Y-%m-%dT%H:%M:%SZ") if snapshot.taken_at else None
+
+
+def _blocked_nodes(drain) -> list:
+    """The batch's nodes that hold what a risk not accepted concerns (all of them if none is named)."""
+    pod_nodes = {(p["namespace"], p["name"]): p["node"] for p in drain["pods"]}
+    names = {n["name"] for n in drain["nodes"]}
+    found = set()
+    for risk in drain["risks"]:
+        if risk["accepted"]:
+            continue
+        for o in risk.get("objects") or []:
+            if o.get("kind") == "Pod" and (o.get("namespace"), o.get("name")) in pod_nodes:
+                found.add(pod_nodes[(o["namespace"], o["name"])])
+            elif o.get("kind") == "Node" and o.get("name") in names:
+                found.add(o["name"])
+        found |= set(risk.get("nodes") or {}) & names
+    return sorted(found or names)

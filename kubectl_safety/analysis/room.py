@@ -1,0 +1,146 @@
+"""Room for a node's replacements, proved without placing them (pure; used by ``check``).
+
+The drain plan places every replacement in turn (``capacity.Capacity``): a replacement is
+unplaceable only when no node passes the filters at its turn. ``Room.proves(node, pods)`` shows
+instead, for each pod, one node where its replacement fits *whatever the other replacements of
+the node do* (they may all land there first): a node other than the drained one that passes the
+node-static filters, whose free resources, pod slots and host ports hold all the replacements
+together, and that no cross-node filter can refuse:
+
+- pods without claims, required pod (anti-)affinity, or a required anti-affinity of another pod
+  (existing, or of another replacement) that selects them: only their node decides;
+- DoNotSchedule topology spread (topology keys other than the node's own, policies Honor for
+  node affinity and Ignore for taints): on a node of the drained node's domain. The pod left that
+  domain, so putting a copy back never raises the skew above what it is now; proved only when
+  the constraint holds now (count - min <= maxSkew).
+
+Pods that tolerate the drained node's cordon (they could return there) are not proved. When every
+recreated pod is proved, the plan without placements has the same verdict and risks as the plan
+with them (no replacement is unplaceable, none returns); otherwise the caller plans in full.
+"""
+
+from kubectl_safety.analysis.scheduling.filters import (NodeState, eligible_domains, existing_anti_affinity,
+                                                      node_failures, required_terms)
+from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
+from kubectl_safety.analysis.scheduling.volumes import claim_names
+from kubectl_safety.analysis.topology import HOSTNAME, constraint_selector, normalized
+
+ROOMY = 32  # nodes tried per pod: the roomiest of the cluster, or of the drained node's domain
+
+
+class Room:
+    """Free room of every node (computed once) and the node-static verdicts already found."""
+
+    def __init__(self, snapshot, index):
+        self.snapshot, self.index = snapshot, index
+        self.free = {}  # node -> (allocatable, requested, pods, host ports)
+        for node in snapshot.nodes:
+            state = NodeState.from_snapshot(node, snapshot)
+            self.free[node.name] = (node.allocatable, state.requested, state.pod_count, set(state.ports))
+        by_cpu = sorted(snapshot.nodes, key=lambda n: -self._spare(n.name, "cpu"))
+        self.roomiest = by_cpu[:ROOMY]
+        self.by_domain = {}  # (topology key, value) -> its roomiest nodes
+        for node in by_cpu:
+            for key, value in node.labels.items():
+                bucket = self.by_domain.setdefault((key, value), [])
+                if len(bucket) < ROOMY and key != HOSTNAME:
+                    bucket.append(node)
+        self.anti = [t for _, _, terms in existing_anti_affinity(snapshot) for t in terms]
+        self.static = {}  # (pod shape, node) -> node_failures
+        self.spread_counts = {}
+
+    def _spare(self, name, resource) -> float:
+        alloc, requested, _, _ = self.free[name]
+        return alloc.get(resource, 0) - requested.get(resource, 0)
+
+    def proves(self, node, pods, leaving) -> bool:
+        """Whether the replacements of all ``pods`` (the recreated pods of ``node``; ``leaving``: the
+        keys of those the plan lets go, the others stay until removal) surely fit on other nodes."""
+        if not pods:
+            return True
+        if any(p.host_ports or p.is_terminating for p in pods):
+            return False
+        from kubectl_safety.analysis.scheduling.filters import requests_of
+
+        demand, count = {}, len(pods)
+        for p in pods:
+            for r, v in requests_of(p).items():
+                demand[r] = demand.get(r, 0) + v
+        if any(required_terms(p, "podAntiAffinity") for p in pods):
+            return False
+        drained = cordoned(node)
+        for pod in pods:
+            new = unscheduled_copy(pod)
+            if not node_failures(new, drained) or not self._fits_somewhere(new, pod, node, demand, count,
+                                                                            pod.key in leaving):
+                return False
+        return True
+
+    def _fits_somewhere(self, new, pod, node, demand, count, leaves) -> bool:
+        if claim_names(new) and self.snapshot.storage_known:
+            return False
+        if required_terms(new, "podAffinity") or required_terms(new, "podAntiAffinity"):
+            return False
+        if any(t.matches(new) for t in self.anti):
+            return False
+        spread = [c for c in new.topology_spread_constraints
+                  if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+        candidates = self.roomiest
+        if spread:
+            domains = self._spread_domains(new, pod, node, spread) if leaves else None
+            if domains is None:
+                return False
+            candidates = self.by_domain.get(domains[0], [])
+            keep = set(domains)
+            candidates = [m for m in candidates if all((k, m.labels.get(k)) in keep for k, _ in domains)]
+        shape = repr((new.namespace, new.labels, new.spec.get("tolerations"), new.spec.get("nodeSelector"),
+                      new.spec.get("affinity"), new.spec.get("schedulingGates")))
+        for m in candidates:
+            if m.name == node.name or not self._ample(m.name, demand, count):
+                continue
+            key = (shape, m.name)
+            if key not in self.static:
+                self.static[key] = node_failures(new, m)
+            if not self.static[key]:
+                return True
+        return False
+
+    def _ample(self, name, demand, count) -> bool:
+        alloc, requested, pods, _ = self.free[name]
+        if pods + count > alloc.get("pods", 0):
+            return False
+        return all(want <= 0 or requested.get(r, 0) + want <= alloc.get(r, 0) for r, want in demand.items())
+
+    def _counts(self, namespace, selector, domains) -> dict:
+        """{domain: pods the selector counts there} (as PodTopologySpread counts them), per snapshot."""
+        key = (namespace, str(selector), id(domains))  # eligible_domains' dicts live as long as the snapshot
+        if key not in self.spread_counts:
+            counts = dict.fromkeys(domains.values(), 0)
+            for p in self.index.matching(namespace, selector):
+                if p.node_name in domains and not p.is_terminating and not p.is_terminal:
+                    counts[domains[p.node_name]] += 1
+            self.spread_counts[key] = counts
+        return self.spread_counts[key]
+
+    def _spread_domains(self, new, pod, node, spread):
+        """[(topology key, the drained node's value)] when each constraint is proved, else None."""
+        if pod.is_terminating or pod.is_terminal:
+            return None
+        keys = [c.get("topologyKey") for c in spread]
+        out = []
+        for raw in spread:
+            c = normalized(raw)
+            selector = constraint_selector(new, raw)
+            if (c["topologyKey"] == HOSTNAME or c["nodeAffinityPolicy"] != "Honor" or c["nodeTaintsPolicy"] != "Ignore"
+                    or selector is None or selector.is_empty):
+                return None
+            domains = eligible_domains(new, raw, keys, self.snapshot)
+            if node.name not in domains:
+                return None
+            counts = self._counts(pod.namespace, selector, domains)
+            here = domains[node.name]
+            low = 0 if len(counts) < c["minDomains"] else min(counts.values())
+            if counts[here] - low > c["maxSkew"]:
+                return None
+            out.append((c["topologyKey"], here))
+        return out

@@ -1,0 +1,214 @@
+"""``kubectl safety check``: the whole cluster's maintenance readiness in one command."""
+
+import click
+
+from kubectl_safety.cli.completion import complete_contexts
+from kubectl_safety.cli.options import get_globals, global_options
+from kubectl_safety.cli.render import emit, table
+from kubectl_safety.cli.risks import render_risks
+from kubectl_safety.cli.session import Session
+from kubectl_safety.errors import ExitCode, SafetyError, UsageError
+
+MAX_PARALLEL = 8  # clusters checked at once
+EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
+        "\b\nExit codes: 0 ready: every selected node can be drained now (SAFE) and no finding reaches\n"
+        "--fail-on, 1 error (with several contexts: one of them failed), 2 usage, 3 not ready.")
+
+
+@click.command("check", epilog=EXIT)
+@click.option("-l", "--selector", metavar="SELECTOR", help="Check only the nodes matching this label selector.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+              help="Findings of this severity or worse make the check fail (exit 3).")
+@click.option("--ignore-daemonsets/--no-ignore-daemonsets", default=True, show_default=True,
+              help="Plan each drain as kubectl drain --ignore-daemonsets.")
+@click.option("--delete-emptydir-data/--no-delete-emptydir-data", default=True, show_default=True,
+              help="Plan each drain as kubectl drain --delete-emptydir-data (emptyDir data is lost).")
+@click.option("--force", is_flag=True, help="Plan each drain with --force (pods without a controller are deleted).")
+@click.option("--disable-eviction", is_flag=True, help="Plan each drain with --disable-eviction.")
+@click.option("--grace-period", type=int, default=-1, show_default=True, metavar="SECONDS",
+              help="Grace period for each pod (negative: the pod's own).")
+@click.option("--timeout", default="0", show_default=True, metavar="DURATION",
+              help="A node whose drain would take longer is not drainable (0: no limit).")
+@click.option("--skip-wait-for-delete-timeout", type=int, default=0, show_default=True, metavar="SECONDS",
+              help="As kubectl drain: pods terminating for longer than this are not waited for.")
+@click.option("--pod-selector", default="", metavar="SELECTOR", help="Only pods matching this label selector.")
+@click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
+              help="Risks a node's drain may have and still count as drainable (codes or aliases); repeatable.")
+@click.option("--context", "contexts", multiple=True, metavar="NAME", shell_complete=complete_contexts,
+              help="The kubeconfig context to check; repeatable: the clusters are checked in parallel.")
+@click.option("--all-contexts", is_flag=True, help="Check every context of the kubeconfig, in parallel.")
+@global_options
+def command(selector, fail_on, ignore_daemonsets, delete_emptydir_data, force, disable_eviction, grace_period,
+            timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts):
+    """What blocks maintenance: every node's drain, PDBs, workloads and priorities at once.
+
+    One pass over one snapshot (live: the capacity-aware drain's few LIST requests, or
+    --snapshot). Each node is planned alone exactly as `drain NODE --dry-run` plans it, with
+    the flags a maintenance runbook uses: --ignore-daemonsets --delete-emptydir-data (change
+    them with the drain flags below). A node is drainable when that plan is SAFE, removable
+    when the replacements of all its pods fit on the other nodes. Findings cover
+    PodDisruptionBudgets (never allow, select nothing, overlap, stale status, no scale
+    subresource, unhealthy-pod policy), workloads (one replica without a PDB, all replicas on
+    one node or zone, spread and anti-affinity with one node out) and priorities (bottom-up
+    rollout risk, pods without a class, preempting pods). The summary first lists what blocks
+    a rolling upgrade of all nodes, the objects that block the most nodes first.
+
+    \b
+    Usage: kubectl safety check [-l NODE_SELECTOR] [--fail-on error|warning] [drain flags]
+                                [--context NAME... | --all-contexts] [-o table|wide|json|yaml]
+    \b
+    Examples:
+      kubectl safety check
+      kubectl safety check -l pool=blue --fail-on warning      # a pre-upgrade gate in CI
+      kubectl safety check -o json | jq '.nodes[] | select(.drainable | not) | .name'
+      kubectl safety check --context prod-eu --context prod-us
+      kubectl safety check --snapshot cluster.yaml --now 2026-11-22T09:00:00Z
+    """
+    from kubectl_safety.analysis.check import CheckOptions
+    from kubectl_safety.analysis.drain import DrainOptions
+    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
+    from kubectl_safety.cli.commands.drain import _duration
+
+    g = get_globals()
+    try:
+        accepted = accepted_codes(accept_risk)
+    except UnknownRisk as e:
+        raise UsageError(str(e)) from None
+    pods_sel, node_sel = _selector(pod_selector, "--pod-selector"), _selector(selector, "--selector")
+    drain = DrainOptions(ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data, force=force,
+                         grace_period=grace_period, disable_eviction=disable_eviction,
+                         skip_wait_for_delete_timeout=skip_wait_for_delete_timeout, pod_selector=pods_sel,
+                         timeout=_duration(timeout, "--timeout"), accept_risks=accepted)
+    options = CheckOptions(node_selector=node_sel, drain=drain, fail_on=fail_on)
+    names = list(dict.fromkeys(([g.context] if g.context else []) + list(contexts)))
+    if all_contexts:
+        if names:
+            raise UsageError("--context and --all-contexts cannot be used together")
+        names = _all_contexts(g.kubeconfig)
+    if g.snapshot and names and (all_contexts or len(names) > 1):
+        raise UsageError("--context/--all-contexts check live clusters; --snapshot files are one cluster")
+    if len(names) <= 1 and not all_contexts:
+        if names:
+            g.context = names[0]
+        report = _check_one(g, options)
+        emit(report, g.output, render_check)
+        return ExitCode.OK if report["summary"]["ready"] else ExitCode.UNSAFE
+    items = _check_many(g, names, options)
+    emit({"kind": "List", "apiVersion": "v1", "items": items}, g.output, render_list)
+    if any("error" in r for r in items):
+        return ExitCode.ERROR
+    return ExitCode.OK if all(r["summary"]["ready"] for r in items) else ExitCode.UNSAFE
+
+
+def _selector(text, flag):
+    from kubectl_safety.model.selectors import LabelSelector
+
+    try:
+        return LabelSelector.from_string(text) if text else None
+    except Exception:
+        raise UsageError(f"{flag}={text} must be a valid label selector") from None
+
+
+def _check_one(g, options) -> dict:
+    """The ClusterCheck of one cluster (the context of ``g``, or its --snapshot files)."""
+    from kubectl_safety.analysis.check import check
+    from kubectl_safety.cluster.scopes import cluster_scope
+
+    s = Session(g)
+    snap = s.snapshot(() if s.offline else cluster_scope(), "check")
+    report = check(snap, options, snap.taken_at)
+    if g.context:
+        report = {"kind": report["kind"], "apiVersion": report["apiVersion"], "context": g.context,
+                  **{k: v for k, v in report.items() if k not in ("kind", "apiVersion")}}
+    return report
+
+
+def _check_many(g, names, options) -> list:
+    """One ClusterCheck per context, checked in parallel; a cluster that fails gets ``error``."""
+    from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import replace
+
+    def one(name):
+        try:
+            return _check_one(replace(g, context=name, warnings=[]), options)
+        except SafetyError as e:
+            return {"kind": "ClusterCheck", "apiVersion": "safety.kubectl.io/v1", "context": name, "error": str(e)}
+
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(names))) as pool:
+        return list(pool.map(one, names))
+
+
+def _all_contexts(kubeconfig) -> list:
+    from kubectl_safety.cli.completion import _kubeconfig_contexts
+
+    names = _kubeconfig_contexts(kubeconfig)
+    if not names:
+        raise UsageError("--all-contexts: the kubeconfig has no contexts")
+    return list(dict.fromkeys(names))
+
+
+# The group-wide --context takes one value; this command's own takes several.
+command.params = [p for p in command.params if p.name != "context"]
+
+
+# -- text rendering --------------------------------------------------------------------------------
+def render_list(r, wide=False) -> str:
+    parts = []
+    for item in r["items"]:
+        head = f"=== context {item['context']} ==="
+        body = f"error: {item['error']}\n" if "error" in item else render_check(item, wide)
+        parts.append(f"{head}\n{body}")
+    return "\n".join(parts)
+
+
+def render_check(r, wide=False) -> str:
+    s = r["summary"]
+    found = s["findings"]
+    lines = [f"{s['drainable']}/{s['nodes']} node(s) drainable now, {s['removable']} removable, "
+             f"{s['unreachable']} not Ready; findings: {found['error']} error, {found['warning']} warning, "
+             f"{found['info']} info."]
+    a = r["assumes"]
+    flags = [f for f, on in (("--ignore-daemonsets", a["ignoreDaemonsets"]),
+                             ("--delete-emptydir-data", a["deleteEmptydirData"]), ("--force", a["force"]),
+                             ("--disable-eviction", a["disableEviction"])) if on]
+    lines.append(f"Each node planned as: kubectl safety drain NODE --dry-run {' '.join(flags)}".rstrip())
+    if r["blockers"]:
+        lines.append("\nWhat blocks a rolling upgrade of all nodes:")
+        shown = r["blockers"] if wide else r["blockers"][:10]
+        rows = [[f"{b['object']['kind']}/{_name(b['object'])}", b["blocks"], ",".join(b["codes"]),
+                 ", ".join(b["nodes"][:4]) + (" ..." if len(b["nodes"]) > 4 else "")] for b in shown]
+        lines.append(table(rows, ["object", "nodes", "risks", "blocks"]).rstrip())
+        if len(shown) < len(r["blockers"]):
+            lines.append(f"  ... {len(r['blockers']) - len(shown)} more (-o wide)")
+    lines.append("\nNodes:")
+    rows = [[n["name"], n["state"] + (",SchedulingDisabled" if n["unschedulable"] else ""),
+             "yes" if n["drainable"] else "NO", "yes" if n["removable"] else "NO", n["pods"],
+             ",".join(sorted({x["code"] for x in n["risks"] if not x["accepted"]})) or "-"] for n in r["nodes"]]
+    lines.append(table(rows, ["node", "state", "drainable", "removable", "pods", "risks"]).rstrip() or "  no nodes")
+    for n in r["nodes"]:
+        if n.get("stuckPods"):
+            lines.append(f"\nNode {n['name']} is {n['stateMessage']}; pods stuck there:")
+            lines += [f"  {p['namespace']}/{p['name']}: {p['verdict']}"
+                      + (f" [{', '.join(p['risks'])}]" if p["risks"] else "") for p in n["stuckPods"]]
+        if wide and n["risks"]:
+            lines.append(f"\nNode {n['name']}:")
+            lines += render_risks(n["risks"])[1:]
+    if r["findings"]:
+        lines.append("\nFindings:")
+        shown = r["findings"] if wide else [f for f in r["findings"] if f["severity"] != "info"]
+        rows = [[f["severity"], f["code"], f["message"]] for f in shown]
+        lines.append(table(rows, ["severity", "code", "message"]).rstrip())
+        hidden = len(r["findings"]) - len(shown)
+        if hidden:
+            lines.append(f"  ... {hidden} info finding(s) (-o wide)")
+    verdict = ("READY: every node can be drained now and no finding reaches --fail-on " + s["failOn"]
+               if s["ready"] else
+               f"NOT READY: {s['notDrainable']} node(s) not drainable, "
+               f"{sum(found[x] for x in ('error', 'warning')[:1 if s['failOn'] == 'error' else 2])} finding(s) at "
+               f"--fail-on {s['failOn']} or worse (exit 3)")
+    lines.append(f"\n{verdict}.")
+    return "\n".join(lines) + "\n"
+
+
+def _name(o) -> str:
+    return f"{o['namespace']}/{o['name']}" if o["namespace"] else o["name"]

@@ -1,0 +1,314 @@
+"""Drain nodes as a DrainPlan says: cordon, evict every planned pod (by UID) once, wait for it to go.
+
+Plan in (``analysis/drain.py``), ``DrainResult`` out; progress through ``on_event``. While it waits,
+the state comes from watches (``engine/watch.py``: the pods of each drained node, each PDB of
+its pods), so the requests a drain makes depend on its pods, not on the cluster's size
+or on how long it waits:
+
+- an eviction refused by a PodDisruptionBudget is retried when that budget's status allows a
+  disruption again (or after ``PDB_RETRY_SECONDS`` at the latest), throttling with a back-off;
+- a pod is gone when its UID leaves its node's watch (or, with ``skip_wait_for_delete_timeout``,
+  when it has been terminating that long);
+- never churn: each planned pod is evicted at most once (the UID is the precondition); a pod that
+  appears on a drained node afterwards (a replacement that tolerates the cordon) is reported, not
+  chased, and evictions per owner never exceed the pods the plan had for it;
+- ``order="priority"``: lower-priority pods go first, each priority level gone before the next.
+"""
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from kubectl_safety.cluster.executor import Executor
+from kubectl_safety.engine.watch import WatchGroup
+
+ACTIVE = ("evict", "delete", "wait")  # plan actions the drainer carries out
+PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
+BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # throttled or unavailable
+ORDERS = ("default", "priority")
+RETURN_SECONDS = 5.0  # how long a replacement the plan expects back on the node is given to appear
+
+
+@dataclass
+class DrainResult:
+    """What a drain did."""
+
+    status: str  # drained | blocked | timeout | failed | interrupted
+    message: str = None
+    evicted: list = field(default_factory=list)  # "ns/name" evicted (or deleted) by us and gone
+    gone: list = field(default_factory=list)  # gone meanwhile, without us
+    left: list = field(default_factory=list)  # {namespace, name, node, action, reason}
+    appeared: list = field(default_factory=list)  # pods that came onto the nodes afterwards (not chased)
+    outcomes: list = field(default_factory=list)  # Outcome.to_dict() of every request that changed something
+    evictions: dict = field(default_factory=dict)  # per owner: evictions accepted
+    requests: dict = field(default_factory=dict)  # lists, watches, evictions sent
+
+
+def _raw(p) -> dict:
+    return {"metadata": {"namespace": p["namespace"], "name": p["name"], "uid": p["uid"]},
+            "spec": {"nodeName": p["node"]}}
+
+
+def _why(p) -> str:
+    reasons = [r for r in p["reasons"] if r["severity"] != "info"] or p["reasons"]
+    return reasons[-1]["message"] if reasons else p["action"]
+
+
+def owner_of(obj) -> str:
+    meta = (obj or {}).get("metadata") or {}
+    ref = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), None)
+    return f"{meta.get('namespace')}/{ref['kind']}/{ref['name']}" if ref else ""
+
+
+class _Pod:
+    """One planned pod while draining."""
+
+    def __init__(self, entry):
+        self.entry = entry
+        self.ref = f"{entry['namespace']}/{entry['name']}"
+        self.key = self.ref
+        self.accepted = False  # the eviction (or delete) was accepted: only waited for now
+        self.done = False  # gone
+        self.retry_at = 0.0
+        self.failures = 0
+        self.last = None  # last Outcome
+        self.announced = False
+
+
+class Drainer:
+    """Cordons and drains nodes for ``drain``, ``rollout`` (and the executor's callers)."""
+
+    def __init__(self, connection, *, executor=None, on_event=None, clock=time.monotonic):
+        self.connection = connection
+        self.executor = executor or Executor(connection, on_event=on_event)
+        self.interrupted = self.executor.interrupted
+        self.clock = clock
+
+    def emit(self, event, **fields):
+        self.executor.emit(event, **fields)
+
+    def cordon(self, nodes, unschedulable=True) -> list:
+        """Cordon (or uncordon) each node; the outcomes, stopping at the first that failed."""
+        outcomes = []
+        for node in nodes:
+            outcome = self.executor.cordon(node, unschedulable)
+            outcomes.append(outcome)
+            self.emit("cordon" if unschedulable else "uncordon", pod=node, message=outcome.message,
+                      result=outcome.result)
+            if outcome.result != "done":
+                break
+        return outcomes
+
+    # -- evicting --------------------------------------------------------------------------
+    def drain(self, plan, *, deadline=None, order="default", grace_period=None,
+              skip_wait_for_delete_timeout=0, watches=None) -> DrainResult:
+        """Evict the plan's pods from its (cordoned) nodes; return when they are gone, or at the
+        monotonic ``deadline``, on a failure, or when interrupted."""
+        own = watches is None
+        group = watches or WatchGroup(self.connection)
+        before = group.requests()
+        try:
+            return self._drain(plan, group, deadline, order, grace_period, skip_wait_for_delete_timeout, before)
+        finally:
+            if own:
+                group.stop()
+
+    def _drain(self, plan, group, deadline, order, grace, skip_after, before):
+        nodes = [n["name"] for n in plan["nodes"]]
+        entries = [p for p in plan["pods"] if p["action"] in ACTIVE]
+        blocked = [p for p in plan["pods"] if p["action"] == "blocked"]
+        pods_of = {n: group.watch("pods", field_selector=f"spec.nodeName={n}") for n in nodes}
+        budgets = {ref: budget_watch(group, ref) for ref in sorted({p["pdb"] for p in entries if p["pdb"]})}
+        result = DrainResult("drained")
+        self._sent = 0
+        pods = [_Pod(p) for p in entries]
+        planned_uids = {p["uid"] for p in plan["pods"]}
+        planned_per_owner = {}
+        for p in pods:
+            owner = owner_of(pods_of[p.entry["node"]].get(p.key))
+            planned_per_owner[owner] = planned_per_owner.get(owner, 0) + 1
+
+        def present(p):
+            obj = pods_of[p.entry["node"]].get(p.key)
+            if obj is None or (obj.get("metadata") or {}).get("uid") != p.entry["uid"]:
+                return False
+            return not (skip_after and _terminating_for(obj) > skip_after)
+
+        status, message = "drained", None
+        for level in _levels(pods, order):
+            status, message = self._level(level, present, pods_of, budgets, group, deadline, grace, result,
+                                          planned_per_owner)
+            if status != "drained":
+                break
+        if status == "drained":
+            self._await_returns(entries, pods_of, planned_uids, group, deadline)
+        self._appeared(pods_of, planned_uids, result)
+        result.left = [{"namespace": p.entry["namespace"], "name": p.entry["name"], "node": p.entry["node"],
+                        "action": p.entry["action"],
+                        "reason": (f"{p.last.result}: {p.last.message}" if p.last and p.last.result != "done"
+                                   else "not gone yet" if p.accepted else _why(p.entry))}
+                       for p in pods if not p.done]
+        still_blocked = [p for p in blocked if present(_Pod(p))]
+        result.left += [{"namespace": p["namespace"], "name": p["name"], "node": p["node"], "action": "blocked",
+                         "reason": _why(p)} for p in still_blocked]
+        unknown = group.errors()
+        if status != "drained" and unknown:  # the API server is gone again: what we last saw
+            message = "; ".join(filter(None, [message, f"final state unknown: {unknown[0]}"]))
+        if status == "drained" and still_blocked:
+            status = "blocked"
+            message = "blocked: " + "; ".join(f"{p['namespace']}/{p['name']}: {_why(p)}" for p in still_blocked[:5])
+        result.status, result.message = status, message
+        after = group.requests()
+        result.requests = {"lists": after["lists"] - before["lists"], "watches": after["watches"] - before["watches"],
+                           "evictions": self._sent}
+        return result
+
+    def _level(self, pods, present, pods_of, budgets, group, deadline, grace, result, planned_per_owner):
+        """Evict one priority level (or all pods) and wait until every one is gone."""
+        while True:
+            for p in pods:  # what the watches say now
+                if not p.done and not present(p):
+                    p.done = True
+                    if p.accepted:
+                        result.evicted.append(p.ref)
+                        self.emit("evicted", pod=p.ref)
+                    else:
+                        result.gone.append(p.ref)
+                        self.emit("gone", pod=p.ref)
+            waiting = [p for p in pods if not p.done]
+            if not waiting:
+                return "drained", None
+            if self.interrupted.is_set():
+                return "interrupted", "interrupted: no further evictions were sent"
+            if deadline is not None and self.clock() >= deadline:
+                return "timeout", "global timeout reached"
+            now = self.clock()
+            failures = []
+            for p in waiting:
+                if p.accepted or p.retry_at > now:
+                    continue
+                owner = owner_of(pods_of[p.entry["node"]].get(p.key))
+                if owner and result.evictions.get(owner, 0) >= planned_per_owner.get(owner, 0):
+                    return "failed", f"stopped: {owner} reached its bound of evictions (never churn)"
+                outcome = self._send(p, grace, deadline)
+                if outcome.result == "done":
+                    p.accepted = True
+                    result.evictions[owner] = result.evictions.get(owner, 0) + 1
+                    result.outcomes.append(outcome.to_dict())
+                elif outcome.result == "gone":
+                    p.done = True
+                    result.gone.append(p.ref)
+                    result.outcomes.append(outcome.to_dict())
+                elif outcome.result == "pdb-blocked":
+                    p.retry_at = now + PDB_RETRY_SECONDS
+                    self.emit("retrying", pod=p.ref, result=outcome.result, status=outcome.status,
+                              message=outcome.message, retryIn=PDB_RETRY_SECONDS, timeLeft=_left(deadline, now))
+                elif outcome.result in ("throttled", "unavailable") or _namespace_terminating(outcome):
+                    delay = max(BACKOFF[min(p.failures, len(BACKOFF) - 1)], outcome.retry_after or 0)
+                    p.failures += 1
+                    p.retry_at = now + delay
+                    self.emit("retrying", pod=p.ref, result=outcome.result, status=outcome.status,
+                              message=outcome.message, retryIn=delay, timeLeft=_left(deadline, now))
+                else:
+                    result.outcomes.append(outcome.to_dict())
+                    self.emit(outcome.result, pod=p.ref, status=outcome.status, message=outcome.message)
+                    failures.append(f"{outcome.pod}: {outcome.result} {outcome.message}".strip())
+            if failures:
+                return "failed", "; ".join(failures)
+            self._wait(waiting, budgets, group, deadline)
+
+    def _send(self, p, grace, deadline):
+        if not p.announced:
+            p.announced = True
+            if p.entry["action"] != "delete":
+                self.emit("evicting", pod=p.ref, timeLeft=_left(deadline, self.clock()))
+        self._sent += 1
+        if p.entry["action"] == "delete":
+            p.last = self.executor.delete(_raw(p.entry), grace)
+        else:
+            p.last = self.executor.evict(_raw(p.entry), grace)
+        return p.last
+
+    def _wait(self, waiting, budgets, group, deadline):
+        """Until a watched object changes, a retry is due, the deadline passes or an interrupt."""
+        blocked = [p for p in waiting if not p.accepted]
+        if blocked:  # the plan's reasons (the budget's numbers), as the plan printed them
+            why = "; ".join(dict.fromkeys(_why(p.entry) for p in blocked))[:300]
+            self.emit("waiting", message=f"{len(blocked)} pod(s): {why}", timeLeft=_left(deadline, self.clock()))
+        since = group.changes()
+        due = min((p.retry_at for p in blocked), default=None)
+        wake = None if due is None else max(0.0, due - self.clock())
+        group.wait_for(lambda: group.changes() != since, deadline, self.interrupted, wake, clock=self.clock)
+        for error in group.errors():
+            self.emit("unreachable", message=error, timeLeft=_left(deadline, self.clock()))
+        for p in blocked:  # a budget that allows a disruption again: its pods are retried now
+            ref = p.entry["pdb"]
+            if ref:
+                watch = budgets.get(ref)
+                obj = watch.get(ref) if watch else None
+                if obj and ((obj.get("status") or {}).get("disruptionsAllowed") or 0) > 0:
+                    p.retry_at = 0.0
+
+    def _await_returns(self, entries, pods_of, planned_uids, group, deadline):
+        """Replacements the plan said come back to the node (REPLACEMENT_RETURNS_TO_NODE): give them
+        ``RETURN_SECONDS`` to appear, so the report says the node is not empty."""
+        returning = [p for p in entries if any(r["code"] == "REPLACEMENT_RETURNS_TO_NODE" for r in p["reasons"])]
+        if not returning:
+            return
+
+        def back():
+            new = [o for n in {p["node"] for p in returning} for o in pods_of[n].items()
+                   if (o.get("metadata") or {}).get("uid") not in planned_uids]
+            return len(new) >= len(returning)
+
+        until = self.clock() + RETURN_SECONDS
+        group.wait_for(back, until if deadline is None else min(until, deadline), self.interrupted, clock=self.clock)
+
+    def _appeared(self, pods_of, planned_uids, result):
+        """Pods on the drained nodes that the plan did not know: reported, never chased."""
+        for node, watch in pods_of.items():
+            for obj in watch.items():
+                meta = obj.get("metadata") or {}
+                if meta.get("uid") in planned_uids or meta.get("deletionTimestamp"):
+                    continue
+                owner = owner_of(obj)
+                if "/DaemonSet/" in owner or "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
+                    continue
+                ref = f"{meta.get('namespace')}/{meta.get('name')}"
+                result.appeared.append({"pod": ref, "node": node, "owner": owner})
+                self.emit("appeared", pod=ref, node=node)
+
+
+
+def budget_watch(group, ref):
+    """The watch of one PodDisruptionBudget ("namespace/name"): its changes only."""
+    namespace, name = ref.split("/", 1)
+    return group.watch("poddisruptionbudgets", namespace, field_selector=f"metadata.name={name}")
+
+
+def _levels(pods, order):
+    if order != "priority":
+        return [pods]
+    by = {}
+    for p in pods:
+        by.setdefault(p.entry.get("priority") or 0, []).append(p)
+    return [by[k] for k in sorted(by)]
+
+
+def _terminating_for(obj) -> float:
+    stamp = (obj.get("metadata") or {}).get("deletionTimestamp")
+    if not stamp:
+        return 0.0
+    try:
+        since = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return 0.0
+    return (datetime.now(timezone.utc) - since).total_seconds()
+
+
+def _namespace_terminating(outcome) -> bool:
+    return outcome.result == "forbidden" and "NamespaceTerminating" in outcome.causes
+
+
+def _left(deadline, now):
+    return None if deadline is None else max(0.0, deadline - now)

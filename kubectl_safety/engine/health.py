@@ -1,0 +1,94 @@
+"""The health gate after pods moved: every PDB covering them back at its desired healthy count, every
+workload whose pods moved with as many Ready pods as before and none Pending.
+
+Watches only what moved (each workload's pods by their labels, each PDB by name), so its cost
+depends on what moved, not on the cluster's size.
+"""
+
+from kubectl_safety.engine.drainer import ACTIVE, owner_of, budget_watch
+
+PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
+OWNERS = {"ReplicaSet": "replicasets", "StatefulSet": "statefulsets", "ReplicationController": "replicationcontrollers",
+          "Job": "jobs"}
+
+
+def _selector(connection, pod) -> str:
+    """The label selector of the pod's controller (one GET), as the API takes it; if the controller
+    cannot be read, the pod's own labels but the per-pod ones."""
+    meta = pod.get("metadata") or {}
+    ref = next((r for r in meta.get("ownerReferences") or [] if r.get("controller")), {})
+    resource = OWNERS.get(ref.get("kind"))
+    if resource:
+        try:
+            owner = connection.get(resource, ref["name"], meta.get("namespace"), optional=True)
+        except Exception:  # noqa: BLE001 - any failure: fall back to the pod's labels
+            owner = None
+        selector = ((owner or {}).get("spec") or {}).get("selector")
+        if ref.get("kind") == "ReplicationController" and selector:
+            selector = {"matchLabels": selector}
+        if selector:
+            return selector_string(selector)
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in PER_POD_LABELS}
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def selector_string(selector) -> str:
+    """A LabelSelector object as the ``labelSelector`` query parameter spells it."""
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e.get("key"), e.get("operator"), ",".join(e.get("values") or [])
+        parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})",
+                      "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
+    return ",".join(parts)
+
+
+class HealthGate:
+    """Made before pods move (from the plan of what moves): the pods of each workload that moves (by
+    its pods' labels) and each PDB that covers them are watched; never a whole namespace."""
+
+    def __init__(self, group, plan):
+        moving = [p for p in plan["pods"] if p["action"] in ACTIVE]
+        self.group = group
+        self.pdbs = {ref: budget_watch(group, ref) for ref in sorted({p["pdb"] for p in moving if p["pdb"]})}
+        uids = {p["uid"] for p in moving}
+        selectors = {}
+        for node in sorted({p["node"] for p in moving}):
+            for obj in group.watch("pods", field_selector=f"spec.nodeName={node}").items():
+                meta = obj.get("metadata") or {}
+                owner = owner_of(obj)
+                if meta.get("uid") in uids and owner and "/DaemonSet/" not in owner and owner not in selectors:
+                    selectors[owner] = (meta.get("namespace"), _selector(group.connection, obj))
+        self.owners = {}  # owner -> (watch of its pods, Ready pods before the batch)
+        for owner, (namespace, selector) in sorted(selectors.items()):
+            watch = group.watch("pods", namespace, label_selector=selector or None)
+            self.owners[owner] = (watch, sum(1 for o in watch.items() if owner_of(o) == owner and _ready(o)))
+
+    def problems(self) -> list:
+        out = []
+        for ref, watch in self.pdbs.items():
+            obj = watch.get(ref)
+            if obj is None:
+                continue
+            st = obj.get("status") or {}
+            if st.get("observedGeneration") != (obj.get("metadata") or {}).get("generation") \
+                    or (st.get("currentHealthy") or 0) < (st.get("desiredHealthy") or 0):
+                out.append(f"PDB {ref} {st.get('currentHealthy')}/{st.get('desiredHealthy')} healthy")
+        for owner, (watch, count) in self.owners.items():
+            objs = [o for o in watch.items() if owner_of(o) == owner]
+            ready = sum(1 for o in objs if _ready(o))
+            pending = [o["metadata"]["name"] for o in objs if not (o.get("metadata") or {}).get("deletionTimestamp")
+                       and (o.get("status") or {}).get("phase") == "Pending"]
+            if ready < count or pending:
+                out.append(f"{owner}: {ready}/{count} Ready" + (f", Pending: {', '.join(pending[:3])}" if pending else ""))
+        return out
+
+    def wait(self, deadline, interrupted=None, clock=None) -> bool:
+        """Until healthy (True), or the monotonic deadline or an interrupt (False)."""
+        kwargs = {"clock": clock} if clock else {}
+        return self.group.wait_for(lambda: not self.problems(), deadline, interrupted, **kwargs)
+
+
+def _ready(obj) -> bool:
+    meta, status = obj.get("metadata") or {}, obj.get("status") or {}
+    return not meta.get("deletionTimestamp") and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])

@@ -1,0 +1,84 @@
+"""Rebalance rounds: evict a round's pods with the drainer (each once, by UID, retried when its PDB
+allows), and with ``wait`` watch until they are gone and their workloads are whole and Ready again
+(the health gate), then measure again and plan the next round.
+
+Plan in (a RebalancePlan and a ``measure(evicted_so_far)`` giving a fresh ``(snapshot, plan)``),
+rounds out; progress through ``on_event`` (``round``, ``settling``, ``measured`` and the drainer's).
+"""
+
+import time
+
+from kubectl_safety.engine.drainer import Drainer
+from kubectl_safety.engine.health import HealthGate
+from kubectl_safety.engine.watch import WatchGroup
+
+
+def first_round(plan) -> list:
+    """The evictions of the plan's first round (the next one the PDBs allow)."""
+    first = min((e["round"] for e in plan["evictions"]), default=None)
+    return [e for e in plan["evictions"] if e["round"] == first]
+
+
+def drain_entries(snap, batch) -> list:
+    """The round's evictions as the drainer's pod entries (UID, node, PDB from the snapshot)."""
+    entries = []
+    for e in batch:
+        pod = snap.pod(e["namespace"], e["name"])
+        pdbs = snap.pdbs_for(pod) if pod is not None else []
+        entries.append({"namespace": e["namespace"], "name": e["name"], "node": e["node"],
+                        "uid": pod.uid if pod is not None else "", "priority": 0, "action": "evict",
+                        "reasons": [], "pdb": f"{pdbs[0].namespace}/{pdbs[0].name}" if len(pdbs) == 1 else None})
+    return entries
+
+
+class Rebalancer:
+    """Runs a rebalance's rounds on the live cluster."""
+
+    def __init__(self, connection, *, on_event=None, clock=time.monotonic):
+        self.connection = connection
+        self.drainer = Drainer(connection, on_event=on_event, clock=clock)
+        self.executor = self.drainer.executor
+        self.interrupted = self.executor.interrupted
+        self.clock = clock
+
+    def run(self, snap, plan, *, measure, wait, max_rounds, deadline):
+        """``(rounds, last plan)``; each round's evictions carry their ``result``."""
+        rounds, current = [], plan
+        for number in range(1, max_rounds + 1):
+            batch = first_round(current)
+            if not batch or self.interrupted.is_set():
+                break
+            self.drainer.emit("round", round=number, pods=len(batch))
+            went, settled = self._round(snap, batch, wait, deadline)
+            rounds.append({"round": number, "evictions": batch})
+            if not wait or not went or not settled or self.interrupted.is_set():
+                break
+            snap, current = measure(sum(len(r["evictions"]) for r in rounds))
+            self.drainer.emit("measured", round=number, plan=current)
+            if current["summary"]["violated"] == 0:
+                break
+        return rounds, current
+
+    def _round(self, snap, batch, wait, deadline):
+        entries = drain_entries(snap, batch)
+        plan = {"nodes": [{"name": n} for n in sorted({e["node"] for e in entries})], "pods": entries}
+        with WatchGroup(self.connection) as group:
+            gate = HealthGate(group, plan) if wait else None
+            result = self.drainer.drain(plan, deadline=deadline, watches=group)
+            outcomes = {o["pod"]: o for o in result.outcomes}
+            for e in batch:
+                ref = f"{e['namespace']}/{e['name']}"
+                o = outcomes.get(ref)
+                if ref in result.evicted or ref in result.gone:
+                    e.update(result="done" if ref in result.evicted else "gone", status=(o or {}).get("status"),
+                             message=(o or {}).get("message") or "")
+                else:
+                    left = next((x for x in result.left if f"{x['namespace']}/{x['name']}" == ref), {})
+                    e.update(result="skipped" if result.status == "interrupted" else
+                             (left.get("reason") or result.status).split(":")[0], status=(o or {}).get("status"),
+                             message=left.get("reason") or "")
+            went = [e for e in batch if e["result"] in ("done", "gone")]
+            if not wait or not went or result.status != "drained":
+                return went, False
+            self.drainer.emit("settling", pods=len(went))
+            return went, gate.wait(deadline, self.interrupted, self.clock)

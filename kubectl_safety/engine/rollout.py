@@ -1,0 +1,308 @@
+"""Maintain a node pool batch by batch: drain, run the maintenance action, wait for the node to come
+back, uncordon, then a health gate before the next batch; resumable and exclusive.
+
+Plan in (the batches of ``analysis/rollout_plan.py`` and a ``replan(nodes)`` giving each batch's
+fresh DrainPlan), a ``RolloutReport`` dict out; progress through ``on_event``.
+
+- Exclusive: a Lease (``engine/lease.py``) names the rollout and its holder; a node that carries
+  another rollout's annotation whose Lease is live refuses the rollout.
+- Resumable: each node's step is recorded in its annotations (``ANNOTATION_STATE``: pending,
+  draining, drained, maintained, done) with the rollout's name; the same command continues where
+  it stopped (a maintained node is not maintained twice); a completed rollout removes them.
+- Health gate: every PDB that covers moved pods is back at its desired healthy count, and every
+  workload whose pods moved has as many Ready pods as before the batch (no replacement Pending or
+  unready); otherwise the rollout stops after ``gate_timeout`` with its state kept. The gate
+  watches those workloads' pods (by their labels) and those PDBs, so a batch's requests and bytes
+  depend on what it moves, not on the cluster's size.
+"""
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.engine.drainer import Drainer
+from kubectl_safety.engine.health import HealthGate
+from kubectl_safety.engine.lease import RolloutLease, describe, is_live
+from kubectl_safety.engine.watch import WatchGroup
+from kubectl_safety.errors import ClusterError, RefusedError
+
+API_VERSION = "safety.kubectl.io/v1"
+ANNOTATION_ROLLOUT = "safety.kubectl.io/rollout"
+ANNOTATION_STATE = "safety.kubectl.io/rollout-state"
+ANNOTATION_BEFORE = "safety.kubectl.io/rollout-before"  # what --wait-for compares (boot ID, kubelet version)
+STATES = ("pending", "draining", "drained", "maintained", "done")
+
+
+@dataclass
+class RolloutSpec:
+    """How to run the rollout (the CLI's flags)."""
+
+    name: str  # the Lease's name: the rollout's identity
+    nodes: list  # the pool
+    batches: list  # lists of node names still to do, in order
+    lease_namespace: str = "kube-system"
+    precordon: bool = True
+    keep_cordoned: bool = False
+    exec_command: str = None
+    exec_timeout: float = 600
+    wait_for: str = None  # None (Ready), "boot-id", "kubelet-version", "label=KEY[=VALUE]"
+    ready_timeout: float = 600
+    gate_timeout: float = 300
+    drain_timeout: float = 0  # per batch (0: none)
+    order: str = "default"
+    grace_period: int = None
+    skip_wait_for_delete_timeout: int = 0
+    states: dict = field(default_factory=dict)  # node -> state recorded by an earlier run
+
+
+def wait_for_value(node, wait_for):
+    """What ``--wait-for`` compares before and after the maintenance, read from a Node object."""
+    info = ((node or {}).get("status") or {}).get("nodeInfo") or {}
+    if wait_for == "boot-id":
+        return info.get("bootID") or ""
+    if wait_for == "kubelet-version":
+        return info.get("kubeletVersion") or ""
+    return ""
+
+
+def node_back(node, wait_for, before) -> bool:
+    """The node is Ready again and, with ``wait_for``, changed as asked."""
+    if node is None:
+        return False
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True"
+                for c in ((node.get("status") or {}).get("conditions") or []))
+    if not ready:
+        return False
+    if wait_for in ("boot-id", "kubelet-version"):
+        return wait_for_value(node, wait_for) != before
+    if wait_for and wait_for.startswith("label="):
+        key, eq, value = wait_for[len("label="):].partition("=")
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        return key in labels and (not eq or labels[key] == value)
+    return True
+
+
+class Rollout:
+    """One rollout run."""
+
+    def __init__(self, connection, spec, *, replan, on_event=None, run=subprocess.run, clock=time.monotonic):
+        self.connection = connection
+        self.spec = spec
+        self.replan = replan
+        self.drainer = Drainer(connection, on_event=on_event, clock=clock)
+        self.executor = self.drainer.executor
+        self.interrupted = self.executor.interrupted
+        self.emit = self.drainer.emit
+        self._run = run
+        self.clock = clock
+        self.lease = RolloutLease(connection, spec.name, spec.lease_namespace,
+                                  description=",".join(spec.nodes)[:200])
+        self.nodes = {n: {"name": n, "batch": None, "state": spec.states.get(n) or "pending"} for n in spec.nodes}
+        self.batches = []
+        self.requests = {"lists": 0, "watches": 0, "evictions": 0}
+
+    # -- the whole run ---------------------------------------------------------------------
+    def check_exclusive(self, node_objects):
+        """Refuse if a node of the pool belongs to another rollout whose Lease is live."""
+        for obj in node_objects:
+            other = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_ROLLOUT)
+            if other and other != self.spec.name:
+                status, lease = self.connection.request("GET", resource_path("leases", self.spec.lease_namespace,
+                                                                                 other))
+                if status == 200 and is_live(lease, self.lease.holder):
+                    raise RefusedError(f"node {obj['metadata']['name']} is in rollout {other}, held by "
+                                       f"{describe(lease)}; nothing was changed")
+
+    def run(self) -> dict:
+        started = self.clock()
+        resumed = self.lease.acquire()
+        self.lease.keep_renewed()
+        status, message = "done", None
+        try:
+            if self.spec.precordon:
+                status, message = self._precordon()
+            if status == "done":
+                for i, batch in enumerate(self.spec.batches):
+                    status, message = self._batch(i + 1, batch)
+                    if status != "done":
+                        break
+        except ClusterError as e:
+            status, message = "error", str(e)
+        if status == "done":
+            self._finish()
+            self.lease.delete()
+        else:
+            self.lease.release()
+        return self._report(started, status, message, resumed)
+
+    def _precordon(self):
+        for name, node in self.nodes.items():
+            if node["state"] in ("done", "maintained"):  # maintained nodes may hold pods again: left alone
+                continue
+            outcome = self.executor.cordon(name)
+            self.emit("cordon", pod=name, message=outcome.message, result=outcome.result)
+            if outcome.result != "done":
+                return "error", f"unable to cordon node {name!r}: {outcome.message}"
+            if node["state"] == "pending":
+                self._record(name, "pending")
+        return "done", None
+
+    def _batch(self, number, names):
+        self.emit("batch", batch=number, nodes=names, total=len(self.spec.batches))
+        entry = {"batch": number, "nodes": names, "status": "running", "gate": None}
+        self.batches.append(entry)
+        for n in names:
+            self.nodes[n]["batch"] = number
+        todo = [n for n in names if self.nodes[n]["state"] != "done"]
+        if not todo:
+            entry["status"] = "done"
+            return "done", None
+        to_drain = [n for n in todo if self.nodes[n]["state"] != "maintained"]  # maintained: only back + gate
+        plan = self.replan(to_drain) if to_drain else {"nodes": [], "pods": [], "safe": True, "risks": []}
+        if not plan["safe"]:
+            entry["status"] = "blocked"
+            codes = sorted({r["code"] for r in plan["risks"] if not r["accepted"]})
+            return "blocked", (f"batch {number} ({', '.join(todo)}) is not safe now: {', '.join(codes)} "
+                               "(see the dry run; --accept-risk=CODE to go ahead anyway)")
+        with WatchGroup(self.connection) as group:
+            gate = HealthGate(group, plan)
+            for n in todo:
+                if self.nodes[n]["state"] == "pending":
+                    self._record(n, "draining")
+            if not self.spec.precordon:
+                for n in to_drain:
+                    outcome = self.executor.cordon(n)
+                    self.emit("cordon", pod=n, message=outcome.message, result=outcome.result)
+            deadline = self.clock() + self.spec.drain_timeout if self.spec.drain_timeout else None
+            result = self.drainer.drain(plan, deadline=deadline, order=self.spec.order,
+                                        grace_period=self.spec.grace_period,
+                                        skip_wait_for_delete_timeout=self.spec.skip_wait_for_delete_timeout,
+                                        watches=group)
+            for n in todo:
+                self.nodes[n]["drain"] = {"status": result.status,
+                                          "evicted": sorted(p for p in result.evicted if _on(plan, p, n)),
+                                          "appeared": [a for a in result.appeared if a["node"] == n],
+                                          "left": [p for p in result.left if p["node"] == n]}
+            for k, v in result.requests.items():
+                self.requests[k] += v
+            if result.status != "drained":
+                entry["status"] = result.status
+                return result.status, f"batch {number}: drain {result.status}: {result.message}"
+            for n in to_drain:
+                self.emit("drained", pod=n)
+                if self.nodes[n]["state"] in ("pending", "draining"):
+                    self._record(n, "drained")
+            for n in todo:
+                status, message = self._maintain(n, group)
+                if status != "done":
+                    entry["status"] = status
+                    return status, message
+            status, message = self._gate(gate, number)
+            entry["gate"] = {"passed": status == "done", "message": message}
+            entry["status"] = "done" if status == "done" else status
+            if status != "done":
+                return status, message
+        for n in todo:
+            self._record(n, "done")
+            self.emit("node-done", pod=n)
+        return "done", None
+
+    def _gate(self, gate, number):
+        self.emit("gate", batch=number, message="health gate: " + ("; ".join(gate.problems()) or "checking"))
+        deadline = self.clock() + self.spec.gate_timeout
+        if gate.wait(deadline, self.interrupted, self.clock):
+            self.emit("gate-passed", batch=number)
+            return "done", None
+        if self.interrupted.is_set():
+            return "interrupted", f"interrupted during the health gate of batch {number}"
+        return "gate-failed", (f"health gate of batch {number} failed after {int(self.spec.gate_timeout)}s: "
+                               + "; ".join(gate.problems()))
+
+    # -- one node --------------------------------------------------------------------------
+    def _maintain(self, name, group):
+        node = self.nodes[name]
+        watch = group.watch("nodes", field_selector=f"metadata.name={name}")
+        current = watch.get(f"/{name}")
+        before = (((current or {}).get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_BEFORE)
+        if before is None:
+            before = wait_for_value(current, self.spec.wait_for)
+        if self.spec.exec_command and node["state"] != "maintained":
+            self._record(name, "drained", before=before)
+            status, message = self._exec(name)
+            if status != "done":
+                return status, message
+            self._record(name, "maintained")
+        self.emit("waiting-ready", pod=name, message=f"waiting for node/{name} to be Ready"
+                  + (f" with {self.spec.wait_for} changed" if self.spec.wait_for in ("boot-id", "kubelet-version")
+                     else f" with {self.spec.wait_for}" if self.spec.wait_for else ""))
+        deadline = self.clock() + self.spec.ready_timeout if self.spec.ready_timeout else None
+        back = group.wait_for(lambda: node_back(watch.get(f"/{name}"), self.spec.wait_for, before),
+                              deadline, self.interrupted, clock=self.clock)
+        if not back:
+            if self.interrupted.is_set():
+                return "interrupted", f"interrupted while waiting for node/{name} to come back"
+            return "timeout", f"node/{name} did not come back Ready within {int(self.spec.ready_timeout)}s"
+        node["ready"] = True
+        self.emit("ready", pod=name)
+        if not self.spec.keep_cordoned:
+            outcome = self.executor.cordon(name, False)
+            self.emit("uncordon", pod=name, message=outcome.message, result=outcome.result)
+            if outcome.result != "done":
+                return "error", f"unable to uncordon node {name!r}: {outcome.message}"
+            node["uncordoned"] = True
+        return "done", None
+
+    def _exec(self, name):
+        self.emit("exec", pod=name, command=self.spec.exec_command)
+        started = self.clock()
+        try:
+            done = self._run(self.spec.exec_command, shell=True, env={**os.environ, "NODE": name},
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             timeout=self.spec.exec_timeout or None)
+            code, output = done.returncode, (done.stdout or b"")
+        except subprocess.TimeoutExpired as e:
+            code, output = None, (e.output or b"")
+        text = output.decode("utf-8", "replace").strip() if isinstance(output, bytes) else str(output).strip()
+        tail = text.splitlines()[-1][:200] if text else ""
+        self.nodes[name]["exec"] = {"exitCode": code, "seconds": round(self.clock() - started, 1), "output": tail}
+        self.emit("exec-done", pod=name, exitCode=code, message=tail)
+        if self.interrupted.is_set():
+            return "interrupted", f"interrupted during the maintenance of node/{name}"
+        if code is None:
+            return "failed", f"--exec on node/{name} did not finish within {int(self.spec.exec_timeout)}s"
+        if code != 0:
+            return "failed", f"--exec on node/{name} exited {code}" + (f": {tail}" if tail else "")
+        return "done", None
+
+    # -- state in the cluster --------------------------------------------------------------
+    def _record(self, name, state, before=None):
+        annotations = {ANNOTATION_ROLLOUT: self.spec.name, ANNOTATION_STATE: state}
+        if before is not None:
+            annotations[ANNOTATION_BEFORE] = before
+        self._annotate(name, annotations)
+        self.nodes[name]["state"] = state
+
+    def _annotate(self, name, annotations):
+        status, payload = self.connection.request("PATCH", resource_path("nodes", name=name),
+                                                  body={"metadata": {"annotations": annotations}})
+        if status != 200:
+            raise ClusterError(f"cannot record the rollout's progress on node {name}: "
+                               f"{payload.get('message') or status}")
+
+    def _finish(self):
+        for name in self.nodes:
+            self._annotate(name, {ANNOTATION_ROLLOUT: None, ANNOTATION_STATE: None, ANNOTATION_BEFORE: None})
+
+    def _report(self, started, status, message, resumed) -> dict:
+        return {"kind": "RolloutReport", "apiVersion": API_VERSION, "rollout": self.spec.name,
+                "lease": f"{self.spec.lease_namespace}/{self.spec.name}", "holder": self.lease.holder,
+                "status": status, "message": message, "resumed": resumed,
+                "elapsedSeconds": round(self.clock() - started, 1),
+                "batches": self.batches, "nodes": list(self.nodes.values()),
+                "requests": dict(self.requests)}
+
+
+def _on(plan, ref, node) -> bool:
+    return any(f"{p['namespace']}/{p['name']}" == ref and p["node"] == node for p in plan["pods"])

@@ -1,0 +1,219 @@
+"""``check``: every node's drain verdict, as `drain NODE --dry-run` alone, and the findings."""
+
+import json
+
+import pytest
+
+from kubectl_safety.analysis.check import CheckOptions, check, runbook_drain_options
+from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, plan_drain
+from kubectl_safety.cluster.source import load_snapshot
+from kubectl_safety.model.objects import parse_time
+from tests.builders import make_class, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.unit.cli_helpers import DEMO, DEMO_NOW
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    snap = load_snapshot(snapshot_paths=[DEMO], now=parse_time(DEMO_NOW))
+    return snap, check(snap, CheckOptions(), snap.taken_at)
+
+
+def node(report, name):
+    return next(n for n in report["nodes"] if n["name"] == name)
+
+
+def codes(report) -> set:
+    return {f["code"] for f in report["findings"]}
+
+
+def found(report, code) -> list:
+    return [f for f in report["findings"] if f["code"] == code]
+
+
+# -- the demo dump (the issue's proof) ---------------------------------------------------------------
+def test_demo_node_a2_is_not_drainable_because_of_pdb_shop_db(demo):
+    _, report = demo
+    a2 = node(report, "node-a2")
+    assert a2["drainable"] is False
+    assert [r["code"] for r in a2["risks"]] == ["PDB_NEVER_ALLOWS"]
+    assert {"kind": "PodDisruptionBudget", "namespace": "shop", "name": "db"} in a2["risks"][0]["objects"]
+    top = report["blockers"][0]
+    assert top["object"] == {"kind": "PodDisruptionBudget", "namespace": "shop", "name": "db"}
+    assert "node-a2" in top["nodes"] and top["blocks"] == len(top["nodes"]) >= 2
+
+
+def test_demo_pdb_shop_all_selects_nothing(demo):
+    _, report = demo
+    [f] = found(report, "PDB_SELECTS_NOTHING")
+    assert f["objects"] == [{"kind": "PodDisruptionBudget", "namespace": "shop", "name": "shop-all"}]
+    assert f["severity"] == "warning"
+
+
+def test_demo_node_d1_is_unreachable_with_its_pods_named(demo):
+    _, report = demo
+    d1 = node(report, "node-d1")
+    assert d1["state"] == "Unknown" and d1["drainable"] is False
+    stuck = {f"{p['namespace']}/{p['name']}": p for p in d1["stuckPods"]}
+    assert set(stuck) == {"shop/legacy-0", "monitoring/node-exporter-d1"}
+    assert all(p["forceNeeded"] and "NODE_PARTITIONED" in p["risks"] for p in stuck.values())
+    [f] = found(report, "NODE_UNREACHABLE")
+    assert f["severity"] == "error"
+    assert {"kind": "Pod", "namespace": "shop", "name": "legacy-0"} in f["objects"]
+
+
+def test_demo_node_a1_is_drainable(demo):
+    _, report = demo
+    a1 = node(report, "node-a1")
+    assert (a1["drainable"], a1["removable"], a1["risks"]) == (True, True, [])
+
+
+def test_demo_every_node_says_what_drain_says_for_it_alone(demo):
+    snap, report = demo
+    for entry in report["nodes"]:
+        plan = plan_drain(snap, [entry["name"]], runbook_drain_options(), snap.taken_at)
+        assert (entry["drainable"], entry["risks"]) == (plan["safe"], plan["risks"]), entry["name"]
+
+
+def test_demo_summary_and_shape(demo):
+    _, report = demo
+    assert report["kind"] == "ClusterCheck"
+    s = report["summary"]
+    assert (s["nodes"], s["drainable"], s["unreachable"], s["ready"]) == (7, 3, 1, False)
+    assert all({"name", "drainable", "risks"} <= set(n) for n in report["nodes"])
+    assert all({"code", "severity", "objects"} <= set(f) for f in report["findings"])
+    assert all(f["code"].isupper() and f["severity"] in ("error", "warning", "info") for f in report["findings"])
+    blocks = [b["blocks"] for b in report["blockers"]]
+    assert blocks == sorted(blocks, reverse=True)
+
+
+def test_node_selector_checks_only_the_matching_nodes(demo):
+    from kubectl_safety.model.selectors import LabelSelector
+
+    snap, _ = demo
+    report = check(snap, CheckOptions(node_selector=LabelSelector.from_string(f"{ZONE}=eu-west-1a")), snap.taken_at)
+    assert [n["name"] for n in report["nodes"]] == ["node-a1", "node-a2"]
+
+
+# -- the shared precomputation gives the plans drain makes alone ---------------------------------------
+def spread(app, key, skew=1):
+    return [{"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchLabels": {"app": app}}}]
+
+
+def anti(app, key):
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}]}}
+
+
+def busy_cluster():
+    """Zones, hostname and zone spread, required anti-affinity, full nodes, a cordoned node."""
+    objects = [make_node(f"n{i}", cpu="2", zone=f"z{i % 3}", unschedulable=(i == 7),
+                         labels={"tier": "solo"} if i in (1, 4) else None) for i in range(9)]
+    # Draining n1 lifts guard's zone anti-affinity from z1: solo's replacement (placed first) may go to n4.
+    objects.append(make_pod("guard", node="n1", cpu="100m", labels={"app": "guard"}, owner=("ReplicaSet", "guard"),
+                            affinity=anti("solo", ZONE), nodeSelector={ZONE: "z0"}))
+    objects.append(make_pod("solo", node="n1", cpu="150m", labels={"app": "solo"}, owner=("ReplicaSet", "solo"),
+                            nodeSelector={"tier": "solo"}))
+    # And its own anti-affinity against follower, which leaves n1 too: lead's replacement may go to n4.
+    objects.append(make_pod("lead", node="n1", cpu="180m", labels={"app": "lead"}, owner=("ReplicaSet", "lead"),
+                            affinity=anti("follower", ZONE), nodeSelector={"tier": "solo"}))
+    objects.append(make_pod("follower", node="n1", cpu="50m", labels={"app": "follower"},
+                            owner=("ReplicaSet", "follower")))
+    for i in range(9):
+        objects.append(make_pod(f"web-{i}", node=f"n{i}", cpu="500m", labels={"app": "web"},
+                                owner=("ReplicaSet", "web"), topologySpreadConstraints=spread("web", ZONE)))
+    for i in range(3):
+        objects.append(make_pod(f"cache-{i}", node=f"n{i * 2}", cpu="300m", labels={"app": "cache"},
+                                owner=("ReplicaSet", "cache"), affinity=anti("cache", "kubernetes.io/hostname")))
+        objects.append(make_pod(f"edge-{i}", node=f"n{i * 3}", cpu="200m", labels={"app": "edge"},
+                                owner=("ReplicaSet", "edge"), affinity=anti("edge", ZONE)))
+        objects.append(make_pod(f"big-{i}", node=f"n{i}", cpu="1200m", labels={"app": "big"},
+                                owner=("ReplicaSet", "big"),
+                                topologySpreadConstraints=spread("big", "kubernetes.io/hostname")))
+    objects.append(make_pdb("web", min_available=8, allowed=1, healthy=9, desired=8, expected=9))
+    return snapshot(*objects)
+
+
+@pytest.mark.parametrize("options", [runbook_drain_options(), DrainOptions(ignore_daemonsets=True, force=True)])
+def test_shared_planning_gives_the_same_plan_as_planning_alone(options):
+    snap = busy_cluster()
+    shared = SharedPlanning(snap)
+    for n in sorted(x.name for x in snap.nodes):
+        alone = plan_drain(snap, [n], options, snap.taken_at)
+        assert json.dumps(plan_drain(snap, [n], options, snap.taken_at, shared=shared), sort_keys=True, default=str) \
+            == json.dumps(alone, sort_keys=True, default=str), n
+
+
+def test_the_busy_cluster_discriminates_what_sharing_must_get_right():
+    """The scenario above is not trivially safe: some plans place replacements, some cannot."""
+    snap = busy_cluster()
+    plans = [plan_drain(snap, [n.name], runbook_drain_options(), snap.taken_at) for n in snap.nodes]
+    assert any(p["capacity"]["unplaceable"] for p in plans)
+    assert any(p["capacity"]["replacementsPlaced"] for p in plans)
+    n1 = plan_drain(snap, ["n1"], runbook_drain_options(), snap.taken_at)
+    assert {e["name"]: e["replacementNode"] for e in n1["pods"] if e["name"] in ("solo", "lead")} \
+        == {"solo": "n4", "lead": "n4"}
+
+
+def generated(nodes, seed):
+    import importlib.util
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location("bench_generate", os.path.join(root, "benchmarks", "generate.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    return snapshot(*[o for o in gen.generate(nodes, seed=seed) if "kind" in o], now=parse_time(gen.NOW))
+
+
+def test_shared_planning_on_a_generated_cluster():
+    snap = generated(24, 3)
+    shared = SharedPlanning(snap)
+    options = runbook_drain_options()
+    for n in sorted(x.name for x in snap.nodes):
+        assert json.dumps(plan_drain(snap, [n], options, snap.taken_at, shared=shared), sort_keys=True, default=str) \
+            == json.dumps(plan_drain(snap, [n], options, snap.taken_at), sort_keys=True, default=str), n
+
+
+def tight_cluster():
+    """What a plan without placements must not miss: a pod too big for every node (n0), a zone spread
+    already at its limit with the other zone full (n6), a pod that tolerates the cordon (n3)."""
+    objects = [make_node(f"n{i}", cpu="2", zone=f"z{i % 2}") for i in range(6)]
+    objects += [make_node("n6", cpu="4", zone="z0"), make_node("n8", cpu="8", zone="z0")]
+    for i in range(6):
+        objects.append(make_pod(f"fill-{i}", node=f"n{i}", cpu="1200m" if i % 2 else "300m",
+                                labels={"app": "fill"}, owner=("ReplicaSet", "fill")))
+    objects.append(make_pod("huge", node="n0", cpu="9", labels={"app": "huge"}, owner=("ReplicaSet", "huge")))
+    for i, where in enumerate(("n6", "n2", "n4", "n1")):
+        objects.append(make_pod(f"skewed-{i}", node=where, cpu="900m", labels={"app": "skewed"},
+                                owner=("ReplicaSet", "skewed"), topologySpreadConstraints=spread("skewed", ZONE)))
+    objects.append(make_pod("addon", node="n3", cpu="100m", labels={"app": "addon"}, owner=("ReplicaSet", "addon"),
+                            tolerations=[{"operator": "Exists"}]))
+    return snapshot(*objects)
+
+
+def test_the_tight_cluster_discriminates_what_the_quick_path_must_get_right():
+    snap = tight_cluster()
+    risks = {n: {r["code"] for r in plan_drain(snap, [n], runbook_drain_options(), snap.taken_at)["risks"]}
+             for n in ("n0", "n6", "n3", "n5")}
+    assert risks == {"n0": {"REPLACEMENT_UNPLACEABLE"}, "n6": {"REPLACEMENT_UNPLACEABLE"},
+                     "n3": {"REPLACEMENT_RETURNS_TO_NODE"}, "n5": set()}
+
+
+@pytest.mark.parametrize("cluster", [busy_cluster, tight_cluster, lambda: generated(30, 5)])
+def test_check_says_for_every_node_what_drain_says_for_it_alone(cluster, monkeypatch):
+    from kubectl_safety.analysis import room
+
+    proved = []
+    original = room.Room.proves
+    monkeypatch.setattr(room.Room, "proves", lambda self, *a: proved.append(original(self, *a)) or proved[-1])
+    snap = cluster()
+    report = check(snap, CheckOptions(), snap.taken_at)
+    for entry in report["nodes"]:
+        plan = plan_drain(snap, [entry["name"]], runbook_drain_options(), snap.taken_at)
+        assert (entry["drainable"], entry["risks"]) == (plan["safe"], plan["risks"]), entry["name"]
+        assert entry["unplaceable"][:len(plan["capacity"]["unplaceable"])] == [
+            f"{u['namespace']}/{u['name']}" for u in plan["capacity"]["unplaceable"]]
+    assert any(proved), "no node was proved: the quick path is not exercised"

@@ -1,0 +1,99 @@
+"""``kubectl safety check`` on the command line: exit codes, output, flags, several contexts."""
+
+import json
+
+import pytest
+
+from tests.builders import make_node, make_pdb, make_pod, make_workload
+from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
+
+OFFLINE = ["--snapshot", DEMO, "--now", DEMO_NOW]
+
+
+def dump(tmp_path, *objects):
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
+    return ["--snapshot", str(path), "--now", DEMO_NOW]
+
+
+def healthy():
+    """Two nodes, a 2-replica Deployment with a PDB allowing one disruption, one pod per node."""
+    rs = make_workload("ReplicaSet", "web-1", replicas=2, labels={"app": "web"},
+                       owner=("Deployment", "web"))
+    return [make_node("n1", zone="a"), make_node("n2", zone="b"),
+            make_workload("Deployment", "web", replicas=2, labels={"app": "web"}), rs,
+            make_pod("web-1-x", node="n1", cpu="100m", labels={"app": "web"}, owner=("ReplicaSet", "web-1")),
+            make_pod("web-1-y", node="n2", cpu="100m", labels={"app": "web"}, owner=("ReplicaSet", "web-1")),
+            make_pdb("web", selector={"app": "web"}, max_unavailable=1, allowed=1, healthy=2, desired=1, expected=2)]
+
+
+def test_demo_is_not_ready_and_says_what_blocks_first():
+    code, out, err = run_cli(["check"] + OFFLINE)
+    assert code == 3, err
+    assert out.index("What blocks a rolling upgrade of all nodes") < out.index("Nodes:") < out.index("Findings:")
+    first = out.split("What blocks a rolling upgrade of all nodes:\n")[1].splitlines()[1]
+    assert first.startswith("PodDisruptionBudget/shop/db") and "node-a2" in first
+    assert "NOT READY" in out
+
+
+def test_demo_json_is_a_cluster_check():
+    code, out, _ = run_cli(["check", "-o", "json"] + OFFLINE)
+    report = json.loads(out)
+    assert code == 3 and report["kind"] == "ClusterCheck"
+    assert {n["name"]: n["drainable"] for n in report["nodes"]}["node-a1"] is True
+    assert report["assumes"]["ignoreDaemonsets"] and report["assumes"]["deleteEmptydirData"]
+
+
+@pytest.mark.parametrize("flags, code", [
+    ([], 0),                                  # every node drainable, no finding
+    (["--no-ignore-daemonsets"], 0),          # no DaemonSet pods here: the flag changes nothing
+    (["--fail-on", "warning"], 0),
+    (["--timeout", "1s"], 3),                 # each drain takes longer than 1s: DRAIN_TIMEOUT
+])
+def test_a_healthy_cluster_passes_the_gate(tmp_path, flags, code):
+    got, out, err = run_cli(["check"] + flags + dump(tmp_path, *healthy()))
+    assert got == code, out + err
+
+
+def test_fail_on_warning_fails_on_a_warning_only(tmp_path):
+    objects = healthy() + [make_pdb("orphan", selector={"app": "nothing"}, min_available=1)]
+    assert run_cli(["check"] + dump(tmp_path, *objects))[0] == 0
+    code, out, _ = run_cli(["check", "--fail-on", "warning"] + dump(tmp_path, *objects))
+    assert code == 3 and "PDB_SELECTS_NOTHING" in out
+
+
+def test_drain_flags_change_the_verdict():
+    runbook = json.loads(run_cli(["check", "-o", "json", "-l", "topology.kubernetes.io/zone=eu-west-1a"] + OFFLINE)[1])
+    strict = json.loads(run_cli(["check", "-o", "json", "-l", "topology.kubernetes.io/zone=eu-west-1a",
+                                 "--no-ignore-daemonsets"] + OFFLINE)[1])
+    assert {n["name"]: n["drainable"] for n in runbook["nodes"]}["node-a1"] is True
+    a1 = {n["name"]: n for n in strict["nodes"]}["node-a1"]
+    assert a1["drainable"] is False and "POD_NOT_EVICTABLE" in {r["code"] for r in a1["risks"]}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--context", "a", "--context", "b"] + OFFLINE, "--snapshot files are one cluster"),
+    (["--context", "a", "--all-contexts"], "cannot be used together"),
+    (["--accept-risk", "nonsense"] + OFFLINE, "unknown risk"),
+    (["-l", "==="] + OFFLINE, "--selector"),
+])
+def test_usage_errors(args, message):
+    code, _, err = run_cli(["check"] + args)
+    assert code == 2 and message in err
+
+
+def test_several_contexts_run_in_parallel_each_in_its_section(tmp_path, monkeypatch):
+    config = tmp_path / "kubeconfig"
+    clusters = [{"name": c, "cluster": {"server": "https://127.0.0.1:1"}} for c in ("east", "west")]
+    config.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": clusters,
+                                  "users": [{"name": "u", "user": {"token": "t"}}],
+                                  "contexts": [{"name": c, "context": {"cluster": c, "user": "u"}}
+                                               for c in ("east", "west")]}))
+    monkeypatch.setenv("KUBECONFIG", str(config))
+    code, out, _ = run_cli(["check", "--all-contexts", "-o", "json", "--request-timeout", "2s"])
+    report = json.loads(out)
+    assert code == 1 and report["kind"] == "List"
+    assert [(i["kind"], i["context"], "error" in i) for i in report["items"]] == [
+        ("ClusterCheck", "east", True), ("ClusterCheck", "west", True)]
+    code, out, _ = run_cli(["check", "--context", "east", "--context", "west", "--request-timeout", "2s"])
+    assert "=== context east ===" in out and "=== context west ===" in out

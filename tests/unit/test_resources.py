@@ -1,0 +1,34 @@
+"""Pod requests as the scheduler charges them (component-helpers PodRequests)."""
+
+import pytest
+
+from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.model.objects import Pod
+from tests.builders import container, make_pod
+
+
+def resized(spec_cpu, actuated_cpu, allocated_cpu=None, reason=None):
+    status = {"name": "c", "resources": {"requests": {"cpu": actuated_cpu}}}
+    if allocated_cpu:
+        status["allocatedResources"] = {"cpu": allocated_cpu}
+    pod = make_pod("p", containers=[container("c", {"cpu": spec_cpu})], status={"containerStatuses": [status]})
+    if reason:
+        pod["status"]["conditions"].append({"type": "PodResizePending", "status": "True", "reason": reason})
+    return Pod(pod)
+
+
+CASES = [
+    ("resized pod: downsize in flight charges the actuated request", resized("500m", "1"), 1000),
+    ("resized pod: upsize in flight charges the spec", resized("2", "1"), 2000),
+    ("resized pod: allocated larger than both", resized("500m", "1", "1500m"), 1500),
+    ("resized pod: infeasible resize ignores the spec", resized("2", "1", None, "Infeasible"), 1000),
+    ("sidecars and init peak", Pod(make_pod("p", containers=[container("c", {"cpu": "1"})], initContainers=[
+        container("init", {"cpu": "3"}), container("side", {"cpu": "500m"}, restartPolicy="Always")])), 3000),
+    ("pod-level requests override the containers", Pod(make_pod(
+        "p", containers=[container("c", {"cpu": "1"})], resources={"requests": {"cpu": "4"}})), 4000),
+]
+
+
+@pytest.mark.parametrize("pod,cpu", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_pod_requests_cpu(pod, cpu):
+    assert pod_requests(pod)["cpu"] == cpu

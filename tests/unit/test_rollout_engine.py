@@ -1,0 +1,150 @@
+"""The rollout engine's pure decisions: when a node is back, whose Lease is live, the exit codes."""
+
+import os
+import socket
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from kubectl_safety.engine.lease import is_live
+from kubectl_safety.engine.rollout import node_back
+
+ME = f"kubectl-safety@{socket.gethostname()} pid {os.getpid()}"
+
+
+def node(ready="True", boot="b1", kubelet="v1.35.0", labels=None):
+    return {"metadata": {"name": "n1", "labels": labels or {}},
+            "status": {"conditions": [{"type": "Ready", "status": ready}],
+                       "nodeInfo": {"bootID": boot, "kubeletVersion": kubelet}}}
+
+
+@pytest.mark.parametrize("obj, wait_for, before, back", [
+    (node(), None, "", True),
+    (node(ready="False"), None, "", False),
+    (node(ready="Unknown"), None, "", False),
+    (None, None, "", False),
+    (node(boot="b2"), "boot-id", "b1", True),
+    (node(boot="b1"), "boot-id", "b1", False),  # Ready, but it did not reboot yet
+    (node(boot="b2", ready="False"), "boot-id", "b1", False),
+    (node(kubelet="v1.36.0"), "kubelet-version", "v1.35.0", True),
+    (node(kubelet="v1.35.0"), "kubelet-version", "v1.35.0", False),
+    (node(labels={"os": "v2"}), "label=os=v2", "", True),
+    (node(labels={"os": "v1"}), "label=os=v2", "", False),
+    (node(labels={"upgraded": ""}), "label=upgraded", "", True),
+    (node(), "label=upgraded", "", False),
+], ids=["ready", "not-ready", "unknown", "no-node", "rebooted", "not-rebooted-yet", "rebooted-not-ready",
+        "kubelet-upgraded", "kubelet-same", "label-value", "label-other-value", "label-present", "label-missing"])
+def test_node_back(obj, wait_for, before, back):
+    assert node_back(obj, wait_for, before) is back
+
+
+def lease(holder, renewed_ago=1, duration=300):
+    stamp = (datetime.now(timezone.utc) - timedelta(seconds=renewed_ago)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return {"spec": {"holderIdentity": holder, "renewTime": stamp, "leaseDurationSeconds": duration}}
+
+
+@pytest.mark.parametrize("holder, renewed_ago, live", [
+    ("someone@elsewhere pid 1", 1, True),
+    ("someone@elsewhere pid 1", 600, False),  # expired
+    (None, 1, False),  # released
+    (ME, 1, False),  # our own
+    (f"kubectl-safety@{socket.gethostname()} pid 999999999", 1, False),  # a dead process on this host
+    ("absent", None, False),
+], ids=["held", "expired", "released", "ours", "dead-local-holder", "absent"])
+def test_lease_is_live(holder, renewed_ago, live):
+    obj = None if renewed_ago is None else lease(holder, renewed_ago)  # stamped when the test runs
+    assert is_live(obj, ME) is live
+
+
+@pytest.mark.parametrize("status, batches, resumed, code", [
+    ("done", [], False, 0),
+    ("interrupted", [{"status": "done"}], False, 130),
+    ("blocked", [], False, 3),  # nothing done: exit 3 as a refused plan
+    ("blocked", [{"status": "done"}], False, 4),
+    ("blocked", [], True, 4),  # a resumed rollout had done something before
+    ("gate-failed", [{"status": "gate-failed"}], False, 4),
+    ("failed", [], False, 4),
+    ("timeout", [], False, 4),
+    ("error", [], False, 1),
+])
+def test_exit_codes(status, batches, resumed, code):
+    from kubectl_safety.cli.commands.rollout import exit_code
+
+    assert exit_code({"status": status, "batches": batches, "resumed": resumed}) == code
+
+
+# -- the whole run on an in-memory API ---------------------------------------------------------
+from kubectl_safety.engine.rollout import ANNOTATION_STATE, Rollout, RolloutSpec  # noqa: E402
+from kubectl_safety.errors import RefusedError  # noqa: E402
+from tests.unit.fake_api import FakeApi, entry, node as fake_node, pod  # noqa: E402
+
+
+class Done:
+    returncode, stdout = 0, b"ok"
+
+
+def to_spare(api, p):
+    """The ReplicaSet's replacement starts, Ready, on the spare node."""
+    api.delete("pods", p)
+    api.put("pods", pod(p["metadata"]["name"] + "-r", "spare", owner="rs-a"))
+
+
+def cluster():
+    api = FakeApi([pod("a", "n1", owner="rs-a"), pod("b", "n2", owner="rs-a")],
+                  nodes=[fake_node("n1"), fake_node("n2"), fake_node("spare")], on_evict=to_spare)
+    return api
+
+
+def rollout(api, maintained, stop_on=None, **spec):
+    def replan(nodes):
+        pods = [p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes]
+        return {"nodes": [{"name": n} for n in nodes], "pods": [entry(p) for p in pods], "safe": True, "risks": []}
+
+    states = {n["metadata"]["name"]: n["metadata"]["annotations"].get(ANNOTATION_STATE)
+              for n in api.store["nodes"].values() if n["metadata"]["annotations"].get(ANNOTATION_STATE)}
+    r = None
+
+    def run(command, env, **kwargs):
+        maintained.append(env["NODE"])
+        if env["NODE"] == stop_on:
+            r.interrupted.set()  # Ctrl-C during this node's maintenance
+        return Done()
+
+    r = Rollout(api, RolloutSpec(name="ro", nodes=["n1", "n2"], batches=[["n1"], ["n2"]], exec_command="x",
+                                 lease_namespace="ns", gate_timeout=5, ready_timeout=5, states=states, **spec),
+                replan=replan, run=run)
+    return r
+
+
+def test_a_rollout_maintains_each_node_once_and_cleans_up():
+    api, maintained = cluster(), []
+    report = rollout(api, maintained).run()
+    assert report["status"] == "done" and maintained == ["n1", "n2"]
+    assert [b["gate"]["passed"] for b in report["batches"]] == [True, True]
+    assert not api.store["leases"]  # deleted at the end
+    for name in ("n1", "n2"):
+        n = api.store["nodes"][f"/{name}"]
+        assert not n["spec"].get("unschedulable") and not n["metadata"].get("annotations")
+    assert len(api.evictions()) == 2
+
+
+def test_an_interrupted_rollout_resumes_where_it_stopped():
+    api, maintained = cluster(), []
+    report = rollout(api, maintained, stop_on="n2").run()
+    assert report["status"] == "interrupted"
+    assert api.store["leases"]["ns/ro"]["spec"]["holderIdentity"] is None  # released, kept
+    assert api.store["nodes"]["/n1"]["metadata"]["annotations"][ANNOTATION_STATE] == "done"
+    assert api.store["nodes"]["/n2"]["spec"]["unschedulable"] is True  # still cordoned
+    report = rollout(api, maintained).run()
+    assert report["status"] == "done" and report["resumed"]
+    assert maintained == ["n1", "n2", "n2"]  # n1 is not maintained again; n2's maintenance was cut short
+
+
+def test_a_second_rollout_is_refused_with_the_holders_name():
+    api = cluster()
+    other = rollout(api, [])
+    other.lease.holder = "kubectl-safety@elsewhere pid 1"
+    other.lease.acquire()
+    with pytest.raises(RefusedError, match="held by kubectl-safety@elsewhere pid 1"):
+        rollout(api, []).run()
+    assert len(api.evictions()) == 0

@@ -1,0 +1,44 @@
+"""LIST once + WATCH: changes arrive without re-listing; an expired version (410) relists once."""
+
+import time
+
+from kubectl_safety.engine.watch import WatchGroup
+from tests.unit.fake_api import FakeApi, pod
+
+
+def test_changes_arrive_by_the_watch_without_relisting():
+    api = FakeApi([pod("a", "n1")])
+    with WatchGroup(api) as group:
+        w = group.watch("pods", field_selector="spec.nodeName=n1")
+        api.put("pods", pod("b", "n1"))
+        api.put("pods", pod("elsewhere", "n2"))
+        assert group.wait_for(lambda: w.get("ns/b") is not None, time.monotonic() + 5)
+        api.delete("pods", api.store["pods"]["ns/a"])
+        assert group.wait_for(lambda: w.get("ns/a") is None, time.monotonic() + 5)
+        assert w.get("ns/elsewhere") is None and w.lists == 1
+
+
+def test_an_expired_version_relists_once_and_carries_on():
+    api = FakeApi([pod("a", "n1")], expire_first_watch=True)
+    with WatchGroup(api) as group:
+        w = group.watch("pods")
+        assert group.wait_for(lambda: w.lists == 2, time.monotonic() + 5)
+        api.put("pods", pod("b", "n1"))
+        assert group.wait_for(lambda: w.get("ns/b") is not None, time.monotonic() + 5)
+
+
+def test_wait_for_gives_up_at_its_deadline():
+    api = FakeApi()
+    with WatchGroup(api) as group:
+        group.watch("pods")
+        started = time.monotonic()
+        assert group.wait_for(lambda: False, started + 0.3) is False
+        assert time.monotonic() - started < 2
+
+
+def test_selector_string_spells_a_label_selector_as_the_api_takes_it():
+    from kubectl_safety.engine.health import selector_string
+
+    assert selector_string({"matchLabels": {"b": "2", "a": "1"},
+                            "matchExpressions": [{"key": "t", "operator": "In", "values": ["x", "y"]},
+                                                 {"key": "u", "operator": "DoesNotExist"}]}) == "a=1,b=2,t in (x,y),!u"
