@@ -29,42 +29,42 @@ def parse_time(value):
 
 
 class ApiObject:
-    """Common metadata accessors."""
+    """Common metadata accessors (cached: a snapshot's objects are never changed in place)."""
 
     kind = ""
 
     def __init__(self, raw: dict):
         self.raw = raw
 
-    @property
+    @cached_property
     def meta(self) -> dict:
         return self.raw.get("metadata") or {}
 
-    @property
+    @cached_property
     def spec(self) -> dict:
         return self.raw.get("spec") or {}
 
-    @property
+    @cached_property
     def status(self) -> dict:
         return self.raw.get("status") or {}
 
-    @property
+    @cached_property
     def name(self) -> str:
         return self.meta.get("name", "")
 
-    @property
+    @cached_property
     def namespace(self) -> str:
         return self.meta.get("namespace") or ""
 
-    @property
+    @cached_property
     def uid(self) -> str:
         return self.meta.get("uid") or ""
 
-    @property
+    @cached_property
     def labels(self) -> dict:
         return self.meta.get("labels") or {}
 
-    @property
+    @cached_property
     def annotations(self) -> dict:
         return self.meta.get("annotations") or {}
 
