@@ -60,6 +60,11 @@ class Watch:
             except Exception:
                 pass
 
+    def resync(self):
+        """One fresh LIST (a watch that is not current); raises as a LIST does."""
+        self._relist()
+        self._failed(None)
+
     def _relist(self):
         items, version = self.connection.list_versioned(self.resource, self.namespace,
                                                         field_selector=self.field_selector,
@@ -157,9 +162,9 @@ class WatchGroup:
                     resource, namespace, selectors.get("field_selector"), selectors.get("label_selector")):
                 return w
         w = Watch(self.connection, resource, namespace, condition=self.condition,
-                  timeout_seconds=self.timeout_seconds, **selectors)
-        self.watches.append(w)
-        return w.start()
+                  timeout_seconds=self.timeout_seconds, **selectors).start()
+        self.watches.append(w)  # only once its LIST succeeded: a failed one is tried again on next use
+        return w
 
     def wait_for(self, predicate, deadline=None, interrupted=None, wake=None, clock=time.monotonic):
         """Block until ``predicate()`` is true (True), or the monotonic ``deadline`` passes, or
