@@ -19,7 +19,7 @@ import time
 from kubectl_safety.cluster.live import RESOURCES
 from kubectl_safety.cluster.source import complete_pod_namespaces, fetch, unique
 from kubectl_safety.engine.watch import WatchGroup
-from kubectl_safety.errors import NotFoundError, SafetyError
+from kubectl_safety.errors import SafetyError
 from kubectl_safety.model.parse import build_snapshot
 
 SETTLE_SECONDS = 10.0  # bound on waiting for a cordon to reach the watches (then: re-list those nodes)
@@ -53,7 +53,7 @@ class LiveView:
                 watches.append(group.watch(q.resource, q.namespace, field_selector=selector,
                                            label_selector=q.label_selector))
             except SafetyError as e:
-                if not q.optional or not (isinstance(e, NotFoundError) or "Forbidden" in str(e)):
+                if not q.optional or "Forbidden" not in str(e):  # as a read once (cluster/source.py)
                     raise
                 if self.warnings is not None:
                     self.warnings.append(f"{e} (continuing without {q.resource}: the analysis is partial)")
