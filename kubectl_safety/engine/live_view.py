@@ -70,7 +70,7 @@ class LiveView:
             pairs = list(fetch(self.connection, queries, warnings=self.warnings))
         self._settle(watches, cordoned)
         for w in watches:
-            if w.error:  # not current: read it again (raises as a LIST does when still unreachable)
+            if w.error:  # not current (or not watchable: RBAC): read it again (raises as a LIST would)
                 w.resync()
             kind, api_version = RESOURCES[w.resource][2], RESOURCES[w.resource][0].split("/", 2)[-1]
             for obj in w.items():

@@ -29,7 +29,7 @@ def entry(p, action="evict", pdb=None):
 class FakeApi:
     """Objects by resource; ``on_evict(api, pod)`` decides what an accepted eviction does (default: delete)."""
 
-    def __init__(self, pods=(), nodes=(), pdbs=(), on_evict=None, expire_first_watch=False):
+    def __init__(self, pods=(), nodes=(), pdbs=(), on_evict=None, expire_first_watch=False, forbid_watch=()):
         self.cond = threading.Condition()
         self.version = 1
         self.store = {"pods": {}, "nodes": {}, "poddisruptionbudgets": {}, "leases": {}}
@@ -38,6 +38,7 @@ class FakeApi:
         self.delivered = 0  # objects sent (LIST items, WATCH events): the bytes, counted in objects
         self.on_evict = on_evict
         self.expire_first_watch = expire_first_watch
+        self.forbid_watch = set(forbid_watch)  # resources whose WATCH RBAC forbids (403)
         self.closed = False
         for p in pods:
             self.put("pods", p)
@@ -106,6 +107,9 @@ class FakeApi:
               timeout_seconds=300, on_stream=None):
         with self.cond:
             self.requests.append(("WATCH", resource))
+            if resource in self.forbid_watch:
+                yield {"type": "ERROR", "object": {"kind": "Status", "code": 403, "message": "forbidden"}}
+                return
             if self.expire_first_watch:
                 self.expire_first_watch = False
                 yield {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}

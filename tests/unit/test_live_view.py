@@ -2,6 +2,7 @@
 costs the batch's own reads and none of the cluster's, whatever the cluster's size; a plan made
 right after a cordon sees it."""
 
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -64,3 +65,15 @@ def test_a_cordon_the_watch_has_not_shown_yet_is_read_again_before_the_plan(monk
         api.request("PATCH", "/api/v1/nodes/n1", body={"spec": {"unschedulable": True}})
         assert view.snapshot(NOW, cordoned=["n1"]).node("n1").unschedulable
         assert nodes.lists == 2
+
+
+def test_a_resource_rbac_lets_us_list_but_not_watch_is_listed_again_for_each_plan():
+    api = cluster(0)
+    api.forbid_watch.add("poddisruptionbudgets")
+    with LiveView(api, drain_scope(["n1"])) as view:
+        budgets = next(w for w in view.shared if w.resource == "poddisruptionbudgets")
+        view.group.wait_for(lambda: budgets.forbidden, time.monotonic() + 5)
+        api.put("poddisruptionbudgets", budget("b", "b"))
+        snap = view.snapshot(NOW)
+        assert {b.name for b in snap.pdbs} == {"a", "b"}  # current, by a LIST
+        assert budgets.lists == 2 and budgets.watches == 1  # the forbidden WATCH is not retried
