@@ -166,7 +166,7 @@ class Rollout:
             entry["status"] = "done"
             return "done", None
         with WatchGroup(self.connection) as group:  # the batch's nodes, pods and PDBs: plan, drainer, gate
-            status, message, gate = self._drain_batch(number, todo, group, entry)
+            status, message, gate = self._drain_batch(number, todo, group)
             if status != "done":
                 entry["status"] = status
                 return status, message
@@ -187,7 +187,7 @@ class Rollout:
             self.emit("node-done", pod=n)
         return "done", None
 
-    def _drain_batch(self, number, todo, group, entry):
+    def _drain_batch(self, number, todo, group):
         """Plan the batch's nodes once cordoned, record what the health gate must check (so a resumed
         run gates the pods moved earlier too), drain; ``(status, message, gate)``."""
         to_drain = [n for n in todo if self.nodes[n]["state"] not in ("maintained", "gating")]

@@ -101,9 +101,12 @@ def drain_requests(cluster, audit, make_node, namespace, name, flags) -> list:
                                "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
 
 
-@pytest.mark.parametrize("flags", [["--no-capacity"], ["--accept-risk=unplaceable"]],
-                         ids=["node-scoped", "capacity-aware"])
-def test_a_real_drain_makes_the_same_requests_whatever_the_cluster_size(cluster, audit, make_node, namespace, flags):
+@pytest.mark.parametrize("flags, only_plans_list", [
+    (["--no-capacity"], "daemonsets"),
+    (["--accept-risk=unplaceable"], "replicasets"),
+], ids=["node-scoped", "capacity-aware"])
+def test_a_real_drain_makes_the_same_requests_whatever_the_cluster_size(cluster, audit, make_node, namespace, flags,
+                                                                        only_plans_list):
     """The plan, its re-plan once cordoned and the wait: from watches, never re-reading the cluster."""
     small = drain_requests(cluster, audit, make_node, namespace, "before", flags)
     other = f"{namespace}-other"
@@ -120,4 +123,5 @@ def test_a_real_drain_makes_the_same_requests_whatever_the_cluster_size(cluster,
     finally:
         cluster.kubectl("delete", "namespace", other, "--wait=false", check=False)
     assert ("create", "pods/eviction") in small, small
+    assert small.count(("list", only_plans_list)) == 1  # listed once, then watched: the re-plan reads nothing
     assert large == small, "a drain's requests grew with the cluster"

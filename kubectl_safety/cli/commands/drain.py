@@ -244,7 +244,6 @@ class _Drain:
     def run(self, plan, timeout, order="default") -> int:
         """Cordon, re-plan the pods there once cordoned, let the engine drain them; report."""
         from kubectl_safety.engine.drainer import Drainer
-
         from kubectl_safety.engine.watch import WatchGroup
 
         drainer = Drainer(self.s.connection("drain"), on_event=self.progress)
