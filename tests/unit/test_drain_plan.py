@@ -1,6 +1,5 @@
 """The drain planner on snapshots: kubectl filters, Eviction API rules, cumulative PDB waves, capacity."""
 
-
 import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
