@@ -168,7 +168,7 @@ def _select_victims(pod, prio, node, snapshot, nominated, now):
     if remaining:
         return _excluded(node.name, remaining, _why_not_even_empty(remaining, len(lower)),
                          _equal_hint(pod, prio, node, snapshot, nominated))
-    lower.sort(key=lambda p: importance(p, now))
+    lower.sort(key=lambda p: (importance(p, now), p.namespace, p.name))  # ties: the cache's order (unknown)
     violating, others = _split_by_pdb(lower, snapshot)
     victims = []
     for group, is_violating in ((violating, True), (others, False)):
@@ -177,7 +177,7 @@ def _select_victims(pod, prio, node, snapshot, nominated, now):
             if _filter(pod, node, snapshot, state, nominated):
                 state.remove(p)
                 victims.append((p, is_violating and pdbs))
-    if violating and others:
+    if violating and others:  # re-sorted like upstream: equally important victims keep their reprieve order
         victims.sort(key=lambda v: importance(v[0], now))
     return _candidate(node.name, victims, now)
 
@@ -208,9 +208,9 @@ def _equal_hint(pod, prio, node, snapshot, nominated) -> str:
 
 
 def importance(pod, now):
-    """Sort key, most important first: higher priority, then earlier start (nil = now)."""
-    start = pod.start_time or now
-    return (-pod.priority_value, start, pod.namespace, pod.name)
+    """``MoreImportantPod`` as a sort key, most important first: higher priority, then earlier
+    start (nil = now)."""
+    return (-pod.priority_value, pod.start_time or now)
 
 
 def _split_by_pdb(pods, snapshot):

@@ -12,8 +12,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
@@ -111,6 +113,7 @@ func schedulerFilter(raw json.RawMessage) (any, error) {
 		Nodes      []v1.Node
 		Pods       []v1.Pod       // pods already bound to nodes (spec.nodeName)
 		Namespaces []v1.Namespace // for namespaceSelector (the plugin lists them from an informer)
+		Remove     []string       // "namespace/name" of bound pods taken off their nodes after PreFilter
 	}
 	if err := decode(raw, &args); err != nil {
 		return nil, err
@@ -131,6 +134,11 @@ func schedulerFilter(raw json.RawMessage) (any, error) {
 
 	state := framework.NewCycleState()
 	pre, preStatus, _ := fw.RunPreFilterPlugins(ctx, state, &args.Pod)
+	if preStatus.IsSuccess() {
+		if err := removePods(ctx, fw, state, &args.Pod, snapshot, args.Pods, args.Remove); err != nil {
+			return nil, err
+		}
+	}
 	out := map[string]any{}
 	for _, node := range nodes {
 		info, err := snapshot.NodeInfos().Get(node.Name)
@@ -151,4 +159,32 @@ func schedulerFilter(raw json.RawMessage) (any, error) {
 		out[node.Name] = verdict
 	}
 	return out, nil
+}
+
+// removePods takes the named pods off their nodes as preemption's dry run does (SelectVictimsOnNode):
+// NodeInfo.RemovePod, then the PreFilter extensions' RemovePod on the cycle state.
+func removePods(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *v1.Pod,
+	snapshot *cache.Snapshot, pods []v1.Pod, remove []string) error {
+	gone := sets.New(remove...)
+	for i := range pods {
+		p := &pods[i]
+		if !gone.Has(p.Namespace + "/" + p.Name) {
+			continue
+		}
+		info, err := snapshot.NodeInfos().Get(p.Spec.NodeName)
+		if err != nil {
+			return err
+		}
+		podInfo, err := framework.NewPodInfo(p)
+		if err != nil {
+			return err
+		}
+		if err := info.RemovePod(klog.FromContext(ctx), p); err != nil {
+			return err
+		}
+		if st := fw.RunPreFilterExtensionRemovePod(ctx, state, pod, podInfo, info); !st.IsSuccess() {
+			return st.AsError()
+		}
+	}
+	return nil
 }
