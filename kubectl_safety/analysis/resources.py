@@ -1,8 +1,7 @@
 """Pod resource requests as the scheduler computes them (component-helpers ``PodRequests``)."""
 
+from kubectl_safety.model.objects import POD_LEVEL_RESOURCES, aggregate_requests
 from kubectl_safety.model.quantity import add, maximum, resource_list
-
-POD_LEVEL_RESOURCES = ("cpu", "memory")
 
 
 def _resize_infeasible(pod) -> bool:
@@ -28,27 +27,12 @@ def _statuses(pod) -> dict:
 
 
 def aggregate_container_requests(pod, use_status=True) -> dict:
-    """max(sum of regular containers + sidecars, peak of the init sequence), per resource.
-
-    An init container runs alongside the sidecars started before it; sidecars keep running
-    with the regular containers. ``use_status``: resized containers count as the scheduler
-    charges them (``UseStatusResources``).
-    """
+    """max(sum of regular containers + sidecars, peak of the init sequence), per resource
+    (``model.objects.aggregate_requests``). ``use_status``: resized containers and sidecars
+    count as the scheduler charges them (``UseStatusResources``)."""
     statuses = _statuses(pod) if use_status else {}
-    reqs = {}
-    for c in pod.containers:
-        reqs = add(reqs, _effective(pod, c.requests, statuses.get(c.name)))
-    sidecars, init_peak = {}, {}
-    for c in pod.init_containers:
-        if c.is_sidecar:
-            requests = _effective(pod, c.requests, statuses.get(c.name))
-            reqs = add(reqs, requests)
-            sidecars = add(sidecars, requests)
-            use = dict(sidecars)
-        else:
-            use = add(c.requests, sidecars)
-        init_peak = maximum(init_peak, use)
-    return maximum(reqs, init_peak)
+    return aggregate_requests(pod.containers, pod.init_containers,
+                              lambda c: _effective(pod, c.requests, statuses.get(c.name)))
 
 
 def pod_level_set(pod) -> bool:

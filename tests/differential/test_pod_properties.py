@@ -29,9 +29,6 @@ def test_qos_class(oracle, raw):
     assert qos.qos_class(Pod(created)) == expected["get"], created["spec"]
 
 
-@pytest.mark.xfail(strict=True, reason="model/objects.py Pod.pod_level defaults pod-level requests from "
-                   "limits; the API server defaults them from the containers' aggregate requests first "
-                   "(SetDefaults_Pod defaultPodRequests): a manifest's QoS can differ")
 @PROPERTY
 @given(raw=gen.pod(states=False))
 @example(raw={"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},

@@ -25,7 +25,7 @@ from tests.differential.conftest import PROPERTY, count, tally
 from tests.differential.test_scheduler_properties import (APPS, NAMESPACES, init_ports, make, node,
                                                           pod_affinity, rarely, scheduler_view, spread)
 
-PRIORITIES = [0, 10, 100, 1000]
+PRIORITIES = [0, 10, 100, 1000, -5]
 STARTS = ["2025-01-01T00:00:00Z", "2025-01-01T00:00:00Z", "2025-03-01T00:00:00Z", "2025-06-01T00:00:00Z"]
 CPU = ["100m", "300m", "500m", "500m", "1"]
 CLASSES = [("low", 10, None), ("mid", 100, None), ("high", 1000, None), ("high-never", 1000, "Never"),
