@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from functools import cached_property
 
 from kubectl_safety.errors import InputError
-from kubectl_safety.model.quantity import add, maximum, resource_list
+from kubectl_safety.model.quantity import add, exact_resource_list, maximum, resource_list
 from kubectl_safety.model.selectors import LabelSelector
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -114,6 +114,12 @@ class Container:
         return self.raw.get("name", "")
 
     @property
+    def exact_requests(self) -> dict:
+        """``requests`` unrounded (``quantity.exact_resource_list``), for sums rounded once."""
+        resources = self.raw.get("resources") or {}
+        return {**exact_resource_list(resources.get("limits")), **exact_resource_list(resources.get("requests"))}
+
+    @property
     def is_sidecar(self) -> bool:
         return self.init and self.raw.get("restartPolicy") == "Always"
 
@@ -128,21 +134,23 @@ class Container:
 POD_LEVEL_RESOURCES = ("cpu", "memory")  # and hugepages-* (IsSupportedPodLevelResource)
 
 
-def aggregate_requests(containers, init_containers, running=lambda c: c.requests) -> dict:
+def aggregate_requests(containers, init_containers, running=None, requests=lambda c: c.requests) -> dict:
     """component-helpers ``AggregateContainerRequests``: max(sum of regular containers and
     sidecars, peak of the init sequence), per resource. An init container runs alongside the
-    sidecars started before it. ``running(c)``: the requests of a regular container or sidecar."""
+    sidecars started before it. ``requests(c)``: a container's requests; ``running(c)``: those
+    of a regular container or sidecar (default ``requests``)."""
+    running = running or requests
     reqs, sidecars, init_peak = {}, {}, {}
     for c in containers:
         reqs = add(reqs, running(c))
     for c in init_containers:
         if c.is_sidecar:
-            requests = running(c)
-            reqs = add(reqs, requests)
-            sidecars = add(sidecars, requests)
+            own = running(c)
+            reqs = add(reqs, own)
+            sidecars = add(sidecars, own)
             use = dict(sidecars)
         else:
-            use = add(c.requests, sidecars)
+            use = add(requests(c), sidecars)
         init_peak = maximum(init_peak, use)
     return maximum(reqs, init_peak)
 

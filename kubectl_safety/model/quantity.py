@@ -53,17 +53,42 @@ def _amount_of_text(resource: str, value: str) -> int:
 
 
 def _amount(resource: str, value) -> int:
+    return math.ceil(_exact(resource, value))
+
+
+def _exact(resource: str, value) -> Fraction:
     q = parse_quantity(value)
-    return math.ceil(q * 1000) if resource == "cpu" else math.ceil(q)
+    return q * 1000 if resource == "cpu" else q
+
+
+@lru_cache(maxsize=4096)
+def _exact_of_text(resource: str, value: str) -> Fraction:
+    return _exact(resource, value)
 
 
 def resource_list(raw) -> dict:
     """``{"cpu": "500m", "memory": "1Gi"}`` -> ``{"cpu": 500, "memory": 1073741824}``."""
+    return {name: amount(name, value) for name, value in _items(raw)}
+
+
+def exact_resource_list(raw) -> dict:
+    """As ``resource_list``, unrounded (Fractions): upstream adds exact quantities and rounds a
+    pod's total once (``"0.0001"`` cpu is 1/10 of a millicore here, 1 millicore in ``resource_list``)."""
+    return {name: _exact_of_text(name, value) if isinstance(value, str) else _exact(name, value)
+            for name, value in _items(raw)}
+
+
+def rounded(amounts: dict) -> dict:
+    """Exact amounts rounded up to the scheduler's integer units (``MilliValue()``/``Value()``)."""
+    return {name: math.ceil(value) for name, value in amounts.items()}
+
+
+def _items(raw):
     if not raw:
-        return {}
+        return []
     if not isinstance(raw, dict):
         raise InputError(f"invalid resource list {raw!r}")
-    return {name: amount(name, value) for name, value in raw.items()}
+    return raw.items()
 
 
 def format_amount(resource: str, value: int) -> str:

@@ -12,9 +12,8 @@ from hypothesis import strategies as st
 from kubectl_safety.model.quantity import parse_quantity
 
 NAMESPACE = "ns"
-# Sub-milli cpu ("0.0001") is left out: the model rounds each container up to a millicore where
-# upstream rounds the pod's exact sum once (test_sub_milli_cpu_is_summed_before_rounding).
-CPU = ["0", "1m", "1e-3", "100m", "250m", "0.5", "1", "1500m", "2", "3.333"]
+# Sub-milli cpu ("0.0001"): upstream adds exact quantities and rounds the pod's total once.
+CPU = ["0", "1m", "1e-3", "0.0001", "0.0005", "100m", "250m", "0.5", "1", "1500m", "2", "3.333"]
 MEMORY = ["0", "1", "999", "1k", "1Ki", "100M", "128Mi", "1e6", "0.5Gi", "1.5Gi", "1G", "123456789", "3Gi"]
 EXTENDED = {"example.com/gpu": ["0", "1", "2"], "ephemeral-storage": ["1Gi", "500M"], "hugepages-2Mi": ["2Mi", "4Mi"]}
 PAST, FUTURE = "2020-01-01T00:00:00Z", "2099-01-01T00:00:00Z"

@@ -4,7 +4,6 @@ priority admission and the DELETE grace period."""
 import copy
 from datetime import datetime, timezone
 
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -50,8 +49,6 @@ def test_pod_requests(oracle, raw):
     assert nonzero(resources.pod_requests(Pod(created))) == nonzero(expected["requests"]), created["spec"]
 
 
-@pytest.mark.xfail(strict=True, reason="model/quantity.py resource_list rounds each container's cpu up to a "
-                   "millicore; PodRequests sums exact quantities and the scheduler rounds the pod's total once")
 def test_sub_milli_cpu_is_summed_before_rounding(oracle):
     count("test_sub_milli_cpu_is_summed_before_rounding")
     raw = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},

@@ -26,6 +26,15 @@ CASES = [
         container("init", {"cpu": "3"}), container("side", {"cpu": "500m"}, restartPolicy="Always")])), 3000),
     ("pod-level requests override the containers", Pod(make_pod(
         "p", containers=[container("c", {"cpu": "1"})], resources={"requests": {"cpu": "4"}})), 4000),
+    # found by test_sub_milli_cpu_is_summed_before_rounding: upstream adds exact quantities and
+    # rounds the pod's total up to a millicore once
+    ("sub-millicore cpu is summed before rounding", Pod(make_pod("p", containers=[
+        container(f"c{i}", {"cpu": "0.0001"}) for i in range(3)])), 1),
+    ("sub-millicore cpu of a resized container is summed before rounding", Pod(make_pod(
+        "p", containers=[container("c", {"cpu": "0.0001"}), container("d", {"cpu": "0.0001"})],
+        status={"containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "0.0004"}}}]})), 1),
+    ("sub-millicore overhead is added before rounding", Pod(make_pod(
+        "p", containers=[container("c", {"cpu": "0.0005"})], overhead={"cpu": "0.0005"})), 1),
 ]
 
 
