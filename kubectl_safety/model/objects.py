@@ -114,10 +114,14 @@ class Container:
         return self.raw.get("name", "")
 
     @property
+    def exact_limits(self) -> dict:
+        """``limits`` at milli precision, as stored (``quantity.exact_resource_list``)."""
+        return exact_resource_list((self.raw.get("resources") or {}).get("limits"))
+
+    @property
     def exact_requests(self) -> dict:
-        """``requests`` unrounded (``quantity.exact_resource_list``), for sums rounded once."""
-        resources = self.raw.get("resources") or {}
-        return {**exact_resource_list(resources.get("limits")), **exact_resource_list(resources.get("requests"))}
+        """``requests`` at milli precision, as stored, for sums rounded once and exact comparisons."""
+        return {**self.exact_limits, **exact_resource_list((self.raw.get("resources") or {}).get("requests"))}
 
     @property
     def is_sidecar(self) -> bool:

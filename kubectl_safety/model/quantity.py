@@ -57,7 +57,9 @@ def _amount(resource: str, value) -> int:
 
 
 def _exact(resource: str, value) -> Fraction:
-    q = parse_quantity(value)
+    """The amount as the API server stores it: every quantity rounded up to milli precision on
+    create (``SetDefaults_ResourceList``), so a cpu amount is a whole number of millicores."""
+    q = Fraction(math.ceil(parse_quantity(value) * 1000), 1000)
     return q * 1000 if resource == "cpu" else q
 
 
@@ -72,8 +74,9 @@ def resource_list(raw) -> dict:
 
 
 def exact_resource_list(raw) -> dict:
-    """As ``resource_list``, unrounded (Fractions): upstream adds exact quantities and rounds a
-    pod's total once (``"0.0001"`` cpu is 1/10 of a millicore here, 1 millicore in ``resource_list``)."""
+    """As ``resource_list``, not rounded to whole units (Fractions of milli precision): upstream
+    adds a pod's stored quantities exactly and rounds the total once (three containers of
+    ``"0.5"`` bytes request 2 bytes, not 3)."""
     return {name: _exact_of_text(name, value) if isinstance(value, str) else _exact(name, value)
             for name, value in _items(raw)}
 

@@ -20,6 +20,9 @@ CASES = [
     ("ephemeral-storage only is best effort", [container("c", {"ephemeral-storage": "1Gi"})], [], "BestEffort"),
     ("init container without limits spoils guaranteed", SEED_GUARANTEED, [container("init", {"cpu": "100m"})], "Burstable"),
     ("zero requests do not count", [container("c", {"cpu": "0", "memory": "0"})], [], "BestEffort"),
+    # found by test_qos_class_of_manifest: stored at milli precision, 500m bytes is not 1 byte
+    ("sub-unit memory request below its limit is burstable",
+     [container("c", {"cpu": "1", "memory": "0.5"}, {"cpu": "1", "memory": "1"})], [], "Burstable"),
 ]
 
 
