@@ -2,7 +2,7 @@
 (eligibility, SelectVictimsOnNode on every potential node with its PDB violation counting, and
 SelectCandidate) after the cycle's Filter stage with nominated pods.
 
-Small nodes filled with pods of four priorities (running, terminating, some with host ports or
+Small nodes filled with pods of five priorities, one negative (running, terminating, some with host ports or
 required pod (anti-)affinity) and pending pods nominated to a node; a preemptor of a class
 (admitted by upstream's Priority admission, ``preemptionPolicy: Never`` included) that is often
 too big for any node, sometimes already nominated, with tolerations, node and pod affinity or
@@ -12,14 +12,12 @@ Pods that are equally important (same priority and start time) are ordered by na
 oracle receives the pods in that order (docs/deviations.md, "Equally important victims").
 """
 
-from datetime import datetime, timezone
-
-from hypothesis import given
+from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
 from kubectl_safety.analysis.preemption import preview
 from kubectl_safety.model.objects import Pod
-from tests.builders import snapshot
+from tests.builders import NOW, snapshot
 from tests.differential import strategies as gen
 from tests.differential.conftest import PROPERTY, count, tally
 from tests.differential.test_scheduler_properties import (APPS, NAMESPACES, init_ports, make, node,
@@ -27,7 +25,7 @@ from tests.differential.test_scheduler_properties import (APPS, NAMESPACES, init
 
 PRIORITIES = [0, 10, 100, 1000, -5]
 STARTS = ["2025-01-01T00:00:00Z", "2025-01-01T00:00:00Z", "2025-03-01T00:00:00Z", "2025-06-01T00:00:00Z"]
-CPU = ["100m", "300m", "500m", "500m", "1"]
+CPU = ["500m", "300m", "1", "100m", "500m"]
 CLASSES = [("low", 10, None), ("mid", 100, None), ("high", 1000, None), ("high-never", 1000, "Never"),
            ("top", 5000, "PreemptLowerPriority")]
 
@@ -74,7 +72,7 @@ def existing(draw, i, nodes):
 
 @st.composite
 def preemptor(draw, nodes):
-    spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": draw(st.sampled_from(["500m", "1", "1", "2"]))}}}]}
+    spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": draw(st.sampled_from(["1", "2", "1", "2", "500m"]))}}}]}
     klass = draw(st.sampled_from(["high", "high", "top", "mid", "high-never", ""]))
     if klass:
         spec["priorityClassName"] = klass
@@ -158,6 +156,11 @@ def ours_by_node(report) -> dict:
                         "numPDBViolations": c["pdbViolations"]} for c in report["candidates"]}
 
 
+def ours(case):
+    nodes, pods, incoming, budgets, classes, namespaces = case
+    return preview(Pod(incoming), snapshot(*nodes, *pods, *budgets, *classes, *namespaces), now=NOW)
+
+
 @PROPERTY
 @given(case=preemption_case())
 def test_preemption_preview(oracle, case):
@@ -169,8 +172,7 @@ def test_preemption_preview(oracle, case):
     pods, incoming = [stored(oracle, p) for p in pods], stored(oracle, incoming)
     case = nodes, pods, incoming, budgets, classes, namespaces
     expected = ask_oracle(oracle, case)
-    report = preview(Pod(incoming), snapshot(*nodes, *pods, *budgets, *classes, *namespaces),
-                     now=datetime.now(timezone.utc))
+    report = ours(case)
     assert sorted(report["feasibleNodes"]) == sorted(expected["feasible"]), (report["excluded"], expected["statuses"],
                                                                              summary(pods, incoming, budgets))
     if expected["feasible"]:
@@ -192,3 +194,11 @@ def test_preemption_preview(oracle, case):
         tally(name, "with PDB violations")
     best = report["sampling"]["tiedBest"] or [report["node"]]
     assert expected["node"] in best, (expected["node"], report["node"], best)
+
+
+def test_generated_cases_include_preemptions_that_violate_a_pdb():
+    """The generator reaches what the property is for (no oracle needed): a preemption whose
+    victims violate a PodDisruptionBudget."""
+    found = find(preemption_case(), lambda case: any(v["pdbViolation"] for v in ours(case)["victims"]),
+                 settings=settings(database=None, derandomize=True, max_examples=2000, phases=[Phase.generate]))
+    assert ours(found)["outcome"] == "preempt"
