@@ -7,8 +7,9 @@ snapshot is never modified; ``now`` stands in for a missing ``status.startTime``
    node at priority >= the preemptor's added, and without them: both must pass, §1.9).
 2. Eligibility (§1.2): preemptionPolicy Never; a nominated node that already has
    lower-priority pods terminating by preemption (DisruptionTarget/PreemptionByScheduler).
-3. Candidates (§1.3, §1.5): nodes whose failures are all resolvable, have lower-priority pods,
-   and fit once all of them are removed; every other node is in ``excluded`` with a reason.
+3. Candidates (§1.3, §1.5): potential nodes (whose first failing plugin is resolvable: the
+   status the scheduler keeps) that have lower-priority pods and fit once all of them are
+   removed; every other node is in ``excluded`` with a reason.
 4. Victims (§1.5, §1.6): reprieve PDB-violating pods first, then the others, most important
    first (priority, then earlier start); the scheduler's PDB rules (empty selector matches
    nothing, every matching PDB decremented, status.disruptedPods not counted twice).
@@ -92,7 +93,7 @@ def _place(pod, snapshot, now) -> dict:
     candidates, excluded, potential = [], [], 0
     for node in snapshot.nodes:
         node_failures = failures[node.name]
-        if any(not f.resolvable for f in node_failures):
+        if not node_failures[0].resolvable:  # the status is the first failing plugin's (as upstream)
             excluded.append(_excluded(node.name, node_failures))
             continue
         potential += 1

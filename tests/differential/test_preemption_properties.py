@@ -164,8 +164,8 @@ def ours(case):
 @PROPERTY
 @given(case=preemption_case())
 def test_preemption_preview(oracle, case):
-    """Feasible nodes; else eligibility, every candidate node's victims in order and PDB
-    violations, and the nominated node (one of the tied best when the scheduler picks arbitrarily)."""
+    """Feasible nodes; else eligibility, the number of potential nodes (status Unschedulable),
+    every candidate node's victims in order and PDB violations, and the nominated node (one of the tied best when the scheduler picks arbitrarily)."""
     name = "test_preemption_preview"
     count(name)
     nodes, pods, incoming, budgets, classes, namespaces = case
@@ -183,6 +183,7 @@ def test_preemption_preview(oracle, case):
     if not expected["eligible"]:
         tally(name, "not eligible")
         return
+    assert report["sampling"]["potentialNodes"] == len(expected["potential"]), (report["excluded"], expected)
     theirs = expected.get("candidates") or {}
     assert ours_by_node(report) == theirs, (ours_by_node(report), theirs, summary(pods, incoming, budgets),
                                             report["excluded"], expected["statuses"])

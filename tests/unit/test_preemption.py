@@ -233,6 +233,17 @@ def test_preempting_a_terminating_pod_lowers_the_spread_count():
     assert {c["node"]: [v["name"] for v in c["victims"]] for c in r["candidates"]} == {"n2": ["r"], "n3": ["t"]}
 
 
+def test_node_is_potential_when_its_first_failure_is_resolvable():
+    """Found by test_preemption_preview: the scheduler keeps only the first failing plugin's status,
+    so a host-port conflict (resolvable) ahead of unsatisfiable pod affinity makes n1 a potential
+    node (it counts for candidate sampling); the dry run then finds no victims that help."""
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "nobody"}}}]}}
+    r = run(pending(cpu="1", affinity=affinity, **host_port()), make_node("n1"), low("a", "n1", **host_port()))
+    assert (r["outcome"], r["sampling"]["potentialNodes"], r["candidates"]) == ("unschedulable", 1, [])
+    assert "pod affinity" in excluded(r)["n1"]
+
+
 # -- step 5: choosing the node -------------------------------------------------------------------
 
 def two_nodes(n1_pods, n2_pods, *extra):
