@@ -2,8 +2,9 @@
 (eligibility, SelectVictimsOnNode on every potential node with its PDB violation counting, and
 SelectCandidate) after the cycle's Filter stage with nominated pods.
 
-Small nodes filled with pods of five priorities, one negative (running, terminating, some with host ports or
-required pod (anti-)affinity) and pending pods nominated to a node; a preemptor of a class
+Small nodes filled with pods of five priorities, one negative (running, terminating, some with
+host ports, required pod (anti-)affinity, or the nasty containers of ``strategies.pod``) and
+pending pods nominated to a node; a preemptor of a class
 (admitted by upstream's Priority admission, ``preemptionPolicy: Never`` included) that is often
 too big for any node, sometimes already nominated, with tolerations, node and pod affinity or
 spread constraints; PDBs of every shape over the pods, some with ``disruptedPods``.
@@ -47,6 +48,9 @@ def existing(draw, i, nodes):
     ns = draw(st.sampled_from(NAMESPACES))
     spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": draw(st.sampled_from(CPU))}}}],
             "priority": draw(st.sampled_from(PRIORITIES))}
+    if rarely(draw, 5):  # sidecars, init containers, odd quantities, overhead
+        shape = draw(gen.pod(name=f"e{i}", states=False))["spec"]
+        spec.update({k: v for k, v in shape.items() if k in ("containers", "initContainers", "overhead")})
     if rarely(draw, 8):
         spec["affinity"] = pod_affinity(draw, anti=2, affine=4)
     if rarely(draw, 7):
