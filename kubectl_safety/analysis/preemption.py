@@ -7,8 +7,9 @@ snapshot is never modified; ``now`` stands in for a missing ``status.startTime``
    node at priority >= the preemptor's added, and without them: both must pass, §1.9).
 2. Eligibility (§1.2): preemptionPolicy Never; a nominated node that already has
    lower-priority pods terminating by preemption (DisruptionTarget/PreemptionByScheduler).
-3. Candidates (§1.3, §1.5): nodes whose failures are all resolvable, have lower-priority pods,
-   and fit once all of them are removed; every other node is in ``excluded`` with a reason.
+3. Candidates (§1.3, §1.5): potential nodes (whose first failing plugin is resolvable: the
+   status the scheduler keeps) that have lower-priority pods and fit once all of them are
+   removed; every other node is in ``excluded`` with a reason.
 4. Victims (§1.5, §1.6): reprieve PDB-violating pods first, then the others, most important
    first (priority, then earlier start); the scheduler's PDB rules (empty selector matches
    nothing, every matching PDB decremented, status.disruptedPods not counted twice).
@@ -92,7 +93,7 @@ def _place(pod, snapshot, now) -> dict:
     candidates, excluded, potential = [], [], 0
     for node in snapshot.nodes:
         node_failures = failures[node.name]
-        if any(not f.resolvable for f in node_failures):
+        if not node_failures[0].resolvable:  # the status is the first failing plugin's (as upstream)
             excluded.append(_excluded(node.name, node_failures))
             continue
         potential += 1
@@ -168,7 +169,7 @@ def _select_victims(pod, prio, node, snapshot, nominated, now):
     if remaining:
         return _excluded(node.name, remaining, _why_not_even_empty(remaining, len(lower)),
                          _equal_hint(pod, prio, node, snapshot, nominated))
-    lower.sort(key=lambda p: importance(p, now))
+    lower.sort(key=lambda p: (importance(p, now), p.namespace, p.name))  # ties: the cache's order (unknown)
     violating, others = _split_by_pdb(lower, snapshot)
     victims = []
     for group, is_violating in ((violating, True), (others, False)):
@@ -177,7 +178,7 @@ def _select_victims(pod, prio, node, snapshot, nominated, now):
             if _filter(pod, node, snapshot, state, nominated):
                 state.remove(p)
                 victims.append((p, is_violating and pdbs))
-    if violating and others:
+    if violating and others:  # re-sorted like upstream: equally important victims keep their reprieve order
         victims.sort(key=lambda v: importance(v[0], now))
     return _candidate(node.name, victims, now)
 
@@ -208,9 +209,9 @@ def _equal_hint(pod, prio, node, snapshot, nominated) -> str:
 
 
 def importance(pod, now):
-    """Sort key, most important first: higher priority, then earlier start (nil = now)."""
-    start = pod.start_time or now
-    return (-pod.priority_value, start, pod.namespace, pod.name)
+    """``MoreImportantPod`` as a sort key, most important first: higher priority, then earlier
+    start (nil = now)."""
+    return (-pod.priority_value, pod.start_time or now)
 
 
 def _split_by_pdb(pods, snapshot):

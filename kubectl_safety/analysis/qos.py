@@ -9,7 +9,7 @@ def _positive(resources: dict) -> dict:
 
 def container_verdict(container) -> tuple:
     """(class this container alone would give, plain reason)."""
-    req, lim = _positive(container.requests), _positive(container.limits)
+    req, lim = _positive(container.exact_requests), _positive(container.exact_limits)
     if not req and not lim:
         return "BestEffort", "no cpu or memory requests or limits"
     missing = [r for r in QOS_RESOURCES if r not in lim]
@@ -32,7 +32,7 @@ def compute_qos(pod) -> str:
         guaranteed = all(r in limits for r in QOS_RESOURCES)
     else:
         for c in list(pod.containers) + list(pod.init_containers):
-            req, lim = _positive(c.requests), _positive(c.limits)
+            req, lim = _positive(c.exact_requests), _positive(c.exact_limits)  # compared exactly
             for r, v in req.items():
                 requests[r] = requests.get(r, 0) + v
             for r, v in lim.items():

@@ -1,8 +1,7 @@
 """Pod resource requests as the scheduler computes them (component-helpers ``PodRequests``)."""
 
-from kubectl_safety.model.quantity import add, maximum, resource_list
-
-POD_LEVEL_RESOURCES = ("cpu", "memory")
+from kubectl_safety.model.objects import POD_LEVEL_RESOURCES, aggregate_requests
+from kubectl_safety.model.quantity import add, exact_resource_list, maximum, rounded
 
 
 def _resize_infeasible(pod) -> bool:
@@ -16,8 +15,8 @@ def _effective(pod, spec: dict, status) -> dict:
     resize keeps the actuated and allocated ones."""
     if not status or status.get("resources") is None:
         return spec
-    actuated = resource_list((status.get("resources") or {}).get("requests"))
-    allocated = resource_list(status.get("allocatedResources"))
+    actuated = exact_resource_list((status.get("resources") or {}).get("requests"))
+    allocated = exact_resource_list(status.get("allocatedResources"))
     base = {} if _resize_infeasible(pod) else spec
     return maximum(maximum(base, actuated), allocated)
 
@@ -28,27 +27,17 @@ def _statuses(pod) -> dict:
 
 
 def aggregate_container_requests(pod, use_status=True) -> dict:
-    """max(sum of regular containers + sidecars, peak of the init sequence), per resource.
+    """max(sum of regular containers + sidecars, peak of the init sequence), per resource
+    (``model.objects.aggregate_requests``), summed exactly and rounded once. ``use_status``:
+    resized containers and sidecars count as the scheduler charges them (``UseStatusResources``)."""
+    return rounded(_exact_aggregate(pod, use_status))
 
-    An init container runs alongside the sidecars started before it; sidecars keep running
-    with the regular containers. ``use_status``: resized containers count as the scheduler
-    charges them (``UseStatusResources``).
-    """
+
+def _exact_aggregate(pod, use_status) -> dict:
     statuses = _statuses(pod) if use_status else {}
-    reqs = {}
-    for c in pod.containers:
-        reqs = add(reqs, _effective(pod, c.requests, statuses.get(c.name)))
-    sidecars, init_peak = {}, {}
-    for c in pod.init_containers:
-        if c.is_sidecar:
-            requests = _effective(pod, c.requests, statuses.get(c.name))
-            reqs = add(reqs, requests)
-            sidecars = add(sidecars, requests)
-            use = dict(sidecars)
-        else:
-            use = add(c.requests, sidecars)
-        init_peak = maximum(init_peak, use)
-    return maximum(reqs, init_peak)
+    return aggregate_requests(pod.containers, pod.init_containers,
+                              lambda c: _effective(pod, c.exact_requests, statuses.get(c.name)),
+                              lambda c: c.exact_requests)
 
 
 def pod_level_set(pod) -> bool:
@@ -65,8 +54,9 @@ def pod_level_requests_set(pod) -> bool:
 
 
 def pod_requests(pod) -> dict:
-    """Requests the scheduler charges a node for: containers, pod-level override, overhead."""
-    reqs = aggregate_container_requests(pod)
+    """Requests the scheduler charges a node for: containers, pod-level override, overhead,
+    added exactly and rounded up once (as the scheduler reads ``MilliValue()`` of the sum)."""
+    reqs = _exact_aggregate(pod, use_status=True)
     if pod.pod_level:
         level_requests = pod.pod_level[0]
         status = pod.status
@@ -75,7 +65,7 @@ def pod_requests(pod) -> dict:
             effective = _effective(pod, level_requests, status)
         for r in [k for k in level_requests if k in POD_LEVEL_RESOURCES or k.startswith("hugepages-")]:
             reqs[r] = level_requests[r] if effective is None else effective.get(r, 0)
-    return add(reqs, pod.overhead)
+    return rounded(add(reqs, exact_resource_list(pod.spec.get("overhead"))))
 
 
 def pod_limits(pod) -> dict:

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from functools import cached_property
 
 from kubectl_safety.errors import InputError
-from kubectl_safety.model.quantity import resource_list
+from kubectl_safety.model.quantity import add, exact_resource_list, maximum, resource_list
 from kubectl_safety.model.selectors import LabelSelector
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -114,6 +114,16 @@ class Container:
         return self.raw.get("name", "")
 
     @property
+    def exact_limits(self) -> dict:
+        """``limits`` at milli precision, as stored (``quantity.exact_resource_list``)."""
+        return exact_resource_list((self.raw.get("resources") or {}).get("limits"))
+
+    @property
+    def exact_requests(self) -> dict:
+        """``requests`` at milli precision, as stored, for sums rounded once and exact comparisons."""
+        return {**self.exact_limits, **exact_resource_list((self.raw.get("resources") or {}).get("requests"))}
+
+    @property
     def is_sidecar(self) -> bool:
         return self.init and self.raw.get("restartPolicy") == "Always"
 
@@ -123,6 +133,30 @@ class Container:
 
     def probe(self, kind: str):
         return self.raw.get(kind)
+
+
+POD_LEVEL_RESOURCES = ("cpu", "memory")  # and hugepages-* (IsSupportedPodLevelResource)
+
+
+def aggregate_requests(containers, init_containers, running=None, requests=lambda c: c.requests) -> dict:
+    """component-helpers ``AggregateContainerRequests``: max(sum of regular containers and
+    sidecars, peak of the init sequence), per resource. An init container runs alongside the
+    sidecars started before it. ``requests(c)``: a container's requests; ``running(c)``: those
+    of a regular container or sidecar (default ``requests``)."""
+    running = running or requests
+    reqs, sidecars, init_peak = {}, {}, {}
+    for c in containers:
+        reqs = add(reqs, running(c))
+    for c in init_containers:
+        if c.is_sidecar:
+            own = running(c)
+            reqs = add(reqs, own)
+            sidecars = add(sidecars, own)
+            use = dict(sidecars)
+        else:
+            use = add(requests(c), sidecars)
+        init_peak = maximum(init_peak, use)
+    return maximum(reqs, init_peak)
 
 
 class Pod(ApiObject):
@@ -145,12 +179,22 @@ class Pod(ApiObject):
 
     @cached_property
     def pod_level(self):
-        """Pod-level ``spec.resources`` (PodLevelResources) as (requests, limits) or None."""
+        """Pod-level ``spec.resources`` (PodLevelResources) as (requests, limits) or None, with
+        the API server's ``defaultPodRequests`` applied (a no-op for a stored pod): when pod-level
+        limits are set, a missing cpu or memory request defaults to the containers' aggregate
+        request, and only a resource no container requests defaults to the pod-level limit."""
         res = self.spec.get("resources")
         if not res:
             return None
         limits = self._parsed(lambda: resource_list(res.get("limits")))
-        return {**limits, **self._parsed(lambda: resource_list(res.get("requests")))}, limits
+        requests = self._parsed(lambda: resource_list(res.get("requests")))
+        if limits:
+            aggregate = aggregate_requests(self.containers, self.init_containers)
+            defaults = {r: v for r, v in aggregate.items() if r in POD_LEVEL_RESOURCES}
+            defaults.update((r, v) for r, v in limits.items()
+                            if r not in defaults and (r in POD_LEVEL_RESOURCES or r.startswith("hugepages-")))
+            requests = {**defaults, **requests}
+        return requests, limits
 
     @cached_property
     def overhead(self) -> dict:

@@ -53,17 +53,45 @@ def _amount_of_text(resource: str, value: str) -> int:
 
 
 def _amount(resource: str, value) -> int:
-    q = parse_quantity(value)
-    return math.ceil(q * 1000) if resource == "cpu" else math.ceil(q)
+    return math.ceil(_exact(resource, value))
+
+
+def _exact(resource: str, value) -> Fraction:
+    """The amount as the API server stores it: every quantity rounded up to milli precision on
+    create (``SetDefaults_ResourceList``), so a cpu amount is a whole number of millicores."""
+    q = Fraction(math.ceil(parse_quantity(value) * 1000), 1000)
+    return q * 1000 if resource == "cpu" else q
+
+
+@lru_cache(maxsize=4096)
+def _exact_of_text(resource: str, value: str) -> Fraction:
+    return _exact(resource, value)
 
 
 def resource_list(raw) -> dict:
     """``{"cpu": "500m", "memory": "1Gi"}`` -> ``{"cpu": 500, "memory": 1073741824}``."""
+    return {name: amount(name, value) for name, value in _items(raw)}
+
+
+def exact_resource_list(raw) -> dict:
+    """As ``resource_list``, not rounded to whole units (Fractions of milli precision): upstream
+    adds a pod's stored quantities exactly and rounds the total once (three containers of
+    ``"0.5"`` bytes request 2 bytes, not 3)."""
+    return {name: _exact_of_text(name, value) if isinstance(value, str) else _exact(name, value)
+            for name, value in _items(raw)}
+
+
+def rounded(amounts: dict) -> dict:
+    """Exact amounts rounded up to the scheduler's integer units (``MilliValue()``/``Value()``)."""
+    return {name: math.ceil(value) for name, value in amounts.items()}
+
+
+def _items(raw):
     if not raw:
-        return {}
+        return []
     if not isinstance(raw, dict):
         raise InputError(f"invalid resource list {raw!r}")
-    return {name: amount(name, value) for name, value in raw.items()}
+    return raw.items()
 
 
 def format_amount(resource: str, value: int) -> str:

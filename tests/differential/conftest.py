@@ -60,6 +60,16 @@ def count(request_or_name):
     CASES[request_or_name] += 1
 
 
+def tally(name, label):
+    """Count one example of a property that showed ``label`` (printed on the property's line)."""
+    CASES[(name, "tally", label)] += 1
+
+
+def _tallies(name) -> str:
+    return "".join(f", {CASES[k]} {k[2]}" for k in sorted(k for k in CASES if isinstance(k, tuple)
+                                                         and len(k) == 3 and k[0] == name))
+
+
 def pytest_terminal_summary(terminalreporter):
     for reason in _missing:
         terminalreporter.write_line(f"UPSTREAM ORACLE UNAVAILABLE, differential properties skipped: {reason}", red=True)
@@ -69,4 +79,5 @@ def pytest_terminal_summary(terminalreporter):
                                         f"{'seeded' if SEEDED else 'random'})")
     for name in names:
         terminalreporter.write_line(f"property {name}: {CASES[name]} cases, {CASES[(name, 'asked')]} oracle "
-                                    f"questions, {SECONDS[name]:.1f}s")
+                                    f"questions, {SECONDS[name]:.1f}s"
+                                    f"{_tallies(name)}")

@@ -12,10 +12,12 @@ from hypothesis import strategies as st
 from kubectl_safety.model.quantity import parse_quantity
 
 NAMESPACE = "ns"
-# Sub-milli cpu ("0.0001") is left out: the model rounds each container up to a millicore where
-# upstream rounds the pod's exact sum once (test_sub_milli_cpu_is_summed_before_rounding).
-CPU = ["0", "1m", "1e-3", "100m", "250m", "0.5", "1", "1500m", "2", "3.333"]
-MEMORY = ["0", "1", "999", "1k", "1Ki", "100M", "128Mi", "1e6", "0.5Gi", "1.5Gi", "1G", "123456789", "3Gi"]
+# Sub-milli cpu ("0.0001") and sub-unit memory ("0.5"): the API server rounds each quantity up to
+# milli precision on create; PodRequests adds them exactly and the total is rounded once.
+CPU = ["0", "1m", "1e-3", "0.0001", "0.0005", "100m", "250m", "0.5", "1", "1500m", "2", "3.333"]
+# status is written through the API server too, so its quantities are stored at milli precision
+STORED_CPU = [c for c in CPU if (parse_quantity(c) * 1000).denominator == 1]
+MEMORY = ["0", "0.5", "1", "999", "1k", "1Ki", "100M", "128Mi", "1e6", "0.5Gi", "1.5Gi", "1G", "123456789", "3Gi"]
 EXTENDED = {"example.com/gpu": ["0", "1", "2"], "ephemeral-storage": ["1Gi", "500M"], "hugepages-2Mi": ["2Mi", "4Mi"]}
 PAST, FUTURE = "2020-01-01T00:00:00Z", "2099-01-01T00:00:00Z"
 LABEL_VALUES = ["a", "b"]
@@ -137,11 +139,11 @@ def resized(draw, raw):
     for c in raw["spec"]["containers"] + raw["spec"].get("initContainers", []):
         if draw(st.booleans()):
             continue
-        requests = {"cpu": draw(st.sampled_from(CPU)), "memory": draw(st.sampled_from(MEMORY))}
+        requests = {"cpu": draw(st.sampled_from(STORED_CPU)), "memory": draw(st.sampled_from(MEMORY))}
         status = {"name": c["name"], "ready": True, "restartCount": 0, "image": "x", "imageID": "",
                   "resources": {"requests": requests}}
         if draw(st.booleans()):
-            status["allocatedResources"] = {"cpu": draw(st.sampled_from(CPU))}
+            status["allocatedResources"] = {"cpu": draw(st.sampled_from(STORED_CPU))}
         statuses.append((c, status))
     raw["status"]["containerStatuses"] = [s for c, s in statuses if c in raw["spec"]["containers"]]
     raw["status"]["initContainerStatuses"] = [s for c, s in statuses if c not in raw["spec"]["containers"]]

@@ -193,6 +193,57 @@ def test_victims_most_important_first():
     assert [v["name"] for v in r["victims"]] == ["b", "c", "d", "a"]
 
 
+def test_equally_important_victims_keep_their_reprieve_order():
+    """Found by test_preemption_preview: after reprieving PDB violators first, upstream re-sorts the
+    victims by importance alone (a stable sort for small lists), so two victims of equal priority
+    and start time stay in reprieve order (the PDB violator first), not in name order."""
+    objects = [make_node("n1", cpu="1"), low("a", "n1", cpu="100m", labels={"app": "g"}),
+               low("b", "n1", cpu="100m", labels={"app": "g"}), make_pdb("g", selector={"app": "g"}, allowed=1)]
+    r = run(pending(cpu="1"), *objects)
+    assert [(v["name"], v["pdbViolation"]) for v in r["victims"]] == [("b", True), ("a", False)]
+
+
+def host_port(port=8080, sidecar=False):
+    c = {"name": "s" if sidecar else "c", "image": "x", "ports": [{"containerPort": 80, "hostPort": port}]}
+    return {"initContainers": [{**c, "restartPolicy": "Always"}]} if sidecar else {"containers": [c]}
+
+
+def test_host_port_shared_by_two_pods_is_freed_by_preempting_either():
+    """Found by test_preemption_preview: the scheduler's NodeInfo keeps used host ports as a set,
+    so removing one of two pods that both claim a port frees it for the dry run (the other, of
+    equal priority, stays) and the node is a candidate."""
+    objects = [make_node("n1"), low("a", "n1", cpu="100m", **host_port()),
+               low("b", "n1", cpu="100m", priority=HIGH, **host_port(sidecar=True))]
+    r = run(pending(cpu="1", **host_port()), *objects)
+    assert (r["outcome"], r["node"], victims(r)) == ("preempt", "n1", ["a"])
+
+
+def test_preempting_a_terminating_pod_lowers_the_spread_count():
+    """Found by test_preemption_preview: the PreFilter does not count terminating pods, but the
+    dry run's RemovePod takes them off the count anyway, so preempting a terminating pod that
+    matches the constraint lowers its zone's count (upstream) and n3 is a candidate too."""
+    spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}}]
+    web = {"app": "web"}
+    objects = [make_node("n1", cpu="1", zone="z1"), make_node("n2", cpu="1", zone="z2"),
+               make_node("n3", cpu="1", zone="z2"), low("keep", "n1", priority=HIGH),
+               low("r", "n2", cpu="500m", labels=web),
+               low("t", "n3", cpu="500m", labels=web, meta={"deletionTimestamp": "2026-11-22T08:59:00Z"})]
+    r = run(pending(cpu="1", labels=web, topologySpreadConstraints=spread), *objects)
+    assert {c["node"]: [v["name"] for v in c["victims"]] for c in r["candidates"]} == {"n2": ["r"], "n3": ["t"]}
+
+
+def test_node_is_potential_when_its_first_failure_is_resolvable():
+    """Found by test_preemption_preview: the scheduler keeps only the first failing plugin's status,
+    so a host-port conflict (resolvable) ahead of unsatisfiable pod affinity makes n1 a potential
+    node (it counts for candidate sampling); the dry run then finds no victims that help."""
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "nobody"}}}]}}
+    r = run(pending(cpu="1", affinity=affinity, **host_port()), make_node("n1"), low("a", "n1", **host_port()))
+    assert (r["outcome"], r["sampling"]["potentialNodes"], r["candidates"]) == ("unschedulable", 1, [])
+    assert "pod affinity" in excluded(r)["n1"]
+
+
 # -- step 5: choosing the node -------------------------------------------------------------------
 
 def two_nodes(n1_pods, n2_pods, *extra):
@@ -293,6 +344,31 @@ def test_nominated_higher_priority_pod_takes_room():
                          status={"nominatedNodeName": "n1"})
     r = run(pending(cpu="2"), make_node("n1", cpu="4"), low("a", "n1", cpu="2"), nominated)
     assert r["fitsWithoutPreemption"] is False and victims(r) == ["a"]
+
+
+def anti_affinity(app):
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": app}}}]}}
+
+
+def test_nominated_pods_anti_affinity_is_ignored_when_the_plugin_is_skipped():
+    """Found by test_preemption_preview: no scheduled pod's anti-affinity matches the pod and it
+    has no pod (anti-)affinity of its own, so InterPodAffinity's PreFilter skips the plugin and a
+    nominated pod's anti-affinity against it is never checked: the pod fits on n1."""
+    nominated = make_pod("other", node=None, cpu="100m", priority=HIGH, phase="Pending",
+                         status={"nominatedNodeName": "n1"}, affinity=anti_affinity("web"))
+    r = run(pending(cpu="1", labels={"app": "web"}), make_node("n1"), nominated)
+    assert (r["outcome"], r["feasibleNodes"]) == ("fits", ["n1"])
+
+
+def test_nominated_pods_anti_affinity_counts_when_the_plugin_runs():
+    """The same nominated pod once a scheduled pod's anti-affinity also matches the pod (on another
+    node): the plugin runs, the nominated pod is added with its terms, and n1 is not feasible."""
+    nominated = make_pod("other", node=None, cpu="100m", priority=HIGH, phase="Pending",
+                         status={"nominatedNodeName": "n1"}, affinity=anti_affinity("web"))
+    guard = low("guard", "n2", cpu="100m", affinity=anti_affinity("web"))
+    r = run(pending(cpu="1", labels={"app": "web"}), make_node("n1"), make_node("n2"), nominated, guard)
+    assert r["feasibleNodes"] == [] and "existing pods anti-affinity" in excluded(r)["n1"]
 
 
 def test_fitting_nominated_node_is_used_first():

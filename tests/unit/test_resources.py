@@ -26,9 +26,24 @@ CASES = [
         container("init", {"cpu": "3"}), container("side", {"cpu": "500m"}, restartPolicy="Always")])), 3000),
     ("pod-level requests override the containers", Pod(make_pod(
         "p", containers=[container("c", {"cpu": "1"})], resources={"requests": {"cpu": "4"}})), 4000),
+    # the API server rounds each quantity up to milli precision on create: whole millicores
+    ("sub-millicore cpu counts a millicore per container, as stored", Pod(make_pod("p", containers=[
+        container(f"c{i}", {"cpu": "0.0001"}) for i in range(3)])), 3),
+    ("sub-millicore cpu of a resized container, as stored", Pod(make_pod(
+        "p", containers=[container("c", {"cpu": "0.0001"}), container("d", {"cpu": "0.0001"})],
+        status={"containerStatuses": [{"name": "c", "resources": {"requests": {"cpu": "0.0004"}}}]})), 2),
 ]
 
 
 @pytest.mark.parametrize("pod,cpu", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_pod_requests_cpu(pod, cpu):
     assert pod_requests(pod)["cpu"] == cpu
+
+
+def test_sub_unit_memory_is_summed_at_milli_precision_then_rounded_once():
+    """Found by test_sub_milli_quantities_are_rounded_on_create_then_summed: three containers of
+    "0.5" bytes are stored as 500m each and PodRequests adds them exactly: 1.5, rounded to 2
+    (each container rounded first would make 3); overhead is added before the rounding too."""
+    pod = make_pod("p", containers=[container(f"c{i}", {"memory": "0.5"}) for i in range(3)])
+    assert pod_requests(Pod(pod))["memory"] == 2
+    assert pod_requests(Pod({**pod, "spec": {**pod["spec"], "overhead": {"memory": "0.5"}}}))["memory"] == 2

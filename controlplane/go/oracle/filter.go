@@ -12,8 +12,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -51,6 +54,58 @@ func filterProfile() (*config.KubeSchedulerProfile, error) {
 	return profile, nil
 }
 
+// newSnapshot is the scheduler cache's snapshot of these nodes and the pods bound to them.
+func newSnapshot(boundPods []v1.Pod, nodeList []v1.Node) (*cache.Snapshot, []*v1.Node) {
+	pods := make([]*v1.Pod, len(boundPods))
+	for i := range boundPods {
+		pods[i] = &boundPods[i]
+	}
+	nodes := make([]*v1.Node, len(nodeList))
+	for i := range nodeList {
+		nodes[i] = &nodeList[i]
+	}
+	return cache.NewSnapshot(pods, nodes), nodes
+}
+
+// appendObjects appends pointers to the items (API objects) for a fake clientset.
+func appendObjects[T any, PT interface {
+	*T
+	runtime.Object
+}](out []runtime.Object, items []T) []runtime.Object {
+	for i := range items {
+		out = append(out, PT(&items[i]))
+	}
+	return out
+}
+
+// startFramework runs the framework runtime for the profile over the snapshot, with a fake
+// client holding objects and informers started and synced. before (optional) is called with
+// the framework before the informers start, to register further informers (plugins built by
+// hand). stop cancels ctx's informers and waits for them.
+func startFramework(ctx context.Context, profile *config.KubeSchedulerProfile, snapshot *cache.Snapshot,
+	objects []runtime.Object, nominator fwk.PodNominator, before func(framework.Framework) error) (fw framework.Framework, stop func(), err error) {
+	metrics.Register() // the framework records plugin metrics (idempotent)
+	client := fake.NewClientset(objects...)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	options := []frameworkruntime.Option{frameworkruntime.WithSnapshotSharedLister(snapshot),
+		frameworkruntime.WithInformerFactory(factory), frameworkruntime.WithClientSet(client)}
+	if nominator != nil {
+		options = append(options, frameworkruntime.WithPodNominator(nominator))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	fw, err = frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), profile, options...)
+	if err == nil && before != nil {
+		err = before(fw)
+	}
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return fw, func() { cancel(); factory.Shutdown() }, nil
+}
+
 // schedulerFilter answers, per node: fits, or the first failing plugin and its reasons.
 func schedulerFilter(raw json.RawMessage) (any, error) {
 	var args struct {
@@ -58,6 +113,7 @@ func schedulerFilter(raw json.RawMessage) (any, error) {
 		Nodes      []v1.Node
 		Pods       []v1.Pod       // pods already bound to nodes (spec.nodeName)
 		Namespaces []v1.Namespace // for namespaceSelector (the plugin lists them from an informer)
+		Remove     []string       // "namespace/name" of bound pods taken off their nodes after PreFilter
 	}
 	if err := decode(raw, &args); err != nil {
 		return nil, err
@@ -66,36 +122,23 @@ func schedulerFilter(raw json.RawMessage) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	metrics.Register() // the framework records plugin metrics (idempotent)
-	pods := make([]*v1.Pod, len(args.Pods))
-	for i := range args.Pods {
-		pods[i] = &args.Pods[i]
-	}
-	nodes := make([]*v1.Node, len(args.Nodes))
-	for i := range args.Nodes {
-		nodes[i] = &args.Nodes[i]
-	}
-	snapshot := cache.NewSnapshot(pods, nodes)
-	objects := []runtime.Object{}
-	for i := range args.Namespaces {
-		objects = append(objects, &args.Namespaces[i])
-	}
-	client := fake.NewClientset(objects...)
-	factory := informers.NewSharedInformerFactory(client, 0)
+	snapshot, nodes := newSnapshot(args.Pods, args.Nodes)
+	objects := appendObjects(nil, args.Namespaces)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	fw, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
-		frameworkruntime.WithSnapshotSharedLister(snapshot), frameworkruntime.WithInformerFactory(factory),
-		frameworkruntime.WithClientSet(client))
+	defer cancel()
+	fw, stop, err := startFramework(ctx, profile, snapshot, objects, nil, nil)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	factory.Start(ctx.Done())
-	defer func() { cancel(); factory.Shutdown() }()
-	factory.WaitForCacheSync(ctx.Done())
+	defer stop()
 
 	state := framework.NewCycleState()
 	pre, preStatus, _ := fw.RunPreFilterPlugins(ctx, state, &args.Pod)
+	if preStatus.IsSuccess() {
+		if err := removePods(ctx, fw, state, &args.Pod, snapshot, args.Pods, args.Remove); err != nil {
+			return nil, err
+		}
+	}
 	out := map[string]any{}
 	for _, node := range nodes {
 		info, err := snapshot.NodeInfos().Get(node.Name)
@@ -116,4 +159,32 @@ func schedulerFilter(raw json.RawMessage) (any, error) {
 		out[node.Name] = verdict
 	}
 	return out, nil
+}
+
+// removePods takes the named pods off their nodes as preemption's dry run does (SelectVictimsOnNode):
+// NodeInfo.RemovePod, then the PreFilter extensions' RemovePod on the cycle state.
+func removePods(ctx context.Context, fw framework.Framework, state fwk.CycleState, pod *v1.Pod,
+	snapshot *cache.Snapshot, pods []v1.Pod, remove []string) error {
+	gone := sets.New(remove...)
+	for i := range pods {
+		p := &pods[i]
+		if !gone.Has(p.Namespace + "/" + p.Name) {
+			continue
+		}
+		info, err := snapshot.NodeInfos().Get(p.Spec.NodeName)
+		if err != nil {
+			return err
+		}
+		podInfo, err := framework.NewPodInfo(p)
+		if err != nil {
+			return err
+		}
+		if err := info.RemovePod(klog.FromContext(ctx), p); err != nil {
+			return err
+		}
+		if st := fw.RunPreFilterExtensionRemovePod(ctx, state, pod, podInfo, info); !st.IsSuccess() {
+			return st.AsError()
+		}
+	}
+	return nil
 }

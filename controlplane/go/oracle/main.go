@@ -32,6 +32,7 @@ var handlers = map[string]handler{
 	"drainPods":     drainPods,
 	"pdbStatus":     pdbStatus,
 	"filter":        schedulerFilter,
+	"preempt":       preempt,
 }
 
 func answer(line []byte) (out map[string]any) {

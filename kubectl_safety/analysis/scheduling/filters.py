@@ -51,6 +51,8 @@ are returned in that order (the first one is the status the scheduler reports):
 - PodTopologySpread (DoNotSchedule only): a node missing a constraint's topologyKey is
   unresolvable; ``count + selfMatch - minMatch > maxSkew`` is resolvable. An empty selector
   (``labelSelector: {}``) counts no pod (upstream's ``selector.Empty()``) but matches the pod itself.
+  Pods a modified state adds or removes move the counts as upstream's AddPod/RemovePod do, which
+  skip neither terminating pods nor an empty selector's matches.
 - InterPodAffinity: the incoming pod's required affinity (unresolvable; every term's topology
   key must be on the node, also for the first pod of a self-affine series), its required
   anti-affinity and existing pods' required anti-affinity (resolvable). A term covers its
@@ -59,6 +61,8 @@ are returned in that order (the first one is the status the scheduler reports):
   snapshot keeps namespace names, not labels: docs/deviations.md). As upstream, the incoming
   pod's own terms also match a namespace when their selector accepts empty labels (``_Term.matches``). ``matchLabelKeys`` /
   ``mismatchLabelKeys`` are merged into a non-nil ``labelSelector`` as the API server does on create.
+  With no term at stake (the pod has none and no scheduled pod's anti-affinity matches it) the
+  PreFilter skips the plugin: pods a modified state adds (nominated pods) are not judged either.
 
 NodeVolumeLimits and DRA are not modelled. Everything expensive is computed once per snapshot
 (node states) or once per (pod, snapshot) (PreFilter state) and cached weakly on the snapshot.
@@ -89,7 +93,7 @@ class NodeState:
         self.node = node
         self.pods = {}
         self.requested = {}
-        self.ports = {}  # (protocol, ip, port) -> number of users
+        self.ports = set()  # (protocol, ip, port), a set like upstream's HostPortInfo (see remove)
         self.changed = False  # differs from the snapshot's pods on the node
 
     @classmethod
@@ -101,7 +105,7 @@ class NodeState:
         other = NodeState(self.node)
         other.pods = dict(self.pods)
         other.requested = dict(self.requested)
-        other.ports = dict(self.ports)
+        other.ports = set(self.ports)
         other.changed = self.changed
         return other
 
@@ -117,8 +121,7 @@ class NodeState:
         self.pods[key] = pod
         for r, v in requests_of(pod).items():
             self.requested[r] = self.requested.get(r, 0) + v
-        for port in pod.host_ports:
-            self.ports[port] = self.ports.get(port, 0) + 1
+        self.ports.update(pod.host_ports)
         self.changed = True
 
     def remove(self, pod):
@@ -127,12 +130,8 @@ class NodeState:
             return
         for r, v in requests_of(pod).items():
             self.requested[r] = self.requested.get(r, 0) - v
-        for port in pod.host_ports:
-            left = self.ports.get(port, 0) - 1
-            if left > 0:
-                self.ports[port] = left
-            else:
-                self.ports.pop(port, None)
+        # as upstream's HostPortInfo: the port is free now even if another pod here uses it too
+        self.ports.difference_update(pod.host_ports)
         self.changed = True
 
 
@@ -457,6 +456,12 @@ class _Spread:
                 and self.selector is not None and not self.selector.is_empty
                 and self.selector.matches(other.labels))
 
+    def moves_count(self, pod, other) -> bool:
+        """Whether adding or removing ``other`` changes the count (upstream's ``updateWithPod``
+        for AddPod/RemovePod): unlike the PreFilter's count, a terminating pod and an empty
+        selector's matches move it too."""
+        return other.namespace == pod.namespace and self.selector is not None and self.selector.matches(other.labels)
+
     def min_match(self, changed_value=None, changed_count=None) -> int:
         if len(self.counts) < self.min_domains:
             return 0
@@ -488,6 +493,9 @@ class _PreFilter:
                     self.count_incoming(node, p, 1)
         for other, node, terms in existing_anti_affinity(snapshot):
             self.count_existing(node, other, terms, 1)
+        # InterPodAffinity's PreFilter answers Skip: its Filter and its AddPod/RemovePod never run,
+        # so pods added later (nominated pods, preemption's reprieves) cannot make it fail
+        self.affinity_skipped = not (self.existing_anti or self.affinity or self.anti)
 
     def count_incoming(self, node, other, sign, into=None):
         """The incoming pod's terms against an existing pod (affinity: all terms must match)."""
@@ -554,7 +562,7 @@ class _Delta:
                 if terms:
                     pre.count_existing(node, p, terms, sign, self.pairs)
                 for i, s in enumerate(pre.spread):
-                    if eligible[i] and s.counts_pod(pre.pod, p):
+                    if eligible[i] and s.moves_count(pre.pod, p):
                         self.spread[i] = self.spread.get(i, 0) + sign
 
 
@@ -579,6 +587,8 @@ def _topology_spread(pre, node, delta):
 
 
 def _inter_pod_affinity(pre, node, delta):
+    if pre.affinity_skipped:
+        return []
     if pre.affinity:
         if any(t.key not in node.labels for t in pre.affinity):
             return [Failure("InterPodAffinity", "pod-affinity",
