@@ -36,23 +36,23 @@ class ApiObject:
     def __init__(self, raw: dict):
         self.raw = raw
 
-    @property
+    @cached_property
     def meta(self) -> dict:
         return self.raw.get("metadata") or {}
 
-    @property
+    @cached_property
     def spec(self) -> dict:
         return self.raw.get("spec") or {}
 
-    @property
+    @cached_property
     def status(self) -> dict:
         return self.raw.get("status") or {}
 
-    @property
+    @cached_property
     def name(self) -> str:
         return self.meta.get("name", "")
 
-    @property
+    @cached_property
     def namespace(self) -> str:
         return self.meta.get("namespace") or ""
 
@@ -60,7 +60,7 @@ class ApiObject:
     def uid(self) -> str:
         return self.meta.get("uid") or ""
 
-    @property
+    @cached_property
     def labels(self) -> dict:
         return self.meta.get("labels") or {}
 
@@ -72,7 +72,7 @@ class ApiObject:
     def owner_references(self) -> list:
         return self.meta.get("ownerReferences") or []
 
-    @property
+    @cached_property
     def controller_ref(self):
         for ref in self.owner_references:
             if ref.get("controller"):
@@ -156,11 +156,11 @@ class Pod(ApiObject):
     def overhead(self) -> dict:
         return self._parsed(lambda: resource_list(self.spec.get("overhead")))
 
-    @property
+    @cached_property
     def node_name(self) -> str:
         return self.spec.get("nodeName") or ""
 
-    @property
+    @cached_property
     def phase(self) -> str:
         return self.status.get("phase") or "Pending"
 
@@ -262,7 +262,7 @@ class Pod(ApiObject):
     def finalizers(self) -> list:
         return self.meta.get("finalizers") or []
 
-    @property
+    @cached_property
     def host_ports(self) -> list:
         """(protocol, hostIP, hostPort) of containers and sidecars (the NodePorts filter)."""
         out = []
@@ -272,7 +272,7 @@ class Pod(ApiObject):
                     out.append((p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", int(p["hostPort"])))
         return out
 
-    @property
+    @cached_property
     def key(self) -> tuple:
         return (self.namespace, self.name)
 
