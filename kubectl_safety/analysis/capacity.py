@@ -212,10 +212,10 @@ class SharedBase:
         self.names = [n.name for n in self.nodes]
         self.in_order = {name: i for i, name in enumerate(self.names)}
         self.in_snapshot = {n.name: i for i, n in enumerate(snapshot.nodes)}
-        self.anti = {}  # namespace (None: every namespace) -> required anti-affinity terms of scheduled pods
+        self.anti = {}  # namespace (None: any, by namespaceSelector) -> required anti-affinity terms of scheduled pods
         for _, _, terms in existing_anti_affinity(snapshot):
             for t in terms:
-                for ns in (t.namespaces if t.namespaces is not None else (None,)):
+                for ns in (t.namespaces if t.namespace_selector is None else (None,)):
                     self.anti.setdefault(ns, []).append(t)
         self.static = {}  # (shape key, node name) -> node_failures
         self.fit = {}  # (local shape key, node name) -> fit_failures on the node as it is

@@ -157,6 +157,32 @@ def test_the_busy_cluster_discriminates_what_sharing_must_get_right():
         == {"solo": "n4", "lead": "n4"}
 
 
+def anti_affinity_over_all_namespaces():
+    """guard (namespace a, n2) repels app=web of every namespace from zone z2 (namespaceSelector {});
+    n0 is the fuller node, so only that anti-affinity keeps web's replacement off n2."""
+    objects = [make_node(f"n{i}", cpu="2", zone=f"z{i}") for i in range(3)]
+    objects.append(make_pod("guard", namespace="a", node="n2", cpu="100m", labels={"app": "guard"},
+                            owner=("ReplicaSet", "guard"), affinity={"podAntiAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": [{
+                                    "labelSelector": {"matchLabels": {"app": "web"}}, "namespaceSelector": {},
+                                    "topologyKey": ZONE}]}}))
+    objects.append(make_pod("web", namespace="b", node="n1", cpu="100m", labels={"app": "web"},
+                            owner=("ReplicaSet", "web")))
+    objects.append(make_pod("filler", namespace="c", node="n0", cpu="1", owner=("ReplicaSet", "filler")))
+    return snapshot(*objects)
+
+
+def test_an_anti_affinity_term_over_all_namespaces_counts_in_shared_planning():
+    snap = anti_affinity_over_all_namespaces()
+    shared = SharedPlanning(snap)
+    options = runbook_drain_options()
+    for n in sorted(x.name for x in snap.nodes):
+        assert json.dumps(plan_drain(snap, [n], options, snap.taken_at, shared=shared), sort_keys=True, default=str) \
+            == json.dumps(plan_drain(snap, [n], options, snap.taken_at), sort_keys=True, default=str), n
+    alone = plan_drain(snap, ["n1"], options, snap.taken_at)
+    assert [(e["name"], e["replacementNode"]) for e in alone["pods"]] == [("web", "n0")]
+
+
 def generated(nodes, seed):
     import importlib.util
     import os
