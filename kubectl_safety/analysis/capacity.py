@@ -8,7 +8,7 @@ share the per-cluster work.
 from dataclasses import dataclass
 from functools import cached_property
 
-from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_affinity, filter_node, fit_failures,
+from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_terms, filter_node, fit_failures,
                                                       node_failures, pod_failures, prefilter_state, required_terms,
                                                       requests_of, seed_prefilter, share_node_states)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
@@ -212,11 +212,6 @@ class SharedBase:
         self.names = [n.name for n in self.nodes]
         self.in_order = {name: i for i, name in enumerate(self.names)}
         self.in_snapshot = {n.name: i for i, n in enumerate(snapshot.nodes)}
-        self.anti = {}  # namespace (None: any, by namespaceSelector) -> required anti-affinity terms of scheduled pods
-        for _, _, terms in existing_anti_affinity(snapshot):
-            for t in terms:
-                for ns in (t.namespaces if t.namespace_selector is None else (None,)):
-                    self.anti.setdefault(ns, []).append(t)
         self.static = {}  # (shape key, node name) -> node_failures
         self.fit = {}  # (local shape key, node name) -> fit_failures on the node as it is
         self.prefilters = {}  # shape key -> the replacement's PreFilter state on the whole snapshot
@@ -233,8 +228,7 @@ class SharedBase:
         cross = (claims or bool(required_terms(new, "podAffinity") or required_terms(new, "podAntiAffinity"))
                  or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
                         for c in new.topology_spread_constraints))
-        anti = self.anti.get(new.namespace, []) + self.anti.get(None, [])
-        local = not cross and not any(t.matches(new) for t in anti) \
+        local = not cross and not any(t.matches(new) for t in existing_anti_terms(self.snapshot, new.namespace)) \
             and not any(t.matches(new) for placed in capacity.added for t in capacity._anti(placed))
         if not local and not claims and capacity.snapshot is capacity.base:
             self._seed(new, key, capacity)

@@ -19,8 +19,8 @@ recreated pod is proved, the plan without placements has the same verdict and ri
 with them (no replacement is unplaceable, none returns); otherwise the caller plans in full.
 """
 
-from kubectl_safety.analysis.scheduling.filters import (NodeState, eligible_domains, existing_anti_affinity,
-                                                      node_failures, required_terms)
+from kubectl_safety.analysis.scheduling.filters import (NodeState, eligible_domains, existing_anti_terms,
+                                                      node_failures, required_terms, requests_of, tolerates_cordon)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import HOSTNAME, constraint_selector, normalized
@@ -45,7 +45,6 @@ class Room:
                 bucket = self.by_domain.setdefault((key, value), [])
                 if len(bucket) < ROOMY and key != HOSTNAME:
                     bucket.append(node)
-        self.anti = [t for _, _, terms in existing_anti_affinity(snapshot) for t in terms]
         self.static = {}  # (pod shape, node) -> node_failures
         self.spread_counts = {}
 
@@ -60,8 +59,6 @@ class Room:
             return True
         if any(p.host_ports or p.is_terminating for p in pods):
             return False
-        from kubectl_safety.analysis.scheduling.filters import requests_of
-
         demand, count = {}, len(pods)
         for p in pods:
             for r, v in requests_of(p).items():
@@ -71,8 +68,8 @@ class Room:
         drained = cordoned(node)
         for pod in pods:
             new = unscheduled_copy(pod)
-            if not node_failures(new, drained) or not self._fits_somewhere(new, pod, node, demand, count,
-                                                                            pod.key in leaving):
+            returns = tolerates_cordon(new) and not node_failures(new, drained)  # could land back there
+            if returns or not self._fits_somewhere(new, pod, node, demand, count, pod.key in leaving):
                 return False
         return True
 
@@ -81,7 +78,7 @@ class Room:
             return False
         if required_terms(new, "podAffinity") or required_terms(new, "podAntiAffinity"):
             return False
-        if any(t.matches(new) for t in self.anti):
+        if any(t.matches(new) for t in existing_anti_terms(self.snapshot, new.namespace)):
             return False
         spread = [c for c in new.topology_spread_constraints
                   if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]

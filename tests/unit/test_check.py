@@ -228,6 +228,20 @@ def test_the_tight_cluster_discriminates_what_the_quick_path_must_get_right():
                      "n3": {"REPLACEMENT_RETURNS_TO_NODE"}, "n5": set()}
 
 
+@pytest.mark.parametrize("cluster", [busy_cluster, tight_cluster])
+def test_check_leaves_no_cyclic_garbage_so_the_cli_runs_it_without_the_collector(cluster):
+    import gc
+
+    snap = cluster()
+    gc.collect()
+    gc.disable()
+    try:
+        report = check(snap, CheckOptions(), snap.taken_at)
+        assert report["nodes"] and gc.collect() == 0
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize("cluster", [busy_cluster, tight_cluster, lambda: generated(30, 5)])
 def test_check_says_for_every_node_what_drain_says_for_it_alone(cluster, monkeypatch):
     from kubectl_safety.analysis import room

@@ -16,7 +16,9 @@ API (stable; ``analysis.fit`` re-exports it)::
 
 Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
 ``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
-``existing_anti_affinity(snapshot)`` (scheduled pods with required anti-affinity, cached),
+``existing_anti_affinity(snapshot)`` (scheduled pods with required anti-affinity, cached; their
+terms that may select a namespace's pods: ``existing_anti_terms(snapshot, namespace)``),
+``tolerates_cordon(pod)``,
 ``scheduling_gated(pod)``, ``reuse_node_states(old, new, changed)`` (a derived snapshot keeps the
 unchanged nodes' precomputed states), ``anti_affinity_terms(pod)`` (an existing pod's required
 anti-affinity, cached).
@@ -204,8 +206,14 @@ def scheduling_gated(pod) -> list:
 
 # -- simple plugins -----------------------------------------------------------------------------
 
+def tolerates_cordon(pod) -> bool:
+    """Whether the pod tolerates ``node.kubernetes.io/unschedulable:NoSchedule`` (NodeUnschedulable
+    lets it onto a cordoned node)."""
+    return any(toleration_tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.tolerations)
+
+
 def _node_unschedulable(pod, node, state, pre):
-    if node.unschedulable and not any(toleration_tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.tolerations):
+    if node.unschedulable and not tolerates_cordon(pod):
         return Failure("NodeUnschedulable", "node-unschedulable", "node(s) were unschedulable (cordoned)", False)
     return None
 
@@ -601,6 +609,20 @@ def seed_prefilter(pod, view, base, changes) -> bool:
         return False
     _cache(view)["pre"][id(pod)] = pre
     return True
+
+
+def existing_anti_terms(snapshot, namespace) -> list:
+    """The required anti-affinity terms of scheduled pods that may select a pod of ``namespace``
+    (those listing it, and those with a namespaceSelector), bucketed once per snapshot."""
+    entry = _cache(snapshot)
+    if "anti_by_namespace" not in entry:
+        buckets = entry["anti_by_namespace"] = {}
+        for _, _, terms in existing_anti_affinity(snapshot):
+            for t in terms:
+                for ns in (t.namespaces if t.namespace_selector is None else (None,)):
+                    buckets.setdefault(ns, []).append(t)
+    buckets = entry["anti_by_namespace"]
+    return buckets.get(namespace, []) + buckets.get(None, [])
 
 
 def existing_anti_affinity(snapshot) -> list:
