@@ -46,6 +46,7 @@ class Room:
                 if len(bucket) < ROOMY and key != HOSTNAME:
                     bucket.append(node)
         self.static = {}  # (pod shape, node) -> node_failures
+        self.domain_nodes = {}  # ((key, value), ...) -> its roomiest nodes (``_in_domains``)
         self.spread_counts = {}
 
     def _spare(self, name, resource) -> float:
@@ -87,9 +88,7 @@ class Room:
             domains = self._spread_domains(new, pod, node, spread) if leaves else None
             if domains is None:
                 return False
-            candidates = self.by_domain.get(domains[0], [])
-            keep = set(domains)
-            candidates = [m for m in candidates if all((k, m.labels.get(k)) in keep for k, _ in domains)]
+            candidates = self._in_domains(tuple(domains))
         shape = repr((new.namespace, new.labels, new.spec.get("tolerations"), new.spec.get("nodeSelector"),
                       new.spec.get("affinity"), new.spec.get("schedulingGates")))
         for m in candidates:
@@ -101,6 +100,14 @@ class Room:
             if not self.static[key]:
                 return True
         return False
+
+    def _in_domains(self, domains) -> list:
+        """The roomiest nodes of the first domain that are in all the others too."""
+        if domains not in self.domain_nodes:
+            keep = set(domains)
+            self.domain_nodes[domains] = [m for m in self.by_domain.get(domains[0], [])
+                                          if all((k, m.labels.get(k)) in keep for k, _ in domains)]
+        return self.domain_nodes[domains]
 
     def _ample(self, name, demand, count) -> bool:
         alloc, requested, pods, _ = self.free[name]
