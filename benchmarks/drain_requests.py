@@ -11,8 +11,10 @@ pods, PDBs on 70%, a DaemonSet), then, in this process, really drains nodes:
 - ``rollout NODE NODE --no-capacity --no-precordon --yes`` (per node of the rollout).
 
 For each: the requests the API server logged for our user agent (by verb; a WATCH is one request
-however long it lasts) and the response bytes the client read (counted in the transport). The
-node-scoped drain's requests and bytes must not grow with the cluster. Results go to
+however long it lasts) and the response bytes the client read (counted in the transport), split
+in two: the command's initial read (everything until its first plan's snapshot: the whole cluster
+for a capacity-aware plan, the PDBs and DaemonSets otherwise; once per command) and what follows,
+divided by the nodes drained. What follows must not grow with the cluster. Results go to
 ``benchmarks/results/latest.json`` (key ``drainRequests``) and are printed.
 """
 
@@ -80,16 +82,46 @@ def run_cli(argv):
     return code, out.getvalue(), err.getvalue()
 
 
-def audit(cluster, offset):
+class Start:
+    """When the command's initial read ended: its first plan's snapshot (engine/live_view.py)."""
+
+    def __init__(self, counter):
+        self.counter = counter
+        self.at, self.bytes = None, 0
+
+    @contextlib.contextmanager
+    def marking(self):
+        from kubectl_safety.engine.live_view import LiveView
+
+        snapshot, start = LiveView.snapshot, self
+
+        def marked(self, *args, **kwargs):
+            snap = snapshot(self, *args, **kwargs)
+            if start.at is None:
+                start.at, start.bytes = datetime.now(timezone.utc), start.counter.total
+            return snap
+
+        LiveView.snapshot = marked
+        try:
+            yield self
+        finally:
+            LiveView.snapshot = snapshot
+
+
+def audit(cluster, offset, before=None):
+    """Requests by verb for our user agent: all of them, and those received before ``before``."""
     log = cluster.workdir / "clusters" / cluster.name / "logs" / "audit.log"
-    by_verb = {}
+    by_verb, initial = {}, {}
     with open(log, "rb") as f:
         f.seek(offset)
         for line in f:
             event = json.loads(line)
             if event.get("stage") == "ResponseComplete" and "kubectl-safety/" in event.get("userAgent", ""):
                 by_verb[event["verb"]] = by_verb.get(event["verb"], 0) + 1
-    return by_verb
+                received = datetime.fromisoformat(event["requestReceivedTimestamp"].replace("Z", "+00:00"))
+                if before is not None and received < before:
+                    initial[event["verb"]] = initial.get(event["verb"], 0) + 1
+    return by_verb, initial
 
 
 def audit_offset(cluster):
@@ -110,11 +142,11 @@ def targets(cluster, count):
 def measure(cluster, name, argv, nodes):
     offset = audit_offset(cluster)
     started = time.monotonic()
-    with Bytes().counting() as counter:
+    with Bytes().counting() as counter, Start(counter).marking() as start:
         code, out, err = run_cli(argv + ["--kubeconfig", str(cluster.kubeconfig)])
     seconds = time.monotonic() - started
     time.sleep(2)  # the audit log is written as requests complete (watch streams when they close)
-    verbs = audit(cluster, offset)
+    verbs, initial = audit(cluster, offset, start.at)
     report = json.loads(out) if out.strip() else {}
     if code != 0:
         print(f"  {name}: exit {code}: {err.strip()[-300:]}", file=sys.stderr)
@@ -122,10 +154,12 @@ def measure(cluster, name, argv, nodes):
         len((n.get("drain") or {}).get("evicted") or []) for n in report.get("nodes") or [])
     for node in nodes:
         cluster.kubectl("uncordon", node)
-    requests = sum(verbs.values())
+    requests, first = sum(verbs.values()), sum(initial.values())
     return {"name": name, "nodes": len(nodes), "exit": code, "seconds": round(seconds, 1), "evicted": evicted,
             "requests": requests, "byVerb": verbs, "bytes": counter.total,
-            "requestsPerNode": round(requests / len(nodes), 1), "bytesPerNode": counter.total // len(nodes)}
+            "initial": {"requests": first, "byVerb": initial, "bytes": start.bytes},
+            "requestsPerNode": round((requests - first) / len(nodes), 1),
+            "bytesPerNode": (counter.total - start.bytes) // len(nodes)}
 
 
 def main(argv=None):
@@ -150,8 +184,9 @@ def main(argv=None):
                     ("rollout 2 nodes --no-capacity", ["rollout", c, d, "--no-capacity", "--no-precordon",
                                                        "--lease-namespace", "default", *FLAGS], [c, d])):
                 row = {"clusterNodes": size, "clusterPods": total, **measure(cluster, name, cmd, nodes)}
-                print(f"  {size:>5} nodes  {name:<32} evicted {row['evicted']:>3}  requests/node "
-                      f"{row['requestsPerNode']:>6}  bytes/node {row['bytesPerNode']:>10}  {row['byVerb']}",
+                print(f"  {size:>5} nodes  {name:<32} evicted {row['evicted']:>3}  initial read "
+                      f"{row['initial']['requests']:>3} requests {row['initial']['bytes']:>10} bytes  then per node "
+                      f"{row['requestsPerNode']:>6} requests {row['bytesPerNode']:>10} bytes  {row['byVerb']}",
                       file=sys.stderr)
                 rows.append(row)
     finally:

@@ -3,7 +3,12 @@
     python benchmarks/run.py                       # start-up + snapshots 100 and 1000 nodes
     python benchmarks/run.py --sizes 100,1000,5000 --runs 3
     python benchmarks/run.py --only startup --runs 10
+    python benchmarks/run.py --only snapshot --sizes 1000 --runs 1 --before /path/to/old/checkout
     python benchmarks/run.py --only check --sizes 1000,5000   # check vs one capacity-aware drain
+
+Snapshot floors: ``json.load`` with the GC off (budgets are ratios to it), ``json.load`` with the GC
+on and ``orjson.loads`` as references. ``--before DIR`` also runs each command from another checkout
+(PYTHONPATH=DIR) in the same rounds, for before/after figures.
 
 Every measurement is a fresh process (``os.wait4`` gives its own peak RSS and CPU time). Runs are
 interleaved round by round (floor, then each command) so that load on a shared machine hits the
@@ -34,14 +39,19 @@ PY = sys.executable
 SCRIPT = os.path.join(sysconfig.get_path("scripts"), "kubectl-safety")
 EXE = [SCRIPT] if os.path.exists(SCRIPT) else [PY, "-m", "kubectl_safety"]
 # Budgets (issue 8): ratio of the command's median to its floor's median.
-BUDGETS = {"startup": {"wall": 1.5}, "snapshot": {"wall": 1.5, "rss": 2.0},
+# Issue 16: snapshots against json.load with the GC off (the honest floor), plus absolute limits
+# for the largest size (5,000 nodes: 15 s, 3 GB).
+BUDGETS = {"startup": {"wall": 1.5}, "snapshot": {"wall": 0.3, "rss": 0.6},
+           "large": {"nodes": 5000, "wallSeconds": 15.0, "rssMiB": 3 * 1024},
            "check": {"wall": 2.0}}  # issue 17: check within 2x one capacity-aware drain --dry-run
 
 
 # Bytecode caching on, as for an installed package (a shell may set PYTHONDONTWRITEBYTECODE,
 # which would make every run compile kubectl_safety from source); the cache lives outside the repo.
 PYCACHE = os.path.join(tempfile.gettempdir(), "kubectl-safety-bench-pycache")
-BASE_ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PYTHONPYCACHEPREFIX": PYCACHE}
+# PYTHONPATH: this checkout's package, whichever checkout the console script was installed from.
+BASE_ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "PYTHONPYCACHEPREFIX": PYCACHE,
+            "PYTHONPATH": ROOT}
 
 
 def measure(argv, env=None):
@@ -103,7 +113,7 @@ def check_cases(nodes, notes):
     return floor, [{"name": f"check ({nodes} nodes)", "argv": EXE + ["check"] + snap}]
 
 
-def snapshot_cases(nodes, notes):
+def snapshot_cases(nodes, notes, before=None):
     """The floor (json.load of the dump) and each offline command on the dump of ``nodes`` nodes."""
     path, t, snap = dump(nodes)
     pod, node = t["pod"], t["node"]
@@ -113,21 +123,43 @@ def snapshot_cases(nodes, notes):
         ("drain NODE --dry-run", ["drain", node, "--dry-run", "--ignore-daemonsets"]),
         ("preemption -f POD", ["preemption", "-f", os.path.join("benchmarks", "data", f"preemptor-{nodes}.yaml")]),
     ]
+    candidates.append(("check", ["check"]))
     if "rebalance" in t:
         candidates.append(("rebalance WORKLOAD --dry-run",
                            ["rebalance", t["rebalance"]["workload"], "-n", t["rebalance"]["namespace"], "--dry-run"]))
-    floor = {"name": "floor: json.load", "argv": [PY, "-c", f"import json; json.load(open({path!r}))"]}
-    cases = [{"name": "reference: json.load, gc off", "reference": True,
-              "argv": [PY, "-c", f"import gc, json; gc.disable(); json.load(open({path!r}))"]}]
+    floor = {"name": "floor: json.load, gc off",
+             "argv": [PY, "-c", f"import gc, json; gc.disable(); json.load(open({path!r}))"]}
+    cases = [{"name": "reference: json.load, gc on", "reference": True,
+              "argv": [PY, "-c", f"import json; json.load(open({path!r}))"]}]
+    if nodes >= BUDGETS["large"]["nodes"]:  # 11 GB (orjson: 16 GB) each: the floor alone on a shared machine
+        cases = []
+    # The lower bound of any command that reads every object: the bytes read, then parsed with
+    # every field skipped (msgspec into a Struct without fields), nothing built.
+    cases += [{"name": "reference: read the file", "reference": True,
+               "argv": [PY, "-c", f"open({path!r}, 'rb').read()"]},
+              {"name": "reference: msgspec parse, nothing kept", "reference": True,
+               "argv": [PY, "-c", "import msgspec; msgspec.json.decode(open(%r, 'rb').read(), type=msgspec.defstruct("
+                                  "'List', [('items', list[msgspec.defstruct('Item', [])])]))" % path]}]
+    try:
+        import orjson  # noqa: F401
+
+        if nodes < BUDGETS["large"]["nodes"]:
+            cases.append({"name": "reference: orjson.loads, gc off", "reference": True,
+                          "argv": [PY, "-c", f"import gc, orjson; gc.disable(); orjson.loads(open({path!r}, 'rb').read())"]})
+    except ImportError:
+        notes.append("orjson not installed: pip install -e '.[benchmark]' adds the orjson reference")
     for name, args in candidates:
         if not available(args[0]):
             notes.append(f"{name}: skipped (command not available in this checkout)")
             continue
         cases.append({"name": name, "argv": EXE + args + snap})
+        if before:
+            cases.append({"name": f"before: {name}", "reference": True, "argv": EXE + args + snap,
+                          "env": {"PYTHONPATH": before}})
     return floor, cases
 
 
-def run_group(kind, label, floor, cases, runs, warm_up=False):
+def run_group(kind, label, floor, cases, runs, warm_up=False, nodes=None):
     """Interleaved rounds: the floor then every case, ``runs`` times; ratios to the floor.
 
     ``warm_up``: one unmeasured run of each case first (fills the bytecode and file caches).
@@ -152,6 +184,9 @@ def run_group(kind, label, floor, cases, runs, warm_up=False):
             continue
         row["withinBudget"] = (row["wallRatio"] <= budget["wall"]
                                and row["rssRatio"] <= budget.get("rss", float("inf")))
+        large = BUDGETS["large"]
+        if kind == "snapshot" and nodes is not None and nodes >= large["nodes"]:  # absolute limits instead
+            row["withinBudget"] = s["wall"] <= large["wallSeconds"] and s["rss"] <= large["rssMiB"]
         if s["exit"] not in (0, 3):
             row["error"] = samples[case["name"]][-1]["stderr"].splitlines()[-1:] or [f"exit {s['exit']}"]
         rows.append(row)
@@ -229,6 +264,7 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=3, help="runs per snapshot benchmark (default 3)")
     parser.add_argument("--startup-runs", type=int, default=10, help="runs per start-up benchmark (default 10)")
     parser.add_argument("--only", choices=["startup", "snapshot", "check"], help="run one group only")
+    parser.add_argument("--before", help="another checkout whose commands run beside these (PYTHONPATH=DIR)")
     parser.add_argument("--out", default=RESULTS, help="JSON results file (default benchmarks/results/latest.json)")
     args = parser.parse_args(argv)
     rows, notes = [], []
@@ -239,8 +275,9 @@ def main(argv=None):
         rows += run_group("startup", "start-up", floor, cases, args.startup_runs, warm_up=True)
     if args.only in (None, "snapshot"):
         for nodes in [int(n) for n in args.sizes.split(",") if n]:
-            floor, cases = snapshot_cases(nodes, notes)
-            rows += run_group("snapshot", f"snapshot {nodes} nodes, {nodes * 30} pods", floor, cases, args.runs)
+            floor, cases = snapshot_cases(nodes, notes, args.before)
+            rows += run_group("snapshot", f"snapshot {nodes} nodes, {nodes * 30} pods", floor, cases, args.runs,
+                              nodes=nodes)
     if args.only == "check":  # minutes per round at 5,000 nodes: asked for by name
         for nodes in [int(n) for n in args.sizes.split(",") if n]:
             floor, cases = check_cases(nodes, notes)

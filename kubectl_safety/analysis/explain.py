@@ -160,8 +160,9 @@ def explain_node(node, snapshot, now) -> dict:
             findings.append(Finding("OVERCOMMITTED", "warning", f"{a['resource']} requests exceed allocatable ({a['percent']}%)"))
     return {
         "kind": "NodeExplanation", "apiVersion": "safety.kubectl.io/v1",
-        "node": {"name": node.name, "unschedulable": node.unschedulable,
-                 "taints": node.taints, "labels": node.labels},
+        "node": {"name": node.name, "unschedulable": node.unschedulable, "labels": node.labels,
+                 "taints": [{"key": t.get("key"), "value": t.get("value"), "effect": t.get("effect")}
+                            for t in node.taints]},
         "state": state,
         "conditions": [{"type": c.get("type"), "status": c.get("status"), "reason": c.get("reason"),
                         "lastHeartbeatTime": c.get("lastHeartbeatTime")}

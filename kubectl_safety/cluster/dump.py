@@ -34,8 +34,8 @@ def expand_paths(paths):
 MAX_DUMP = 16 * 1024 ** 3  # a dump of 150,000 pods with managedFields is about 4.6 GB
 
 
-def read_text(path: str, limit: int = MAX_DUMP) -> str:
-    """A regular file (or stdin) of at most ``limit`` bytes, as UTF-8 text."""
+def read_bytes(path: str, limit: int = MAX_DUMP) -> bytes:
+    """A regular file (or stdin) of at most ``limit`` bytes, that is no binary file."""
     from kubectl_safety.cluster.files import read_limited, read_stream
 
     try:
@@ -45,6 +45,15 @@ def read_text(path: str, limit: int = MAX_DUMP) -> str:
         raise InputError(f"{path}: {'' if reason.startswith('not a') else 'cannot read: '}{reason}") from None
     if b"\x00" in data[:8192]:
         raise InputError(f"{path}: not a text file (binary data)")
+    return data
+
+
+def read_text(path: str, limit: int = MAX_DUMP) -> str:
+    """A regular file (or stdin) of at most ``limit`` bytes, as UTF-8 text."""
+    return as_text(read_bytes(path, limit), path)
+
+
+def as_text(data, path: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -183,6 +192,42 @@ def _expanded_size(node, memo) -> int:
     return memo[key]
 
 
+def _decode_sliced(path: str):
+    """A ``kubectl get -o json`` dump decoded slice by slice as it is read (``model/typed.py``), or None."""
+    from kubectl_safety.cluster.files import open_limited
+    from kubectl_safety.model.typed import decode_json_slices
+
+    try:
+        with open_limited(path, MAX_DUMP) as f:
+            return decode_json_slices(f, path, MAX_DUMP)
+    except OSError:  # read whole, the error is named there
+        return None
+
+
+def decode_dump(holder: list, path: str) -> list:
+    """``(origin, object)`` pairs of one dump file's bytes (``holder``'s one item), each object
+    trimmed to the typed model; ``holder`` is emptied as soon as its bytes are decoded.
+
+    A JSON list goes straight from bytes into the typed model (``model/typed.py``); anything else,
+    or without msgspec, through the generic path (json/YAML, then ``prune``) whose errors name
+    the line or field.
+    """
+    from kubectl_safety.model.parse import flatten
+    from kubectl_safety.model.typed import decode_json, prune
+
+    if holder[0][:64].lstrip()[:1] == b"{":
+        pairs = decode_json(holder, path)
+        if pairs is not None:
+            return pairs
+    docs = parse_documents(as_text(holder.pop(), path), path)
+    pairs = []
+    for i, doc in enumerate(docs):
+        origin = path if len(docs) == 1 else f"{path} document {i + 1}"
+        pairs.extend((where, prune(obj)) for where, obj in flatten(doc, origin))
+        docs[i] = None
+    return pairs
+
+
 @contextmanager
 def bulk_load():
     """Parse without the cyclic garbage collector, then freeze what was parsed.
@@ -208,14 +253,15 @@ def load_objects(paths):
 
 
 def _load_objects(paths):
-    from kubectl_safety.model.parse import flatten
+    from kubectl_safety.model.typed import Pairs
 
-    pairs, newest = [], None
+    pairs, newest = Pairs(), None
     for path in expand_paths(paths):
-        docs = parse_documents(read_text(path), path)
-        for i, doc in enumerate(docs):
-            origin = path if len(docs) == 1 else f"{path} document {i + 1}"
-            pairs.extend(flatten(doc, origin))
+        decoded = None if path == "-" else _decode_sliced(path)
+        if decoded is None:
+            decoded = decode_dump([read_bytes(path)], path)
+        pairs.extend(decoded)
+        pairs.checked.update(getattr(decoded, "checked", ()))
         if path != "-":
             mtime = datetime.fromtimestamp(os.path.getmtime(path), tz=timezone.utc)
             newest = mtime if newest is None or mtime > newest else newest

@@ -13,6 +13,15 @@ _BLOCK = 1 << 20
 
 def read_limited(path: str, limit: int) -> bytes:
     """The bytes of the regular file ``path``; OSError (with ``strerror``) otherwise or when larger than ``limit``."""
+    with open_limited(path, limit) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(0, f"larger than {limit} bytes")
+    return data
+
+
+def open_limited(path: str, limit: int):
+    """The regular file ``path`` of at most ``limit`` bytes (by fstat), open for reading in binary."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except ValueError:  # a NUL byte in the name
@@ -25,13 +34,9 @@ def read_limited(path: str, limit: int) -> bytes:
             raise OSError(0, f"larger than {limit} bytes")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(limit + 1)
+        return os.fdopen(os.dup(fd), "rb")
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise OSError(0, f"larger than {limit} bytes")
-    return data
 
 
 def read_stream(stream, limit: int, binary_check=True) -> bytes:

@@ -170,11 +170,12 @@ class Connection:
         return self._namespace or "default"
 
     # -- requests ------------------------------------------------------------------------
-    def request(self, method, path, *, query=None, body=None):
+    def request(self, method, path, *, query=None, body=None, list_of=None):
         """One HTTP request; returns (status, parsed JSON body). Transport errors -> ClusterError.
 
         Raw JSON through the transport (``cluster/transport.py``: TLS, client certificates and
         credentials as the kubeconfig says; plugin tokens refreshed), nothing deserialized into models.
+        ``list_of``: a kind whose list page is decoded straight into the typed model (``model/typed.py``).
         """
         transport = self.transport()
         headers = self._headers(transport)
@@ -201,6 +202,12 @@ class Connection:
 
             elapsed = int((time.monotonic() - started) * 1000)
             sys.stderr.write(for_terminal(f"{method} {url} {status} in {elapsed} milliseconds") + "\n")
+        if list_of and 200 <= status < 300 and data:
+            from kubectl_safety.model.typed import decode_page
+
+            payload = decode_page(data, list_of)
+            if payload is not None:
+                return status, payload
         try:
             payload = json.loads(data, parse_constant=_no_constant) if data else {}
         except RecursionError:
@@ -258,12 +265,6 @@ class Connection:
         """All items of a (paginated) list, as a ``kind: List``-shaped dict with kind/apiVersion set."""
         items, _ = self.list_versioned(resource, namespace, field_selector=field_selector,
                                        label_selector=label_selector, chunk_size=chunk_size)
-        kind = RESOURCES[resource][2]
-        api_version = RESOURCES[resource][0].split("/", 2)[-1]
-        for item in items:
-            if isinstance(item, dict):  # anything else is reported by the parser, naming the item
-                item.setdefault("kind", kind)
-                item.setdefault("apiVersion", api_version)
         return {"kind": "List", "apiVersion": "v1", "items": items}
 
     def watch(self, resource, namespace=None, *, resource_version, field_selector=None, label_selector=None,
@@ -312,7 +313,12 @@ class Connection:
 
     def list_versioned(self, resource, namespace=None, *, field_selector=None, label_selector=None,
                        chunk_size=500):
-        """``(items, resourceVersion)`` of a (paginated) LIST: the version a WATCH starts from."""
+        """``(items, resourceVersion)`` of a (paginated) LIST: the version a WATCH starts from.
+        Each page is decoded into the typed model (``model/typed.py``) as it arrives."""
+        from kubectl_safety.model.typed import prune
+
+        kind = RESOURCES[resource][2]
+        api_version = RESOURCES[resource][0].split("/", 2)[-1]
         items, query = [], {}
         if field_selector:
             query["fieldSelector"] = field_selector
@@ -323,14 +329,20 @@ class Connection:
         path = resource_path(resource, namespace)
         seen, empty = set(), 0
         while True:
-            status, payload = self.request("GET", path, query=query)
+            status, payload = self.request("GET", path, query=query, list_of=kind)
             check(status, payload, resource, None, namespace, verb="list")
             page = payload.get("items") or []
             metadata = payload.get("metadata") or {}
             if not isinstance(page, list) or not isinstance(metadata, dict):
                 raise ClusterError(f"unexpected answer from the server {self.host} to a LIST of {resource}: "
                                    "items must be a list, metadata a map")
-            items += page
+            for i, item in enumerate(page):
+                if isinstance(item, dict):
+                    item.setdefault("kind", kind)
+                    item.setdefault("apiVersion", api_version)
+                    item = prune(item)  # the typed model's fields only, page by page (idempotent)
+                page[i] = None
+                items.append(item)
             token = metadata.get("continue")
             if not token:
                 return items, metadata.get("resourceVersion") or "0"

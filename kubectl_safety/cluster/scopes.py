@@ -48,9 +48,13 @@ def node_scope(node_names) -> list:
 def drain_scope(node_names) -> list:
     """drain without the capacity check: the nodes, their pods, PDBs and DaemonSets (what kubectl
     drain reads, plus PDBs). Missing nodes are reported by the planner, not as a failed GET."""
+    return node_queries(node_names) + [Query("poddisruptionbudgets"), Query("daemonsets", optional=True)]
+
+
+def node_queries(node_names) -> list:
+    """The nodes themselves and their pods: what a drain of these nodes reads per node."""
     queries = [Query("nodes", name=n, optional=True) for n in node_names]
-    queries += [Query("pods", field_selector=f"spec.nodeName={n}") for n in node_names]
-    return queries + [Query("poddisruptionbudgets"), Query("daemonsets", optional=True)]
+    return queries + [Query("pods", field_selector=f"spec.nodeName={n}") for n in node_names]
 
 
 def cluster_scope(namespaces=None) -> list:

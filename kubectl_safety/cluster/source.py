@@ -32,16 +32,23 @@ def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, c
                               source="snapshot " + ", ".join(snapshot_paths))
     from kubectl_safety.cluster.dump import bulk_load
 
-    objects, seen = [], set()
     with bulk_load():  # many acyclic objects: no cyclic GC passes while they arrive
-        for origin, obj in fetch(connection, queries, chunk_size, warnings):
-            meta = obj.get("metadata") or {}
-            key = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
-            if key not in seen:
-                seen.add(key)
-                objects.append((origin, obj))
+        objects = unique(fetch(connection, queries, chunk_size, warnings))
     return build_snapshot(objects, taken_at=now, source=f"cluster {connection.host}",
                           complete_pod_namespaces=complete_pod_namespaces(queries))
+
+
+def unique(pairs) -> list:
+    """``(origin, object)`` pairs, each object once (two reads may return the same one: a node's
+    pods by its name and all pods)."""
+    objects, seen = [], set()
+    for origin, obj in pairs:
+        meta = obj.get("metadata") or {}
+        key = (obj.get("kind"), meta.get("namespace"), meta.get("name"))
+        if key not in seen:
+            seen.add(key)
+            objects.append((origin, obj))
+    return objects
 
 
 def complete_pod_namespaces(queries):
@@ -63,7 +70,9 @@ def fetch(connection, queries, chunk_size=500, warnings=None):
             if q.name:
                 obj = connection.get(q.resource, q.name, q.namespace, optional=q.optional)
                 if obj is not None:
-                    yield origin, obj
+                    from kubectl_safety.model.typed import prune
+
+                    yield origin, prune(obj)
                 continue
             listing = connection.list(q.resource, q.namespace, field_selector=q.field_selector,
                                       label_selector=q.label_selector, chunk_size=chunk_size)

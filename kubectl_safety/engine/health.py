@@ -44,24 +44,36 @@ def selector_string(selector) -> str:
 
 class HealthGate:
     """Made before pods move (from the plan of what moves): the pods of each workload that moves (by
-    its pods' labels) and each PDB that covers them are watched; never a whole namespace."""
+    its pods' labels) and each PDB that covers them are watched; never a whole namespace.
+    ``recorded``: what an earlier run's gate checked (``record()``), checked again with its counts."""
 
-    def __init__(self, group, plan):
+    def __init__(self, group, plan, recorded=None):
         moving = [p for p in plan["pods"] if p["action"] in ACTIVE]
+        recorded = recorded or {}
         self.group = group
-        self.pdbs = {ref: budget_watch(group, ref) for ref in sorted({p["pdb"] for p in moving if p["pdb"]})}
+        refs = {p["pdb"] for p in moving if p["pdb"]} | set(recorded.get("pdbs") or [])
+        self.pdbs = {ref: budget_watch(group, ref) for ref in sorted(refs)}
+        before = {owner: s[2] for owner, s in (recorded.get("owners") or {}).items()}
+        self.selectors = {owner: (s[0], s[1]) for owner, s in (recorded.get("owners") or {}).items()}
         uids = {p["uid"] for p in moving}
-        selectors = {}
         for node in sorted({p["node"] for p in moving}):
             for obj in group.watch("pods", field_selector=f"spec.nodeName={node}").items():
                 meta = obj.get("metadata") or {}
                 owner = owner_of(obj)
-                if meta.get("uid") in uids and owner and "/DaemonSet/" not in owner and owner not in selectors:
-                    selectors[owner] = (meta.get("namespace"), _selector(group.connection, obj))
+                if meta.get("uid") in uids and owner and "/DaemonSet/" not in owner and owner not in self.selectors:
+                    self.selectors[owner] = (meta.get("namespace"), _selector(group.connection, obj))
         self.owners = {}  # owner -> (watch of its pods, Ready pods before the batch)
-        for owner, (namespace, selector) in sorted(selectors.items()):
+        for owner, (namespace, selector) in sorted(self.selectors.items()):
             watch = group.watch("pods", namespace, label_selector=selector or None)
-            self.owners[owner] = (watch, sum(1 for o in watch.items() if owner_of(o) == owner and _ready(o)))
+            count = before.get(owner)
+            if count is None:
+                count = sum(1 for o in watch.items() if owner_of(o) == owner and _ready(o))
+            self.owners[owner] = (watch, count)
+
+    def record(self) -> dict:
+        """What this gate checks, as JSON-able data to give back as ``recorded``."""
+        return {"pdbs": sorted(self.pdbs),
+                "owners": {owner: [*self.selectors[owner], count] for owner, (_, count) in self.owners.items()}}
 
     def problems(self) -> list:
         out = []

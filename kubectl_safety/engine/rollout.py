@@ -1,14 +1,18 @@
 """Maintain a node pool batch by batch: drain, run the maintenance action, wait for the node to come
 back, uncordon, then a health gate before the next batch; resumable and exclusive.
 
-Plan in (the batches of ``analysis/rollout_plan.py`` and a ``replan(nodes)`` giving each batch's
-fresh DrainPlan), a ``RolloutReport`` dict out; progress through ``on_event``.
+Plan in (the batches of ``analysis/rollout_plan.py`` and a ``replan(nodes, group)`` giving each
+batch's DrainPlan once its nodes are cordoned, from the watches of ``group``, the batch's own, which
+the drainer and the health gate share), a ``RolloutReport`` dict out; progress through ``on_event``.
 
 - Exclusive: a Lease (``engine/lease.py``) names the rollout and its holder; a node that carries
   another rollout's annotation whose Lease is live refuses the rollout.
 - Resumable: each node's step is recorded in its annotations (``ANNOTATION_STATE``: pending,
-  draining, drained, maintained, done) with the rollout's name; the same command continues where
-  it stopped (a maintained node is not maintained twice); a completed rollout removes them.
+  draining, drained, maintained, gating, done) with the rollout's name; the same command continues
+  where it stopped (a maintained node is not maintained twice, a node back and uncordoned is only
+  gated); a completed rollout removes them. What the health gate checks is recorded too
+  (``ANNOTATION_GATE``) before any pod moves, so a run resumed after a failed gate (or an
+  interrupt) gates the pods moved earlier, against the Ready counts from before they moved.
 - Health gate: every PDB that covers moved pods is back at its desired healthy count, and every
   workload whose pods moved has as many Ready pods as before the batch (no replacement Pending or
   unready); otherwise the rollout stops after ``gate_timeout`` with its state kept. The gate
@@ -16,6 +20,7 @@ fresh DrainPlan), a ``RolloutReport`` dict out; progress through ``on_event``.
   depend on what it moves, not on the cluster's size.
 """
 
+import json
 import os
 import subprocess
 import time
@@ -32,7 +37,8 @@ API_VERSION = "safety.kubectl.io/v1"
 ANNOTATION_ROLLOUT = "safety.kubectl.io/rollout"
 ANNOTATION_STATE = "safety.kubectl.io/rollout-state"
 ANNOTATION_BEFORE = "safety.kubectl.io/rollout-before"  # what --wait-for compares (boot ID, kubelet version)
-STATES = ("pending", "draining", "drained", "maintained", "done")
+ANNOTATION_GATE = "safety.kubectl.io/rollout-gate"  # what the health gate checks: PDBs, workloads, Ready before
+STATES = ("pending", "draining", "drained", "maintained", "gating", "done")
 
 
 @dataclass
@@ -139,7 +145,7 @@ class Rollout:
 
     def _precordon(self):
         for name, node in self.nodes.items():
-            if node["state"] in ("done", "maintained"):  # maintained nodes may hold pods again: left alone
+            if node["state"] in ("done", "maintained", "gating"):  # these may hold pods again: left alone
                 continue
             outcome = self.executor.cordon(name)
             self.emit("cordon", pod=name, message=outcome.message, result=outcome.result)
@@ -159,55 +165,80 @@ class Rollout:
         if not todo:
             entry["status"] = "done"
             return "done", None
-        to_drain = [n for n in todo if self.nodes[n]["state"] != "maintained"]  # maintained: only back + gate
-        plan = self.replan(to_drain) if to_drain else {"nodes": [], "pods": [], "safe": True, "risks": []}
-        if not plan["safe"]:
-            entry["status"] = "blocked"
-            codes = sorted({r["code"] for r in plan["risks"] if not r["accepted"]})
-            return "blocked", (f"batch {number} ({', '.join(todo)}) is not safe now: {', '.join(codes)} "
-                               "(see the dry run; --accept-risk=CODE to go ahead anyway)")
-        with WatchGroup(self.connection) as group:
-            gate = HealthGate(group, plan)
+        with WatchGroup(self.connection) as group:  # the batch's nodes, pods and PDBs: plan, drainer, gate
+            status, message, gate = self._drain_batch(number, todo, group)
+            if status != "done":
+                entry["status"] = status
+                return status, message
             for n in todo:
-                if self.nodes[n]["state"] == "pending":
-                    self._record(n, "draining")
-            if not self.spec.precordon:
-                for n in to_drain:
-                    outcome = self.executor.cordon(n)
-                    self.emit("cordon", pod=n, message=outcome.message, result=outcome.result)
-            deadline = self.clock() + self.spec.drain_timeout if self.spec.drain_timeout else None
-            result = self.drainer.drain(plan, deadline=deadline, order=self.spec.order,
-                                        grace_period=self.spec.grace_period,
-                                        skip_wait_for_delete_timeout=self.spec.skip_wait_for_delete_timeout,
-                                        watches=group)
-            for n in todo:
-                self.nodes[n]["drain"] = {"status": result.status,
-                                          "evicted": sorted(p for p in result.evicted if _on(plan, p, n)),
-                                          "appeared": [a for a in result.appeared if a["node"] == n],
-                                          "left": [p for p in result.left if p["node"] == n]}
-            for k, v in result.requests.items():
-                self.requests[k] += v
-            if result.status != "drained":
-                entry["status"] = result.status
-                return result.status, f"batch {number}: drain {result.status}: {result.message}"
-            for n in to_drain:
-                self.emit("drained", pod=n)
-                if self.nodes[n]["state"] in ("pending", "draining"):
-                    self._record(n, "drained")
-            for n in todo:
-                status, message = self._maintain(n, group)
-                if status != "done":
-                    entry["status"] = status
-                    return status, message
+                if self.nodes[n]["state"] != "gating":  # gating: back and uncordoned, only the gate is left
+                    status, message = self._maintain(n, group)
+                    if status != "done":
+                        entry["status"] = status
+                        return status, message
+                    self._record(n, "gating")
             status, message = self._gate(gate, number)
             entry["gate"] = {"passed": status == "done", "message": message}
             entry["status"] = "done" if status == "done" else status
             if status != "done":
                 return status, message
         for n in todo:
-            self._record(n, "done")
+            self._record(n, "done", gate=False)
             self.emit("node-done", pod=n)
         return "done", None
+
+    def _drain_batch(self, number, todo, group):
+        """Plan the batch's nodes once cordoned, record what the health gate must check (so a resumed
+        run gates the pods moved earlier too), drain; ``(status, message, gate)``."""
+        to_drain = [n for n in todo if self.nodes[n]["state"] not in ("maintained", "gating")]
+        cordoned = []
+        if not self.spec.precordon:  # before the plan: it sees the pods there once cordoned
+            cordoned = [o.pod for o in self.drainer.cordon(to_drain)
+                        if o.result == "done" and not (o.message or "").startswith("already")]
+        plan = self.replan(to_drain, group) if to_drain else {"nodes": [], "pods": [], "safe": True, "risks": []}
+        if not plan["safe"]:
+            self.drainer.cordon(cordoned, False)  # nothing changed
+            codes = sorted({r["code"] for r in plan["risks"] if not r["accepted"]})
+            return "blocked", (f"batch {number} ({', '.join(todo)}) is not safe now: {', '.join(codes)} "
+                               "(see the dry run; --accept-risk=CODE to go ahead anyway)"), None
+        gate = HealthGate(group, plan, self._recorded_gate(todo, group))
+        for n in todo:
+            state = self.nodes[n]["state"]
+            self._record(n, "draining" if state == "pending" else state, gate=gate.record())
+        deadline = self.clock() + self.spec.drain_timeout if self.spec.drain_timeout else None
+        result = self.drainer.drain(plan, deadline=deadline, order=self.spec.order,
+                                    grace_period=self.spec.grace_period,
+                                    skip_wait_for_delete_timeout=self.spec.skip_wait_for_delete_timeout,
+                                    watches=group)
+        for n in todo:
+            self.nodes[n]["drain"] = {"status": result.status,
+                                      "evicted": sorted(p for p in result.evicted if _on(plan, p, n)),
+                                      "appeared": [a for a in result.appeared if a["node"] == n],
+                                      "left": [p for p in result.left if p["node"] == n]}
+        for k, v in result.requests.items():
+            self.requests[k] += v
+        if result.status != "drained":
+            return result.status, f"batch {number}: drain {result.status}: {result.message}", gate
+        for n in to_drain:
+            self.emit("drained", pod=n)
+            if self.nodes[n]["state"] in ("pending", "draining"):
+                self._record(n, "drained")
+        return "done", None, gate
+
+    def _recorded_gate(self, todo, group) -> dict:
+        """What earlier runs recorded for the health gate of these nodes (their annotation), merged."""
+        merged = {"pdbs": [], "owners": {}}
+        for n in todo:
+            node = group.watch("nodes", field_selector=f"metadata.name={n}").get(f"/{n}")
+            text = (((node or {}).get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_GATE)
+            try:
+                recorded = json.loads(text) if text else {}
+            except ValueError:
+                recorded = {}
+            merged["pdbs"] += [r for r in recorded.get("pdbs") or [] if r not in merged["pdbs"]]
+            for owner, subject in (recorded.get("owners") or {}).items():
+                merged["owners"].setdefault(owner, subject)
+        return merged
 
     def _gate(self, gate, number):
         self.emit("gate", batch=number, message="health gate: " + ("; ".join(gate.problems()) or "checking"))
@@ -277,10 +308,13 @@ class Rollout:
         return "done", None
 
     # -- state in the cluster --------------------------------------------------------------
-    def _record(self, name, state, before=None):
+    def _record(self, name, state, before=None, gate=None):
+        """``gate``: the health gate's subjects to record (False: forget them)."""
         annotations = {ANNOTATION_ROLLOUT: self.spec.name, ANNOTATION_STATE: state}
         if before is not None:
             annotations[ANNOTATION_BEFORE] = before
+        if gate is not None:
+            annotations[ANNOTATION_GATE] = json.dumps(gate, sort_keys=True) if gate else None
         self._annotate(name, annotations)
         self.nodes[name]["state"] = state
 
@@ -293,7 +327,8 @@ class Rollout:
 
     def _finish(self):
         for name in self.nodes:
-            self._annotate(name, {ANNOTATION_ROLLOUT: None, ANNOTATION_STATE: None, ANNOTATION_BEFORE: None})
+            self._annotate(name, {ANNOTATION_ROLLOUT: None, ANNOTATION_STATE: None, ANNOTATION_BEFORE: None,
+                                  ANNOTATION_GATE: None})
 
     def _report(self, started, status, message, resumed) -> dict:
         return {"kind": "RolloutReport", "apiVersion": API_VERSION, "rollout": self.spec.name,

@@ -16,6 +16,10 @@ WATCH_SECONDS = 240  # server-side deadline of one watch stream
 RETRY_SECONDS = (0.5, 1, 2, 5, 10)  # back-off while the API server cannot be reached
 
 
+class WatchForbidden(SafetyError):
+    """The WATCH is forbidden (RBAC allows the LIST only): not retried."""
+
+
 def key_of(obj) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
@@ -36,6 +40,7 @@ class Watch:
         self.lists = self.watches = 0  # requests made (LISTs, WATCH streams)
         self.changes = 0
         self.error = None  # the last error while reconnecting (None when connected)
+        self.forbidden = False  # the WATCH itself is forbidden: not followed, current only by ``resync``
         self._stopped = threading.Event()
         self._stream = None
         self._thread = None
@@ -60,6 +65,12 @@ class Watch:
             except Exception:
                 pass
 
+    def resync(self):
+        """One fresh LIST (a watch that is not current); raises as a LIST does."""
+        self._relist()
+        if not self.forbidden:
+            self._failed(None)
+
     def _relist(self):
         items, version = self.connection.list_versioned(self.resource, self.namespace,
                                                         field_selector=self.field_selector,
@@ -79,6 +90,10 @@ class Watch:
                 failures = 0
                 if expired:
                     self._relist()
+            except WatchForbidden as e:  # RBAC allows the LIST only: readers re-list (``forbidden``)
+                self.forbidden = True
+                self._failed(str(e))
+                return
             except SafetyError as e:  # unreachable: back off, then relist (changes may be lost)
                 self._failed(str(e))
                 if self._stopped.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]):
@@ -112,7 +127,8 @@ class Watch:
             if kind == "ERROR":
                 if obj.get("code") == 410 or obj.get("reason") in ("Expired", "Gone"):
                     return True
-                raise SafetyError(f"watch {self.resource}: {obj.get('message') or obj.get('code')}")
+                error = WatchForbidden if obj.get("code") == 403 else SafetyError
+                raise error(f"watch {self.resource}: {obj.get('message') or obj.get('code')}")
             version = (obj.get("metadata") or {}).get("resourceVersion")
             with self.condition:
                 if kind in ("ADDED", "MODIFIED"):
@@ -157,9 +173,9 @@ class WatchGroup:
                     resource, namespace, selectors.get("field_selector"), selectors.get("label_selector")):
                 return w
         w = Watch(self.connection, resource, namespace, condition=self.condition,
-                  timeout_seconds=self.timeout_seconds, **selectors)
-        self.watches.append(w)
-        return w.start()
+                  timeout_seconds=self.timeout_seconds, **selectors).start()
+        self.watches.append(w)  # only once its LIST succeeded: a failed one is tried again on next use
+        return w
 
     def wait_for(self, predicate, deadline=None, interrupted=None, wake=None, clock=time.monotonic):
         """Block until ``predicate()`` is true (True), or the monotonic ``deadline`` passes, or

@@ -29,7 +29,7 @@ def parse_time(value):
 
 
 class ApiObject:
-    """Common metadata accessors."""
+    """Common metadata accessors (cached: a snapshot's objects are never changed in place)."""
 
     kind = ""
 
@@ -56,7 +56,7 @@ class ApiObject:
     def namespace(self) -> str:
         return self.meta.get("namespace") or ""
 
-    @property
+    @cached_property
     def uid(self) -> str:
         return self.meta.get("uid") or ""
 
@@ -64,7 +64,7 @@ class ApiObject:
     def labels(self) -> dict:
         return self.meta.get("labels") or {}
 
-    @property
+    @cached_property
     def annotations(self) -> dict:
         return self.meta.get("annotations") or {}
 

@@ -31,8 +31,11 @@ def flatten(document, origin: str):
     yield origin, document
 
 
-def check_object(obj: dict, origin: str):
-    """Reject what no real API object looks like, naming the field."""
+def check_object(obj: dict, origin: str, typed: bool = False):
+    """Reject what no real API object looks like, naming the field.
+
+    ``typed``: msgspec decoded it into a Struct that holds every shape check (``model/typed.py``).
+    """
     kind = obj.get("kind")
     if not isinstance(kind, str) or not kind:
         raise InputError(f"{origin}: missing 'kind'")
@@ -42,7 +45,7 @@ def check_object(obj: dict, origin: str):
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
         raise InputError(f"{origin}: {kind} is missing 'metadata.name'")
     try:
-        check_shape(obj, kind, kind in WORKLOAD_KINDS)
+        check_shape(obj, kind, kind in WORKLOAD_KINDS, typed)
     except InputError as e:
         raise InputError(f"{origin}: {kind} {meta['name']}: {e}") from None
 
@@ -52,13 +55,15 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
     """Build a snapshot from ``(origin, dict)`` pairs; unknown kinds are ignored.
 
     Duplicate objects (same kind, namespace and name) are an error naming both origins.
+    ``objects.checked``, if present: ids of objects whose shape msgspec already checked.
     """
+    checked = getattr(objects, "checked", ())
     buckets = {kind: [] for kind in KINDS}
     buckets["workloads"] = []
     seen = {}
     found_namespaces = set(namespaces or ())
     for origin, obj in objects:
-        check_object(obj, origin)
+        check_object(obj, origin, id(obj) in checked)
         kind, meta = obj["kind"], obj["metadata"]
         namespace = "" if kind in CLUSTER_SCOPED else (meta.get("namespace") or "default")
         key = (kind, namespace, meta["name"])

@@ -196,9 +196,15 @@ def _compile(schema):
 _COMPILED = {}
 
 
-def check_shape(obj: dict, kind: str, workload: bool):
+def check_shape(obj: dict, kind: str, workload: bool, typed: bool = False):
+    """``typed``: the object's types were checked while decoding (``model/typed.py``): rules only."""
     schema = SCHEMAS.get(kind) or (WORKLOAD if workload else None)
     if schema is None:
+        return
+    if typed:
+        problem = _rules(obj, kind)
+        if problem:
+            raise InputError(problem)
         return
     key = kind if kind in SCHEMAS else "workload"
     if key not in _COMPILED:

@@ -12,6 +12,20 @@ INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_nod
                 "_pvcs_by_key": "pvcs", "_pvs_by_name": "pvs", "_classes_of_storage": "storage_classes"}
 
 
+class _index(cached_property):
+    """A lazily built index (one of ``INDEX_FIELDS``), built once per set of objects: a snapshot
+    made by ``replace`` without changing the field borrows the index of the snapshot it came from."""
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        origin = instance._origins.get(INDEX_FIELDS[self.attrname])
+        if origin is None:
+            return super().__get__(instance, owner)
+        value = instance.__dict__[self.attrname] = getattr(origin, self.attrname)
+        return value
+
+
 class ClusterSnapshot:
     """Nodes, pods, PDBs, PriorityClasses, pod owners and storage (PVCs, PVs, StorageClasses)
     at one instant (``taken_at``).
@@ -38,6 +52,7 @@ class ClusterSnapshot:
         # Namespaces whose pods are all here (None: every namespace, as in a dump). A node-scoped
         # read holds only some pods: PDB arithmetic then uses the PDB's status, not a recount.
         self.complete_pod_namespaces = None if complete_pod_namespaces is None else frozenset(complete_pod_namespaces)
+        self._origins = {}  # field -> the snapshot whose indexes of that field this one shares
 
     def pods_complete_in(self, namespace) -> bool:
         return self.complete_pod_namespaces is None or namespace in self.complete_pod_namespaces
@@ -50,9 +65,8 @@ class ClusterSnapshot:
                       pvcs=self.pvcs, pvs=self.pvs, storage_classes=self.storage_classes)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
-        for index, field in INDEX_FIELDS.items():  # indexes of unchanged fields stay valid
-            if field not in changes and index in self.__dict__:
-                new.__dict__[index] = self.__dict__[index]
+        new._origins = {field: self._origins.get(field, self)  # indexes of unchanged fields stay valid
+                        for field in set(INDEX_FIELDS.values()) if field not in changes}
         return new
 
     def without_pods(self, keys) -> "ClusterSnapshot":
@@ -61,15 +75,15 @@ class ClusterSnapshot:
         return self.replace(pods=[p for p in self.pods if p.key not in keys])
 
     # -- indexes ---------------------------------------------------------------------------
-    @cached_property
+    @_index
     def _nodes_by_name(self):
         return {n.name: n for n in self.nodes}
 
-    @cached_property
+    @_index
     def _pods_by_key(self):
         return {p.key: p for p in self.pods}
 
-    @cached_property
+    @_index
     def _pods_by_node(self):
         index = {}
         for p in self.pods:
@@ -78,41 +92,41 @@ class ClusterSnapshot:
                 index.setdefault(node, []).append(p)
         return index
 
-    @cached_property
+    @_index
     def _pods_by_namespace(self):
         index = {}
         for p in self.pods:
             index.setdefault(p.namespace, []).append(p)
         return index
 
-    @cached_property
+    @_index
     def _pdbs_by_namespace(self):
         index = {}
         for b in self.pdbs:
             index.setdefault(b.namespace, []).append(b)
         return index
 
-    @cached_property
+    @_index
     def _classes_by_name(self):
         return {c.name: c for c in self.priority_classes}
 
-    @cached_property
+    @_index
     def _workloads_by_key(self):
         return {(w.kind, w.namespace, w.name): w for w in self.workloads}
 
-    @cached_property
+    @_index
     def _workloads_by_uid(self):
         return {w.uid: w for w in self.workloads if w.uid}
 
-    @cached_property
+    @_index
     def _pvcs_by_key(self):
         return {(c.namespace, c.name): c for c in self.pvcs}
 
-    @cached_property
+    @_index
     def _pvs_by_name(self):
         return {v.name: v for v in self.pvs}
 
-    @cached_property
+    @_index
     def _classes_of_storage(self):
         return {c.name: c for c in self.storage_classes}
 
@@ -146,7 +160,7 @@ class ClusterSnapshot:
     def pdbs_in(self, namespace) -> list:
         return self._pdbs_by_namespace.get(namespace, [])
 
-    @cached_property
+    @_index
     def _pdbs_by_label(self):
         """Where ``pdbs_for`` looks: PDBs by (namespace, key, value) of one ``In`` requirement of
         their selector, and per namespace the PDBs without one (or with an invalid selector,
@@ -193,7 +207,7 @@ class ClusterSnapshot:
     def priority_class(self, name):
         return self._classes_by_name.get(name)
 
-    @cached_property
+    @_index
     def global_default_class(self):
         """The ``globalDefault`` class admission uses: the lowest value if several (one rule:
         ``analysis.priority.global_default``)."""

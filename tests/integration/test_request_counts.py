@@ -84,3 +84,44 @@ def test_requests_per_command_do_not_grow(cluster, audit, make_node, namespace, 
     for name in commands:
         assert small[name], f"{name}: no requests seen in the audit log"
         assert large[name] == small[name], f"{name}: requests grew with the cluster"
+
+
+def drain_requests(cluster, audit, make_node, namespace, name, flags) -> list:
+    """A node with a 2-replica Deployment under a PDB, really drained: the requests of the drain."""
+    node = make_node(f"rd-{namespace[-6:]}-{name}")["metadata"]["name"]
+    create(cluster, namespace, deployment(name, 2, node_selector={"kubernetes.io/hostname": node},
+                                          requests={"cpu": "100m"}),
+           pdb(name, {"app": name}, max_unavailable=2))
+    wait_pods_running(cluster, namespace, f"app={name}", count=2)
+    deadline = time.monotonic() + 60  # the budget's status allows both: no refusal, no retry
+    while (get_json(cluster, f"pdb/{name}", "-n", namespace).get("status") or {}).get("disruptionsAllowed") != 2:
+        assert time.monotonic() < deadline, "the PDB's status was not computed"
+        time.sleep(0.5)
+    return requests_of(audit, ["drain", node, "--yes", "--ignore-daemonsets", "--timeout", "60s", *flags,
+                               "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
+
+
+@pytest.mark.parametrize("flags, only_plans_list", [
+    (["--no-capacity"], "daemonsets"),
+    (["--accept-risk=unplaceable"], "replicasets"),
+], ids=["node-scoped", "capacity-aware"])
+def test_a_real_drain_makes_the_same_requests_whatever_the_cluster_size(cluster, audit, make_node, namespace, flags,
+                                                                        only_plans_list):
+    """The plan, its re-plan once cordoned and the wait: from watches, never re-reading the cluster."""
+    small = drain_requests(cluster, audit, make_node, namespace, "before", flags)
+    other = f"{namespace}-other"
+    cluster.kubectl("create", "namespace", other)
+    try:
+        for i in range(6):
+            make_node(f"rd-{namespace[-6:]}-x{i}", labels={"pool": other})
+        for i in range(8):  # more PDBs and pods elsewhere
+            create(cluster, other, deployment(f"filler-{i}", 5, node_selector={"pool": other},
+                                              requests={"cpu": "10m"}), pdb(f"filler-{i}", {"app": f"filler-{i}"},
+                                                                             max_unavailable=1))
+        wait_pods_running(cluster, other, count=40, ready=False, timeout=120)
+        large = drain_requests(cluster, audit, make_node, namespace, "after", flags)
+    finally:
+        cluster.kubectl("delete", "namespace", other, "--wait=false", check=False)
+    assert ("create", "pods/eviction") in small, small
+    assert small.count(("list", only_plans_list)) == 1  # listed once, then watched: the re-plan reads nothing
+    assert large == small, "a drain's requests grew with the cluster"

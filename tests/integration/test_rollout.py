@@ -191,9 +191,9 @@ def test_failing_health_gate_stops_the_rollout(cluster, namespace, make_node, tm
     upgrade.write_text(f'#!/bin/sh\n{cluster.bin_dir}/kubectl --kubeconfig {cluster.kubeconfig} '
                        'label node "$NODE" os=v2 --overwrite >/dev/null\n')
     upgrade.chmod(0o755)
-    code, out, err = run_cli(["rollout", *pool, "--exec", str(upgrade), "--gate-timeout", "5s",
-                              "--accept-risk=unplaceable", "--lease-namespace", namespace, "--yes",
-                              "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
+    argv = ["rollout", *pool, "--exec", str(upgrade), "--gate-timeout", "5s", "--accept-risk=unplaceable",
+            "--lease-namespace", namespace, "--yes", "--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
+    code, out, err = run_cli(argv)
     report = json.loads(out)
     assert code == 4 and report["status"] == "gate-failed", err
     failed = report["batches"][-1]
@@ -201,7 +201,12 @@ def test_failing_health_gate_stops_the_rollout(cluster, namespace, make_node, tm
     lease = get_json(cluster, "lease", report["rollout"], "-n", namespace)
     assert not lease["spec"].get("holderIdentity")  # released; the state stays on the node
     state = get_json(cluster, f"node/{failed['nodes'][0]}")["metadata"]["annotations"]
-    assert state["safety.kubectl.io/rollout-state"] == "maintained"  # not done: a re-run gates it again
+    assert state["safety.kubectl.io/rollout-state"] == "gating"  # back and uncordoned, not done
+    code, out, err = run_cli(argv)  # the re-run gates the pod moved by the first run, and fails again
+    again = json.loads(out)
+    assert code == 4 and again["status"] == "gate-failed" and again["resumed"], err
+    assert "Pending" in again["message"] and again["batches"][-1]["nodes"] == failed["nodes"]
+    assert "exec" not in next(n for n in again["nodes"] if n["name"] == failed["nodes"][0])  # not maintained twice
 
 
 def test_drain_never_churns_a_deployment_that_tolerates_the_cordon(cluster, namespace, make_node, audit):

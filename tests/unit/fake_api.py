@@ -29,14 +29,16 @@ def entry(p, action="evict", pdb=None):
 class FakeApi:
     """Objects by resource; ``on_evict(api, pod)`` decides what an accepted eviction does (default: delete)."""
 
-    def __init__(self, pods=(), nodes=(), pdbs=(), on_evict=None, expire_first_watch=False):
+    def __init__(self, pods=(), nodes=(), pdbs=(), on_evict=None, expire_first_watch=False, forbid_watch=()):
         self.cond = threading.Condition()
         self.version = 1
         self.store = {"pods": {}, "nodes": {}, "poddisruptionbudgets": {}, "leases": {}}
         self.log = []  # (version, resource, type, object)
         self.requests = []
+        self.delivered = 0  # objects sent (LIST items, WATCH events): the bytes, counted in objects
         self.on_evict = on_evict
         self.expire_first_watch = expire_first_watch
+        self.forbid_watch = set(forbid_watch)  # resources whose WATCH RBAC forbids (403)
         self.closed = False
         for p in pods:
             self.put("pods", p)
@@ -57,7 +59,7 @@ class FakeApi:
             if kind == "DELETED":
                 self.store[resource].pop(self.key(obj), None)
             else:
-                kind = "MODIFIED" if self.key(obj) in self.store[resource] and kind == "ADDED" else kind
+                kind = "MODIFIED" if self.key(obj) in self.store.setdefault(resource, {}) and kind == "ADDED" else kind
                 self.store[resource][self.key(obj)] = obj
             self.log.append((self.version, resource, kind, obj))
             self.cond.notify_all()
@@ -69,6 +71,18 @@ class FakeApi:
         return [path for method, path in self.requests if path.endswith("/eviction")]
 
     # -- Connection's interface ------------------------------------------------------------
+    host = "https://fake"
+
+    def get(self, resource, name, namespace=None, optional=False):
+        self.requests.append(("GET", resource))
+        obj = self.store.get(resource, {}).get(f"{namespace or ''}/{name}")
+        self.delivered += obj is not None
+        return obj
+
+    def list(self, resource, namespace=None, *, field_selector=None, label_selector=None, chunk_size=500):
+        items, _ = self.list_versioned(resource, namespace, field_selector=field_selector)
+        return {"kind": "List", "apiVersion": "v1", "items": items}
+
     @staticmethod
     def _matches(obj, field_selector):
         if not field_selector:
@@ -83,15 +97,19 @@ class FakeApi:
     def list_versioned(self, resource, namespace=None, *, field_selector=None, label_selector=None, chunk_size=500):
         with self.cond:
             self.requests.append(("LIST", resource))
-            items = [o for o in self.store[resource].values()
+            items = [o for o in self.store.setdefault(resource, {}).values()
                      if (namespace is None or o["metadata"].get("namespace") == namespace)
                      and self._matches(o, field_selector)]
+            self.delivered += len(items)
             return [dict(o) for o in items], str(self.version)
 
     def watch(self, resource, namespace=None, *, resource_version, field_selector=None, label_selector=None,
               timeout_seconds=300, on_stream=None):
         with self.cond:
             self.requests.append(("WATCH", resource))
+            if resource in self.forbid_watch:
+                yield {"type": "ERROR", "object": {"kind": "Status", "code": 403, "message": "forbidden"}}
+                return
             if self.expire_first_watch:
                 self.expire_first_watch = False
                 yield {"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired"}}
@@ -109,6 +127,7 @@ class FakeApi:
                 seen = version
                 if res == resource and (namespace is None or obj["metadata"].get("namespace") == namespace) \
                         and self._matches(obj, field_selector):
+                    self.delivered += 1
                     yield {"type": kind, "object": obj}
 
     def request(self, method, path, *, query=None, body=None):

@@ -119,7 +119,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send(200, b'{"kind": "PodList", "items": [], "metadata": {"x": NaN}}')
 
     def mode_huge_number(self, rest):
-        self.send(200, b'{"kind": "PodList", "items": [], "n": ' + b"9" * 10_000 + b"}")
+        # in a field that is read (a field nobody reads is skipped unparsed, as kubectl's decoder does)
+        self.send(200, b'{"kind": "PodList", "items": [{"metadata": {"name": "p"}, "spec": {"priority": '
+                  + b"9" * 10_000 + b"}}]}")
 
     def mode_json_array(self, rest):
         self.send(200, [1, 2, 3])

@@ -1,7 +1,5 @@
 """The drain planner on snapshots: kubectl filters, Eviction API rules, cumulative PDB waves, capacity."""
 
-import time
-
 import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
@@ -267,18 +265,15 @@ def test_pdb_selecting_nothing_is_a_warning():
 
 
 def test_scales_to_a_large_cluster():
-    """1,000 nodes x 30 pods: the plan of two nodes stays well under a second or two."""
+    """1,000 nodes x 30 pods: the plan of two nodes (its speed is measured by benchmarks/run.py)."""
     objects = [make_node(f"n{i}", cpu="64", memory="256Gi", pods="110") for i in range(1000)]
     objects += [make_pod(f"p{i}-{j}", node=f"n{i}", cpu="100m", memory="100Mi", labels={"app": f"a{j}"})
                 for i in range(1000) for j in range(30)]
     objects += [make_pdb(f"a{j}", selector={"app": f"a{j}"}, allowed=1, healthy=1000, desired=999, expected=1000)
                 for j in range(30)]
     snap = snapshot(*objects)
-    start = time.perf_counter()
     report = plan_drain(snap, ["n1", "n2"], DrainOptions(), NOW)
-    elapsed = time.perf_counter() - start
     assert report["summary"]["evict"] == 30 and report["summary"]["wait"] == 30
-    assert elapsed < 3, elapsed
 
 
 def test_pods_that_stay_take_no_room():

@@ -96,7 +96,7 @@ def cluster():
 
 
 def rollout(api, maintained, stop_on=None, **spec):
-    def replan(nodes):
+    def replan(nodes, group):
         pods = [p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes]
         return {"nodes": [{"name": n} for n in nodes], "pods": [entry(p) for p in pods], "safe": True, "risks": []}
 
@@ -110,8 +110,9 @@ def rollout(api, maintained, stop_on=None, **spec):
             r.interrupted.set()  # Ctrl-C during this node's maintenance
         return Done()
 
+    spec = {"gate_timeout": 5, **spec}
     r = Rollout(api, RolloutSpec(name="ro", nodes=["n1", "n2"], batches=[["n1"], ["n2"]], exec_command="x",
-                                 lease_namespace="ns", gate_timeout=5, ready_timeout=5, states=states, **spec),
+                                 lease_namespace="ns", ready_timeout=5, states=states, **spec),
                 replan=replan, run=run)
     return r
 
@@ -148,3 +149,24 @@ def test_a_second_rollout_is_refused_with_the_holders_name():
     with pytest.raises(RefusedError, match="held by kubectl-safety@elsewhere pid 1"):
         rollout(api, []).run()
     assert len(api.evictions()) == 0
+
+
+def to_spare_unready(api, p):
+    """The replacement starts on the spare node but never becomes Ready (until the test says so)."""
+    api.delete("pods", p)
+    api.put("pods", pod(p["metadata"]["name"] + "-r", "spare", owner="rs-a", ready=False))
+
+
+def test_a_run_resumed_after_a_failed_gate_gates_the_pods_moved_earlier():
+    api, maintained = cluster(), []
+    api.on_evict = to_spare_unready
+    report = rollout(api, maintained, gate_timeout=0.3).run()
+    assert report["status"] == "gate-failed" and "rs-a: 1/2 Ready" in report["message"]
+    report = rollout(api, maintained, gate_timeout=0.3).run()  # n1 is back: only its gate is left
+    assert report["status"] == "gate-failed" and "rs-a: 1/2 Ready" in report["message"]
+    assert maintained == ["n1"] and len(api.evictions()) == 1  # neither maintained nor drained again
+    api.put("pods", pod("a-r", "spare", owner="rs-a"))  # the replacement is Ready at last
+    api.on_evict = to_spare
+    report = rollout(api, maintained).run()
+    assert report["status"] == "done" and maintained == ["n1", "n2"]
+    assert not api.store["nodes"]["/n1"]["metadata"].get("annotations")

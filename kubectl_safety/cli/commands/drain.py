@@ -129,14 +129,20 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     if dry_run == "none" or dry_run == "server":
         s.require_live("a drain" if dry_run == "none" else "--dry-run=server")
     ctx = _Drain(s, options, nodes, node_sel, chunk_size, selector)
+    if dry_run == "none":  # plans again once cordoned: from watches, not a second read
+        with ctx.watch():
+            return _act(ctx, yes, deadline_seconds, order)
     snap, plan = ctx.plan()
     if dry_run == "client":
         emit(plan, s.g.output, render_plan)
         return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
-    if dry_run == "server":
-        return ctx.server_dry_run(plan, deadline_seconds)
+    return ctx.server_dry_run(plan, deadline_seconds)
+
+
+def _act(ctx, yes, deadline_seconds, order) -> int:
+    _, plan = ctx.plan()
     if not plan["safe"]:
-        emit(plan, s.g.output, render_plan)
+        emit(plan, ctx.s.g.output, render_plan)
         raise RefusedError("the drain is not safe: " + unaccepted_codes(plan)
                            + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
     _confirm(plan, yes)
@@ -172,37 +178,61 @@ class _Drain:
         self.node_selector = node_selector
         self.chunk_size = chunk_size
         self.progress = _Progress()
+        self.view = None  # LiveView once acting: plans from watches
 
-    def snapshot(self):
+    def shared_queries(self) -> list:
+        """What every plan reads whatever its nodes: the whole cluster for the capacity check, else
+        the PDBs and DaemonSets."""
         from kubectl_safety.cluster.scopes import cluster_scope, drain_scope
+
+        return cluster_scope() if self.options.check_capacity else drain_scope([])
+
+    def node_queries(self, names) -> list:
+        """What a plan of these nodes reads besides (node-scoped reads: cost independent of the cluster's size)."""
+        from kubectl_safety.cluster.scopes import node_queries
+
+        return [] if self.options.check_capacity else node_queries(names)
+
+    def watch(self):
+        """From now on the shared reads are LIST once + WATCH (engine/live_view.py): a re-plan costs
+        no request. The view's watches end with ``self.view.stop()``."""
+        from kubectl_safety.engine.live_view import LiveView
+
+        self.view = LiveView(self.s.connection("drain"), self.shared_queries(), warnings=self.s.g.warnings)
+        return self.view
+
+    def snapshot(self, group=None, cordoned=()):
+        """The cluster as the plan needs it; with a view, from its watches (``group``: the batch's
+        watches for its nodes; ``cordoned``: nodes whose cordon the snapshot must show)."""
         from kubectl_safety.cluster.source import load_snapshot
 
         if self.s.offline:
             return self.s.snapshot((), "drain")
         warnings = self.s.g.warnings
         connection = self.s.connection("drain")
-        queries = cluster_scope()
-        if not self.options.check_capacity:  # node-scoped reads: cost independent of the cluster's size
-            names = self.nodes
-            if self.node_selector is not None:
-                listing = connection.list("nodes", label_selector=self.selector_text, chunk_size=self.chunk_size or None)
-                names = sorted(n["metadata"]["name"] for n in listing["items"])
-            queries = drain_scope(names)
-        snap = load_snapshot(connection=connection, queries=queries,
-                             now=self.s.now(), chunk_size=self.chunk_size or None, warnings=warnings)
+        names = self.nodes
+        if self.node_selector is not None and not self.options.check_capacity:
+            listing = connection.list("nodes", label_selector=self.selector_text, chunk_size=self.chunk_size or None)
+            names = sorted(n["metadata"]["name"] for n in listing["items"])
+        if self.view is not None:
+            snap = self.view.snapshot(self.s.now(), self.node_queries(names), group, cordoned)
+        else:
+            snap = load_snapshot(connection=connection, queries=self.node_queries(names) + self.shared_queries(),
+                                 now=self.s.now(), chunk_size=self.chunk_size or None, warnings=warnings)
         for line in warnings:
             warn(line)
         warnings.clear()
         return snap
 
-    def plan(self):
+    def plan(self, group=None, cordoned=()):
         from kubectl_safety.analysis.drain import plan_drain
 
-        snap = self.snapshot()
+        snap = self.snapshot(group, cordoned)
         if self.node_selector is not None:
             self.nodes = sorted(n.name for n in snap.nodes if self.node_selector.matches(n.labels))
             if not self.nodes:
                 raise NotFoundError("no nodes match the selector")
+            self.node_selector = None  # the nodes are known now: re-plans keep them
         missing = [n for n in self.nodes if snap.node(n) is None]
         if missing:
             hint = (" (--dry-run takes none, client or server)"
@@ -214,24 +244,27 @@ class _Drain:
     def run(self, plan, timeout, order="default") -> int:
         """Cordon, re-plan the pods there once cordoned, let the engine drain them; report."""
         from kubectl_safety.engine.drainer import Drainer
+        from kubectl_safety.engine.watch import WatchGroup
 
         drainer = Drainer(self.s.connection("drain"), on_event=self.progress)
         started = time.monotonic()
         deadline = started + timeout if timeout else None
         report = _Report(self.nodes, plan)
-        with interrupts(drainer.executor, "stopping after the requests in flight; nodes stay cordoned"):
+        with interrupts(drainer.executor, "stopping after the requests in flight; nodes stay cordoned"), \
+                WatchGroup(drainer.connection) as group:  # the nodes' watches: plan, drainer
             for outcome in drainer.cordon(self.nodes):
                 report.outcomes.append(outcome.to_dict())
                 if outcome.result != "done":
                     report.finish(started, "error", f"unable to cordon node {outcome.pod!r}: {outcome.message}")
                     return self._emit(report, ExitCode.ERROR)
-            try:
-                _, plan = self.plan()  # the pods there once cordoned: only these are drained
+            try:  # the pods there once cordoned: only these are drained
+                _, plan = self.plan(group if self.view else None, self.nodes)
             except ClusterError as e:
                 self.progress({"event": "unreachable", "message": str(e)})
             result = drainer.drain(plan, deadline=deadline, order=order,
                                    grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
-                                   skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout)
+                                   skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout,
+                                   watches=group)
         report.absorb(result)
         report.finish(started, result.status, result.message)
         if report.data["drained"]:

@@ -1,5 +1,6 @@
 """``kubectl safety rollout``: plan and run the maintenance of a node pool, batch by batch."""
 
+import contextlib
 import hashlib
 import sys
 
@@ -118,31 +119,34 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, ke
     if dry_run == "none":
         s.require_live("a rollout")
     loader = _Drain(s, drain_options, nodes, node_sel, 500, selector)
-    snap = loader.snapshot()
-    pool = sorted(n.name for n in snap.nodes if node_sel.matches(n.labels)) if node_sel is not None else list(nodes)
-    if not pool:
-        raise NotFoundError("no nodes match the selector")
-    missing = [n for n in pool if snap.node(n) is None]
-    if missing:
-        raise NotFoundError(f'node "{missing[0]}" not found')
-    name = rollout_name(pool)
-    states = {n: _annotations(snap.node(n)).get("safety.kubectl.io/rollout-state") for n in pool
-              if _annotations(snap.node(n)).get("safety.kubectl.io/rollout") == name}
-    done = frozenset(n for n, st in states.items() if st == "done")
-    options = RolloutOptions(drain=drain_options, max_unavailable=max_unavailable, by_zone=by_zone,
-                             precordon=not no_precordon, maintenance=bool(exec_command), done=done)
-    plan = plan_rollout(snap, pool, options, snap.taken_at)
-    plan["rollout"] = name
-    if dry_run == "client":
-        emit(plan, s.g.output, render_plan)
-        return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
-    if not plan["safe"]:
-        emit(plan, s.g.output, render_plan)
-        raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
-                           + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
-    return _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
-                dict(precordon=not no_precordon, keep_cordoned=keep_cordoned, exec_command=exec_command,
-                     wait_for=wait_for, order=order, lease_namespace=lease_namespace))
+    flags = dict(precordon=not no_precordon, keep_cordoned=keep_cordoned, exec_command=exec_command,
+                 wait_for=wait_for, order=order, lease_namespace=lease_namespace)
+    # acting, batches are planned again: from watches (LIST once + WATCH), never by re-reading the cluster
+    with loader.watch() if dry_run == "none" else contextlib.nullcontext():
+        snap = loader.snapshot()
+        pool = sorted(n.name for n in snap.nodes if node_sel.matches(n.labels)) if node_sel is not None \
+            else list(nodes)
+        if not pool:
+            raise NotFoundError("no nodes match the selector")
+        missing = [n for n in pool if snap.node(n) is None]
+        if missing:
+            raise NotFoundError(f'node "{missing[0]}" not found')
+        name = rollout_name(pool)
+        states = {n: _annotations(snap.node(n)).get("safety.kubectl.io/rollout-state") for n in pool
+                  if _annotations(snap.node(n)).get("safety.kubectl.io/rollout") == name}
+        done = frozenset(n for n, st in states.items() if st == "done")
+        options = RolloutOptions(drain=drain_options, max_unavailable=max_unavailable, by_zone=by_zone,
+                                 precordon=not no_precordon, maintenance=bool(exec_command), done=done)
+        plan = plan_rollout(snap, pool, options, snap.taken_at)
+        plan["rollout"] = name
+        if dry_run == "client":
+            emit(plan, s.g.output, render_plan)
+            return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
+        if not plan["safe"]:
+            emit(plan, s.g.output, render_plan)
+            raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
+                               + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
+        return _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags)
 
 
 def rollout_name(pool) -> str:
@@ -168,10 +172,10 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
                        states={n: st for n, st in states.items() if st}, **flags)
     progress = _progress()
 
-    def replan(batch):
+    def replan(batch, group):  # from the view's watches, the batch's nodes watched in its group
         loader.nodes = list(batch)
         loader.node_selector = None
-        fresh = loader.snapshot()
+        fresh = loader.snapshot(group, cordoned=batch)
         return plan_drain(fresh, batch, drain_options, fresh.taken_at)
 
     rollout = Rollout(connection, spec, replan=replan, on_event=progress)

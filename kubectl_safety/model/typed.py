@@ -1,0 +1,314 @@
+"""The typed model: exactly the fields kubectl-safety reads, per kind, and nothing else.
+
+``KEPT`` is built from ``model/schema.py``'s shape checks (every checked field is kept) plus the
+fields read but not checked. A subtree marked ``WHOLE`` is kept as it came; every other field
+(``managedFields``, container ``env``, ``volumeMounts``, images, ...) is skipped while decoding.
+
+Two decoders give the same trimmed objects (API-shaped dicts, wrapped by ``model/objects.py``):
+- ``decode_json`` (a dump) and ``decode_page`` (a live LIST page): msgspec Structs generated from
+  ``KEPT``, decoded straight from bytes (skipped fields are never built), then turned into dicts;
+- ``prune``: the pure-Python path, for YAML, for when msgspec is not installed (the krew archive
+  vendors only pure-Python packages) and for an item msgspec rejects, so the shape checks name
+  the field exactly as they always have.
+"""
+
+from kubectl_safety.model import schema
+from kubectl_safety.model.objects import WORKLOAD_KINDS
+from kubectl_safety.model.schema import CONTAINER, META, SCHEMAS, WORKLOAD
+
+WHOLE = "kept whole"
+_META = {**META, "name": WHOLE, "generateName": WHOLE, "resourceVersion": WHOLE}
+_POD = SCHEMAS["Pod"]
+# Pod: the one kind worth typing deeply (150,000 of them in a large cluster); everything the
+# scheduler's filters, eviction, priority, QoS, termination and storage analyses read.
+_CONTAINER = {**CONTAINER, "resizePolicy": WHOLE}
+# Every volume source (force_delete reads them), beside the checked fields of model/schema.py.
+_VOLUME = {**_POD["spec"]["volumes"][0], **{source: WHOLE for source in (
+    "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "configMap", "csi", "downwardAPI",
+    "fc", "flexVolume", "flocker", "gcePersistentDisk", "gitRepo", "glusterfs", "image", "iscsi", "nfs",
+    "photonPersistentDisk", "portworxVolume", "projected", "quobyte", "rbd", "scaleIO", "secret", "storageos",
+    "vsphereVolume")}}
+_POD_SPEC = {**_POD["spec"], "containers": [_CONTAINER], "initContainers": [_CONTAINER], "volumes": [_VOLUME],
+             "schedulerName": WHOLE, "schedulingGates": WHOLE, "runtimeClassName": WHOLE, "hostNetwork": WHOLE,
+             "hostPID": WHOLE, "hostIPC": WHOLE, "restartPolicy": WHOLE, "readinessGates": WHOLE, "os": WHOLE,
+             "activeDeadlineSeconds": WHOLE, "serviceAccountName": WHOLE, "hostname": WHOLE, "subdomain": WHOLE,
+             "securityContext": WHOLE, "resourceClaims": WHOLE}
+# Container statuses without their image and container ids (half their bytes).
+_CONTAINER_STATUS = {field: WHOLE for field in ("name", "state", "lastState", "ready", "started", "restartCount",
+                                                "resources", "allocatedResources", "allocatedResourcesStatus",
+                                                "stopSignal", "user")}
+_POD_STATUS = {**_POD["status"], "containerStatuses": [_CONTAINER_STATUS], "initContainerStatuses": [_CONTAINER_STATUS],
+               "reason": WHOLE, "message": WHOLE, "resize": WHOLE, "hostIP": WHOLE,
+               "podIP": WHOLE, "ephemeralContainerStatuses": WHOLE}
+_FEW = {"metadata": _META, "spec": WHOLE, "status": WHOLE}  # kinds with few objects: all but metadata
+# Kinds whose Structs hold every shape check (constraints included): an object msgspec decoded
+# into one needs no second check. The others keep whole subtrees, which ``check_shape`` walks.
+CHECKED_BY_TYPE = frozenset(("Pod",))
+KEPT = {
+    "Pod": {"metadata": _META, "spec": _POD_SPEC, "status": _POD_STATUS},
+    "Node": _FEW, "PodDisruptionBudget": _FEW, "PersistentVolumeClaim": _FEW, "PersistentVolume": _FEW,
+    "PriorityClass": {"metadata": _META, "value": WHOLE, "globalDefault": WHOLE, "preemptionPolicy": WHOLE,
+                      "description": WHOLE},
+    "StorageClass": {"metadata": _META, "provisioner": WHOLE, "volumeBindingMode": WHOLE,
+                     "allowedTopologies": WHOLE, "parameters": WHOLE, "reclaimPolicy": WHOLE,
+                     "allowVolumeExpansion": WHOLE, "mountOptions": WHOLE},
+    "Namespace": {"metadata": _META},
+}
+KEPT.update({kind: _FEW for kind in WORKLOAD_KINDS})
+_OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)
+# Kinds often found in a dump beside ours: decoded in the same pass, metadata only.
+KEPT.update({kind: _OTHER for kind in ("Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "Event",
+                                         "ServiceAccount", "Lease", "Ingress", "ControllerRevision",
+                                         "HorizontalPodAutoscaler", "NetworkPolicy", "Role", "RoleBinding")})
+assert set(WORKLOAD) <= set(KEPT["Deployment"])
+
+
+def _is_object_list(sub) -> bool:
+    return isinstance(sub, list) and isinstance(sub[0], dict)
+
+
+def prune(obj, tree=None):
+    """``obj`` (an API object as decoded) with only the fields of ``tree`` (its kind's, by default).
+
+    A value of the wrong type is kept as it is, so that the shape checks name it; a null field is
+    dropped (the Structs omit it too).
+    """
+    if tree is None:
+        if not isinstance(obj, dict):
+            return obj
+        kind = obj.get("kind")
+        tree = KEPT.get(kind, _OTHER) if isinstance(kind, str) else _OTHER
+        out = {k: obj[k] for k in ("kind", "apiVersion") if obj.get(k) is not None}
+    else:
+        out = {}
+    for key, sub in tree.items():
+        value = obj.get(key)
+        if value is None:  # null is absent, as in the Structs
+            continue
+        if isinstance(sub, dict):
+            out[key] = prune(value, sub) if isinstance(value, dict) else value
+        elif _is_object_list(sub) and isinstance(value, list):
+            out[key] = [prune(v, sub[0]) if isinstance(v, dict) else v for v in value]
+        else:  # WHOLE, or a leaf of the shape checks
+            out[key] = value
+    return out
+
+
+_DECODERS = {}
+
+
+def _decoders():
+    """msgspec decoders (``{"": union of all kinds, kind: one kind}``), or {} without msgspec."""
+    if _DECODERS or _DECODERS is None:
+        return _DECODERS
+    try:
+        import msgspec
+    except ImportError:
+        return _DECODERS
+    from typing import Annotated, Any, Literal, Optional, Union
+
+    def struct(name, tree, **options):
+        fields = [(key, field_type(f"{name}_{key}", sub), None) for key, sub in tree.items()]
+        return msgspec.defstruct(name, fields, omit_defaults=True, gc=False, **options)  # acyclic
+
+    def field_type(name, sub):
+        if isinstance(sub, dict):
+            return Optional[struct(name, sub)]
+        if _is_object_list(sub):
+            return Optional[list[struct(name, sub[0])]]
+        if isinstance(sub, list):  # a null item passes the shape check
+            return Optional[list[field_type(name, sub[0])]]
+        return Optional[_leaf(sub)]
+
+    def _leaf(sub):
+        """A shape check's leaf as a msgspec type that accepts no more than the check does."""
+        if sub == WHOLE:
+            return Any
+        if isinstance(sub, frozenset):
+            return Literal[tuple(sorted(sub))]
+        if isinstance(sub, type):
+            return sub
+        if sub == schema.STR_MAP:
+            return dict[str, str]
+        if sub == schema.TIME:
+            return Annotated[str, msgspec.Meta(pattern="^(?:" + schema._RFC3339.pattern + r")\Z")]
+        low, high = {schema.INT: schema.INT64_RANGE, schema.INT32: schema.INT32_RANGE,
+                     schema.NNINT: (0, schema.INT32_RANGE[1]), schema.POSINT: (1, schema.INT32_RANGE[1]),
+                     schema.INT_OR_STR: (0, schema.INT32_RANGE[1])}[sub]
+        number = Annotated[int, msgspec.Meta(ge=low, le=high)]
+        if sub == schema.INT_OR_STR:
+            return Union[number, Annotated[str, msgspec.Meta(pattern=r"^0*(?:100|[1-9]?[0-9])%\Z")]]
+        return number
+
+    kinds = {kind: struct(kind, {"apiVersion": WHOLE, **tree}, tag_field="kind", tag=kind)
+             for kind, tree in KEPT.items()}
+    _DECODERS[""] = msgspec.json.Decoder(Union[tuple(kinds.values())])
+    _DECODERS.update({kind: msgspec.json.Decoder(cls) for kind, cls in kinds.items()})
+    envelope = msgspec.defstruct("Envelope", [("kind", Any, None), ("apiVersion", Any, None),
+                                              ("items", Optional[list[msgspec.Raw]], None)])
+    _DECODERS["envelope"] = msgspec.json.Decoder(envelope)
+    _DECODERS["items"] = msgspec.json.Decoder(list[Union[tuple(kinds.values())]])
+    typed_list = msgspec.defstruct("TypedList", [("kind", Any, None), ("apiVersion", Any, None),
+                                                 ("items", Optional[list[Union[tuple(kinds.values())]]], None)])
+    _DECODERS["list"] = msgspec.json.Decoder(typed_list)
+    _DECODERS["any"] = msgspec.json.Decoder()
+    _DECODERS["pages"] = {kind: msgspec.json.Decoder(msgspec.defstruct(
+        f"{kind}Page", [("kind", Any, None), ("apiVersion", Any, None), ("metadata", Any, None),
+                        ("items", Optional[list[cls]], None)])) for kind, cls in kinds.items()}
+    _DECODERS["to_builtins"] = msgspec.to_builtins
+    _DECODERS["errors"] = (msgspec.ValidationError, msgspec.DecodeError)
+    _DECODERS["validation"] = msgspec.ValidationError
+    return _DECODERS
+
+
+def have_msgspec() -> bool:
+    return bool(_decoders())
+
+
+class Pairs(list):
+    """``(origin, object)`` pairs; ``checked`` holds the ids of objects whose Struct did every shape check."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.checked = set()
+
+    def add(self, origin, obj, typed_kind):
+        self.append((origin, obj))
+        if typed_kind in CHECKED_BY_TYPE:
+            self.checked.add(id(obj))
+
+
+def decode_json(holder: list, origin: str):
+    """``(origin, trimmed object)`` pairs of a JSON list document (``kind: List`` or ``PodList``, ...),
+    decoded from the bytes in ``holder`` (emptied once they are decoded, so that they are freed
+    before the objects are built); None when msgspec is missing or the document is anything
+    else (then the generic path decodes it and names what is wrong)."""
+    decoders = _decoders()
+    if not decoders:
+        return None
+    errors, to_builtins = decoders["errors"], decoders["to_builtins"]
+    try:  # one pass when every item names a kind the model knows (``kubectl get -o json``)
+        document = decoders["list"].decode(holder[0])
+    except decoders["validation"]:
+        return _decode_items(holder[0], origin, decoders)
+    except errors:  # not JSON msgspec takes: the generic path says why
+        return None
+    kind, items = document.kind, document.items
+    if items is None or kind != "List":
+        return _decode_items(holder[0], origin, decoders)
+    holder.clear()
+    pairs = Pairs()
+    for i, item in enumerate(items):
+        items[i] = None
+        obj = to_builtins(item)
+        pairs.add(f"{origin} item {i}", obj, obj["kind"])
+    return pairs
+
+
+def _decode_items(data, origin, decoders):
+    """Item by item: a typed list (``PodList``), other kinds, or items the shape checks reject."""
+    from kubectl_safety.model.parse import flatten
+
+    errors = decoders["errors"]
+    try:
+        envelope = decoders["envelope"].decode(data)
+    except errors:
+        return None
+    kind, items = envelope.kind, envelope.items
+    if items is None or not isinstance(kind, str) or not kind.endswith("List"):
+        return None
+    item_kind = kind[:-4] if kind != "List" else None
+    decoder = decoders.get(item_kind) if item_kind in KEPT else decoders[""]
+    to_builtins, generic = decoders["to_builtins"], decoders["any"].decode
+    api_version = envelope.apiVersion
+    pairs = Pairs()
+    for i, raw in enumerate(items):
+        items[i] = None
+        try:
+            obj = to_builtins(decoder.decode(raw))
+        except errors:  # another kind, or a wrong type: the generic path names it
+            obj = generic(raw)
+            if isinstance(obj, dict) and item_kind:
+                obj.setdefault("kind", item_kind)
+                obj.setdefault("apiVersion", api_version)
+            pairs.extend((where, prune(o)) for where, o in flatten(obj, f"{origin} item {i}"))
+            continue
+        if item_kind and "apiVersion" not in obj:
+            obj["apiVersion"] = api_version
+        pairs.add(f"{origin} item {i}", obj, obj["kind"])
+    return pairs
+
+
+def decode_page(data, kind: str):
+    """A live LIST page of ``kind`` decoded straight into the typed model (items as trimmed dicts,
+    with ``kind`` set), or None for the generic path (no msgspec, another shape, a wrong type)."""
+    decoders = _decoders()
+    if not decoders or kind not in decoders["pages"]:
+        return None
+    try:
+        page = decoders["pages"][kind].decode(data)
+    except decoders["errors"]:
+        return None
+    if page.items is None:
+        return None
+    to_builtins, items = decoders["to_builtins"], page.items
+    for i, item in enumerate(items):
+        items[i] = to_builtins(item)
+    return {"kind": page.kind, "apiVersion": page.apiVersion, "metadata": page.metadata, "items": items}
+
+
+# kubectl's -o json: 4-space indentation, so an item of the top-level "items" array opens and
+# closes on lines indented by 8 spaces. JSON strings hold no raw line break: these are structure.
+_HEAD = b'{\n    "apiVersion": "v1",\n    "items": [\n        {\n'
+_BETWEEN = b"\n        },\n        {\n"
+_END = b"\n        }\n    ]"
+SLICE = 1 << 20  # measured: 1 MiB slices are as fast as the whole file, 16 MiB slower
+
+
+def decode_json_slices(f, origin: str, limit: int):
+    """``(origin, trimmed object)`` pairs of a ``kubectl get -o json`` List read from the binary file
+    ``f`` in slices of about ``SLICE`` bytes, each decoded into Structs and turned into dicts before
+    the next is read: only the objects stay in memory. None (nothing kept) for anything else, or
+    when a slice is not whole JSON: then the caller reads the file whole.
+    """
+    decoders = _decoders()
+    if not decoders:
+        return None
+    head = f.read(len(_HEAD))
+    if head != _HEAD:
+        return None
+    decode, to_builtins, errors = decoders["items"].decode, decoders["to_builtins"], decoders["errors"]
+    pairs, buffer, total, index, last = Pairs(), bytearray(b"[        {\n"), len(head), 0, False
+    while not last:
+        chunk = f.read(SLICE)
+        total += len(chunk)
+        if total > limit or b"\x00" in chunk:
+            return None
+        last = not chunk
+        buffer += chunk
+        del chunk
+        cut = buffer.rfind(_END if last else _BETWEEN)
+        if cut < 0:
+            if last:
+                return None
+            continue
+        end = cut + 10  # just past the item's "}": there the "," (or line break) becomes the array's "]"
+        rest = buffer[end + 1:]
+        buffer[end] = ord("]")
+        try:
+            with memoryview(buffer) as view, view[:end + 1] as whole:
+                items = decode(whole)
+        except errors:
+            return None
+        buffer = bytearray(b"[") + rest
+        del rest
+        for i, item in enumerate(items):
+            items[i] = None
+            obj = to_builtins(item)
+            pairs.add(f"{origin} item {index}", obj, obj["kind"])
+            index += 1
+    try:  # what follows the items: the rest of the List, which must be valid and say so
+        envelope = decoders["envelope"].decode(_HEAD[:-11] + b"]" + buffer[1 + len("    ]"):])
+    except errors:
+        return None
+    return pairs if envelope.kind == "List" and envelope.items == [] else None

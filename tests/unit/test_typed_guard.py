@@ -1,0 +1,85 @@
+"""The typed model keeps every field a command reads: each command answers the same, byte for byte,
+from the trimmed objects (``model/typed.py``: msgspec Structs, or ``prune``) as from the objects
+whole. A field an analysis starts reading without adding it to ``KEPT`` fails here.
+
+Snapshots: the demo (YAML: the ``prune`` path), the demo as ``kubectl get -o json`` (the sliced
+msgspec path) and a generated cluster (``benchmarks/generate.py``: realistic noise such as
+managedFields, images, env). Commands: every explain, drain of every node (capacity-aware and not),
+preemption, rebalance of every workload, check, rollout, delete's force assessment; JSON and text.
+"""
+
+import json
+import os
+import sys
+
+import pytest
+import yaml
+
+from kubectl_safety.model import typed
+from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+import generate  # noqa: E402
+
+PREEMPTOR = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "urgent", "namespace": "default"},
+             "spec": {"priority": 1000000, "containers": [{"name": "c", "image": "i",
+                                                           "resources": {"requests": {"cpu": "3", "memory": "4Gi"}}}]}}
+
+
+def _kubectl_json(items) -> str:
+    """``kubectl get -o json``'s layout: what the sliced decoder reads."""
+    return json.dumps({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}},
+                      indent=4)
+
+
+@pytest.fixture(scope="module")
+def snapshots(tmp_path_factory):
+    """``{name: (dump path, its objects, a preemptor manifest)}``."""
+    tmp = tmp_path_factory.mktemp("guard")
+    with open(os.path.join(ROOT, DEMO)) as f:
+        demo = yaml.safe_load(f)["items"]
+    (tmp / "demo.json").write_text(_kubectl_json(demo))
+    (tmp / "preemptor.yaml").write_text(json.dumps(PREEMPTOR))
+    generated = generate.write(12, str(tmp / "generated"), seed=7)
+    with open(generated) as f:
+        objects = json.load(f)["items"]
+    preemptor = str(tmp / "generated" / "preemptor-12.yaml")
+    return {"demo (YAML)": (os.path.join(ROOT, DEMO), demo, str(tmp / "preemptor.yaml")),
+            "demo (kubectl -o json)": (str(tmp / "demo.json"), demo, str(tmp / "preemptor.yaml")),
+            "generated, 12 nodes": (generated, objects, preemptor)}
+
+
+def commands(objects, preemptor):
+    """Every command worth asking of a snapshot with ``objects``."""
+    nodes = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
+    pods = [o for o in objects if o["kind"] == "Pod"]
+    workloads = sorted({(o["metadata"]["namespace"], f"{o['kind'].lower()}/{o['metadata']['name']}")
+                        for o in objects if o["kind"] in ("Deployment", "StatefulSet")})
+    drain = ["--ignore-daemonsets", "--delete-emptydir-data"]
+    asked = [["explain", "priorities", "-A"], ["check"], ["check", "-A", "-o", "wide"],
+             ["preemption", "-f", preemptor], ["rollout", *nodes[:4], "--dry-run", *drain]]
+    asked += [["explain", "node", n] for n in nodes]
+    asked += [["drain", n, "--dry-run", *drain, *extra] for n in nodes for extra in ([], ["--no-capacity"])]
+    asked += [["explain", "pod", p["metadata"]["name"], "-n", p["metadata"]["namespace"]] for p in pods[:25]]
+    asked += [["delete", "pod", p["metadata"]["name"], "-n", p["metadata"]["namespace"], "--force"] for p in pods[:5]]
+    asked += [["rebalance", w, "-n", ns, "--dry-run"] for ns, w in workloads[:6]]
+    return [a + o for a in asked for o in (["-o", "json"], [])]
+
+
+def _answers(path, asked):
+    return [run_cli(args + ["--snapshot", path, "--as-of", DEMO_NOW]) for args in asked]
+
+
+@pytest.mark.parametrize("name", ["demo (YAML)", "demo (kubectl -o json)", "generated, 12 nodes"])
+def test_every_command_answers_the_same_from_trimmed_and_whole_objects(name, snapshots, monkeypatch):
+    path, objects, preemptor = snapshots[name]
+    asked = commands(objects, preemptor)
+    trimmed = _answers(path, asked)
+    monkeypatch.setitem(sys.modules, "msgspec", None)
+    monkeypatch.setattr(typed, "_DECODERS", {})
+    monkeypatch.setattr(typed, "prune", lambda obj, tree=None: obj)
+    whole = _answers(path, asked)
+    assert sum(code in (0, 3) for code, _, _ in whole) > len(asked) // 2  # the commands ran: answers compared
+    for args, a, b in zip(asked, trimmed, whole):
+        assert a == b, f"kubectl safety {' '.join(args)}: trimmed objects answer otherwise"
