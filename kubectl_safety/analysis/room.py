@@ -68,35 +68,36 @@ class Room:
             return False
         drained = cordoned(node)
         for pod in pods:
-            new = unscheduled_copy(pod)
-            returns = tolerates_cordon(new) and not node_failures(new, drained)  # could land back there
-            if returns or not self._fits_somewhere(new, pod, node, demand, count, pod.key in leaving):
+            returns = tolerates_cordon(pod) and not node_failures(unscheduled_copy(pod), drained)  # could land back
+            if returns or not self._fits_somewhere(pod, node, demand, count, pod.key in leaving):
                 return False
         return True
 
-    def _fits_somewhere(self, new, pod, node, demand, count, leaves) -> bool:
-        if claim_names(new) and self.snapshot.storage_known:
+    def _fits_somewhere(self, pod, node, demand, count, leaves) -> bool:
+        """``pod`` stands for its replacement (``unscheduled_copy``) where they read the same (its
+        namespace, labels and spec but ``nodeName``): the copy is made for the node filters only."""
+        if claim_names(pod) and self.snapshot.storage_known:
             return False
-        if required_terms(new, "podAffinity") or required_terms(new, "podAntiAffinity"):
+        if required_terms(pod, "podAffinity") or required_terms(pod, "podAntiAffinity"):
             return False
-        if any(t.matches(new) for t in existing_anti_terms(self.snapshot, new.namespace)):
+        if any(t.matches(pod) for t in existing_anti_terms(self.snapshot, pod.namespace)):
             return False
-        spread = [c for c in new.topology_spread_constraints
+        spread = [c for c in pod.topology_spread_constraints
                   if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
         candidates = self.roomiest
         if spread:
-            domains = self._spread_domains(new, pod, node, spread) if leaves else None
+            domains = self._spread_domains(pod, node, spread) if leaves else None
             if domains is None:
                 return False
             candidates = self._in_domains(tuple(domains))
-        shape = repr((new.namespace, new.labels, new.spec.get("tolerations"), new.spec.get("nodeSelector"),
-                      new.spec.get("affinity"), new.spec.get("schedulingGates")))
+        shape = repr((pod.namespace, pod.labels, pod.spec.get("tolerations"), pod.spec.get("nodeSelector"),
+                      pod.spec.get("affinity"), pod.spec.get("schedulingGates")))
         for m in candidates:
             if m.name == node.name or not self._ample(m.name, demand, count):
                 continue
             key = (shape, m.name)
             if key not in self.static:
-                self.static[key] = node_failures(new, m)
+                self.static[key] = node_failures(unscheduled_copy(pod), m)
             if not self.static[key]:
                 return True
         return False
@@ -126,7 +127,7 @@ class Room:
             self.spread_counts[key] = counts
         return self.spread_counts[key]
 
-    def _spread_domains(self, new, pod, node, spread):
+    def _spread_domains(self, pod, node, spread):
         """[(topology key, the drained node's value)] when each constraint is proved, else None."""
         if pod.is_terminating or pod.is_terminal:
             return None
@@ -134,11 +135,11 @@ class Room:
         out = []
         for raw in spread:
             c = normalized(raw)
-            selector = constraint_selector(new, raw)
+            selector = constraint_selector(pod, raw)
             if (c["topologyKey"] == HOSTNAME or c["nodeAffinityPolicy"] != "Honor" or c["nodeTaintsPolicy"] != "Ignore"
                     or selector is None or selector.is_empty):
                 return None
-            domains = eligible_domains(new, raw, keys, self.snapshot)
+            domains = eligible_domains(pod, raw, keys, self.snapshot)
             if node.name not in domains:
                 return None
             counts = self._counts(pod.namespace, selector, domains)
