@@ -101,10 +101,10 @@ def _plan(snapshot, node, options, now, shared, room) -> tuple:
     options, without_capacity = options
     recreated = [p for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
                  if needs_replacement(p) and not p.is_mirror]
-    if room is not None:
+    if room is not None and room.proves(node, recreated):  # as if all left: else no quick plan to try
         quick = plan_drain(snapshot, [node.name], without_capacity, now, shared=shared)
         leaving = {(e["namespace"], e["name"]) for e in quick["pods"] if e["action"] in ("evict", "delete", "wait")}
-        if room.proves(node, recreated, leaving):
+        if room.still_proved(recreated, leaving):
             quick["capacity"] = {"checked": True, "proved": True, "ok": True, "unplaceable": []}
             return quick, {"removable": True, "unplaceable": [], "notRecreated": _lost(snapshot, node)}
     plan = plan_drain(snapshot, [node.name], options, now, shared=shared)

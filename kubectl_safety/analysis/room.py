@@ -53,9 +53,10 @@ class Room:
         alloc, requested, _, _ = self.free[name]
         return alloc.get(resource, 0) - requested.get(resource, 0)
 
-    def proves(self, node, pods, leaving) -> bool:
+    def proves(self, node, pods, leaving=None) -> bool:
         """Whether the replacements of all ``pods`` (the recreated pods of ``node``; ``leaving``: the
-        keys of those the plan lets go, the others stay until removal) surely fit on other nodes."""
+        keys of those the plan lets go, the others stay until removal; None: all of them) surely
+        fit on other nodes."""
         if not pods:
             return True
         if any(p.host_ports or p.is_terminating for p in pods):
@@ -69,9 +70,15 @@ class Room:
         drained = cordoned(node)
         for pod in pods:
             returns = tolerates_cordon(pod) and not node_failures(unscheduled_copy(pod), drained)  # could land back
-            if returns or not self._fits_somewhere(pod, node, demand, count, pod.key in leaving):
+            if returns or not self._fits_somewhere(pod, node, demand, count, leaving is None or pod.key in leaving):
                 return False
         return True
+
+    @staticmethod
+    def still_proved(pods, leaving) -> bool:
+        """``proves(node, pods, leaving)`` when ``proves(node, pods)`` (all leaving) is True: only a
+        DoNotSchedule spread proof needs its pod to leave."""
+        return all(p.key in leaving for p in pods if _spread(p))
 
     def _fits_somewhere(self, pod, node, demand, count, leaves) -> bool:
         """``pod`` stands for its replacement (``unscheduled_copy``) where they read the same (its
@@ -82,8 +89,7 @@ class Room:
             return False
         if any(t.matches(pod) for t in existing_anti_terms(self.snapshot, pod.namespace)):
             return False
-        spread = [c for c in pod.topology_spread_constraints
-                  if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+        spread = _spread(pod)
         candidates = self.roomiest
         if spread:
             domains = self._spread_domains(pod, node, spread) if leaves else None
@@ -149,3 +155,9 @@ class Room:
                 return None
             out.append((c["topologyKey"], here))
         return out
+
+
+def _spread(pod) -> list:
+    """The pod's DoNotSchedule topology spread constraints."""
+    return [c for c in pod.topology_spread_constraints
+            if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
