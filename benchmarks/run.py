@@ -234,6 +234,30 @@ def print_table(rows, notes):
         print(f"note: {note}")
 
 
+def merged(previous, result) -> dict:
+    """``result`` written over ``previous``: the groups it measured replace theirs (keeping the group
+    order), the other groups' rows and the other keys (``live``, ``drainRequests``) stay. Each
+    group's rows say when and at which commit they were measured."""
+    for run in (previous, result):
+        for row in run.get("results", []):
+            row.setdefault("startedAt", run.get("startedAt"))
+            row.setdefault("commit", run.get("commit"))
+    fresh = {}
+    for row in result["results"]:
+        fresh.setdefault(row["group"], []).append(row)
+    rows, placed = [], set()
+    for row in previous.get("results", []):
+        group = row["group"]
+        if group not in fresh:
+            rows.append(row)
+        elif group not in placed:
+            rows += fresh[group]
+            placed.add(group)
+    rows += [r for group, group_rows in fresh.items() if group not in placed for r in group_rows]
+    notes = result["notes"] + [n for n in previous.get("notes", []) if n not in result["notes"]]
+    return {**previous, **result, "results": rows, "notes": notes}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100,1000", help="snapshot sizes in nodes, comma-separated (default 100,1000)")
@@ -267,11 +291,9 @@ def main(argv=None):
     except OSError:
         pass
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    if os.path.exists(args.out):  # keep the live results (benchmarks/live.py)
+    if os.path.exists(args.out):
         with open(args.out) as f:
-            previous = json.load(f)
-        if "live" in previous:
-            result["live"] = previous["live"]
+            result = merged(json.load(f), result)
     with open(args.out, "w") as f:
         json.dump(result, f, indent=2)
     print(f"wrote {os.path.relpath(args.out, ROOT)}")

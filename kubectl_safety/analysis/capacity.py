@@ -5,17 +5,15 @@ Used by the drain planner; see ``Capacity``. ``SharedBase`` lets many single-nod
 share the per-cluster work.
 """
 
-import copy
 from dataclasses import dataclass
 from functools import cached_property
 
-from kubectl_safety.analysis.scheduling import filters
-from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_affinity, filter_node, fit_failures, node_failures,
-                                                      pod_failures, required_terms, requests_of,
-                                                      reuse_node_states)
+from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_terms, filter_node, fit_failures,
+                                                      node_failures, pod_failures, prefilter_state, required_terms,
+                                                      requests_of, seed_prefilter, share_node_states)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
-from kubectl_safety.analysis.topology import constraint_selector, node_eligible
+from kubectl_safety.analysis.topology import constraint_selector
 from kubectl_safety.model.snapshot import INDEX_FIELDS, ClusterSnapshot
 
 # What the filters read of a pod's spec besides its requests, host ports and claims.
@@ -206,7 +204,7 @@ class SharedBase:
     """What every single-node plan of one snapshot shares: the nodes in name order, each node's
     scheduler state and the pods with required anti-affinity, computed once. ``view(drained,
     leaving)`` is then the cluster as ``Capacity`` sees it for those nodes, built from the parent's
-    indexes in O(nodes) dictionary copies instead of O(pods) (``_DrainedView``)."""
+    indexes and node states, patched for the drained nodes: nothing per pod (``_DrainedView``)."""
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
@@ -214,16 +212,9 @@ class SharedBase:
         self.names = [n.name for n in self.nodes]
         self.in_order = {name: i for i, name in enumerate(self.names)}
         self.in_snapshot = {n.name: i for i, n in enumerate(snapshot.nodes)}
-        self.last = None  # the latest view and its drained nodes: its node states go back to the parent
-        self.anti = {}  # namespace (None: every namespace) -> required anti-affinity terms of scheduled pods
-        for _, _, terms in existing_anti_affinity(snapshot):
-            for t in terms:
-                for ns in (t.namespaces if t.namespaces is not None else (None,)):
-                    self.anti.setdefault(ns, []).append(t)
         self.static = {}  # (shape key, node name) -> node_failures
         self.fit = {}  # (local shape key, node name) -> fit_failures on the node as it is
         self.prefilters = {}  # shape key -> the replacement's PreFilter state on the whole snapshot
-        self.drained_pods = {}  # (drained names, leaving) of the latest view, for seeding
 
     def shape(self, new, pod, capacity):
         """The ``_Shape`` of ``new``, the replacement of ``pod`` (same requests and host ports); seeds
@@ -237,8 +228,7 @@ class SharedBase:
         cross = (claims or bool(required_terms(new, "podAffinity") or required_terms(new, "podAntiAffinity"))
                  or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
                         for c in new.topology_spread_constraints))
-        anti = self.anti.get(new.namespace, []) + self.anti.get(None, [])
-        local = not cross and not any(t.matches(new) for t in anti) \
+        local = not cross and not any(t.matches(new) for t in existing_anti_terms(self.snapshot, new.namespace)) \
             and not any(t.matches(new) for placed in capacity.added for t in capacity._anti(placed))
         if not local and not claims and capacity.snapshot is capacity.base:
             self._seed(new, key, capacity)
@@ -247,45 +237,15 @@ class SharedBase:
     def _seed(self, new, key, capacity):
         """Put the view's PreFilter state of ``new`` in place: the whole snapshot's (computed once per
         shape) minus the pods gone from the drained nodes (the scheduler's RemovePod), so that a
-        plan does not recount the cluster. Skipped when a drained node's cordon changes which
-        spread domains count (the state is then computed as usual)."""
-        parent, view = self.snapshot, capacity.base
+        plan does not recount the cluster (``seed_prefilter``)."""
         base = self.prefilters.get(key)
         if base is None:
-            base = self.prefilters[key] = filters._PreFilter(new, parent)
-        pre = copy.copy(base)
-        pre.pod = new
-        pre.spread = [copy.copy(x) for x in base.spread]
-        for x in pre.spread:
-            x.counts = dict(x.counts)
-        pre.affinity_counts, pre.anti_counts = dict(base.affinity_counts), dict(base.anti_counts)
-        pre.existing_anti = dict(base.existing_anti)
-        for name in capacity.drained:
-            before, after = parent.node(name), view.node(name)
-            if before is None:
-                continue
-            eligible = [node_eligible(new, before, x.c, x.keys) for x in pre.spread]
-            if eligible != [node_eligible(new, after, x.c, x.keys) for x in pre.spread]:
-                return
-            kept = {p.key for p in view.pods_on(name)}
-            for p in parent.pods_on(name):
-                if p.key in kept or p.is_terminal:
-                    continue
-                if pre.affinity or pre.anti:
-                    pre.count_incoming(after, p, -1)
-                terms = filters._pod_facts(p)[1]
-                if terms:
-                    pre.count_existing(after, p, terms, -1)
-                for x, ok in zip(pre.spread, eligible):
-                    if ok and x.counts_pod(new, p):
-                        domain = after.labels[x.key]
-                        x.counts[domain] = x.counts.get(domain, 0) - 1
-        for x in pre.spread:
-            x.lowest = sorted((n, v) for v, n in x.counts.items())[:2]
-        filters._cache(view)["pre"][id(new)] = pre
+            base = self.prefilters[key] = prefilter_state(new, self.snapshot)
+        seed_prefilter(new, capacity.base, base, capacity.base.removed)
 
     def view(self, drained, leaving) -> tuple:
-        """(snapshot without ``leaving`` pod keys and with ``drained`` cordoned, its nodes by name)."""
+        """(snapshot without ``leaving`` pod keys and with ``drained`` cordoned, its nodes by name);
+        O(drained): the parent's node states are shared, not copied (``share_node_states``)."""
         parent = self.snapshot
         nodes, in_order, changed = list(parent.nodes), list(self.nodes), {}
         for name in drained:
@@ -294,11 +254,10 @@ class SharedBase:
                 nodes[self.in_snapshot[name]] = node
                 in_order[self.in_order[name]] = node
         view = _DrainedView(parent, nodes, changed, leaving)
-        gone = [p for name in drained for p in parent.pods_on(name) if p.key in leaving]
-        if self.last is not None:  # states of the nodes the last plan scanned, but not drained, are the parent's
-            reuse_node_states(self.last[0], parent, self.last[1], self.last[2])
-        reuse_node_states(parent, view, drained, gone)
-        self.last = (view, drained, gone)
+        view.removed = [(parent.node(name), node, [p for p in parent.pods_on(name) if p.key in leaving
+                                                   and not p.is_terminal])
+                        for name, node in changed.items()]
+        share_node_states(parent, view, drained, [p for _, _, gone in view.removed for p in gone])
         return view, in_order
 
 
@@ -326,6 +285,7 @@ class _DrainedView(ClusterSnapshot):
         super().__init__(nodes=nodes, **fields)
         del self.__dict__["pods"]  # the lazy property below
         self._parent, self._leaving = parent, leaving
+        self.removed = []  # (node before, node after, pods gone) per drained node (SharedBase.view)
         for index, field in INDEX_FIELDS.items():
             if field not in ("nodes", "pods") and index in parent.__dict__:
                 self.__dict__[index] = parent.__dict__[index]

@@ -60,8 +60,9 @@ def check(snapshot, options=None, now=None) -> dict:
                       key=lambda n: n.name)
     nodes, plans = [], {}
     room = Room(snapshot, shared.index) if drain_options.check_capacity else None
+    quick = _with(drain_options, check_capacity=False)  # the plan without placements
     for node in selected:
-        plan, removal = _plan(snapshot, node, drain_options, now, shared, room)
+        plan, removal = _plan(snapshot, node, (drain_options, quick), now, shared, room)
         plans[node.name] = plan
         nodes.append(_node_entry(snapshot, node, plan, removal, now))
     findings = (node_findings(nodes) + pdb_findings(snapshot, shared) + workload_findings(snapshot, shared, plans)
@@ -95,13 +96,15 @@ def _with(options, **changes):
 # -- nodes -----------------------------------------------------------------------------------------
 def _plan(snapshot, node, options, now, shared, room) -> tuple:
     """(the node's drain plan, its removal), as ``drain NODE --dry-run``: planned without placing
-    the replacements when ``room`` proves they all fit (same verdict and risks), else in full."""
+    the replacements when ``room`` proves they all fit (same verdict and risks), else in full.
+    ``options``: the drain's, and the same without the capacity check."""
+    options, without_capacity = options
     recreated = [p for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
                  if needs_replacement(p) and not p.is_mirror]
-    if room is not None:
-        quick = plan_drain(snapshot, [node.name], _with(options, check_capacity=False), now, shared=shared)
+    if room is not None and room.proves(node, recreated):  # as if all left: else no quick plan to try
+        quick = plan_drain(snapshot, [node.name], without_capacity, now, shared=shared)
         leaving = {(e["namespace"], e["name"]) for e in quick["pods"] if e["action"] in ("evict", "delete", "wait")}
-        if room.proves(node, recreated, leaving):
+        if room.still_proved(recreated, leaving):
             quick["capacity"] = {"checked": True, "proved": True, "ok": True, "unplaceable": []}
             return quick, {"removable": True, "unplaceable": [], "notRecreated": _lost(snapshot, node)}
     plan = plan_drain(snapshot, [node.name], options, now, shared=shared)

@@ -119,11 +119,12 @@ def budget(pdb, snapshot) -> dict:
     }
 
 
-def never_allows(pdb, snapshot):
-    """Why this PDB can never allow a voluntary disruption even with every pod healthy, or None."""
+def never_allows(pdb, snapshot, b=None):
+    """Why this PDB can never allow a voluntary disruption even with every pod healthy, or None
+    (``b``: its ``budget`` on ``snapshot``, when already computed)."""
     if not snapshot.pods_complete_in(pdb.namespace):
         return _never_allows_from_status(pdb)
-    b = budget(pdb, snapshot)
+    b = b or budget(pdb, snapshot)
     if b["syncFailed"]:
         return (f"the disruption controller fails safe to 0 disruptions allowed (SyncFailed: {b['syncFailed']}): "
                 "every eviction is refused until the PDB or its pods change")
@@ -185,5 +186,5 @@ def summary(pdb, snapshot) -> dict:
         "desiredHealthy": pdb.status_int("desiredHealthy"),
         "expectedPods": pdb.status_int("expectedPods"),
         "matchingPods": b["matchingPods"],
-        "neverAllows": never_allows(pdb, snapshot),
+        "neverAllows": never_allows(pdb, snapshot, b),
     }

@@ -19,8 +19,8 @@ recreated pod is proved, the plan without placements has the same verdict and ri
 with them (no replacement is unplaceable, none returns); otherwise the caller plans in full.
 """
 
-from kubectl_safety.analysis.scheduling.filters import (NodeState, eligible_domains, existing_anti_affinity,
-                                                      node_failures, required_terms)
+from kubectl_safety.analysis.scheduling.filters import (NodeState, eligible_domains, existing_anti_terms,
+                                                      node_failures, required_terms, requests_of, tolerates_cordon)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import HOSTNAME, constraint_selector, normalized
@@ -45,23 +45,22 @@ class Room:
                 bucket = self.by_domain.setdefault((key, value), [])
                 if len(bucket) < ROOMY and key != HOSTNAME:
                     bucket.append(node)
-        self.anti = [t for _, _, terms in existing_anti_affinity(snapshot) for t in terms]
         self.static = {}  # (pod shape, node) -> node_failures
+        self.domain_nodes = {}  # ((key, value), ...) -> its roomiest nodes (``_in_domains``)
         self.spread_counts = {}
 
     def _spare(self, name, resource) -> float:
         alloc, requested, _, _ = self.free[name]
         return alloc.get(resource, 0) - requested.get(resource, 0)
 
-    def proves(self, node, pods, leaving) -> bool:
+    def proves(self, node, pods, leaving=None) -> bool:
         """Whether the replacements of all ``pods`` (the recreated pods of ``node``; ``leaving``: the
-        keys of those the plan lets go, the others stay until removal) surely fit on other nodes."""
+        keys of those the plan lets go, the others stay until removal; None: all of them) surely
+        fit on other nodes."""
         if not pods:
             return True
         if any(p.host_ports or p.is_terminating for p in pods):
             return False
-        from kubectl_safety.analysis.scheduling.filters import requests_of
-
         demand, count = {}, len(pods)
         for p in pods:
             for r, v in requests_of(p).items():
@@ -70,40 +69,52 @@ class Room:
             return False
         drained = cordoned(node)
         for pod in pods:
-            new = unscheduled_copy(pod)
-            if not node_failures(new, drained) or not self._fits_somewhere(new, pod, node, demand, count,
-                                                                            pod.key in leaving):
+            returns = tolerates_cordon(pod) and not node_failures(unscheduled_copy(pod), drained)  # could land back
+            if returns or not self._fits_somewhere(pod, node, demand, count, leaving is None or pod.key in leaving):
                 return False
         return True
 
-    def _fits_somewhere(self, new, pod, node, demand, count, leaves) -> bool:
-        if claim_names(new) and self.snapshot.storage_known:
+    @staticmethod
+    def still_proved(pods, leaving) -> bool:
+        """``proves(node, pods, leaving)`` when ``proves(node, pods)`` (all leaving) is True: only a
+        DoNotSchedule spread proof needs its pod to leave."""
+        return all(p.key in leaving for p in pods if _spread(p))
+
+    def _fits_somewhere(self, pod, node, demand, count, leaves) -> bool:
+        """``pod`` stands for its replacement (``unscheduled_copy``) where they read the same (its
+        namespace, labels and spec but ``nodeName``): the copy is made for the node filters only."""
+        if claim_names(pod) and self.snapshot.storage_known:
             return False
-        if required_terms(new, "podAffinity") or required_terms(new, "podAntiAffinity"):
+        if required_terms(pod, "podAffinity") or required_terms(pod, "podAntiAffinity"):
             return False
-        if any(t.matches(new) for t in self.anti):
+        if any(t.matches(pod) for t in existing_anti_terms(self.snapshot, pod.namespace)):
             return False
-        spread = [c for c in new.topology_spread_constraints
-                  if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+        spread = _spread(pod)
         candidates = self.roomiest
         if spread:
-            domains = self._spread_domains(new, pod, node, spread) if leaves else None
+            domains = self._spread_domains(pod, node, spread) if leaves else None
             if domains is None:
                 return False
-            candidates = self.by_domain.get(domains[0], [])
-            keep = set(domains)
-            candidates = [m for m in candidates if all((k, m.labels.get(k)) in keep for k, _ in domains)]
-        shape = repr((new.namespace, new.labels, new.spec.get("tolerations"), new.spec.get("nodeSelector"),
-                      new.spec.get("affinity"), new.spec.get("schedulingGates")))
+            candidates = self._in_domains(tuple(domains))
+        shape = repr((pod.namespace, pod.labels, pod.spec.get("tolerations"), pod.spec.get("nodeSelector"),
+                      pod.spec.get("affinity"), pod.spec.get("schedulingGates")))
         for m in candidates:
             if m.name == node.name or not self._ample(m.name, demand, count):
                 continue
             key = (shape, m.name)
             if key not in self.static:
-                self.static[key] = node_failures(new, m)
+                self.static[key] = node_failures(unscheduled_copy(pod), m)
             if not self.static[key]:
                 return True
         return False
+
+    def _in_domains(self, domains) -> list:
+        """The roomiest nodes of the first domain that are in all the others too."""
+        if domains not in self.domain_nodes:
+            keep = set(domains)
+            self.domain_nodes[domains] = [m for m in self.by_domain.get(domains[0], [])
+                                          if all((k, m.labels.get(k)) in keep for k, _ in domains)]
+        return self.domain_nodes[domains]
 
     def _ample(self, name, demand, count) -> bool:
         alloc, requested, pods, _ = self.free[name]
@@ -122,7 +133,7 @@ class Room:
             self.spread_counts[key] = counts
         return self.spread_counts[key]
 
-    def _spread_domains(self, new, pod, node, spread):
+    def _spread_domains(self, pod, node, spread):
         """[(topology key, the drained node's value)] when each constraint is proved, else None."""
         if pod.is_terminating or pod.is_terminal:
             return None
@@ -130,11 +141,11 @@ class Room:
         out = []
         for raw in spread:
             c = normalized(raw)
-            selector = constraint_selector(new, raw)
+            selector = constraint_selector(pod, raw)
             if (c["topologyKey"] == HOSTNAME or c["nodeAffinityPolicy"] != "Honor" or c["nodeTaintsPolicy"] != "Ignore"
                     or selector is None or selector.is_empty):
                 return None
-            domains = eligible_domains(new, raw, keys, self.snapshot)
+            domains = eligible_domains(pod, raw, keys, self.snapshot)
             if node.name not in domains:
                 return None
             counts = self._counts(pod.namespace, selector, domains)
@@ -144,3 +155,9 @@ class Room:
                 return None
             out.append((c["topologyKey"], here))
         return out
+
+
+def _spread(pod) -> list:
+    """The pod's DoNotSchedule topology spread constraints."""
+    return [c for c in pod.topology_spread_constraints
+            if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]

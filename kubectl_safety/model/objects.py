@@ -72,7 +72,7 @@ class ApiObject:
     def owner_references(self) -> list:
         return self.meta.get("ownerReferences") or []
 
-    @property
+    @cached_property
     def controller_ref(self):
         for ref in self.owner_references:
             if ref.get("controller"):
@@ -200,11 +200,11 @@ class Pod(ApiObject):
     def overhead(self) -> dict:
         return self._parsed(lambda: resource_list(self.spec.get("overhead")))
 
-    @property
+    @cached_property
     def node_name(self) -> str:
         return self.spec.get("nodeName") or ""
 
-    @property
+    @cached_property
     def phase(self) -> str:
         return self.status.get("phase") or "Pending"
 
@@ -306,7 +306,7 @@ class Pod(ApiObject):
     def finalizers(self) -> list:
         return self.meta.get("finalizers") or []
 
-    @property
+    @cached_property
     def host_ports(self) -> list:
         """(protocol, hostIP, hostPort) of containers and sidecars (the NodePorts filter)."""
         out = []
@@ -316,7 +316,7 @@ class Pod(ApiObject):
                     out.append((p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", int(p["hostPort"])))
         return out
 
-    @property
+    @cached_property
     def key(self) -> tuple:
         return (self.namespace, self.name)
 

@@ -181,8 +181,18 @@ class ClusterSnapshot:
                 by_label.setdefault((b.namespace, anchor[0], value), []).append((position, b))
         return by_label, unanchored
 
+    @cached_property
+    def _pdbs_of(self):
+        return {}  # id(pod) -> (pod, its PDBs): whole-cluster analyses ask again for the same pods
+
     def pdbs_for(self, pod) -> list:
         """PDBs whose selector selects the pod, as the Eviction API matches them (in order)."""
+        known = self._pdbs_of.get(id(pod))
+        if known is None or known[0] is not pod:
+            known = self._pdbs_of[id(pod)] = (pod, self._select_pdbs(pod))
+        return list(known[1])
+
+    def _select_pdbs(self, pod) -> list:
         by_label, unanchored = self._pdbs_by_label
         namespace = pod.namespace
         candidates = list(unanchored.get(namespace, ()))

@@ -157,6 +157,32 @@ def test_the_busy_cluster_discriminates_what_sharing_must_get_right():
         == {"solo": "n4", "lead": "n4"}
 
 
+def anti_affinity_over_all_namespaces():
+    """guard (namespace a, n2) repels app=web of every namespace from zone z2 (namespaceSelector {});
+    n0 is the fuller node, so only that anti-affinity keeps web's replacement off n2."""
+    objects = [make_node(f"n{i}", cpu="2", zone=f"z{i}") for i in range(3)]
+    objects.append(make_pod("guard", namespace="a", node="n2", cpu="100m", labels={"app": "guard"},
+                            owner=("ReplicaSet", "guard"), affinity={"podAntiAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": [{
+                                    "labelSelector": {"matchLabels": {"app": "web"}}, "namespaceSelector": {},
+                                    "topologyKey": ZONE}]}}))
+    objects.append(make_pod("web", namespace="b", node="n1", cpu="100m", labels={"app": "web"},
+                            owner=("ReplicaSet", "web")))
+    objects.append(make_pod("filler", namespace="c", node="n0", cpu="1", owner=("ReplicaSet", "filler")))
+    return snapshot(*objects)
+
+
+def test_an_anti_affinity_term_over_all_namespaces_counts_in_shared_planning():
+    snap = anti_affinity_over_all_namespaces()
+    shared = SharedPlanning(snap)
+    options = runbook_drain_options()
+    for n in sorted(x.name for x in snap.nodes):
+        assert json.dumps(plan_drain(snap, [n], options, snap.taken_at, shared=shared), sort_keys=True, default=str) \
+            == json.dumps(plan_drain(snap, [n], options, snap.taken_at), sort_keys=True, default=str), n
+    alone = plan_drain(snap, ["n1"], options, snap.taken_at)
+    assert [(e["name"], e["replacementNode"]) for e in alone["pods"]] == [("web", "n0")]
+
+
 def generated(nodes, seed):
     import importlib.util
     import os
@@ -200,6 +226,20 @@ def test_the_tight_cluster_discriminates_what_the_quick_path_must_get_right():
              for n in ("n0", "n6", "n3", "n5")}
     assert risks == {"n0": {"REPLACEMENT_UNPLACEABLE"}, "n6": {"REPLACEMENT_UNPLACEABLE"},
                      "n3": {"REPLACEMENT_RETURNS_TO_NODE"}, "n5": set()}
+
+
+@pytest.mark.parametrize("cluster", [busy_cluster, tight_cluster])
+def test_check_leaves_no_cyclic_garbage_so_the_cli_runs_it_without_the_collector(cluster):
+    import gc
+
+    snap = cluster()
+    gc.collect()
+    gc.disable()
+    try:
+        report = check(snap, CheckOptions(), snap.taken_at)
+        assert report["nodes"] and gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize("cluster", [busy_cluster, tight_cluster, lambda: generated(30, 5)])

@@ -16,9 +16,18 @@ API (stable; ``analysis.fit`` re-exports it)::
 
 Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
 ``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
-``existing_anti_affinity(snapshot)`` (scheduled pods with required anti-affinity, cached),
+``existing_anti_affinity(snapshot)`` (scheduled pods with required anti-affinity, cached; their
+terms that may select a namespace's pods: ``existing_anti_terms(snapshot, namespace)``),
+``tolerates_cordon(pod)``,
 ``scheduling_gated(pod)``, ``reuse_node_states(old, new, changed)`` (a derived snapshot keeps the
-unchanged nodes' precomputed states).
+unchanged nodes' precomputed states), ``anti_affinity_terms(pod)`` (an existing pod's required
+anti-affinity, cached).
+
+Many short-lived views of one snapshot (``capacity.SharedBase``: one per planned drain)::
+
+    share_node_states(parent, view, changed, pods)   # view reads parent's unchanged node states
+    base = prefilter_state(pod, parent)              # PreFilter state, computed once per pod shape
+    seed_prefilter(pod, view, base, changes)         # view's state: base minus the pods gone (RemovePod)
 
 ``state`` describes what is on ``node`` (default: the snapshot's pods there). Pass a modified
 state to ask "would it fit if these pods were gone / added" (preemption's dry run). Only that
@@ -68,6 +77,7 @@ NodeVolumeLimits and DRA are not modelled. Everything expensive is computed once
 (node states) or once per (pod, snapshot) (PreFilter state) and cached weakly on the snapshot.
 """
 
+import copy
 import weakref
 from dataclasses import dataclass
 
@@ -195,8 +205,14 @@ def scheduling_gated(pod) -> list:
 
 # -- simple plugins -----------------------------------------------------------------------------
 
+def tolerates_cordon(pod) -> bool:
+    """Whether the pod tolerates ``node.kubernetes.io/unschedulable:NoSchedule`` (NodeUnschedulable
+    lets it onto a cordoned node)."""
+    return any(toleration_tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.tolerations)
+
+
 def _node_unschedulable(pod, node, state, pre):
-    if node.unschedulable and not any(toleration_tolerates(t, UNSCHEDULABLE_TAINT) for t in pod.tolerations):
+    if node.unschedulable and not tolerates_cordon(pod):
         return Failure("NodeUnschedulable", "node-unschedulable", "node(s) were unschedulable (cordoned)", False)
     return None
 
@@ -302,10 +318,17 @@ def requests_of(pod) -> dict:
     return _pod_facts(pod)[0]
 
 
+def anti_affinity_terms(pod) -> list:
+    """The pod's required anti-affinity terms as an existing pod's (judging incoming pods), parsed
+    once per Pod object."""
+    return _pod_facts(pod)[1]
+
+
 def _cache(snapshot) -> dict:
     entry = _CACHE.get(snapshot)
     if entry is None:
-        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}, "domains": {}}
+        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}, "domains": {},
+                                    "parent": None}
     return entry
 
 
@@ -317,19 +340,36 @@ def reuse_node_states(old, new, changed, pods=()):
     for name, state in source["states"].items():
         if name not in changed:
             target["states"].setdefault(name, state)
+    _share_anti(source, target, pods)
+
+
+def share_node_states(parent, view, changed, pods=()):
+    """``reuse_node_states`` without copying, for the many short-lived views of one ``parent``:
+    ``view`` looks up ``parent``'s state of every node not in ``changed`` when it needs it (one
+    computed for such a node goes to ``parent``, for every view). A view then costs O(changed),
+    not O(nodes)."""
+    target = _cache(view)
+    target["parent"] = (parent, frozenset(changed))
+    _share_anti(_cache(parent), target, pods)
+
+
+def _share_anti(source, target, pods):
     if source["anti"] is not None and target["anti"] is None and not any(_pod_facts(p)[1] for p in pods):
         target["anti"] = source["anti"]
 
 
 def _base_state(node, snapshot) -> NodeState:
-    states = _cache(snapshot)["states"]
-    state = states.get(node.name)
+    entry = _cache(snapshot)
+    state = entry["states"].get(node.name)
     if state is None:
+        parent = entry["parent"]
+        if parent is not None and node.name not in parent[1]:  # the same node and pods as the parent's
+            return _base_state(node, parent[0])
         state = NodeState(node)
         for p in snapshot.pods_on(node.name):
             state.add(p)
         state.changed = False
-        states[node.name] = state
+        entry["states"][node.name] = state
     return state
 
 
@@ -515,6 +555,38 @@ class _PreFilter:
                 _bump(target, node, t.key, sign)
 
 
+    def without(self, pod, changes):
+        """A copy for ``pod`` (alike: same namespace, labels and spec) with the pods of ``changes``
+        removed, as the scheduler's RemovePod extensions do; ``changes``: (node before, node after,
+        pods gone from it). None when a node's change alters which nodes a spread constraint counts."""
+        for before, after, _ in changes:
+            if ([node_eligible(pod, before, x.c, x.keys) for x in self.spread]
+                    != [node_eligible(pod, after, x.c, x.keys) for x in self.spread]):
+                return None
+        pre = copy.copy(self)
+        pre.pod = pod
+        pre.spread = [copy.copy(x) for x in self.spread]
+        for x in pre.spread:
+            x.counts = dict(x.counts)
+        pre.affinity_counts, pre.anti_counts = dict(self.affinity_counts), dict(self.anti_counts)
+        pre.existing_anti = dict(self.existing_anti)
+        for _, after, gone in changes:
+            eligible = [node_eligible(pod, after, x.c, x.keys) for x in pre.spread]
+            for p in gone:
+                if pre.affinity or pre.anti:
+                    pre.count_incoming(after, p, -1)
+                terms = _pod_facts(p)[1]
+                if terms:
+                    pre.count_existing(after, p, terms, -1)
+                for x, ok in zip(pre.spread, eligible):
+                    if ok and x.counts_pod(pod, p):
+                        domain = after.labels[x.key]
+                        x.counts[domain] = x.counts.get(domain, 0) - 1
+        for x in pre.spread:
+            x.lowest = sorted((n, v) for v, n in x.counts.items())[:2]
+        return pre
+
+
 def _bump(counts, node, key, sign):
     if key in node.labels:
         pair = (key, node.labels[key])
@@ -527,6 +599,38 @@ def _prefilter(pod, snapshot) -> _PreFilter:
     if pre is None or pre.pod is not pod:
         pre = cached[id(pod)] = _PreFilter(pod, snapshot)
     return pre
+
+
+def prefilter_state(pod, snapshot) -> _PreFilter:
+    """What the scheduler's PreFilter computes for ``pod`` on ``snapshot``, anew (not cached): the
+    base of ``seed_prefilter``."""
+    return _PreFilter(pod, snapshot)
+
+
+def seed_prefilter(pod, view, base, changes) -> bool:
+    """Give ``pod`` on ``view`` the PreFilter state ``base`` (of a pod alike, on the snapshot ``view``
+    derives from) minus the pods ``view`` lacks (``changes``: node before, node after, pods gone
+    from it), instead of recounting the cluster. False (nothing seeded: computed as usual on first
+    use) when a node's change alters which nodes a spread constraint counts."""
+    pre = base.without(pod, changes)
+    if pre is None:
+        return False
+    _cache(view)["pre"][id(pod)] = pre
+    return True
+
+
+def existing_anti_terms(snapshot, namespace) -> list:
+    """The required anti-affinity terms of scheduled pods that may select a pod of ``namespace``
+    (those listing it, and those with a namespaceSelector), bucketed once per snapshot."""
+    entry = _cache(snapshot)
+    if "anti_by_namespace" not in entry:
+        buckets = entry["anti_by_namespace"] = {}
+        for _, _, terms in existing_anti_affinity(snapshot):
+            for t in terms:
+                for ns in (t.namespaces if t.namespace_selector is None else (None,)):
+                    buckets.setdefault(ns, []).append(t)
+    buckets = entry["anti_by_namespace"]
+    return buckets.get(namespace, []) + buckets.get(None, [])
 
 
 def existing_anti_affinity(snapshot) -> list:
