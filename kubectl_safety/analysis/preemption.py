@@ -221,10 +221,8 @@ def _split_by_pdb(pods, snapshot):
     for p in pods:
         broken = []
         if p.labels:
-            for pdb in snapshot.pdbs_in(p.namespace):
-                if pdb.selector is None or pdb.selector.is_empty or not pdb.selector.matches(p.labels):
-                    continue
-                if p.name in pdb.disrupted_pods:
+            for pdb in snapshot.pdbs_for(p):  # an empty selector selects nothing here, unlike eviction's
+                if pdb.selector.is_empty or p.name in pdb.disrupted_pods:
                     continue
                 left = allowed.get((pdb.namespace, pdb.name), pdb.disruptions_allowed) - 1
                 allowed[(pdb.namespace, pdb.name)] = left
