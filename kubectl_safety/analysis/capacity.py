@@ -156,6 +156,24 @@ class Capacity:
         self._commit(new, best)
         return best.name, None
 
+    def place_all(self, pods) -> dict:
+        """``place`` each pod in order, then again those left unplaceable that a later placement may
+        let in (required pod affinity, topology spread), while a round places one: the scheduler
+        retries a Pending pod when a pod is bound. {pod key: (node, None) or (None, summary)}."""
+        result = {pod.key: self.place(pod) for pod in pods}
+        waiting = [p for p in pods if result[p.key][0] is None and _may_fit_later(p)]
+        while waiting:
+            before = len(self.added)
+            for pod in waiting:
+                node, _ = self.place(pod)
+                if node is not None:
+                    result[pod.key] = (node, None)
+                    self.why_not.pop(pod.key, None)
+            if len(self.added) == before:
+                break
+            waiting = [p for p in waiting if result[p.key][0] is None]
+        return result
+
     def _score(self, node) -> float:
         """LeastAllocated-like: the mean free fraction of cpu and memory."""
         state, alloc = self.state(node), node.allocatable
@@ -174,6 +192,14 @@ class Capacity:
         return {"nodesConsidered": len(self.nodes) - len(self.drained),
                 "replacementsPlaced": sum(len(v) for v in self.placed.values()),
                 "placedOn": {k: len(v) for k, v in sorted(self.placed.items())}}
+
+
+def _may_fit_later(pod) -> bool:
+    """Whether more pods elsewhere can make ``pod`` fit: a required pod affinity term they satisfy,
+    or a spread constraint whose smallest domain they fill (resources, anti-affinity, taints only
+    get worse)."""
+    return bool(required_terms(pod, "podAffinity") or any(
+        c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule" for c in pod.topology_spread_constraints))
 
 
 def affects(placed, pod) -> bool:

@@ -31,30 +31,52 @@ from tests.integration.test_drain import KUBECTL_TIMEOUT, safety
 from tests.integration.test_fuzz_live import FIRST_SEED, SEEDS
 
 ZONE, HOSTNAME = "topology.kubernetes.io/zone", "kubernetes.io/hostname"
+TAINT = {"key": "fuzz-dedicated", "value": "x", "effect": "NoSchedule"}
 
 
 def scenario(rng: random.Random, namespace: str):
-    """(nodes {name: (cpu, zone)}, Deployments, description) for one seed."""
+    """(nodes {name: (cpu, zone or None, taints)}, Deployments, description) for one seed."""
     short = namespace[-6:]
-    nodes = {f"pl-{short}-{i}": (rng.choice((1, 2, 3)), f"{short}-z{rng.randint(0, 1)}") for i in range(3)}
-    apps = []
-    for i in range(rng.randint(1, 3)):
-        app = deployment(f"d{i}", rng.randint(1, 4), node_selector={"pool": namespace},
-                         requests={"cpu": f"{rng.choice((250, 500, 1000))}m"})
-        spec, selector = app["spec"]["template"]["spec"], {"matchLabels": {"app": f"d{i}"}}
+    nodes = {f"pl-{short}-{i}": (rng.choice((1, 2, 3)), f"{short}-z{rng.randint(0, 1)}" if rng.random() < 0.85 else None,
+                                 [TAINT] if rng.random() < 0.15 else []) for i in range(3)}
+    apps = [deployment(f"d{i}", rng.randint(1, 4), node_selector={"pool": namespace},
+                       requests={"cpu": f"{rng.choice((250, 500, 1000))}m"}) for i in range(rng.randint(1, 3))]
+    for i, app in enumerate(apps):
+        spec = app["spec"]["template"]["spec"]
         if rng.random() < 0.3:
-            spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": selector, "topologyKey": HOSTNAME}]}}
+            spec["tolerations"] = [{"key": TAINT["key"], "operator": "Exists"}]
+        for kind in ("podAntiAffinity", "podAffinity"):
+            if rng.random() < (0.35 if kind == "podAntiAffinity" else 0.15):
+                term = {"labelSelector": {"matchLabels": {"app": f"d{rng.randrange(len(apps))}"}},
+                        "topologyKey": rng.choice((HOSTNAME, HOSTNAME, ZONE))}
+                if rng.random() < 0.2:
+                    term["namespaceSelector"] = {}
+                spec.setdefault("affinity", {})[kind] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
         if rng.random() < 0.4:
-            spec["topologySpreadConstraints"] = [{"maxSkew": rng.choice((1, 2)), "topologyKey": rng.choice((HOSTNAME, ZONE)),
-                                                  "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]
-        apps.append(app)
-    desc = f"nodes={nodes} " + " ".join(
-        f"{a['metadata']['name']}x{a['spec']['replicas']}:{a['spec']['template']['spec']['containers'][0]['resources']['requests']['cpu']}"
-        f"{' anti' if 'affinity' in a['spec']['template']['spec'] else ''}"
-        f"{' spread=' + str([(c['maxSkew'], c['topologyKey'].split('/')[-1]) for c in a['spec']['template']['spec'].get('topologySpreadConstraints', [])]) if 'topologySpreadConstraints' in a['spec']['template']['spec'] else ''}"
-        for a in apps)
-    return nodes, apps, desc
+            spec["topologySpreadConstraints"] = [spread(rng, i)]
+    return nodes, apps, describe(nodes, apps)
+
+
+def spread(rng, i) -> dict:
+    c = {"maxSkew": rng.choice((1, 2)), "topologyKey": rng.choice((HOSTNAME, ZONE)), "whenUnsatisfiable": "DoNotSchedule",
+         "labelSelector": {"matchLabels": {"app": f"d{i}"}} if rng.random() < 0.9 else {}}
+    for field, values in (("nodeTaintsPolicy", ("Honor", "Ignore")), ("nodeAffinityPolicy", ("Honor", "Ignore")),
+                          ("minDomains", (2, 3)), ("matchLabelKeys", (["pod-template-hash"],))):
+        if rng.random() < 0.2:
+            c[field] = rng.choice(values)
+    if "minDomains" in c:
+        c["maxSkew"] = 1  # any maxSkew is valid, but keep the rest of the space small
+    return c
+
+
+def describe(nodes, apps) -> str:
+    parts = []
+    for a in apps:
+        spec = a["spec"]["template"]["spec"]
+        extra = {k: spec[k] for k in ("tolerations", "affinity", "topologySpreadConstraints") if k in spec}
+        parts.append(f"{a['metadata']['name']}x{a['spec']['replicas']}:"
+                     f"{spec['containers'][0]['resources']['requests']['cpu']} {extra}")
+    return f"nodes={nodes} " + "; ".join(parts)
 
 
 def live(cluster, namespace):
@@ -131,8 +153,8 @@ def reachable(base, templates: dict, counts: dict) -> set:
 def test_live_fuzz_placement(cluster, namespace, make_node, seed):
     started = time.monotonic()
     nodes, apps, desc = scenario(random.Random(seed), namespace)
-    for name, (cpu, zone) in nodes.items():
-        make_node(name, cpu=str(cpu), zone=zone, labels={"pool": namespace})
+    for name, (cpu, zone, taints) in nodes.items():
+        make_node(name, cpu=str(cpu), zone=zone, taints=taints, labels={"pool": namespace})
     create(cluster, namespace, *apps)
     replicas = {a["metadata"]["name"]: a["spec"]["replicas"] for a in apps}
     before = wait_until(lambda: settled(cluster, namespace, replicas), 60, "the Deployments to be scheduled")
