@@ -1,16 +1,20 @@
 """Live differential fuzzing of a drained node's replacements: our capacity check against the scheduler.
 
-Each seed builds a pool of three kwok nodes (random cpu, two zones) and one to three Deployments
-with random replicas and requests, maybe required anti-affinity to themselves and maybe a spread
-constraint (hostname or zone). Once nothing is Pending (a Deployment the pool cannot hold is scaled
-down to what runs), the node with most pods is drained: first our dry run (each replacement's node
-or REPLACEMENT_UNPLACEABLE), then a real ``kubectl drain``. Once the scheduler has settled:
+Each seed builds a pool of three kwok nodes (random cpu, two zones or no zone label, maybe a taint)
+and one to three Deployments with random replicas and requests, maybe a toleration, required
+(anti-)affinity to one of them (hostname or zone, maybe ``namespaceSelector: {}``) and a spread
+constraint (hostname or zone; maybe an empty selector, node policies, minDomains, matchLabelKeys).
+Once nothing is Pending (a Deployment the pool cannot hold is scaled down to what runs), the node
+with most pods is drained: first our dry run (each replacement's node or REPLACEMENT_UNPLACEABLE),
+then a real ``kubectl drain``. Once the scheduler has settled:
 - every replacement it bound passes our filters on its node, every one left Pending fails them on
   every node (the final state, judged by ``kubectl_safety.analysis.scheduling``);
 - the outcome (per Deployment: its replacements' nodes and how many stay Pending) is one our filters
-  can reach in some scheduling order, retrying Pending pods after each placement (``reachable``);
+  can reach in some scheduling order, retrying Pending pods after each placement (``reachable``),
+  and so is our plan's;
 - when every order reaches the same Pending counts, our plan's and the scheduler's counts equal
-  them; when every order reaches the same nodes too, so do the plan's and the scheduler's nodes.
+  them; when every order reaches the same nodes too, so do the plan's and the scheduler's nodes
+  (otherwise scoring, which the plan approximates, picks among feasible nodes).
 CI runs ``KUBECTL_SAFETY_LIVE_FUZZ`` seeds (default 6); ``scripts/fuzz-fidelity --live N`` runs more.
 """
 
