@@ -1,7 +1,7 @@
 """Live differential fuzzing of a drained node's replacements: our capacity check against the scheduler.
 
 Each seed builds a pool of three kwok nodes (random cpu, two zones or no zone label, maybe a taint)
-and one to three Deployments with random replicas and requests, maybe a toleration, required
+and one to three Deployments with random replicas and requests, maybe a host port, a toleration, required
 (anti-)affinity to one of them (hostname or zone, maybe ``namespaceSelector: {}``) and a spread
 constraint (hostname or zone; maybe an empty selector, node policies, minDomains, matchLabelKeys).
 Once nothing is Pending (a Deployment the pool cannot hold is scaled down to what runs), the node
@@ -49,6 +49,8 @@ def scenario(rng: random.Random, namespace: str):
         spec = app["spec"]["template"]["spec"]
         if rng.random() < 0.3:
             spec["tolerations"] = [{"key": TAINT["key"], "operator": "Exists"}]
+        if rng.random() < 0.15:  # at most one such pod per node, whichever Deployment it is of
+            spec["containers"][0]["ports"] = [{"containerPort": 8080, "hostPort": 8080}]
         for kind in ("podAntiAffinity", "podAffinity"):
             if rng.random() < (0.35 if kind == "podAntiAffinity" else 0.15):
                 term = {"labelSelector": {"matchLabels": {"app": f"d{rng.randrange(len(apps))}"}},
@@ -78,6 +80,7 @@ def describe(nodes, apps) -> str:
     for a in apps:
         spec = a["spec"]["template"]["spec"]
         extra = {k: spec[k] for k in ("tolerations", "affinity", "topologySpreadConstraints") if k in spec}
+        extra.update({"hostPort": 8080} if "ports" in spec["containers"][0] else {})
         parts.append(f"{a['metadata']['name']}x{a['spec']['replicas']}:"
                      f"{spec['containers'][0]['resources']['requests']['cpu']} {extra}")
     return f"nodes={nodes} " + "; ".join(parts)
@@ -201,9 +204,11 @@ def test_live_fuzz_placement(cluster, namespace, make_node, seed):
         return None if disagreements else snap
 
     try:
-        after = wait_until(final, 45, "the replacements to settle where our filters agree")
+        after = wait_until(final, 60, "the replacements to settle where our filters agree")
     except AssertionError:
-        raise AssertionError((desc, disagreements)) from None
+        state = [(p["metadata"]["name"], p["spec"].get("nodeName"), p["metadata"].get("deletionTimestamp"),
+                  p["status"].get("conditions")) for p in get_json(cluster, "pods", "-n", namespace)["items"]]
+        raise AssertionError((desc, disagreements, state)) from None
     new = [p for p in after.pods if p.uid not in old]
     theirs = tuple((a, tuple(sorted(p.node_name for p in new if p.labels["app"] == a and p.node_name)),
                     sum(1 for p in new if p.labels["app"] == a and not p.node_name)) for a, _, _ in ours)
