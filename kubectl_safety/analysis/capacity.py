@@ -79,8 +79,10 @@ class Capacity:
         if not (pod.topology_spread_constraints or claim_names(pod) or affinity.get("podAffinity")
                 or affinity.get("podAntiAffinity")) and not self.unseen_anti:
             return False
+        # an empty selector counts no pod, but a placed pod in a NodeState would move its count as
+        # upstream's AddPod does (preemption's semantics): rebuild, so it counts as a bound pod
         selectors = [x for x in (constraint_selector(pod, c) for c in pod.topology_spread_constraints)
-                     if x is not None and not x.is_empty]
+                     if x is not None]
         claims = set(claim_names(pod))
         terms = required_terms(pod, "podAffinity") + required_terms(pod, "podAntiAffinity")
         for placed in self.unseen:
@@ -203,13 +205,13 @@ def _may_fit_later(pod) -> bool:
 
 
 def affects(placed, pod) -> bool:
-    """Whether ``placed`` counts in ``pod``'s cross-node filters: a spread selector or a required
+    """Whether ``placed`` counts in ``pod``'s cross-node filters: a spread selector (even empty) or a required
     (anti-)affinity term of ``pod`` selects it, its own anti-affinity selects ``pod``, or both use
     the same claim (ReadWriteOncePod)."""
     if placed.namespace == pod.namespace:
         for c in pod.topology_spread_constraints:
             selector = constraint_selector(pod, c)
-            if selector is not None and not selector.is_empty and selector.matches(placed.labels):
+            if selector is not None and selector.matches(placed.labels):  # even empty: see _affected
                 return True
         if set(claim_names(placed)) & set(claim_names(pod)):
             return True

@@ -174,6 +174,7 @@ def test_live_fuzz_placement(cluster, namespace, make_node, seed):
     on = Counter(p.node_name for p in before.pods)
     target = min(nodes, key=lambda n: (-on[n], n))
     leaving = [p for p in before.pods if p.node_name == target]
+    desc += f" before={sorted((p.name, p.node_name) for p in before.pods)}"
 
     code, plan, err = safety(cluster, target, "--dry-run")
     assert plan and plan["kind"] == "DrainPlan", err

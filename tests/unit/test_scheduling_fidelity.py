@@ -62,6 +62,19 @@ def test_unplaceable_replacement_is_retried_once_a_later_one_satisfies_its_affin
     assert ("REPLACEMENT_UNPLACEABLE" in [r["code"] for r in report["risks"]]) == (expected is None)
 
 
+@pytest.mark.parametrize("selector, expected", [({}, ["n2", "n2"]), ({"matchLabels": APP}, [None, None])])
+def test_placed_replacements_do_not_count_for_an_empty_spread_selector(selector, expected):
+    """Found by the live placement fuzzer: the first replacement placed on n2 moved the count of
+    ``labelSelector: {}`` (as preemption's AddPod does) and the second was refused for skew 2; bound,
+    it counts no more than any pod. Zone a keeps only the drained n1 (n3 is tainted)."""
+    taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    constraint = spread(selector=selector)
+    report = drain(make_node("n1", cpu="3", zone="a"), make_node("n2", zone="b"), make_node("n3", zone="a", taints=taint),
+                   *[make_pod(f"w{i}", node=n, cpu="250m", labels=APP, topologySpreadConstraints=constraint)
+                     for i, n in enumerate(("n1", "n1", "n2"))])
+    assert [replacement_of(report, "w0"), replacement_of(report, "w1")] == expected
+
+
 def test_anti_affinity_namespace_selector_empty_means_all_namespaces():
     anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": APP}, "topologyKey": "kubernetes.io/hostname", "namespaceSelector": {}}]}}
