@@ -112,19 +112,27 @@ def placed(pod, node):
     return type(pod)({**pod.raw, "spec": {**pod.spec, "nodeName": node}, "status": {"phase": "Running"}})
 
 
-def final_state_disagreements(snap, replacements: set) -> list:
-    """Replacements the scheduler bound where our filters refuse them, or left Pending where they fit."""
-    out = []
+def final_state_disagreements(snap, replacements: set, leaving: list):
+    """(replacements the scheduler bound where our filters refuse them or left Pending where they
+    fit, those bound where they fit only while the drained node's pods were still there).
+
+    ``kubectl drain`` evicts one pod after another: a replacement scheduled before the last pod
+    has left sees the others still counted on the drained node (spread), which the plan, judging
+    the node empty, cannot know (docs/deviations.md); such a seed's outcome is not compared."""
+    out, raced = [], []
     for p in snap.pods:
         if p.node_name and p.uid in replacements:
-            failures = filter_node(unscheduled_copy(p, name=p.name), snap.node(p.node_name), snap.without_pods([p.key]))
-            if failures:
+            copy, node = unscheduled_copy(p, name=p.name), snap.node(p.node_name)
+            failures = filter_node(copy, node, snap.without_pods([p.key]))
+            if failures and not filter_node(copy, node, snap.replace(pods=list(snap.pods) + leaving).without_pods([p.key])):
+                raced.append(p.name)
+            elif failures:
                 out.append(f"{p.name} bound to {p.node_name}, ours: {failures[0].message}")
         elif not p.node_name:
             fits = [n.name for n in snap.nodes if not filter_node(p, n, snap)]
             if fits:
                 out.append(f"{p.name} Pending, ours: fits on {fits}")
-    return out
+    return out, raced
 
 
 def reachable(base, templates: dict, counts: dict) -> set:
@@ -195,13 +203,14 @@ def test_live_fuzz_placement(cluster, namespace, make_node, seed):
     result = cluster.kubectl("drain", target, f"--timeout={KUBECTL_TIMEOUT}", check=False, timeout=60)
     assert result.returncode == 0, result.stderr
     old = {p.uid for p in before.pods}
-    disagreements = []
+    disagreements, raced = [], []
 
     def final():
         snap = settled(cluster, namespace, replicas)
         if snap is None or any(p.node_name == target for p in snap.pods):
             return None
-        disagreements[:] = final_state_disagreements(snap, {p.uid for p in snap.pods} - old)
+        found, raced[:] = final_state_disagreements(snap, {p.uid for p in snap.pods} - old, leaving)
+        disagreements[:] = found
         return None if disagreements else snap
 
     try:
@@ -211,6 +220,10 @@ def test_live_fuzz_placement(cluster, namespace, make_node, seed):
                   p["status"].get("conditions")) for p in get_json(cluster, "pods", "-n", namespace)["items"]]
         raise AssertionError((desc, disagreements, state)) from None
     new = [p for p in after.pods if p.uid not in old]
+    if raced:
+        print(f"\nlive placement fuzz seed {seed}: {desc} drain {target}: {raced} bound while the drained node's "
+              f"pods still counted: outcome not compared", file=sys.stderr)
+        return
     theirs = tuple((a, tuple(sorted(p.node_name for p in new if p.labels["app"] == a and p.node_name)),
                     sum(1 for p in new if p.labels["app"] == a and not p.node_name)) for a, _, _ in ours)
     assert theirs in outcomes, (desc, theirs, outcomes)
