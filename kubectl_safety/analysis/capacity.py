@@ -77,8 +77,10 @@ class Capacity:
         if not (pod.topology_spread_constraints or claim_names(pod) or affinity.get("podAffinity")
                 or affinity.get("podAntiAffinity")) and not self.unseen_anti:
             return False
+        # an empty selector counts no pod, but a placed pod in a NodeState would move its count as
+        # upstream's AddPod does (preemption's semantics): rebuild, so it counts as a bound pod
         selectors = [x for x in (constraint_selector(pod, c) for c in pod.topology_spread_constraints)
-                     if x is not None and not x.is_empty]
+                     if x is not None]
         claims = set(claim_names(pod))
         terms = required_terms(pod, "podAffinity") + required_terms(pod, "podAntiAffinity")
         for placed in self.unseen:
@@ -154,6 +156,24 @@ class Capacity:
         self._commit(new, best)
         return best.name, None
 
+    def place_all(self, pods) -> dict:
+        """``place`` each pod in order, then again those left unplaceable that a later placement may
+        let in (required pod affinity, topology spread), while a round places one: the scheduler
+        retries a Pending pod when a pod is bound. {pod key: (node, None) or (None, summary)}."""
+        result = {pod.key: self.place(pod) for pod in pods}
+        waiting = [p for p in pods if result[p.key][0] is None and _may_fit_later(p)]
+        while waiting:
+            before = len(self.added)
+            for pod in waiting:
+                node, _ = self.place(pod)
+                if node is not None:
+                    result[pod.key] = (node, None)
+                    self.why_not.pop(pod.key, None)
+            if len(self.added) == before:
+                break
+            waiting = [p for p in waiting if result[p.key][0] is None]
+        return result
+
     def _score(self, node) -> float:
         """LeastAllocated-like: the mean free fraction of cpu and memory."""
         state, alloc = self.state(node), node.allocatable
@@ -174,14 +194,22 @@ class Capacity:
                 "placedOn": {k: len(v) for k, v in sorted(self.placed.items())}}
 
 
+def _may_fit_later(pod) -> bool:
+    """Whether more pods elsewhere can make ``pod`` fit: a required pod affinity term they satisfy,
+    or a spread constraint whose smallest domain they fill (resources, anti-affinity, taints only
+    get worse)."""
+    return bool(required_terms(pod, "podAffinity") or any(
+        c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule" for c in pod.topology_spread_constraints))
+
+
 def affects(placed, pod) -> bool:
-    """Whether ``placed`` counts in ``pod``'s cross-node filters: a spread selector or a required
+    """Whether ``placed`` counts in ``pod``'s cross-node filters: a spread selector (even empty) or a required
     (anti-)affinity term of ``pod`` selects it, its own anti-affinity selects ``pod``, or both use
     the same claim (ReadWriteOncePod)."""
     if placed.namespace == pod.namespace:
         for c in pod.topology_spread_constraints:
             selector = constraint_selector(pod, c)
-            if selector is not None and not selector.is_empty and selector.matches(placed.labels):
+            if selector is not None and selector.matches(placed.labels):  # even empty: see _affected
                 return True
         if set(claim_names(placed)) & set(claim_names(pod)):
             return True

@@ -84,9 +84,8 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> dic
                             shared=shared.capacity_base if shared else None)
         if shared:
             shared.last_capacity = capacity
-        for v in sorted(going, key=_placement_order):
-            if needs_replacement(v.pod):
-                placements[v.pod.key] = capacity.place(v.pod)
+        placements = capacity.place_all([v.pod for v in sorted(going, key=_placement_order)
+                                         if needs_replacement(v.pod)])
     else:
         placements = {v.pod.key: (NOT_CHECKED, None) for v in going if needs_replacement(v.pod)}
     entries = {v.pod.key: _entry(v) for v in verdicts}

@@ -219,8 +219,12 @@ PLACEMENT = [
                                                         for i, n in enumerate(("n2", "n3"))], None, "existing pods anti-affinity"),
     ("required-affinity-follows-the-cache", [web("a", affinity=required("podAffinity", {"app": "cache"})),
                                              make_pod("cache", node="n3", labels={"app": "cache"})], "n3", None),
+    # the partner's replacement lands after a's first try; the scheduler retries a then (live placement fuzzer)
     ("required-affinity-partner-leaves-too", [web("a", affinity=required("podAffinity", {"app": "cache"})),
-                                              make_pod("cache", node="n1", labels={"app": "cache"})], None, "pod affinity"),
+                                              make_pod("cache", node="n1", labels={"app": "cache"})], "n2 n3", None),
+    ("required-affinity-partner-leaves-for-good", [web("a", affinity=required("podAffinity", {"app": "cache"})),
+                                                   make_pod("cache", node="n1", labels={"app": "cache"}, owner=None)],
+     None, "pod affinity"),
     ("required-affinity-to-itself-with-no-match", [web("a", affinity=required("podAffinity", APP))], "n2 n3", None),
 ]
 

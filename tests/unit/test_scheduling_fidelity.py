@@ -42,6 +42,39 @@ def test_cordoned_nodes_domains_still_count_for_topology_spread():
     assert "topology spread" in risk["nodes"]["n2"] and report["safe"] is False
 
 
+NEAR_DB = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+
+
+@pytest.mark.parametrize("db, expected", [
+    ("leaving", "n2"),  # placed after front (less cpu), then front is retried and joins it
+    ("staying", "n2"),  # already on n2
+    (None, None),  # no db anywhere: front stays unplaceable
+])
+def test_unplaceable_replacement_is_retried_once_a_later_one_satisfies_its_affinity(db, expected):
+    """Found by the live placement fuzzer: the scheduler retries a Pending pod when a pod is bound;
+    we planned ``front`` unplaceable when the ``db`` it needs left the drained node with it."""
+    pods = [make_pod("front", node="n1", cpu="1", affinity=NEAR_DB)]
+    if db:
+        pods.append(make_pod("db", node="n1" if db == "leaving" else "n2", cpu="100m"))
+    report = drain(make_node("n1"), make_node("n2"), *pods)
+    assert replacement_of(report, "front") == expected
+    assert ("REPLACEMENT_UNPLACEABLE" in [r["code"] for r in report["risks"]]) == (expected is None)
+
+
+@pytest.mark.parametrize("selector, expected", [({}, ["n2", "n2"]), ({"matchLabels": APP}, [None, None])])
+def test_placed_replacements_do_not_count_for_an_empty_spread_selector(selector, expected):
+    """Found by the live placement fuzzer: the first replacement placed on n2 moved the count of
+    ``labelSelector: {}`` (as preemption's AddPod does) and the second was refused for skew 2; bound,
+    it counts no more than any pod. Zone a keeps only the drained n1 (n3 is tainted)."""
+    taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+    constraint = spread(selector=selector)
+    report = drain(make_node("n1", cpu="3", zone="a"), make_node("n2", zone="b"), make_node("n3", zone="a", taints=taint),
+                   *[make_pod(f"w{i}", node=n, cpu="250m", labels=APP, topologySpreadConstraints=constraint)
+                     for i, n in enumerate(("n1", "n1", "n2"))])
+    assert [replacement_of(report, "w0"), replacement_of(report, "w1")] == expected
+
+
 def test_anti_affinity_namespace_selector_empty_means_all_namespaces():
     anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": APP}, "topologyKey": "kubernetes.io/hostname", "namespaceSelector": {}}]}}
