@@ -235,6 +235,7 @@ def test_disable_eviction_deletes_instead(cluster, namespace, make_node, audit):
 def test_dry_run_sends_no_mutating_request(cluster, namespace, make_node, audit):
     nodes = pool_nodes(make_node, namespace, 2, "drain")
     place_on(cluster, namespace, nodes[1:], [pool_web(2, namespace), pdb("web", {"app": "web"}, max_unavailable=1)], 2)
+    wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1, expected_pods=2)  # a loaded controller lags
     started = audit.now()
     code, plan, err = safety(cluster, nodes[0], "--dry-run")
     assert code == 0 and plan["summary"]["evict"] == 1 and plan["summary"]["wait"] == 1, err
