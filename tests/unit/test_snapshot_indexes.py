@@ -1,0 +1,31 @@
+"""Snapshots made by ``replace`` share the indexes of the fields they keep with the snapshot they
+came from, built once whichever asks first; the indexes of changed fields are their own."""
+
+import pytest
+
+from tests.builders import make_node, make_pod, make_workload, snapshot
+
+
+def base():
+    return snapshot(make_node("n1"), make_node("n2"), make_pod("a", node="n1"), make_pod("b", node="n2"),
+                    make_workload("ReplicaSet", "rs"))
+
+
+CASES = {
+    "pods changed: the workload index is shared": ("pods", "_workloads_by_uid", True),
+    "pods changed: the node index is shared": ("pods", "_nodes_by_name", True),
+    "pods changed: the pod indexes are rebuilt": ("pods", "_pods_by_key", False),
+    "nodes changed: the pod index is shared": ("nodes", "_pods_by_node", True),
+    "nodes changed: the node index is rebuilt": ("nodes", "_nodes_by_name", False),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_an_index_is_shared_only_while_its_field_is_unchanged(name):
+    field, index, shared = CASES[name]
+    origin = base()
+    kept = getattr(origin, field)[:1]
+    derived = origin.replace(**{field: kept}).replace(source="again")  # two steps from the origin
+    built = getattr(derived, index)  # asked of the derived snapshot first
+    assert (built is getattr(origin, index)) is shared
+    assert len(getattr(derived, index)) == (len(getattr(origin, index)) if shared else 1)
