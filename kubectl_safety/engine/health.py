@@ -55,7 +55,7 @@ class HealthGate:
         self.pdbs = {ref: budget_watch(group, ref) for ref in sorted(refs)}
         before = {owner: s[2] for owner, s in (recorded.get("owners") or {}).items()}
         self.selectors = {owner: (s[0], s[1]) for owner, s in (recorded.get("owners") or {}).items()}
-        uids = {p["uid"] for p in moving}
+        uids = self.moved = {p["uid"] for p in moving}
         for node in sorted({p["node"] for p in moving}):
             for obj in group.watch("pods", field_selector=f"spec.nodeName={node}").items():
                 meta = obj.get("metadata") or {}
@@ -87,6 +87,10 @@ class HealthGate:
                 out.append(f"PDB {ref} {st.get('currentHealthy')}/{st.get('desiredHealthy')} healthy")
         for owner, (watch, count) in self.owners.items():
             objs = [o for o in watch.items() if owner_of(o) == owner]
+            left = [o["metadata"]["name"] for o in objs if o["metadata"].get("uid") in self.moved]
+            if left:  # not gone yet, or this watch has not seen it go: its count is not the present one
+                out.append(f"{owner}: {', '.join(left[:3])} not gone yet")
+                continue
             ready = sum(1 for o in objs if _ready(o))
             pending = [o["metadata"]["name"] for o in objs if not (o.get("metadata") or {}).get("deletionTimestamp")
                        and (o.get("status") or {}).get("phase") == "Pending"]
