@@ -37,7 +37,6 @@ class Watch:
         self.timeout_seconds = timeout_seconds
         self.objects = {}  # "namespace/name" -> raw object
         self.version = None  # resourceVersion of the last LIST or event
-        self.lists_applied = 0
         self.lists = self.watches = 0  # requests made (LISTs, WATCH streams)
         self.changes = 0
         self.error = None  # the last error while reconnecting (None when connected)
@@ -76,11 +75,10 @@ class Watch:
         items, version = self.connection.list_versioned(self.resource, self.namespace,
                                                         field_selector=self.field_selector,
                                                         label_selector=self.label_selector)
-        self.lists += 1
         with self.condition:
             self.objects = {key_of(o): o for o in items}
             self.version = version
-            self.lists_applied += 1  # a stream opened before this LIST is older than it: ended
+            self.lists += 1  # a stream opened before this LIST is older than it: ended
             self.changes += 1
             self.condition.notify_all()
 
@@ -118,7 +116,7 @@ class Watch:
     def _follow(self) -> bool:
         """One WATCH stream until its deadline; True when the version expired (410: relist)."""
         self.watches += 1
-        listed = self.lists_applied
+        listed = self.lists
         events = self.connection.watch(self.resource, self.namespace, resource_version=self.version,
                                        field_selector=self.field_selector, label_selector=self.label_selector,
                                        timeout_seconds=self.timeout_seconds, on_stream=self._opened)
@@ -134,7 +132,7 @@ class Watch:
                 raise error(f"watch {self.resource}: {obj.get('message') or obj.get('code')}")
             version = (obj.get("metadata") or {}).get("resourceVersion")
             with self.condition:
-                if self.lists_applied != listed:  # re-listed meanwhile: follow from the LIST's version
+                if self.lists != listed:  # re-listed meanwhile: follow from the LIST's version
                     events.close()
                     return False
                 if kind in ("ADDED", "MODIFIED"):
