@@ -10,9 +10,14 @@ together, and that no cross-node filter can refuse:
 - pods without claims, required pod (anti-)affinity, or a required anti-affinity of another pod
   (existing, or of another replacement) that selects them: only their node decides;
 - DoNotSchedule topology spread (topology keys other than the node's own, policies Honor for
-  node affinity and Ignore for taints): on a node of the drained node's domain. The pod left that
-  domain, so putting a copy back never raises the skew above what it is now; proved only when
-  the constraint holds now (count - min <= maxSkew).
+  node affinity and Ignore for taints), with ``k`` the drained node's pods the constraint counts:
+  - when the constraint holds now (count - min <= maxSkew): on a node of the drained node's
+    domain. The pod left that domain, so putting a copy back never raises the skew above what it
+    is now;
+  - when the drained node's domain is already over the limit: on a node of a domain ``d`` with
+    count(d) + k - min <= maxSkew. ``d`` gains at most the ``k`` replacements (this one included)
+    and only the drained domain loses pods, at most ``k``: it cannot fall below the minimum, as it
+    is more than maxSkew >= k above it (else no ``d`` qualifies).
 
 Pods that tolerate the drained node's cordon (they could return there) are not proved. When every
 recreated pod is proved, the plan without placements has the same verdict and risks as the plan
@@ -46,8 +51,9 @@ class Room:
                 if len(bucket) < ROOMY and key != HOSTNAME:
                     bucket.append(node)
         self.static = {}  # (pod shape, node) -> node_failures
-        self.domain_nodes = {}  # ((key, value), ...) -> its roomiest nodes (``_in_domains``)
+        self.domain_nodes = {}  # ((key, values), ...) -> their roomiest nodes (``_in_domains``)
         self.spread_counts = {}
+        self.leaving_counts = {}  # (node, namespace, selector) -> the node's pods the selector counts
 
     def _spare(self, name, resource) -> float:
         alloc, requested, _, _ = self.free[name]
@@ -109,11 +115,14 @@ class Room:
         return False
 
     def _in_domains(self, domains) -> list:
-        """The roomiest nodes of the first domain that are in all the others too."""
+        """The roomiest nodes of the first constraint's domains whose labels are in every
+        constraint's domains (``domains``: ((topology key, frozenset of values)), ...))."""
         if domains not in self.domain_nodes:
-            keep = set(domains)
-            self.domain_nodes[domains] = [m for m in self.by_domain.get(domains[0], [])
-                                          if all((k, m.labels.get(k)) in keep for k, _ in domains)]
+            key, values = domains[0]
+            nodes = [m for v in sorted(values) for m in self.by_domain.get((key, v), [])
+                     if all(m.labels.get(k) in allowed for k, allowed in domains)]
+            nodes.sort(key=lambda m: -self._spare(m.name, "cpu"))
+            self.domain_nodes[domains] = nodes
         return self.domain_nodes[domains]
 
     def _ample(self, name, demand, count) -> bool:
@@ -133,8 +142,17 @@ class Room:
             self.spread_counts[key] = counts
         return self.spread_counts[key]
 
+    def _leaving(self, node, namespace, selector) -> int:
+        """The pods of ``node`` the constraint counts (``k``): those that leave its domain."""
+        key = (node.name, namespace, str(selector))
+        if key not in self.leaving_counts:
+            self.leaving_counts[key] = sum(1 for p in self.snapshot.pods_on(node.name)
+                                           if p.namespace == namespace and not p.is_terminating
+                                           and not p.is_terminal and selector.matches(p.labels))
+        return self.leaving_counts[key]
+
     def _spread_domains(self, pod, node, spread):
-        """[(topology key, the drained node's value)] when each constraint is proved, else None."""
+        """[(topology key, frozenset of the domains proved)] when each constraint is proved, else None."""
         if pod.is_terminating or pod.is_terminal:
             return None
         keys = [c.get("topologyKey") for c in spread]
@@ -150,10 +168,16 @@ class Room:
                 return None
             counts = self._counts(pod.namespace, selector, domains)
             here = domains[node.name]
-            low = 0 if len(counts) < c["minDomains"] else min(counts.values())
-            if counts[here] - low > c["maxSkew"]:
+            few = len(counts) < c["minDomains"]  # the global minimum is then 0
+            low = 0 if few else min(counts.values())
+            if counts[here] - low <= c["maxSkew"]:
+                out.append((c["topologyKey"], frozenset([here])))
+                continue
+            k = self._leaving(node, pod.namespace, selector)
+            proved = frozenset(d for d, n in counts.items() if n + k - low <= c["maxSkew"])
+            if not proved:
                 return None
-            out.append((c["topologyKey"], here))
+            out.append((c["topologyKey"], proved))
         return out
 
 

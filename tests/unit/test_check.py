@@ -257,3 +257,64 @@ def test_check_says_for_every_node_what_drain_says_for_it_alone(cluster, monkeyp
         assert entry["unplaceable"][:len(plan["capacity"]["unplaceable"])] == [
             f"{u['namespace']}/{u['name']}" for u in plan["capacity"]["unplaceable"]]
     assert any(proved), "no node was proved: the quick path is not exercised"
+
+
+def skewed_cluster(seed):
+    """Three zones of random nodes; Deployments spread over zones (maxSkew 1 or 2, sometimes
+    minDomains 4) with replicas placed at random, so many zones are over their skew already; fillers
+    make some nodes and zones full. Seeded: the same cluster for a seed."""
+    import random
+
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}", cpu=str(rng.choice((2, 3, 4))), zone=f"z{rng.randrange(3)}") for i in range(8)]
+    objects = list(nodes)
+    for i in range(8):
+        if rng.random() < 0.5:
+            objects.append(make_pod(f"fill-{i}", node=f"n{i}", cpu=f"{rng.choice((1000, 1500, 2000))}m",
+                                    owner=("ReplicaSet", "fill")))
+    for d in range(rng.randint(1, 3)):
+        constraint = spread(f"app{d}", ZONE, skew=rng.choice((1, 1, 2)))
+        if rng.random() < 0.2:
+            constraint[0]["minDomains"] = 4
+        for r in range(rng.randint(2, 7)):
+            objects.append(make_pod(f"app{d}-{r}", node=f"n{rng.randrange(8)}", cpu=f"{rng.choice((200, 400, 700))}m",
+                                    labels={"app": f"app{d}"}, owner=("ReplicaSet", f"app{d}"),
+                                    topologySpreadConstraints=constraint))
+    return snapshot(*objects)
+
+
+def _skewed_here(snap, name) -> bool:
+    """Some pod of node ``name`` has a zone spread its own zone already breaks."""
+    zone = snap.node(name).labels[ZONE]
+    for p in snap.pods_on(name):
+        for c in p.topology_spread_constraints:
+            app = c["labelSelector"]["matchLabels"]["app"]
+            counts = {n.labels[ZONE]: 0 for n in snap.nodes}
+            for q in snap.pods:
+                if q.labels.get("app") == app:
+                    counts[snap.node(q.node_name).labels[ZONE]] += 1
+            if counts[zone] - min(counts.values()) > c["maxSkew"]:
+                return True
+    return False
+
+
+def test_skewed_zone_spreads_are_proved_or_planned_as_drain_alone_plans_them(monkeypatch):
+    """Over 40 seeds, every node's verdict and risks equal its drain plan's; the room proof of an
+    over-skewed domain (a copy placed in another zone) is taken on some nodes, and the plans of
+    others find replacements unplaceable, so both sides of the proof are exercised."""
+    from kubectl_safety.analysis import room
+
+    proved_skewed, unplaceable, proved = 0, 0, {}
+    original = room.Room.proves
+    monkeypatch.setattr(room.Room, "proves",
+                        lambda self, node, *a: proved.setdefault(node.name, original(self, node, *a)))
+    for seed in range(40):
+        snap = skewed_cluster(seed)
+        proved.clear()
+        report = check(snap, CheckOptions(), snap.taken_at)
+        for entry in report["nodes"]:
+            plan = plan_drain(snap, [entry["name"]], runbook_drain_options(), snap.taken_at)
+            assert (entry["drainable"], entry["risks"]) == (plan["safe"], plan["risks"]), (seed, entry["name"])
+            proved_skewed += bool(proved.get(entry["name"]) and _skewed_here(snap, entry["name"]))
+            unplaceable += bool(plan["capacity"]["unplaceable"])
+    assert proved_skewed >= 10 and unplaceable >= 10, (proved_skewed, unplaceable)
