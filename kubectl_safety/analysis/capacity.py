@@ -6,7 +6,6 @@ share the per-cluster work.
 """
 
 from dataclasses import dataclass
-from functools import cached_property
 
 from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_terms, filter_node, fit_failures,
                                                       node_failures, pod_failures, prefilter_state, required_terms,
@@ -14,6 +13,7 @@ from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import constraint_selector
+from kubectl_safety.model.cached import cached
 from kubectl_safety.model.snapshot import INDEX_FIELDS, ClusterSnapshot
 
 # What the filters read of a pod's spec besides its requests, host ports and claims.
@@ -324,7 +324,7 @@ class _DrainedView(ClusterSnapshot):
         self.__dict__["_pods_by_namespace"] = _NamespacesWithout(parent._pods_by_namespace, leaving,
                                                                  {namespace for namespace, _ in leaving})
 
-    @cached_property
+    @cached
     def pods(self):
         return tuple(p for p in self._parent.pods if p.key not in self._leaving)
 

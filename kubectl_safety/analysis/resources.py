@@ -1,7 +1,7 @@
 """Pod resource requests as the scheduler computes them (component-helpers ``PodRequests``)."""
 
 from kubectl_safety.model.objects import POD_LEVEL_RESOURCES, aggregate_requests
-from kubectl_safety.model.quantity import add, exact_resource_list, maximum, rounded
+from kubectl_safety.model.quantity import add, exact, exact_resource_list, maximum, rounded
 
 
 def _resize_infeasible(pod) -> bool:
@@ -22,8 +22,9 @@ def _effective(pod, spec: dict, status) -> dict:
 
 
 def _statuses(pod) -> dict:
+    """The container statuses that report resources (a resize), by container name."""
     return {s.get("name"): s for key in ("containerStatuses", "initContainerStatuses")
-            for s in pod.status.get(key) or []}
+            for s in pod.status.get(key) or [] if s.get("resources") is not None}
 
 
 def aggregate_container_requests(pod, use_status=True) -> dict:
@@ -35,6 +36,12 @@ def aggregate_container_requests(pod, use_status=True) -> dict:
 
 def _exact_aggregate(pod, use_status) -> dict:
     statuses = _statuses(pod) if use_status else {}
+    if not statuses and not pod.init_containers:  # the common pod: its containers' requests, summed
+        total = {}
+        for c in pod.containers:
+            for r, v in c.exact_requests.items():
+                total[r] = total.get(r, 0) + v
+        return total
     return aggregate_requests(pod.containers, pod.init_containers,
                               lambda c: _effective(pod, c.exact_requests, statuses.get(c.name)),
                               lambda c: c.exact_requests)
@@ -58,7 +65,7 @@ def pod_requests(pod) -> dict:
     added exactly and rounded up once (as the scheduler reads ``MilliValue()`` of the sum)."""
     reqs = _exact_aggregate(pod, use_status=True)
     if pod.pod_level:
-        level_requests = pod.pod_level[0]
+        level_requests = exact(pod.pod_level[0])
         status = pod.status
         effective = None
         if status.get("resources") is not None:  # an in-place pod-level resize

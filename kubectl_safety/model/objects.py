@@ -5,10 +5,10 @@ Each view keeps ``raw`` (the dict, never modified) and derives fields lazily, so
 """
 
 from datetime import datetime, timezone
-from functools import cached_property
 
 from kubectl_safety.errors import InputError
-from kubectl_safety.model.quantity import add, exact_resource_list, maximum, resource_list
+from kubectl_safety.model.cached import cached
+from kubectl_safety.model.quantity import add, exact_resource_list, maximum, resource_list, rounded
 from kubectl_safety.model.selectors import LabelSelector
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -36,35 +36,35 @@ class ApiObject:
     def __init__(self, raw: dict):
         self.raw = raw
 
-    @cached_property
+    @cached
     def meta(self) -> dict:
         return self.raw.get("metadata") or {}
 
-    @cached_property
+    @cached
     def spec(self) -> dict:
         return self.raw.get("spec") or {}
 
-    @cached_property
+    @cached
     def status(self) -> dict:
         return self.raw.get("status") or {}
 
-    @cached_property
+    @cached
     def name(self) -> str:
         return self.meta.get("name", "")
 
-    @cached_property
+    @cached
     def namespace(self) -> str:
         return self.meta.get("namespace") or ""
 
-    @cached_property
+    @cached
     def uid(self) -> str:
         return self.meta.get("uid") or ""
 
-    @cached_property
+    @cached
     def labels(self) -> dict:
         return self.meta.get("labels") or {}
 
-    @cached_property
+    @cached
     def annotations(self) -> dict:
         return self.meta.get("annotations") or {}
 
@@ -72,18 +72,18 @@ class ApiObject:
     def owner_references(self) -> list:
         return self.meta.get("ownerReferences") or []
 
-    @cached_property
+    @cached
     def controller_ref(self):
         for ref in self.owner_references:
             if ref.get("controller"):
                 return ref
         return None
 
-    @cached_property
+    @cached
     def creation_timestamp(self):
         return parse_time(self.meta.get("creationTimestamp"))
 
-    @cached_property
+    @cached
     def deletion_timestamp(self):
         return parse_time(self.meta.get("deletionTimestamp"))
 
@@ -98,30 +98,22 @@ class ApiObject:
 class Container:
     """One container (regular, init or sidecar) of a pod."""
 
-    __slots__ = ("raw", "init", "requests", "limits")
+    __slots__ = ("raw", "init", "requests", "limits", "exact_requests", "exact_limits")
 
     def __init__(self, raw: dict, init: bool = False):
         self.raw = raw
         self.init = init
         resources = raw.get("resources") or {}
-        self.limits = resource_list(resources.get("limits"))
-        requests = resource_list(resources.get("requests"))
-        # API defaulting (SetDefaults_Pod): a limit without a request defaults the request.
-        self.requests = {**self.limits, **requests}
+        # at milli precision, as stored (``quantity.exact_resource_list``), for sums rounded once and
+        # exact comparisons; API defaulting (SetDefaults_Pod): a limit without a request defaults it.
+        self.exact_limits = exact_resource_list(resources.get("limits"))
+        self.exact_requests = {**self.exact_limits, **exact_resource_list(resources.get("requests"))}
+        self.limits = rounded(self.exact_limits)
+        self.requests = rounded(self.exact_requests)
 
     @property
     def name(self) -> str:
         return self.raw.get("name", "")
-
-    @property
-    def exact_limits(self) -> dict:
-        """``limits`` at milli precision, as stored (``quantity.exact_resource_list``)."""
-        return exact_resource_list((self.raw.get("resources") or {}).get("limits"))
-
-    @property
-    def exact_requests(self) -> dict:
-        """``requests`` at milli precision, as stored, for sums rounded once and exact comparisons."""
-        return {**self.exact_limits, **exact_resource_list((self.raw.get("resources") or {}).get("requests"))}
 
     @property
     def is_sidecar(self) -> bool:
@@ -169,15 +161,15 @@ class Pod(ApiObject):
         except InputError as e:
             raise InputError(f"Pod {self.ref}: {e}") from None
 
-    @cached_property
+    @cached
     def containers(self) -> tuple:
         return self._parsed(lambda: tuple(Container(c) for c in self.spec.get("containers") or []))
 
-    @cached_property
+    @cached
     def init_containers(self) -> tuple:
         return self._parsed(lambda: tuple(Container(c, init=True) for c in self.spec.get("initContainers") or []))
 
-    @cached_property
+    @cached
     def pod_level(self):
         """Pod-level ``spec.resources`` (PodLevelResources) as (requests, limits) or None, with
         the API server's ``defaultPodRequests`` applied (a no-op for a stored pod): when pod-level
@@ -196,19 +188,19 @@ class Pod(ApiObject):
             requests = {**defaults, **requests}
         return requests, limits
 
-    @cached_property
+    @cached
     def overhead(self) -> dict:
         return self._parsed(lambda: resource_list(self.spec.get("overhead")))
 
-    @cached_property
+    @cached
     def node_name(self) -> str:
         return self.spec.get("nodeName") or ""
 
-    @cached_property
+    @cached
     def phase(self) -> str:
         return self.status.get("phase") or "Pending"
 
-    @property
+    @cached
     def is_terminal(self) -> bool:
         return self.phase in ("Succeeded", "Failed")
 
@@ -265,7 +257,7 @@ class Pod(ApiObject):
         value = self.meta.get("deletionGracePeriodSeconds")
         return None if value is None else int(value)
 
-    @cached_property
+    @cached
     def start_time(self):
         return parse_time(self.status.get("startTime"))
 
@@ -306,7 +298,7 @@ class Pod(ApiObject):
     def finalizers(self) -> list:
         return self.meta.get("finalizers") or []
 
-    @cached_property
+    @cached
     def host_ports(self) -> list:
         """(protocol, hostIP, hostPort) of containers and sidecars (the NodePorts filter)."""
         out = []
@@ -316,7 +308,7 @@ class Pod(ApiObject):
                     out.append((p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", int(p["hostPort"])))
         return out
 
-    @cached_property
+    @cached
     def key(self) -> tuple:
         return (self.namespace, self.name)
 
@@ -332,11 +324,11 @@ class Node(ApiObject):
     def taints(self) -> list:
         return self.spec.get("taints") or []
 
-    @cached_property
+    @cached
     def allocatable(self) -> dict:
         return resource_list(self.status.get("allocatable") or self.status.get("capacity"))
 
-    @cached_property
+    @cached
     def capacity(self) -> dict:
         return resource_list(self.status.get("capacity") or self.status.get("allocatable"))
 
@@ -361,7 +353,7 @@ class Node(ApiObject):
 class PodDisruptionBudget(ApiObject):
     kind = "PodDisruptionBudget"
 
-    @cached_property
+    @cached
     def selector(self):
         return LabelSelector.parse(self.spec.get("selector"))
 
@@ -434,7 +426,7 @@ class Workload(ApiObject):
         value = self.spec.get("replicas")
         return 1 if value is None else int(value)
 
-    @cached_property
+    @cached
     def selector(self):
         return LabelSelector.parse(self.spec.get("selector"))
 
@@ -466,7 +458,7 @@ class PersistentVolumeClaim(ApiObject):
             name = self.annotations.get("volume.beta.kubernetes.io/storage-class")
         return name or ""
 
-    @cached_property
+    @cached
     def requested_storage(self) -> int:
         return resource_list((self.spec.get("resources") or {}).get("requests")).get("storage", 0)
 
@@ -487,7 +479,7 @@ class PersistentVolume(ApiObject):
     def storage_class_name(self) -> str:
         return self.spec.get("storageClassName") or ""
 
-    @cached_property
+    @cached
     def storage(self) -> int:
         return resource_list(self.spec.get("capacity")).get("storage", 0)
 

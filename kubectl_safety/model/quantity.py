@@ -36,45 +36,38 @@ def parse_quantity(value) -> Fraction:
     return amount * (_BINARY.get(suffix) or _DECIMAL[suffix])
 
 
+MILLI = 1000  # exact amounts: integers in thousandths of the scheduler's unit (see ``_exact``)
+
+
 def amount(resource: str, value) -> int:
     """A resource amount in the scheduler's integer units: millicores for cpu, else the value.
 
     Like ``Quantity.MilliValue()``/``Value()``, fractions round up.
     """
-    if isinstance(value, str):
-        return _amount_of_text(resource, value)
-    return _amount(resource, value)
+    return -(-(_exact_of_text(resource, value) if isinstance(value, str) else _exact(resource, value)) // MILLI)
+
+
+def _exact(resource: str, value) -> int:
+    """The amount as the API server stores it, rounded up to milli precision on create
+    (``SetDefaults_ResourceList``), as an integer count of thousandths of the scheduler's unit
+    (of a millicore for cpu): sums stay exact and cost integer additions."""
+    milli = math.ceil(parse_quantity(value) * 1000)
+    return milli * MILLI if resource == "cpu" else milli
 
 
 @lru_cache(maxsize=4096)
-def _amount_of_text(resource: str, value: str) -> int:
+def _exact_of_text(resource: str, value: str) -> int:
     """Cached: a cluster uses few distinct quantities ("100m", "128Mi") in 100,000s of containers."""
-    return _amount(resource, value)
-
-
-def _amount(resource: str, value) -> int:
-    return math.ceil(_exact(resource, value))
-
-
-def _exact(resource: str, value) -> Fraction:
-    """The amount as the API server stores it: every quantity rounded up to milli precision on
-    create (``SetDefaults_ResourceList``), so a cpu amount is a whole number of millicores."""
-    q = Fraction(math.ceil(parse_quantity(value) * 1000), 1000)
-    return q * 1000 if resource == "cpu" else q
-
-
-@lru_cache(maxsize=4096)
-def _exact_of_text(resource: str, value: str) -> Fraction:
     return _exact(resource, value)
 
 
 def resource_list(raw) -> dict:
     """``{"cpu": "500m", "memory": "1Gi"}`` -> ``{"cpu": 500, "memory": 1073741824}``."""
-    return {name: amount(name, value) for name, value in _items(raw)}
+    return rounded(exact_resource_list(raw))
 
 
 def exact_resource_list(raw) -> dict:
-    """As ``resource_list``, not rounded to whole units (Fractions of milli precision): upstream
+    """As ``resource_list``, not rounded to whole units (``_exact``: thousandths of them): upstream
     adds a pod's stored quantities exactly and rounds the total once (three containers of
     ``"0.5"`` bytes request 2 bytes, not 3)."""
     return {name: _exact_of_text(name, value) if isinstance(value, str) else _exact(name, value)
@@ -83,7 +76,12 @@ def exact_resource_list(raw) -> dict:
 
 def rounded(amounts: dict) -> dict:
     """Exact amounts rounded up to the scheduler's integer units (``MilliValue()``/``Value()``)."""
-    return {name: math.ceil(value) for name, value in amounts.items()}
+    return {name: -(-value // MILLI) for name, value in amounts.items()}
+
+
+def exact(amounts: dict) -> dict:
+    """Amounts in the scheduler's units as exact amounts (the inverse of ``rounded`` on whole units)."""
+    return {name: value * MILLI for name, value in amounts.items()}
 
 
 def _items(raw):

@@ -1,10 +1,9 @@
 """ClusterSnapshot: an immutable view of the objects an analysis needs, with lazy indexes."""
 
-from functools import cached_property
-
 from kubectl_safety.errors import InputError
+from kubectl_safety.model.cached import cached
 
-# Each lazily built index (a cached_property) and the field it is derived from.
+# Each lazily built index (a ``cached`` property) and the field it is derived from.
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
                 "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
                 "_classes_by_name": "priority_classes", "global_default_class": "priority_classes",
@@ -12,17 +11,17 @@ INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_nod
                 "_pvcs_by_key": "pvcs", "_pvs_by_name": "pvs", "_classes_of_storage": "storage_classes"}
 
 
-class _index(cached_property):
+class _index(cached):
     """A lazily built index (one of ``INDEX_FIELDS``), built once per set of objects: a snapshot
     made by ``replace`` without changing the field borrows the index of the snapshot it came from."""
 
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        origin = instance._origins.get(INDEX_FIELDS[self.attrname])
+        origin = instance._origins.get(INDEX_FIELDS[self.name])
         if origin is None:
             return super().__get__(instance, owner)
-        value = instance.__dict__[self.attrname] = getattr(origin, self.attrname)
+        value = instance.__dict__[self.name] = getattr(origin, self.name)
         return value
 
 
@@ -181,7 +180,7 @@ class ClusterSnapshot:
                 by_label.setdefault((b.namespace, anchor[0], value), []).append((position, b))
         return by_label, unanchored
 
-    @cached_property
+    @cached
     def _pdbs_of(self):
         return {}  # id(pod) -> (pod, its PDBs): whole-cluster analyses ask again for the same pods
 
