@@ -105,25 +105,30 @@ def _decoders():
         import msgspec
     except ImportError:
         return _DECODERS
-    from typing import Annotated, Any, Literal, Optional, Union
+    from typing import Annotated, Any, Literal, Optional, TypedDict, Union
 
     def struct(name, tree, **options):
-        fields = [(key, field_type(f"{name}_{key}", sub), None) for key, sub in tree.items()]
-        return msgspec.defstruct(name, fields, omit_defaults=True, gc=False, **options)  # acyclic
+        """A kind: a Struct (tagged by ``kind``) whose fields are nested TypedDicts, so that decoding
+        builds the nested dicts the model reads directly (``_plain`` makes the top one)."""
+        fields = [(key, Optional[field_type(f"{name}_{key}", sub)], None) for key, sub in tree.items()]
+        return msgspec.defstruct(name, fields, gc=False, **options)  # acyclic
 
     def field_type(name, sub):
+        """Below the top, a null is refused (the item then takes the generic path, where ``prune``
+        drops it), but for timestamps: a zero ``metav1.Time`` is written as null (every pod
+        condition's ``lastProbeTime``) and every reader of a timestamp takes null as absent."""
         if isinstance(sub, dict):
-            return Optional[struct(name, sub)]
+            return TypedDict(name, {key: field_type(f"{name}_{key}", s) for key, s in sub.items()}, total=False)
         if _is_object_list(sub):
-            return Optional[list[struct(name, sub[0])]]
+            return list[field_type(name, sub[0])]
         if isinstance(sub, list):  # a null item passes the shape check
-            return Optional[list[field_type(name, sub[0])]]
-        return Optional[_leaf(sub)]
+            return list[Optional[field_type(name, sub[0])]]
+        return Optional[_leaf(sub)] if sub == schema.TIME else _leaf(sub)
 
     def _leaf(sub):
         """A shape check's leaf as a msgspec type that accepts no more than the check does."""
-        if sub == WHOLE:
-            return Any
+        if sub == WHOLE:  # any value but null
+            return Union[str, int, float, bool, list, dict]
         if isinstance(sub, frozenset):
             return Literal[tuple(sorted(sub))]
         if isinstance(sub, type):
@@ -148,6 +153,7 @@ def _decoders():
                                               ("items", Optional[list[msgspec.Raw]], None)])
     _DECODERS["envelope"] = msgspec.json.Decoder(envelope)
     _DECODERS["items"] = msgspec.json.Decoder(list[Union[tuple(kinds.values())]])
+    _DECODERS["raw_items"] = msgspec.json.Decoder(list[msgspec.Raw])
     typed_list = msgspec.defstruct("TypedList", [("kind", Any, None), ("apiVersion", Any, None),
                                                  ("items", Optional[list[Union[tuple(kinds.values())]]], None)])
     _DECODERS["list"] = msgspec.json.Decoder(typed_list)
@@ -155,10 +161,21 @@ def _decoders():
     _DECODERS["pages"] = {kind: msgspec.json.Decoder(msgspec.defstruct(
         f"{kind}Page", [("kind", Any, None), ("apiVersion", Any, None), ("metadata", Any, None),
                         ("items", Optional[list[cls]], None)])) for kind, cls in kinds.items()}
-    _DECODERS["to_builtins"] = msgspec.to_builtins
+    _DECODERS["to_builtins"] = _plain
     _DECODERS["errors"] = (msgspec.ValidationError, msgspec.DecodeError)
     _DECODERS["validation"] = msgspec.ValidationError
     return _DECODERS
+
+
+def _plain(item) -> dict:
+    """A decoded kind's Struct as the API-shaped dict (its fields are dicts already), null fields
+    left out."""
+    out = {"kind": item.__struct_config__.tag}
+    for name in item.__struct_fields__:
+        value = getattr(item, name)
+        if value is not None:
+            out[name] = value
+    return out
 
 
 def have_msgspec() -> bool:
@@ -207,8 +224,6 @@ def decode_json(holder: list, origin: str):
 
 def _decode_items(data, origin, decoders):
     """Item by item: a typed list (``PodList``), other kinds, or items the shape checks reject."""
-    from kubectl_safety.model.parse import flatten
-
     errors = decoders["errors"]
     try:
         envelope = decoders["envelope"].decode(data)
@@ -218,15 +233,23 @@ def _decode_items(data, origin, decoders):
     if items is None or not isinstance(kind, str) or not kind.endswith("List"):
         return None
     item_kind = kind[:-4] if kind != "List" else None
+    return _each(items, origin, 0, decoders, Pairs(), item_kind, envelope.apiVersion)
+
+
+def _each(items, origin, start, decoders, pairs, item_kind=None, api_version=None):
+    """Add the raw JSON ``items`` (numbered from ``start``) to ``pairs`` one by one: typed where
+    they decode (as ``item_kind`` of a typed list: ``PodList``), else by the generic path, which
+    keeps what the shape checks name (another kind, a wrong type, a null where a value belongs)."""
+    from kubectl_safety.model.parse import flatten
+
+    errors = decoders["errors"]
     decoder = decoders.get(item_kind) if item_kind in KEPT else decoders[""]
     to_builtins, generic = decoders["to_builtins"], decoders["any"].decode
-    api_version = envelope.apiVersion
-    pairs = Pairs()
-    for i, raw in enumerate(items):
-        items[i] = None
+    for i, raw in enumerate(items, start):
+        items[i - start] = None
         try:
             obj = to_builtins(decoder.decode(raw))
-        except errors:  # another kind, or a wrong type: the generic path names it
+        except errors:
             obj = generic(raw)
             if isinstance(obj, dict) and item_kind:
                 obj.setdefault("kind", item_kind)
@@ -298,6 +321,15 @@ def decode_json_slices(f, origin: str, limit: int):
         try:
             with memoryview(buffer) as view, view[:end + 1] as whole:
                 items = decode(whole)
+        except decoders["validation"]:  # an item the types refuse: this slice item by item
+            try:  # from a copy: the Raw items keep the buffer they point into
+                items = decoders["raw_items"].decode(bytes(buffer[:end + 1]))
+            except errors:
+                return None
+            _each(items, origin, index, decoders, pairs)
+            index += len(items)
+            buffer = bytearray(b"[") + rest
+            continue
         except errors:
             return None
         buffer = bytearray(b"[") + rest
