@@ -288,6 +288,26 @@ _END = b"\n        }\n    ]"
 SLICE = 1 << 20  # measured: 1 MiB slices are as fast as the whole file, 16 MiB slower
 
 
+def _decode_slice(buffer, end, decoders, origin, index, pairs):
+    """The items of ``buffer[:end + 1]`` (a JSON array) as Structs; where the types refuse an
+    item, that slice is added to ``pairs`` item by item instead (``_each``) and the result is the
+    number of items; None if it is not JSON."""
+    errors = decoders["errors"]
+    try:
+        with memoryview(buffer) as view, view[:end + 1] as whole:
+            return decoders["items"].decode(whole)
+    except decoders["validation"]:
+        pass
+    except errors:
+        return None
+    try:  # from a copy: the Raw items keep the buffer they point into
+        raws = decoders["raw_items"].decode(bytes(buffer[:end + 1]))
+    except errors:
+        return None
+    _each(raws, origin, index, decoders, pairs)
+    return len(raws)
+
+
 def decode_json_slices(f, origin: str, limit: int):
     """``(origin, trimmed object)`` pairs of a ``kubectl get -o json`` List read from the binary file
     ``f`` in slices of about ``SLICE`` bytes, each decoded into Structs and turned into dicts before
@@ -300,45 +320,38 @@ def decode_json_slices(f, origin: str, limit: int):
     head = f.read(len(_HEAD))
     if head != _HEAD:
         return None
-    decode, to_builtins, errors = decoders["items"].decode, decoders["to_builtins"], decoders["errors"]
+    to_builtins, errors = decoders["to_builtins"], decoders["errors"]
     pairs, buffer, total, index, last = Pairs(), bytearray(b"[        {\n"), len(head), 0, False
-    while not last:
-        chunk = f.read(SLICE)
-        total += len(chunk)
-        if total > limit or b"\x00" in chunk:
-            return None
-        last = not chunk
-        buffer += chunk
-        del chunk
-        cut = buffer.rfind(_END if last else _BETWEEN)
-        if cut < 0:
-            if last:
+    chunk = bytearray(SLICE)  # one reused read buffer: a fresh one per read would be mapped and faulted in each time
+    with memoryview(chunk) as read_view:
+        while not last:
+            n = f.readinto(read_view)
+            total += n
+            start = len(buffer)
+            buffer += read_view[:n]
+            if total > limit or buffer.find(b"\x00", start) >= 0:
                 return None
-            continue
-        end = cut + 10  # just past the item's "}": there the "," (or line break) becomes the array's "]"
-        rest = buffer[end + 1:]
-        buffer[end] = ord("]")
-        try:
-            with memoryview(buffer) as view, view[:end + 1] as whole:
-                items = decode(whole)
-        except decoders["validation"]:  # an item the types refuse: this slice item by item
-            try:  # from a copy: the Raw items keep the buffer they point into
-                items = decoders["raw_items"].decode(bytes(buffer[:end + 1]))
-            except errors:
+            last = not n
+            cut = buffer.rfind(_END if last else _BETWEEN)
+            if cut < 0:
+                if last:
+                    return None
+                continue
+            end = cut + 10  # just past the item's "}": there the "," (or line break) becomes the array's "]"
+            buffer[end] = ord("]")
+            items = _decode_slice(buffer, end, decoders, origin, index, pairs)
+            if items is None:
                 return None
-            _each(items, origin, index, decoders, pairs)
-            index += len(items)
-            buffer = bytearray(b"[") + rest
-            continue
-        except errors:
-            return None
-        buffer = bytearray(b"[") + rest
-        del rest
-        for i, item in enumerate(items):
-            items[i] = None
-            obj = to_builtins(item)
-            pairs.add(f"{origin} item {index}", obj, obj["kind"])
-            index += 1
+            del buffer[:end]  # in place (the front of a bytearray moves): the rest, after a "["
+            buffer[0] = ord("[")
+            if isinstance(items, int):  # added item by item
+                index += items
+                continue
+            for i, item in enumerate(items):
+                items[i] = None
+                obj = to_builtins(item)
+                pairs.add(f"{origin} item {index}", obj, obj["kind"])
+                index += 1
     try:  # what follows the items: the rest of the List, which must be valid and say so
         envelope = decoders["envelope"].decode(_HEAD[:-11] + b"]" + buffer[1 + len("    ]"):])
     except errors:
