@@ -24,7 +24,7 @@ recreated pod is proved, the plan without placements has the same verdict and ri
 with them (no replacement is unplaceable, none returns); otherwise the caller plans in full.
 """
 
-from kubectl_safety.analysis.scheduling.filters import (NodeState, eligible_domains, existing_anti_terms,
+from kubectl_safety.analysis.scheduling.filters import (base_state, eligible_domains, existing_anti_terms,
                                                       node_failures, required_terms, requests_of, tolerates_cordon)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
@@ -40,8 +40,8 @@ class Room:
         self.snapshot, self.index = snapshot, index
         self.free = {}  # node -> (allocatable, requested, pods, host ports)
         for node in snapshot.nodes:
-            state = NodeState.from_snapshot(node, snapshot)
-            self.free[node.name] = (node.allocatable, state.requested, state.pod_count, set(state.ports))
+            state = base_state(node, snapshot)  # shared, read only
+            self.free[node.name] = (node.allocatable, state.requested, state.pod_count, state.ports)
         by_cpu = sorted(snapshot.nodes, key=lambda n: -self._spare(n.name, "cpu"))
         self.roomiest = by_cpu[:ROOMY]
         self.by_domain = {}  # (topology key, value) -> its roomiest nodes

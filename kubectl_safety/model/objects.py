@@ -98,7 +98,7 @@ class ApiObject:
 class Container:
     """One container (regular, init or sidecar) of a pod."""
 
-    __slots__ = ("raw", "init", "requests", "limits", "exact_requests", "exact_limits")
+    __slots__ = ("raw", "init", "exact_requests", "exact_limits")
 
     def __init__(self, raw: dict, init: bool = False):
         self.raw = raw
@@ -108,8 +108,16 @@ class Container:
         # exact comparisons; API defaulting (SetDefaults_Pod): a limit without a request defaults it.
         self.exact_limits = exact_resource_list(resources.get("limits"))
         self.exact_requests = {**self.exact_limits, **exact_resource_list(resources.get("requests"))}
-        self.limits = rounded(self.exact_limits)
-        self.requests = rounded(self.exact_requests)
+
+    @property
+    def limits(self) -> dict:
+        """In the scheduler's units (``quantity.rounded``)."""
+        return rounded(self.exact_limits)
+
+    @property
+    def requests(self) -> dict:
+        """In the scheduler's units, a limit without a request included."""
+        return rounded(self.exact_requests)
 
     @property
     def name(self) -> str:

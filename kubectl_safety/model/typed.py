@@ -5,8 +5,9 @@ fields read but not checked. A subtree marked ``WHOLE`` is kept as it came; ever
 (``managedFields``, container ``env``, ``volumeMounts``, images, ...) is skipped while decoding.
 
 Two decoders give the same trimmed objects (API-shaped dicts, wrapped by ``model/objects.py``):
-- ``decode_json`` (a dump) and ``decode_page`` (a live LIST page): msgspec Structs generated from
-  ``KEPT``, decoded straight from bytes (skipped fields are never built), then turned into dicts;
+- ``decode_json`` (a dump) and ``decode_page`` (a live LIST page): types generated from ``KEPT``
+  (a Struct per kind, tagged by ``kind``, whose fields are TypedDicts), decoded straight from
+  bytes: skipped fields are never built and nested objects come out as the dicts the model reads;
 - ``prune``: the pure-Python path, for YAML, for when msgspec is not installed (the krew archive
   vendors only pure-Python packages) and for an item msgspec rejects, so the shape checks name
   the field exactly as they always have.

@@ -358,6 +358,12 @@ def _share_anti(source, target, pods):
         target["anti"] = source["anti"]
 
 
+def base_state(node, snapshot) -> NodeState:
+    """The node's state as the snapshot has it, computed once per snapshot and shared: read it,
+    never change it (``NodeState.from_snapshot`` gives a private copy)."""
+    return _base_state(node, snapshot)
+
+
 def _base_state(node, snapshot) -> NodeState:
     entry = _cache(snapshot)
     state = entry["states"].get(node.name)
