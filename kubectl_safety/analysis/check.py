@@ -58,14 +58,15 @@ def check(snapshot, options=None, now=None) -> dict:
     selected = sorted((n for n in snapshot.nodes
                        if options.node_selector is None or options.node_selector.matches(n.labels)),
                       key=lambda n: n.name)
-    nodes, plans = [], {}
+    nodes, unplaceable = [], {}
     room = Room(snapshot, shared.index) if drain_options.check_capacity else None
     quick = _with(drain_options, check_capacity=False)  # the plan without placements
-    for node in selected:
+    for node in selected:  # each plan is dropped once read: 5,000 of them would hold 150,000 pod entries
         plan, removal = _plan(snapshot, node, (drain_options, quick), now, shared, room)
-        plans[node.name] = plan
+        unplaceable[node.name] = plan["capacity"]["unplaceable"]
         nodes.append(_node_entry(snapshot, node, plan, removal, now))
-    findings = (node_findings(nodes) + pdb_findings(snapshot, shared) + workload_findings(snapshot, shared, plans)
+    findings = (node_findings(nodes) + pdb_findings(snapshot, shared)
+                + workload_findings(snapshot, shared, unplaceable)
                 + priority_findings(snapshot, now, shared))
     findings.sort(key=lambda f: -SEVERITIES.index(f["severity"]))
     blockers = _blockers(nodes)
@@ -289,7 +290,7 @@ def _controller_kind(pod, snapshot) -> str:
 
 
 # -- workloads -------------------------------------------------------------------------------------
-def workload_findings(snapshot, shared, plans) -> list:
+def workload_findings(snapshot, shared, unplaceable) -> list:
     groups = {}
     for pod in snapshot.pods:
         if pod.is_terminal or not pod.controller_ref:
@@ -321,7 +322,7 @@ def workload_findings(snapshot, shared, plans) -> list:
                                    f"run in zone {next(iter(in_zones))} of {len(zones)}: a zone outage takes them all",
                                    [wl]))
         out += _spread_findings(pods[0], wl, snapshot, shared)
-    return out + _no_room_findings(snapshot, plans)
+    return out + _no_room_findings(snapshot, unplaceable)
 
 
 def _spread_findings(pod, wl, snapshot, shared) -> list:
@@ -349,12 +350,13 @@ def _spread_findings(pod, wl, snapshot, shared) -> list:
     return out
 
 
-def _no_room_findings(snapshot, plans) -> list:
+def _no_room_findings(snapshot, unplaceable) -> list:
     """Workloads whose replacement fits nowhere when one node is out, because of spread or
-    required anti-affinity (from the node plans: exactly what the scheduler's filters say)."""
+    required anti-affinity (``unplaceable``: node -> its plan's unplaceable replacements, exactly
+    what the scheduler's filters say)."""
     found = {}
-    for node, plan in sorted(plans.items()):
-        for u in plan["capacity"]["unplaceable"]:
+    for node, pods in sorted(unplaceable.items()):
+        for u in pods:
             why = u["reason"] + " " + " ".join(u["nodes"].values())
             code = ("SPREAD_UNSATISFIABLE_NODE_OUT" if "topology spread" in why else
                     "ANTI_AFFINITY_NO_ROOM" if "anti-affinity" in why else None)
