@@ -263,9 +263,16 @@ def _each(items, origin, start, decoders, pairs, item_kind=None, api_version=Non
     return pairs
 
 
+SMALL_PAGE = 256 << 10  # bytes: json and ``prune`` take under ~5 ms; building the decoders ~25 ms
+
+
 def decode_page(data, kind: str):
     """A live LIST page of ``kind`` decoded straight into the typed model (items as trimmed dicts,
-    with ``kind`` set), or None for the generic path (no msgspec, another shape, a wrong type)."""
+    with ``kind`` set), or None for the generic path (no msgspec, another shape, a wrong type, or
+    a small page while the decoders are not built: a node-scoped command reads only small pages,
+    and building them would cost it more than it saves)."""
+    if not _DECODERS and _DECODERS is not None and len(data) < SMALL_PAGE:
+        return None
     decoders = _decoders()
     if not decoders or kind not in decoders["pages"]:
         return None

@@ -127,11 +127,25 @@ PAGES = {  # a live LIST page: typed when every item has its kind's shape, else 
 @pytest.mark.parametrize("name", PAGES)
 def test_live_pages_decode_into_the_typed_model(name):
     document, kind, typed_path = PAGES[name]
+    typed._decoders()  # built: pages of any size are typed
     page = typed.decode_page(json.dumps(document).encode(), kind)
     assert (page is not None) == typed_path
     if typed_path:
         assert page["metadata"] == document.get("metadata")
         assert page["items"] == [typed.prune({"kind": kind, **item}) for item in document["items"]]
+
+
+def test_small_pages_take_the_generic_path_until_a_large_one_builds_the_decoders(monkeypatch):
+    """A node-scoped command reads a few small pages: decoding them generically is cheaper than
+    building the decoders; the first large page builds them, and from then on every page is typed."""
+    monkeypatch.setattr(typed, "_DECODERS", {})
+    small = json.dumps(_listed(_without_kind(_pod()), kind="PodList")).encode()
+    assert typed.decode_page(small, "Pod") is None and typed._DECODERS == {}
+    pods = [_without_kind({**_pod(), "metadata": {**_pod()["metadata"], "name": f"web-{i}"}}) for i in range(400)]
+    large = json.dumps(_listed(*pods, kind="PodList")).encode()
+    assert len(large) >= typed.SMALL_PAGE
+    assert len(typed.decode_page(large, "Pod")["items"]) == 400 and typed._DECODERS
+    assert typed.decode_page(small, "Pod") is not None
 
 
 def _covers(kept, checked, path=""):

@@ -303,13 +303,15 @@ def _resources(pod, node, state, pre):
 # -- cached per-snapshot and per-pod state ------------------------------------------------------
 
 _CACHE = weakref.WeakKeyDictionary()
-_PER_POD = weakref.WeakKeyDictionary()  # Pod -> (requests, required anti-affinity terms)
+_FACTS = "_scheduling_facts"  # kept on the Pod object, like its cached properties: it lives as long
 
 
 def _pod_facts(pod) -> tuple:
-    facts = _PER_POD.get(pod)
+    """(requests, required anti-affinity terms) of a Pod object, computed once: a Pod never changes
+    (a weak dictionary cost a weak reference and its callback for each of 150,000 pods)."""
+    facts = pod.__dict__.get(_FACTS)
     if facts is None:
-        facts = _PER_POD[pod] = (pod_requests(pod), required_terms(pod, "podAntiAffinity", incoming=False))
+        facts = pod.__dict__[_FACTS] = (pod_requests(pod), required_terms(pod, "podAntiAffinity", incoming=False))
     return facts
 
 
