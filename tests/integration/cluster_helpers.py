@@ -122,9 +122,23 @@ def create_node(cluster: Cluster, name: str, *, ready: bool = True, timeout: flo
     if ready:
         cluster.kubectl("wait", f"node/{name}", "--for=condition=Ready", f"--timeout={int(timeout)}s",
                         timeout=timeout + 30)
+        _wait_untainted(cluster, name, NOT_READY_TAINT, timeout)
     else:
         set_node_ready(cluster, name, False)
     return get_json(cluster, f"node/{name}")
+
+
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+
+
+def _wait_untainted(cluster: Cluster, name: str, key: str, timeout: float) -> None:
+    """Until the node lifecycle controller has lifted the taint ``key`` (it lags the Ready
+    condition, by seconds on a loaded machine: a plan made before sees a node that refuses pods)."""
+    deadline = time.monotonic() + timeout
+    while any(t.get("key") == key for t in (get_json(cluster, f"node/{name}").get("spec") or {}).get("taints") or []):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"node {name} still has the taint {key} after {timeout:.0f} s")
+        time.sleep(0.2)
 
 
 def set_node_ready(cluster: Cluster, name: str, ready: bool) -> None:
