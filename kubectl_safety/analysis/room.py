@@ -38,10 +38,10 @@ class Room:
 
     def __init__(self, snapshot, index):
         self.snapshot, self.index = snapshot, index
-        self.free = {}  # node -> (allocatable, requested, pods, host ports)
+        self.free = {}  # node -> (allocatable, requested, pods); pods with host ports are never proved
         for node in snapshot.nodes:
             state = base_state(node, snapshot)  # shared, read only
-            self.free[node.name] = (node.allocatable, state.requested, state.pod_count, state.ports)
+            self.free[node.name] = (node.allocatable, state.requested, state.pod_count)
         by_cpu = sorted(snapshot.nodes, key=lambda n: -self._spare(n.name, "cpu"))
         self.roomiest = by_cpu[:ROOMY]
         self.by_domain = {}  # (topology key, value) -> its roomiest nodes
@@ -56,7 +56,7 @@ class Room:
         self.leaving_counts = {}  # (node, namespace, selector) -> the node's pods the selector counts
 
     def _spare(self, name, resource) -> float:
-        alloc, requested, _, _ = self.free[name]
+        alloc, requested, _ = self.free[name]
         return alloc.get(resource, 0) - requested.get(resource, 0)
 
     def proves(self, node, pods, leaving=None) -> bool:
@@ -126,7 +126,7 @@ class Room:
         return self.domain_nodes[domains]
 
     def _ample(self, name, demand, count) -> bool:
-        alloc, requested, pods, _ = self.free[name]
+        alloc, requested, pods = self.free[name]
         if pods + count > alloc.get("pods", 0):
             return False
         return all(want <= 0 or requested.get(r, 0) + want <= alloc.get(r, 0) for r, want in demand.items())
