@@ -337,7 +337,7 @@ def _spread_findings(pod, wl, snapshot, shared) -> list:
         if selector is None or selector.is_empty:
             continue
         domains = eligible_domains(pod, raw, [x.get("topologyKey") for x in constraints], snapshot)
-        counts = dict.fromkeys(domains.values(), 0)
+        counts = domains.zeros()
         for p in shared.index.matching(pod.namespace, selector):
             if p.node_name in domains and not p.is_terminating and not p.is_terminal:
                 counts[domains[p.node_name]] += 1

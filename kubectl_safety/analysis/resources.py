@@ -72,7 +72,8 @@ def pod_requests(pod) -> dict:
             effective = _effective(pod, level_requests, status)
         for r in [k for k in level_requests if k in POD_LEVEL_RESOURCES or k.startswith("hugepages-")]:
             reqs[r] = level_requests[r] if effective is None else effective.get(r, 0)
-    return rounded(add(reqs, exact_resource_list(pod.spec.get("overhead"))))
+    overhead = pod.spec.get("overhead")
+    return rounded(add(reqs, exact_resource_list(overhead)) if overhead else reqs)
 
 
 def pod_limits(pod) -> dict:

@@ -102,8 +102,7 @@ class Room:
             if domains is None:
                 return False
             candidates = self._in_domains(tuple(domains))
-        shape = repr((pod.namespace, pod.labels, pod.spec.get("tolerations"), pod.spec.get("nodeSelector"),
-                      pod.spec.get("affinity"), pod.spec.get("schedulingGates")))
+        shape = _node_shape(pod)
         for m in candidates:
             if m.name == node.name or not self._ample(m.name, demand, count):
                 continue
@@ -135,7 +134,7 @@ class Room:
         """{domain: pods the selector counts there} (as PodTopologySpread counts them), per snapshot."""
         key = (namespace, str(selector), id(domains))  # eligible_domains' dicts live as long as the snapshot
         if key not in self.spread_counts:
-            counts = dict.fromkeys(domains.values(), 0)
+            counts = domains.zeros()
             for p in self.index.matching(namespace, selector):
                 if p.node_name in domains and not p.is_terminating and not p.is_terminal:
                     counts[domains[p.node_name]] += 1
@@ -185,3 +184,10 @@ def _spread(pod) -> list:
     """The pod's DoNotSchedule topology spread constraints."""
     return [c for c in pod.topology_spread_constraints
             if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+
+
+def _node_shape(pod) -> str:
+    """What ``node_failures`` reads of a pod's replacement: pods alike share their verdicts."""
+    spec = pod.spec
+    return repr((spec.get("tolerations"), spec.get("nodeSelector"),
+                 (spec.get("affinity") or {}).get("nodeAffinity"), spec.get("schedulingGates")))

@@ -171,11 +171,13 @@ class Pod(ApiObject):
 
     @cached
     def containers(self) -> tuple:
-        return self._parsed(lambda: tuple(Container(c) for c in self.spec.get("containers") or []))
+        raw = self.spec.get("containers")
+        return self._parsed(lambda: tuple([Container(c) for c in raw])) if raw else ()
 
     @cached
     def init_containers(self) -> tuple:
-        return self._parsed(lambda: tuple(Container(c, init=True) for c in self.spec.get("initContainers") or []))
+        raw = self.spec.get("initContainers")
+        return self._parsed(lambda: tuple([Container(c, init=True) for c in raw])) if raw else ()
 
     @cached
     def pod_level(self):
@@ -220,7 +222,7 @@ class Pod(ApiObject):
     def is_mirror(self) -> bool:
         return MIRROR_ANNOTATION in self.annotations
 
-    @property
+    @cached
     def is_ready(self) -> bool:
         return self.condition("Ready") == "True"
 

@@ -228,6 +228,32 @@ def test_the_tight_cluster_discriminates_what_the_quick_path_must_get_right():
                      "n3": {"REPLACEMENT_RETURNS_TO_NODE"}, "n5": set()}
 
 
+DEDICATED = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
+ALIKE = {"fits": {}, "untolerated": {"tolerations": []}, "selector": {"nodeSelector": {"tier": "y"}},
+         "affinity": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+             "nodeSelectorTerms": [{"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["x"]}]}]}}}},
+         "gated": {"schedulingGates": [{"name": "hold"}]}}
+
+
+def alike_cluster():
+    """Pods with the same namespace, labels and owner, each alone on its node (n0 first), that differ
+    from the first (which fits on n1) only in what the node filters read: none of the others fits."""
+    objects = [make_node("n1", cpu="8", labels={"tier": "x"}, taints=[DEDICATED])]
+    for i, (name, change) in enumerate(ALIKE.items()):
+        objects.append(make_node(f"n0{i}", cpu="2"))
+        spec = {"nodeSelector": {"tier": "x"}, "tolerations": [{"key": "dedicated", "operator": "Exists"}], **change}
+        objects.append(make_pod(name, node=f"n0{i}", cpu="100m", labels={"app": "alike"}, owner=("ReplicaSet", "alike"),
+                                **spec))
+    return snapshot(*objects)
+
+
+def test_the_alike_cluster_discriminates_what_the_room_may_share_between_pods():
+    snap = alike_cluster()
+    risks = {n.name: {r["code"] for r in plan_drain(snap, [n.name], runbook_drain_options(), snap.taken_at)["risks"]}
+             for n in snap.nodes if n.name != "n1"}
+    assert risks == {"n00": set(), **{f"n0{i}": {"REPLACEMENT_UNPLACEABLE"} for i in range(1, len(ALIKE))}}
+
+
 @pytest.mark.parametrize("cluster", [busy_cluster, tight_cluster])
 def test_check_leaves_no_cyclic_garbage_so_the_cli_runs_it_without_the_collector(cluster):
     import gc
@@ -242,7 +268,7 @@ def test_check_leaves_no_cyclic_garbage_so_the_cli_runs_it_without_the_collector
         gc.enable()
 
 
-@pytest.mark.parametrize("cluster", [busy_cluster, tight_cluster, lambda: generated(30, 5)])
+@pytest.mark.parametrize("cluster", [busy_cluster, tight_cluster, alike_cluster, lambda: generated(30, 5)])
 def test_check_says_for_every_node_what_drain_says_for_it_alone(cluster, monkeypatch):
     from kubectl_safety.analysis import room
 

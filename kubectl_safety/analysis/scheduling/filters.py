@@ -473,9 +473,21 @@ def eligible_domains(pod, constraint, keys, snapshot) -> dict:
                 pod.tolerations if honor_taints else None))
     cache = _cache(snapshot)["domains"]
     if key not in cache:
-        cache[key] = {node.name: node.labels[c["topologyKey"]] for node in snapshot.nodes
-                      if node_eligible(pod, node, c, keys)}
+        cache[key] = Domains((node.name, node.labels[c["topologyKey"]]) for node in snapshot.nodes
+                             if node_eligible(pod, node, c, keys))
     return cache[key]
+
+
+class Domains(dict):
+    """{node name: its domain} (``eligible_domains``) that also knows its distinct domains."""
+
+    __slots__ = ("_zeros",)
+
+    def zeros(self) -> dict:
+        """{domain: 0} for each distinct domain, a fresh dict (the domains are few, the nodes many)."""
+        if not hasattr(self, "_zeros"):
+            self._zeros = dict.fromkeys(self.values(), 0)
+        return dict(self._zeros)
 
 
 class _Spread:
@@ -492,7 +504,7 @@ class _Spread:
             if p.node_name and not p.is_terminal and self.counts_pod(pod, p):
                 per_node[p.node_name] = per_node.get(p.node_name, 0) + 1
         domains = eligible_domains(pod, raw, keys, snapshot)
-        self.counts = dict.fromkeys(domains.values(), 0)
+        self.counts = domains.zeros()
         for name, count in per_node.items():
             if name in domains:
                 self.counts[domains[name]] += count
