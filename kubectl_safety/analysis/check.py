@@ -241,7 +241,7 @@ def pdb_findings(snapshot, shared) -> list:
     for b in sorted(snapshot.pdbs, key=lambda b: (b.namespace, b.name)):
         ref = f"{b.namespace}/{b.name}"
         complete = snapshot.pods_complete_in(b.namespace)
-        pods = shared.index.matching(b.namespace, b.selector) if b.selector is not None else []
+        pods = shared.selected(b)
         if complete and not pods:
             out.append(finding("PDB_SELECTS_NOTHING", "warning", f"PDB {ref} selects no pod (selector "
                                f"{b.selector if b.selector is not None else 'nil'}): it protects nothing; check its labels",

@@ -134,7 +134,7 @@ class PodIndex:
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
-        self._by_label = {}
+        self._by_value = {}  # (namespace, label key) -> {value: pods}
         self._selects = {}
         self._empty = {}
 
@@ -159,17 +159,22 @@ class PodIndex:
         """A superset of the pods ``selector`` matches (the smallest exact-label bucket)."""
         if selector is None:
             return []
-        pods = self.snapshot.pods_in(namespace)
         exact = [(k, next(iter(v))) for k, op, v in selector.requirements if op == "In" and len(v) == 1]
-        if exact:
-            if namespace not in self._by_label:
-                index = {}
-                for pod in pods:
-                    for item in pod.labels.items():
-                        index.setdefault(item, []).append(pod)
-                self._by_label[namespace] = index
-            pods = min((self._by_label[namespace].get(item, []) for item in exact), key=len)
-        return pods
+        if not exact:
+            return self.snapshot.pods_in(namespace)
+        return min((self._values(namespace, k).get(v, []) for k, v in exact), key=len)
+
+    def _values(self, namespace, key) -> dict:
+        """{value: the namespace's pods with that value of label ``key``}, built on first use (a
+        selector names few keys; a pod has many labels)."""
+        index = self._by_value.get((namespace, key))
+        if index is None:
+            index = self._by_value[(namespace, key)] = {}
+            for pod in self.snapshot.pods_in(namespace):
+                value = pod.labels.get(key)
+                if value is not None:
+                    index.setdefault(value, []).append(pod)
+        return index
 
     def view(self, pdb):
         """The snapshot restricted to the PDB's pods: pdb.py's scans then cost O(its pods)."""
@@ -189,12 +194,23 @@ class SharedPlanning:
         self.summaries = {}
         self.last_capacity = None
         self._base = None
+        self._selected = None
 
     def summary(self, pdb) -> dict:
         ref = (pdb.namespace, pdb.name)
         if ref not in self.summaries:
-            self.summaries[ref] = pdb_math.summary(pdb, self.index.view(pdb))
+            self.summaries[ref] = pdb_math.summary(pdb, self.snapshot.replace(pods=self.selected(pdb)))
         return self.summaries[ref]
+
+    def selected(self, pdb) -> list:
+        """The pods ``pdb`` selects, in snapshot order (``PodIndex.matching``): found once for all
+        PDBs from every pod's ``pdbs_for``, which the plans read anyway, instead of per PDB."""
+        if self._selected is None:
+            self._selected = {}
+            for p in self.snapshot.pods:
+                for b in self.snapshot.pdbs_for(p):
+                    self._selected.setdefault(id(b), []).append(p)
+        return self._selected.get(id(pdb), [])
 
     @property
     def capacity_base(self):
@@ -339,8 +355,8 @@ def _waves(verdicts, entries, options) -> list:
 def _readiness_delay(pod) -> int:
     """Seconds until a fresh copy of the pod can first report Ready (readiness probe delays)."""
     delay = 0
-    for c in pod.containers:
-        probe = c.probe("readinessProbe")
+    for c in pod.spec.get("containers") or ():  # raw: a check reads every pod's, and needs no Container
+        probe = c.get("readinessProbe")
         if probe:
             delay = max(delay, int(probe.get("initialDelaySeconds") or 0) + int(probe.get("periodSeconds") or 10))
     return delay

@@ -23,10 +23,13 @@ snapshot is never modified; ``now`` stands in for a missing ``status.startTime``
 node with the most free cpu+memory (an approximation of scoring, which is not modelled).
 """
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.findings import Finding
-from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, required_terms, scheduling_gated
+from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_terms, filter_node, fit_failures,
+                                                      required_terms, requests_of, scheduling_gated)
+from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.priority import resolve
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.termination import api_grace_period
@@ -125,7 +128,7 @@ def _nominated(snapshot, pod, prio) -> dict:
     """node -> pending pods nominated there with priority >= the preemptor's (§1.9)."""
     out = {}
     for p in snapshot.pods:
-        if (p.nominated_node_name and not p.node_name and p.key != pod.key and not p.is_terminal
+        if (not p.node_name and p.nominated_node_name and p.key != pod.key and not p.is_terminal
                 and p.priority_value >= prio):
             out.setdefault(p.nominated_node_name, []).append(_with_spec(p, nodeName=p.nominated_node_name))
     return out
@@ -172,15 +175,43 @@ def _select_victims(pod, prio, node, snapshot, nominated, now):
     lower.sort(key=lambda p: (importance(p, now), p.namespace, p.name))  # ties: the cache's order (unknown)
     violating, others = _split_by_pdb(lower, snapshot)
     victims = []
+    fails = _reprieve_test(pod, node, snapshot, nominated)
     for group, is_violating in ((violating, True), (others, False)):
         for p, pdbs in group:
             state.add(p)
-            if _filter(pod, node, snapshot, state, nominated):
+            if fails(state):
                 state.remove(p)
                 victims.append((p, is_violating and pdbs))
     if violating and others:  # re-sorted like upstream: equally important victims keep their reprieve order
         victims.sort(key=lambda v: importance(v[0], now))
     return _candidate(node.name, victims, now)
+
+
+def _reprieve_test(pod, node, snapshot, nominated):
+    """``state -> failures`` of ``pod`` on ``node`` (a potential node: its node-static plugins
+    passed). A pod only its node decides (no claims, DoNotSchedule spread or required pod
+    (anti-)affinity, no other pod's required anti-affinity selecting it, nothing nominated here)
+    needs only NodePorts and NodeResourcesFit: the other plugins cannot change their answer as
+    pods come back."""
+    if nominated.get(node.name) or not _local(pod, snapshot):
+        return lambda state: _filter(pod, node, snapshot, state, nominated)
+    wants = _Wants(requests_of(pod), pod.host_ports)
+    return lambda state: fit_failures(pod, node, state, wants)
+
+
+@dataclass(frozen=True)
+class _Wants:
+    """What ``fit_failures`` reads of the pod (its PreFilter state's requests and host ports)."""
+
+    requests: dict
+    ports: list
+
+
+def _local(pod, snapshot) -> bool:
+    return not (claim_names(pod) or required_terms(pod, "podAffinity") or required_terms(pod, "podAntiAffinity")
+                or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
+                       for c in pod.topology_spread_constraints)
+                or any(t.matches(pod) for t in existing_anti_terms(snapshot, pod.namespace)))
 
 
 def _why_not_even_empty(failures, count) -> str:

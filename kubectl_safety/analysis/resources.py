@@ -23,8 +23,12 @@ def _effective(pod, spec: dict, status) -> dict:
 
 def _statuses(pod) -> dict:
     """The container statuses that report resources (a resize), by container name."""
-    return {s.get("name"): s for key in ("containerStatuses", "initContainerStatuses")
-            for s in pod.status.get(key) or [] if s.get("resources") is not None}
+    status, out = pod.status, {}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for s in status.get(key) or ():
+            if s.get("resources") is not None:
+                out[s.get("name")] = s
+    return out
 
 
 def aggregate_container_requests(pod, use_status=True) -> dict:
@@ -47,6 +51,22 @@ def _exact_aggregate(pod, use_status) -> dict:
                               lambda c: c.exact_requests)
 
 
+def _containers_sum(containers) -> dict:
+    """The exact requests of ``containers`` summed, read from their raw dicts (``Container``'s
+    ``exact_requests``: a limit without a request defaults it) for the common pod: no init
+    containers, pod-level resources, overhead or resize."""
+    total = {}
+    for c in containers:
+        resources = c.get("resources")
+        if not resources:
+            continue
+        limits = resources.get("limits")
+        requests = exact_resource_list(resources.get("requests"))
+        for r, v in ({**exact_resource_list(limits), **requests} if limits else requests).items():
+            total[r] = total.get(r, 0) + v
+    return total
+
+
 def pod_level_set(pod) -> bool:
     """``IsPodLevelResourcesSet``: pod-level requests or limits name a supported resource."""
     if not pod.pod_level:
@@ -63,6 +83,9 @@ def pod_level_requests_set(pod) -> bool:
 def pod_requests(pod) -> dict:
     """Requests the scheduler charges a node for: containers, pod-level override, overhead,
     added exactly and rounded up once (as the scheduler reads ``MilliValue()`` of the sum)."""
+    spec = pod.spec
+    if not (spec.get("initContainers") or spec.get("resources") or spec.get("overhead") or _statuses(pod)):
+        return rounded(pod._parsed(lambda: _containers_sum(spec.get("containers") or ())))
     reqs = _exact_aggregate(pod, use_status=True)
     if pod.pod_level:
         level_requests = exact(pod.pod_level[0])

@@ -141,6 +141,35 @@ def _stdout_failed(e) -> int:
     return ExitCode.ERROR
 
 
+def run():
+    """The installed command, ``bin/kubectl-safety`` and ``python -m kubectl_safety``: ``main`` in a
+    process of its own, which exits without freeing its objects one by one. A 5,000-node snapshot
+    is 150,000 pods of small dicts: tearing them down costs a second after the answer is out,
+    and the operating system takes the memory back at once. Exit handlers still run; with a thread
+    still alive the exit is the usual one (which waits for it)."""
+    import threading
+
+    from kubectl_safety.cli import session
+
+    session.keep_snapshots()
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+    if threading.active_count() > 1:
+        sys.exit(code)
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def main(argv=None):
     """Run the CLI; every error is one line on stderr with a documented exit code."""
     import signal

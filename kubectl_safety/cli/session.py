@@ -4,6 +4,15 @@ from kubectl_safety.cli.render import warn
 from kubectl_safety.errors import RefusedError, UsageError
 
 
+_KEPT = None  # [the last snapshot loaded], once ``keep_snapshots`` was called
+
+
+def keep_snapshots():
+    """Hold the last snapshot loaded until the process ends (``main.run``: it is never freed)."""
+    global _KEPT
+    _KEPT = []
+
+
 class Session:
     """Built once per command from the merged global flags; I/O happens only when asked."""
 
@@ -56,6 +65,8 @@ class Session:
         for line in self.g.warnings:
             warn(line)
         self.g.warnings.clear()
+        if _KEPT is not None:
+            _KEPT[:] = [snap]  # the last one: a command that loads again frees the one before
         return snap
 
     def require_live(self, what: str):

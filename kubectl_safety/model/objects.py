@@ -5,10 +5,11 @@ Each view keeps ``raw`` (the dict, never modified) and derives fields lazily, so
 """
 
 from datetime import datetime, timezone
+from types import MappingProxyType
 
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.cached import cached
-from kubectl_safety.model.quantity import add, exact_resource_list, maximum, resource_list, rounded
+from kubectl_safety.model.quantity import add, exact_resource_list, resource_list, rounded
 from kubectl_safety.model.selectors import LabelSelector
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -95,6 +96,9 @@ class ApiObject:
         return f"<{type(self).__name__} {self.ref}>"
 
 
+_NONE = MappingProxyType({})
+
+
 class Container:
     """One container (regular, init or sidecar) of a pod."""
 
@@ -103,11 +107,16 @@ class Container:
     def __init__(self, raw: dict, init: bool = False):
         self.raw = raw
         self.init = init
-        resources = raw.get("resources") or {}
+        resources = raw.get("resources")
         # at milli precision, as stored (``quantity.exact_resource_list``), for sums rounded once and
         # exact comparisons; API defaulting (SetDefaults_Pod): a limit without a request defaults it.
-        self.exact_limits = exact_resource_list(resources.get("limits"))
-        self.exact_requests = {**self.exact_limits, **exact_resource_list(resources.get("requests"))}
+        # Read only: containers without resources share one empty dict.
+        if not resources:
+            self.exact_limits = self.exact_requests = _NONE
+            return
+        limits = self.exact_limits = exact_resource_list(resources.get("limits"))
+        requests = exact_resource_list(resources.get("requests"))
+        self.exact_requests = {**limits, **requests} if limits else requests
 
     @property
     def limits(self) -> dict:
@@ -144,19 +153,37 @@ def aggregate_requests(containers, init_containers, running=None, requests=lambd
     sidecars started before it. ``requests(c)``: a container's requests; ``running(c)``: those
     of a regular container or sidecar (default ``requests``)."""
     running = running or requests
-    reqs, sidecars, init_peak = {}, {}, {}
+    reqs = {}
     for c in containers:
-        reqs = add(reqs, running(c))
+        _add_into(reqs, running(c))
+    if not init_containers:
+        return reqs
+    sidecars, init_peak = {}, {}
     for c in init_containers:
         if c.is_sidecar:
             own = running(c)
-            reqs = add(reqs, own)
-            sidecars = add(sidecars, own)
-            use = dict(sidecars)
+            _add_into(reqs, own)
+            _add_into(sidecars, own)
+            use = sidecars
         else:
             use = add(requests(c), sidecars)
-        init_peak = maximum(init_peak, use)
-    return maximum(reqs, init_peak)
+        _max_into(init_peak, use)
+    return _max_into(reqs, init_peak)
+
+
+def _add_into(total: dict, amounts: dict) -> dict:
+    """``total`` += ``amounts`` (``quantity.add`` in place: a pod sums many small dicts)."""
+    for k, v in amounts.items():
+        total[k] = total.get(k, 0) + v
+    return total
+
+
+def _max_into(peak: dict, amounts: dict) -> dict:
+    """``peak`` = ``quantity.maximum(peak, amounts)`` in place."""
+    for k, v in amounts.items():
+        have = peak.get(k, 0)
+        peak[k] = v if v > have else have
+    return peak
 
 
 class Pod(ApiObject):
@@ -238,18 +265,18 @@ class Pod(ApiObject):
                 return c
         return None
 
-    @property
+    @cached
     def priority(self):
         """``spec.priority`` as admitted, or None if unset (not yet admitted / a template)."""
         value = self.spec.get("priority")
         return None if value is None else int(value)
 
-    @property
+    @cached
     def priority_value(self) -> int:
         """``corev1helpers.PodPriority``: spec.priority or 0."""
         return self.priority or 0
 
-    @property
+    @cached
     def priority_class_name(self) -> str:
         return self.spec.get("priorityClassName") or ""
 
@@ -312,8 +339,10 @@ class Pod(ApiObject):
     def host_ports(self) -> list:
         """(protocol, hostIP, hostPort) of containers and sidecars (the NodePorts filter)."""
         out = []
-        for c in list(self.containers) + [c for c in self.init_containers if c.is_sidecar]:
-            for p in c.raw.get("ports") or []:
+        spec = self.spec  # the raw containers: a pod's ports are read for every pod of the cluster
+        sidecars = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+        for c in (spec.get("containers") or []) + sidecars:
+            for p in c.get("ports") or []:
                 if p.get("hostPort"):
                     out.append((p.get("protocol") or "TCP", p.get("hostIP") or "0.0.0.0", int(p["hostPort"])))
         return out

@@ -172,6 +172,20 @@ def test_victims(pod, objects, expected):
     assert victims(r) == expected
 
 
+@pytest.mark.parametrize("pod,objects,expected", [s[1:] for s in VICTIMS], ids=[s[0] for s in VICTIMS])
+def test_the_preview_leaves_no_cyclic_garbage_so_the_cli_runs_it_without_the_collector(pod, objects, expected):
+    import gc
+
+    snap = snapshot(pod, *objects)
+    target = snap.pod(pod["metadata"]["namespace"], pod["metadata"]["name"])
+    gc.collect()
+    gc.disable()
+    try:
+        assert victims(preview(target, snap, NOW, 2)) and gc.collect() == 0
+    finally:
+        gc.enable()
+
+
 def test_pdb_violated_when_nothing_else_works():
     r = run(pending(cpu="2"), make_node("n1", cpu="2"), low("a", "n1", cpu="2", labels={"app": "db"}),
             make_pdb("db", selector={"app": "db"}, allowed=0))
