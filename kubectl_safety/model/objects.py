@@ -265,18 +265,18 @@ class Pod(ApiObject):
                 return c
         return None
 
-    @cached
+    @property
     def priority(self):
         """``spec.priority`` as admitted, or None if unset (not yet admitted / a template)."""
         value = self.spec.get("priority")
         return None if value is None else int(value)
 
-    @cached
+    @property
     def priority_value(self) -> int:
         """``corev1helpers.PodPriority``: spec.priority or 0."""
         return self.priority or 0
 
-    @cached
+    @property
     def priority_class_name(self) -> str:
         return self.spec.get("priorityClassName") or ""
 

@@ -303,6 +303,7 @@ def _resources(pod, node, state, pre):
 # -- cached per-snapshot and per-pod state ------------------------------------------------------
 
 _CACHE = weakref.WeakKeyDictionary()
+_TERMS = "_required_terms"  # {(kind, incoming): terms}, on the Pod object (``required_terms``)
 _FACTS = "_scheduling_facts"  # kept on the Pod object, like its cached properties: it lives as long
 
 
@@ -440,8 +441,16 @@ class _Term:
 def required_terms(pod, kind, incoming=True) -> list:
     """``kind`` is "podAffinity" or "podAntiAffinity"; the required terms, parsed. ``incoming``:
     terms of the pod being scheduled; False for an existing pod's anti-affinity judging it."""
-    raw = (pod.affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
-    return [_Term.parse(t, pod, incoming) for t in raw]
+    raw = (pod.affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not raw:
+        return ()
+    parsed = pod.__dict__.get(_TERMS)  # kept on the Pod, like _FACTS: a check asks for them often
+    if parsed is None:
+        parsed = pod.__dict__[_TERMS] = {}
+    terms = parsed.get((kind, incoming))
+    if terms is None:
+        terms = parsed[(kind, incoming)] = tuple(_Term.parse(t, pod, incoming) for t in raw)
+    return terms
 
 
 def _labelled(snapshot, namespace, selector) -> list:
