@@ -51,7 +51,7 @@ def preview(pod, snapshot, now, replicas=1) -> dict:
     scheduler = pod.spec.get("schedulerName") or "default-scheduler"
     if scheduler != "default-scheduler":
         notes.append(f"the pod names schedulerName {scheduler}; this preview models kube-scheduler's default profile")
-    if snapshot.pod(*pod.key) is not None:
+    if snapshot.has_pod(*pod.key):
         if pod.node_name:
             notes.append(f"the pod is already bound to {pod.node_name}; previewed as if it were pending")
             pod = _with_spec(pod, nodeName=None)

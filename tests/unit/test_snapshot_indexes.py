@@ -29,3 +29,17 @@ def test_an_index_is_shared_only_while_its_field_is_unchanged(name):
     built = getattr(derived, index)  # asked of the derived snapshot first
     assert (built is getattr(origin, index)) is shared
     assert len(getattr(derived, index)) == (len(getattr(origin, index)) if shared else 1)
+
+
+HAS_POD = {  # (namespace, name) -> present
+    ("default", "a"): True, ("default", "b"): True, ("other", "a"): False, ("default", "c"): False}
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["by-scan", "by-index"])
+@pytest.mark.parametrize("key", HAS_POD, ids=["/".join(k) for k in HAS_POD])
+def test_has_pod_answers_as_the_key_index_with_or_without_it(key, indexed):
+    snap = base()
+    if indexed:
+        snap.pod("default", "a")  # builds the key index
+    assert snap.has_pod(*key) is HAS_POD[key]
+    assert ("_pods_by_key" in snap.__dict__) is indexed  # a single question does not build it
