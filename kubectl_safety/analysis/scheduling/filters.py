@@ -438,7 +438,7 @@ class _Term:
         return self.selector.matches(pod.labels)
 
 
-def required_terms(pod, kind, incoming=True) -> list:
+def required_terms(pod, kind, incoming=True) -> tuple:
     """``kind`` is "podAffinity" or "podAntiAffinity"; the required terms, parsed. ``incoming``:
     terms of the pod being scheduled; False for an existing pod's anti-affinity judging it."""
     raw = (pod.affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
