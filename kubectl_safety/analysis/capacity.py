@@ -7,9 +7,9 @@ share the per-cluster work.
 
 from dataclasses import dataclass
 
-from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_terms, filter_node, fit_failures,
-                                                      node_failures, pod_failures, prefilter_state, required_terms,
-                                                      requests_of, seed_prefilter, share_node_states)
+from kubectl_safety.analysis.scheduling.filters import (NodeState, anti_affinity_terms, filter_node, fit_failures,
+                                                      node_decides_alone, node_failures, pod_failures, prefilter_state,
+                                                      required_terms, requests_of, seed_prefilter, share_node_states)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import constraint_selector
@@ -37,7 +37,6 @@ class Capacity:
     def __init__(self, snapshot, drained, leaving, shared=None):
         self.drained = set(drained)
         self.shared = shared
-        self.anti_terms = {}  # placed replacement key -> its required anti-affinity terms
         if shared is not None:  # the same cluster as shared.snapshot: its precomputation is reused
             self.base, self.nodes = shared.view(self.drained, set(leaving))
         else:
@@ -87,14 +86,10 @@ class Capacity:
             if placed.namespace == pod.namespace and (any(x.matches(placed.labels) for x in selectors)
                                                       or claims & set(claim_names(placed))):
                 return True
-            if any(t.matches(placed) for t in terms) or any(t.matches(pod) for t in self._anti(placed)):
+            if any(t.matches(placed) for t in terms) or any(t.matches(pod) for t in anti_affinity_terms(placed)):
                 return True
         return False
 
-    def _anti(self, placed) -> list:
-        if placed.key not in self.anti_terms:
-            self.anti_terms[placed.key] = required_terms(placed, "podAntiAffinity", incoming=False)
-        return self.anti_terms[placed.key]
 
     def failures(self, pod, node, shape=None, name=None) -> list:
         """``filter_node``'s failures. With a ``shape`` (a shared base), the plugins that read only
@@ -185,7 +180,7 @@ class Capacity:
         self.state(node).add(placed)
         self.added.append(placed)
         self.unseen.append(placed)
-        self.unseen_anti = self.unseen_anti or bool(self._anti(placed))
+        self.unseen_anti = self.unseen_anti or bool(anti_affinity_terms(placed))
         self.placed.setdefault(node.name, []).append(new.key)
 
     def summary(self) -> dict:
@@ -253,11 +248,8 @@ class SharedBase:
         key = repr((new.namespace, new.labels, [new.spec.get(k) for k in SHAPE_FIELDS], requests, ports,
                     claim_names(new)))
         claims = bool(claim_names(new)) and self.snapshot.storage_known
-        cross = (claims or bool(required_terms(new, "podAffinity") or required_terms(new, "podAntiAffinity"))
-                 or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
-                        for c in new.topology_spread_constraints))
-        local = not cross and not any(t.matches(new) for t in existing_anti_terms(self.snapshot, new.namespace)) \
-            and not any(t.matches(new) for placed in capacity.added for t in capacity._anti(placed))
+        local = node_decides_alone(new, self.snapshot) \
+            and not any(t.matches(new) for placed in capacity.added for t in anti_affinity_terms(placed))
         if not local and not claims and capacity.snapshot is capacity.base:
             self._seed(new, key, capacity)
         return _Shape(key, local, requests, ports)

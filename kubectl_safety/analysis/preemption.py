@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.findings import Finding
-from kubectl_safety.analysis.scheduling.filters import (NodeState, existing_anti_terms, filter_node, fit_failures,
+from kubectl_safety.analysis.scheduling.filters import (NodeState, filter_node, fit_failures, node_decides_alone,
                                                       required_terms, requests_of, scheduling_gated)
-from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.priority import resolve
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.termination import api_grace_period
@@ -189,11 +188,10 @@ def _select_victims(pod, prio, node, snapshot, nominated, now):
 
 def _reprieve_test(pod, node, snapshot, nominated):
     """``state -> failures`` of ``pod`` on ``node`` (a potential node: its node-static plugins
-    passed). A pod only its node decides (no claims, DoNotSchedule spread or required pod
-    (anti-)affinity, no other pod's required anti-affinity selecting it, nothing nominated here)
+    passed). A pod only its node decides (``node_decides_alone``), with nothing nominated here,
     needs only NodePorts and NodeResourcesFit: the other plugins cannot change their answer as
     pods come back."""
-    if nominated.get(node.name) or not _local(pod, snapshot):
+    if nominated.get(node.name) or not node_decides_alone(pod, snapshot):
         return lambda state: _filter(pod, node, snapshot, state, nominated)
     wants = _Wants(requests_of(pod), pod.host_ports)
     return lambda state: fit_failures(pod, node, state, wants)
@@ -205,13 +203,6 @@ class _Wants:
 
     requests: dict
     ports: list
-
-
-def _local(pod, snapshot) -> bool:
-    return not (claim_names(pod) or required_terms(pod, "podAffinity") or required_terms(pod, "podAntiAffinity")
-                or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
-                       for c in pod.topology_spread_constraints)
-                or any(t.matches(pod) for t in existing_anti_terms(snapshot, pod.namespace)))
 
 
 def _why_not_even_empty(failures, count) -> str:

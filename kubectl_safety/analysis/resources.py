@@ -1,7 +1,7 @@
 """Pod resource requests as the scheduler computes them (component-helpers ``PodRequests``)."""
 
-from kubectl_safety.model.objects import POD_LEVEL_RESOURCES, aggregate_requests
-from kubectl_safety.model.quantity import add, exact, exact_resource_list, maximum, rounded
+from kubectl_safety.model.objects import POD_LEVEL_RESOURCES, aggregate_requests, exact_container_resources
+from kubectl_safety.model.quantity import add, add_into, exact, exact_resource_list, maximum, rounded
 
 
 def _resize_infeasible(pod) -> bool:
@@ -43,8 +43,7 @@ def _exact_aggregate(pod, use_status) -> dict:
     if not statuses and not pod.init_containers:  # the common pod: its containers' requests, summed
         total = {}
         for c in pod.containers:
-            for r, v in c.exact_requests.items():
-                total[r] = total.get(r, 0) + v
+            add_into(total, c.exact_requests)
         return total
     return aggregate_requests(pod.containers, pod.init_containers,
                               lambda c: _effective(pod, c.exact_requests, statuses.get(c.name)),
@@ -52,18 +51,11 @@ def _exact_aggregate(pod, use_status) -> dict:
 
 
 def _containers_sum(containers) -> dict:
-    """The exact requests of ``containers`` summed, read from their raw dicts (``Container``'s
-    ``exact_requests``: a limit without a request defaults it) for the common pod: no init
-    containers, pod-level resources, overhead or resize."""
+    """The exact requests of raw ``containers`` summed, without building ``Container`` objects:
+    the common pod (no init containers, pod-level resources, overhead or resize)."""
     total = {}
     for c in containers:
-        resources = c.get("resources")
-        if not resources:
-            continue
-        limits = resources.get("limits")
-        requests = exact_resource_list(resources.get("requests"))
-        for r, v in ({**exact_resource_list(limits), **requests} if limits else requests).items():
-            total[r] = total.get(r, 0) + v
+        add_into(total, exact_container_resources(c)[1])
     return total
 
 

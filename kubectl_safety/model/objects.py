@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.cached import cached
-from kubectl_safety.model.quantity import add, exact_resource_list, resource_list, rounded
+from kubectl_safety.model.quantity import add, add_into, exact_resource_list, max_into, resource_list, rounded
 from kubectl_safety.model.selectors import LabelSelector
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -99,6 +99,19 @@ class ApiObject:
 _NONE = MappingProxyType({})
 
 
+def exact_container_resources(raw: dict) -> tuple:
+    """(limits, requests) of a raw container at milli precision, as stored
+    (``quantity.exact_resource_list``), for sums rounded once and exact comparisons; API defaulting
+    (SetDefaults_Pod): a limit without a request defaults it. Read only: containers without
+    resources share one empty mapping."""
+    resources = raw.get("resources")
+    if not resources:
+        return _NONE, _NONE
+    limits = exact_resource_list(resources.get("limits"))
+    requests = exact_resource_list(resources.get("requests"))
+    return limits, ({**limits, **requests} if limits else requests)
+
+
 class Container:
     """One container (regular, init or sidecar) of a pod."""
 
@@ -107,16 +120,7 @@ class Container:
     def __init__(self, raw: dict, init: bool = False):
         self.raw = raw
         self.init = init
-        resources = raw.get("resources")
-        # at milli precision, as stored (``quantity.exact_resource_list``), for sums rounded once and
-        # exact comparisons; API defaulting (SetDefaults_Pod): a limit without a request defaults it.
-        # Read only: containers without resources share one empty dict.
-        if not resources:
-            self.exact_limits = self.exact_requests = _NONE
-            return
-        limits = self.exact_limits = exact_resource_list(resources.get("limits"))
-        requests = exact_resource_list(resources.get("requests"))
-        self.exact_requests = {**limits, **requests} if limits else requests
+        self.exact_limits, self.exact_requests = exact_container_resources(raw)
 
     @property
     def limits(self) -> dict:
@@ -155,35 +159,20 @@ def aggregate_requests(containers, init_containers, running=None, requests=lambd
     running = running or requests
     reqs = {}
     for c in containers:
-        _add_into(reqs, running(c))
+        add_into(reqs, running(c))
     if not init_containers:
         return reqs
     sidecars, init_peak = {}, {}
     for c in init_containers:
         if c.is_sidecar:
             own = running(c)
-            _add_into(reqs, own)
-            _add_into(sidecars, own)
+            add_into(reqs, own)
+            add_into(sidecars, own)
             use = sidecars
         else:
             use = add(requests(c), sidecars)
-        _max_into(init_peak, use)
-    return _max_into(reqs, init_peak)
-
-
-def _add_into(total: dict, amounts: dict) -> dict:
-    """``total`` += ``amounts`` (``quantity.add`` in place: a pod sums many small dicts)."""
-    for k, v in amounts.items():
-        total[k] = total.get(k, 0) + v
-    return total
-
-
-def _max_into(peak: dict, amounts: dict) -> dict:
-    """``peak`` = ``quantity.maximum(peak, amounts)`` in place."""
-    for k, v in amounts.items():
-        have = peak.get(k, 0)
-        peak[k] = v if v > have else have
-    return peak
+        max_into(init_peak, use)
+    return max_into(reqs, init_peak)
 
 
 class Pod(ApiObject):

@@ -117,3 +117,18 @@ def maximum(a: dict, b: dict) -> dict:
     for k, v in b.items():
         out[k] = max(out.get(k, 0), v)
     return out
+
+
+def add_into(total: dict, amounts: dict) -> dict:
+    """``add`` in place (``total`` += ``amounts``): a pod sums many small dicts."""
+    for k, v in amounts.items():
+        total[k] = total.get(k, 0) + v
+    return total
+
+
+def max_into(peak: dict, amounts: dict) -> dict:
+    """``maximum`` in place (``peak`` = max(``peak``, ``amounts``))."""
+    for k, v in amounts.items():
+        have = peak.get(k, 0)
+        peak[k] = v if v > have else have
+    return peak

@@ -13,6 +13,7 @@ API (stable; ``analysis.fit`` re-exports it)::
     filter_node(pod, node, snapshot, state=None) -> list[Failure]   # [] means the pod fits
     node_failures(pod, node); pod_failures(pod, node, snapshot, state)   # its two halves
     fit_failures(pod, node, state, pre)   # pod_failures of a pod that no other pod affects
+    node_decides_alone(pod, snapshot)      # whether fit_failures is all pod_failures says of it
 
 Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
 ``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
@@ -83,8 +84,8 @@ from dataclasses import dataclass
 
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.failure import Failure
-from kubectl_safety.analysis.scheduling.volumes import (read_write_once_pod_failure, read_write_once_pod_users,
-                                                       volume_filter, volume_prefilter)
+from kubectl_safety.analysis.scheduling.volumes import (claim_names, read_write_once_pod_failure,
+                                                       read_write_once_pod_users, volume_filter, volume_prefilter)
 from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
 from kubectl_safety.model.quantity import format_amount
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
@@ -304,27 +305,33 @@ def _resources(pod, node, state, pre):
 
 _CACHE = weakref.WeakKeyDictionary()
 _TERMS = "_required_terms"  # {(kind, incoming): terms}, on the Pod object (``required_terms``)
-_FACTS = "_scheduling_facts"  # kept on the Pod object, like its cached properties: it lives as long
-
-
-def _pod_facts(pod) -> tuple:
-    """(requests, required anti-affinity terms) of a Pod object, computed once: a Pod never changes
-    (a weak dictionary cost a weak reference and its callback for each of 150,000 pods)."""
-    facts = pod.__dict__.get(_FACTS)
-    if facts is None:
-        facts = pod.__dict__[_FACTS] = (pod_requests(pod), required_terms(pod, "podAntiAffinity", incoming=False))
-    return facts
+_REQUESTS = "_scheduling_requests"  # kept on the Pod object, like its cached properties: it lives as long
 
 
 def requests_of(pod) -> dict:
-    """``pod_requests(pod)``, computed once per Pod object."""
-    return _pod_facts(pod)[0]
+    """``pod_requests(pod)``, computed once per Pod object: a Pod never changes (a weak dictionary
+    cost a weak reference and its callback for each of 150,000 pods)."""
+    requests = pod.__dict__.get(_REQUESTS)
+    if requests is None:
+        requests = pod.__dict__[_REQUESTS] = pod_requests(pod)
+    return requests
 
 
-def anti_affinity_terms(pod) -> list:
+def anti_affinity_terms(pod) -> tuple:
     """The pod's required anti-affinity terms as an existing pod's (judging incoming pods), parsed
-    once per Pod object."""
-    return _pod_facts(pod)[1]
+    once per Pod object (``required_terms``)."""
+    return required_terms(pod, "podAntiAffinity", incoming=False)
+
+
+def node_decides_alone(pod, snapshot) -> bool:
+    """Whether only its node decides the pod's fit (``fit_failures`` says all ``pod_failures``
+    would): no claims (storage known), DoNotSchedule spread or required pod (anti-)affinity, and no
+    existing pod's required anti-affinity selects it."""
+    return not ((claim_names(pod) and snapshot.storage_known)
+                or required_terms(pod, "podAffinity") or required_terms(pod, "podAntiAffinity")
+                or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
+                       for c in pod.topology_spread_constraints)
+                or any(t.matches(pod) for t in existing_anti_terms(snapshot, pod.namespace)))
 
 
 def _cache(snapshot) -> dict:
@@ -357,7 +364,7 @@ def share_node_states(parent, view, changed, pods=()):
 
 
 def _share_anti(source, target, pods):
-    if source["anti"] is not None and target["anti"] is None and not any(_pod_facts(p)[1] for p in pods):
+    if source["anti"] is not None and target["anti"] is None and not any(anti_affinity_terms(p) for p in pods):
         target["anti"] = source["anti"]
 
 
@@ -444,7 +451,7 @@ def required_terms(pod, kind, incoming=True) -> tuple:
     raw = (pod.affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
     if not raw:
         return ()
-    parsed = pod.__dict__.get(_TERMS)  # kept on the Pod, like _FACTS: a check asks for them often
+    parsed = pod.__dict__.get(_TERMS)  # kept on the Pod, like _REQUESTS: a check asks for them often
     if parsed is None:
         parsed = pod.__dict__[_TERMS] = {}
     terms = parsed.get((kind, incoming))
@@ -604,7 +611,7 @@ class _PreFilter:
             for p in gone:
                 if pre.affinity or pre.anti:
                     pre.count_incoming(after, p, -1)
-                terms = _pod_facts(p)[1]
+                terms = anti_affinity_terms(p)
                 if terms:
                     pre.count_existing(after, p, terms, -1)
                 for x, ok in zip(pre.spread, eligible):
@@ -672,7 +679,7 @@ def existing_anti_affinity(snapshot) -> list:
                     "requiredDuringSchedulingIgnoredDuringExecution"):
                 node = snapshot.node(p.node_name)
                 if node is not None:
-                    found.append((p, node, _pod_facts(p)[1]))
+                    found.append((p, node, anti_affinity_terms(p)))
         entry["anti"] = found
     return entry["anti"]
 
@@ -691,7 +698,7 @@ class _Delta:
             for p in pods:
                 if pre.affinity or pre.anti:
                     pre.count_incoming(node, p, sign, self.pairs)
-                terms = _pod_facts(p)[1]
+                terms = anti_affinity_terms(p)
                 if terms:
                     pre.count_existing(node, p, terms, sign, self.pairs)
                 for i, s in enumerate(pre.spread):
