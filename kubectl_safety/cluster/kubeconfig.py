@@ -385,6 +385,8 @@ def in_memory_file(content: bytes) -> str:
 
 def forget_private_files():
     """Remove the private directory (when the TLS context holds the keys, and at exit)."""
+    if not _PRIVATE:  # the usual case (keys are passed as /proc/self/fd files): shutil not imported
+        return
     import shutil
 
     while _PRIVATE:

@@ -261,10 +261,11 @@ class Connection:
         return payload
 
     def list(self, resource, namespace=None, *, field_selector=None, label_selector=None,
-             chunk_size=500):
-        """All items of a (paginated) list, as a ``kind: List``-shaped dict with kind/apiVersion set."""
+             chunk_size=500, checked=None):
+        """All items of a (paginated) list, as a ``kind: List``-shaped dict with kind/apiVersion set.
+        ``checked``: a list to which the items already shape-checked by their Struct are added."""
         items, _ = self.list_versioned(resource, namespace, field_selector=field_selector,
-                                       label_selector=label_selector, chunk_size=chunk_size)
+                                       label_selector=label_selector, chunk_size=chunk_size, checked=checked)
         return {"kind": "List", "apiVersion": "v1", "items": items}
 
     def watch(self, resource, namespace=None, *, resource_version, field_selector=None, label_selector=None,
@@ -312,10 +313,11 @@ class Connection:
             stream.close()
 
     def list_versioned(self, resource, namespace=None, *, field_selector=None, label_selector=None,
-                       chunk_size=500):
+                       chunk_size=500, checked=None):
         """``(items, resourceVersion)`` of a (paginated) LIST: the version a WATCH starts from.
-        Each page is decoded into the typed model (``model/typed.py``) as it arrives."""
-        from kubectl_safety.model.typed import prune
+        Each page is decoded into the typed model (``model/typed.py``) as it arrives; the items of
+        a page msgspec decoded and checked are added to ``checked`` too, if given."""
+        from kubectl_safety.model.typed import TypedPage, prune
 
         kind = RESOURCES[resource][2]
         api_version = RESOURCES[resource][0].split("/", 2)[-1]
@@ -336,13 +338,20 @@ class Connection:
             if not isinstance(page, list) or not isinstance(metadata, dict):
                 raise ClusterError(f"unexpected answer from the server {self.host} to a LIST of {resource}: "
                                    "items must be a list, metadata a map")
-            for i, item in enumerate(page):
-                if isinstance(item, dict):
-                    item.setdefault("kind", kind)
+            if isinstance(payload, TypedPage):  # trimmed by the decoder already
+                for item in page:
                     item.setdefault("apiVersion", api_version)
-                    item = prune(item)  # the typed model's fields only, page by page (idempotent)
-                page[i] = None
-                items.append(item)
+                items += page
+                if payload.checked and checked is not None:
+                    checked += page
+            else:
+                for i, item in enumerate(page):
+                    if isinstance(item, dict):
+                        item.setdefault("kind", kind)
+                        item.setdefault("apiVersion", api_version)
+                        item = prune(item)  # the typed model's fields only, page by page
+                    page[i] = None
+                    items.append(item)
             token = metadata.get("continue")
             if not token:
                 return items, metadata.get("resourceVersion") or "0"

@@ -31,9 +31,12 @@ def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, c
         return build_snapshot(pairs, taken_at=now or newest,
                               source="snapshot " + ", ".join(snapshot_paths))
     from kubectl_safety.cluster.dump import bulk_load
+    from kubectl_safety.model.typed import Pairs
 
+    checked = []  # shape-checked by their Struct; kept alive here while their ids mark them
     with bulk_load():  # many acyclic objects: no cyclic GC passes while they arrive
-        objects = unique(fetch(connection, queries, chunk_size, warnings))
+        objects = Pairs(unique(fetch(connection, queries, chunk_size, warnings, checked)))
+    objects.checked.update(map(id, checked))
     return build_snapshot(objects, taken_at=now, source=f"cluster {connection.host}",
                           complete_pod_namespaces=complete_pod_namespaces(queries))
 
@@ -59,27 +62,51 @@ def complete_pod_namespaces(queries):
     return frozenset(q.namespace for q in lists)
 
 
-def fetch(connection, queries, chunk_size=500, warnings=None):
-    """Run each query once, one after the other on one kept-alive connection (measured: parallel
-    queries cost more in TLS handshakes than they save); yield ``(origin, object)`` pairs."""
+def fetch(connection, queries, chunk_size=500, warnings=None, checked=None):
+    """Run each query once; yield ``(origin, object)`` pairs in the queries' order.
+
+    Node-scoped reads go one after the other on one kept-alive connection (measured: parallel
+    ones cost more in TLS handshakes than they save). Whole-cluster reads go two at a time: the
+    small LISTs are answered while the pods' pages are (``cluster/background.py``).
+    ``checked``: a list to which the objects their Struct shape-checked are added.
+    """
+    def read(q):
+        return _read(connection, q, chunk_size, checked)
+
+    if any(_whole_cluster_pods(q) for q in queries):
+        from kubectl_safety.cluster.background import in_order
+
+        connection.host  # noqa: B018 - the transport built once (credentials read once), before two threads use it
+        answers = in_order(read, queries)
+    else:
+        answers = map(read, queries)
+    for pairs, warning in answers:
+        if warning and warnings is not None:
+            warnings.append(warning)
+        yield from pairs
+
+
+def _whole_cluster_pods(q) -> bool:
+    return q.resource == "pods" and not (q.namespace or q.name or q.field_selector or q.label_selector)
+
+
+def _read(connection, q, chunk_size, checked):
+    """``(pairs, warning)`` of one query: a warning instead of pairs for an optional forbidden one."""
     from kubectl_safety.errors import SafetyError
 
-    for q in queries:
-        origin = f"{q.resource} from the API server"
-        try:
-            if q.name:
-                obj = connection.get(q.resource, q.name, q.namespace, optional=q.optional)
-                if obj is not None:
-                    from kubectl_safety.model.typed import prune
+    origin = f"{q.resource} from the API server"
+    try:
+        if q.name:
+            obj = connection.get(q.resource, q.name, q.namespace, optional=q.optional)
+            if obj is None:
+                return [], None
+            from kubectl_safety.model.typed import prune
 
-                    yield origin, prune(obj)
-                continue
-            listing = connection.list(q.resource, q.namespace, field_selector=q.field_selector,
-                                      label_selector=q.label_selector, chunk_size=chunk_size)
-        except SafetyError as e:
-            if not q.optional or "Forbidden" not in str(e):
-                raise
-            if warnings is not None:
-                warnings.append(f"{e} (continuing without {q.resource}: the analysis is partial)")
-            continue
-        yield from flatten(listing, origin)
+            return [(origin, prune(obj))], None
+        listing = connection.list(q.resource, q.namespace, field_selector=q.field_selector,
+                                  label_selector=q.label_selector, chunk_size=chunk_size, checked=checked)
+    except SafetyError as e:
+        if not q.optional or "Forbidden" not in str(e):
+            raise
+        return [], f"{e} (continuing without {q.resource}: the analysis is partial)"
+    return list(flatten(listing, origin)), None

@@ -2,23 +2,23 @@
 
 import math
 import re
-from fractions import Fraction
 from functools import lru_cache
 
 from kubectl_safety.errors import InputError
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
-            "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}  # powers of ten
 _PATTERN = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)$")
 
 
-def parse_quantity(value) -> Fraction:
+def parse_quantity(value) -> "Fraction":
     """Parse ``"100m"``, ``"1.5Gi"``, ``"1e3"``, ``2`` into an exact Fraction.
 
     >>> parse_quantity("1.5Gi") == 3 * 2**29
     True
     """
+    from fractions import Fraction  # on first use: a node-scoped drain parses no quantity
+
     if isinstance(value, bool):
         raise InputError(f"invalid quantity {value!r}")
     if isinstance(value, int):
@@ -33,7 +33,7 @@ def parse_quantity(value) -> Fraction:
     amount = Fraction(number)
     if suffix[:1] in ("e", "E"):
         return amount * Fraction(10) ** int(suffix[1:])
-    return amount * (_BINARY.get(suffix) or _DECIMAL[suffix])
+    return amount * (_BINARY.get(suffix) or Fraction(10) ** _DECIMAL[suffix])
 
 
 MILLI = 1000  # exact amounts: integers in thousandths of the scheduler's unit (see ``_exact``)

@@ -22,25 +22,16 @@ _META = {**META, "name": WHOLE, "generateName": WHOLE, "resourceVersion": WHOLE}
 _POD = SCHEMAS["Pod"]
 # Pod: the one kind worth typing deeply (150,000 of them in a large cluster); everything the
 # scheduler's filters, eviction, priority, QoS, termination and storage analyses read.
-_CONTAINER = {**CONTAINER, "resizePolicy": WHOLE}
-# Every volume source (force_delete reads them), beside the checked fields of model/schema.py.
-_VOLUME = {**_POD["spec"]["volumes"][0], **{source: WHOLE for source in (
-    "awsElasticBlockStore", "azureDisk", "azureFile", "cephfs", "cinder", "configMap", "csi", "downwardAPI",
-    "fc", "flexVolume", "flocker", "gcePersistentDisk", "gitRepo", "glusterfs", "image", "iscsi", "nfs",
-    "photonPersistentDisk", "portworxVolume", "projected", "quobyte", "rbd", "scaleIO", "secret", "storageos",
-    "vsphereVolume")}}
-_POD_SPEC = {**_POD["spec"], "containers": [_CONTAINER], "initContainers": [_CONTAINER], "volumes": [_VOLUME],
-             "schedulerName": WHOLE, "schedulingGates": WHOLE, "runtimeClassName": WHOLE, "hostNetwork": WHOLE,
-             "hostPID": WHOLE, "hostIPC": WHOLE, "restartPolicy": WHOLE, "readinessGates": WHOLE, "os": WHOLE,
-             "activeDeadlineSeconds": WHOLE, "serviceAccountName": WHOLE, "hostname": WHOLE, "subdomain": WHOLE,
-             "securityContext": WHOLE, "resourceClaims": WHOLE}
-# Container statuses without their image and container ids (half their bytes).
-_CONTAINER_STATUS = {field: WHOLE for field in ("name", "state", "lastState", "ready", "started", "restartCount",
-                                                "resources", "allocatedResources", "allocatedResourcesStatus",
-                                                "stopSignal", "user")}
-_POD_STATUS = {**_POD["status"], "containerStatuses": [_CONTAINER_STATUS], "initContainerStatuses": [_CONTAINER_STATUS],
-               "reason": WHOLE, "message": WHOLE, "resize": WHOLE, "hostIP": WHOLE,
-               "podIP": WHOLE, "ephemeralContainerStatuses": WHOLE}
+# Volume sources some analysis reads (force_delete: inline network disks, CSI drivers, claims;
+# drain and rebalance: local storage), beside the checked fields of model/schema.py. Every
+# other source (the service-account token's projected volume, configMap, secret, ...) is
+# skipped: a fifth of a pod's memory, read by nothing.
+_VOLUME = {**_POD["spec"]["volumes"][0], **{source: WHOLE for source in ("csi", "fc", "iscsi", "nfs")}}
+_POD_SPEC = {**_POD["spec"], "containers": [CONTAINER], "initContainers": [CONTAINER], "volumes": [_VOLUME],
+             "schedulerName": WHOLE, "schedulingGates": WHOLE}
+# Container statuses: what an in-place resize charges (``analysis/resources.py``).
+_CONTAINER_STATUS = {field: WHOLE for field in ("name", "resources", "allocatedResources")}
+_POD_STATUS = {**_POD["status"], "containerStatuses": [_CONTAINER_STATUS], "initContainerStatuses": [_CONTAINER_STATUS]}
 _FEW = {"metadata": _META, "spec": WHOLE, "status": WHOLE}  # kinds with few objects: all but metadata
 # Kinds whose Structs hold every shape check (constraints included): an object msgspec decoded
 # into one needs no second check. The others keep whole subtrees, which ``check_shape`` walks.
@@ -263,6 +254,13 @@ def _each(items, origin, start, decoders, pairs, item_kind=None, api_version=Non
     return pairs
 
 
+class TypedPage(dict):
+    """A LIST page ``decode_page`` decoded into the typed model: its items are trimmed already and,
+    if ``checked`` (a kind in ``CHECKED_BY_TYPE``), shape-checked by their Struct."""
+
+    checked = False
+
+
 SMALL_PAGE = 256 << 10  # bytes: json and ``prune`` take under ~5 ms; building the decoders ~25 ms
 
 
@@ -285,7 +283,9 @@ def decode_page(data, kind: str):
     to_builtins, items = decoders["to_builtins"], page.items
     for i, item in enumerate(items):
         items[i] = to_builtins(item)
-    return {"kind": page.kind, "apiVersion": page.apiVersion, "metadata": page.metadata, "items": items}
+    typed_page = TypedPage(kind=page.kind, apiVersion=page.apiVersion, metadata=page.metadata, items=items)
+    typed_page.checked = kind in CHECKED_BY_TYPE
+    return typed_page
 
 
 # kubectl's -o json: 4-space indentation, so an item of the top-level "items" array opens and

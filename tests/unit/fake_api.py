@@ -79,7 +79,7 @@ class FakeApi:
         self.delivered += obj is not None
         return obj
 
-    def list(self, resource, namespace=None, *, field_selector=None, label_selector=None, chunk_size=500):
+    def list(self, resource, namespace=None, *, field_selector=None, label_selector=None, chunk_size=500, checked=None):
         items, _ = self.list_versioned(resource, namespace, field_selector=field_selector)
         return {"kind": "List", "apiVersion": "v1", "items": items}
 

@@ -80,6 +80,44 @@ def test_unread_fields_are_skipped(field):
     assert pod["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "100m"}
 
 
+VOLUMES = {  # volume source: kept (an analysis reads it) or skipped
+    "emptyDir": True, "hostPath": True, "persistentVolumeClaim": True, "ephemeral": True,  # local data, claims
+    "csi": True, "nfs": True, "iscsi": True, "fc": True,  # force delete's storage risks
+    "projected": False, "configMap": False, "secret": False, "downwardAPI": False, "awsElasticBlockStore": False,
+}
+
+
+@pytest.mark.parametrize("msgspec_path", [True, False], ids=["msgspec", "pure-python"])
+@pytest.mark.parametrize("source", VOLUMES)
+def test_volume_sources_no_analysis_reads_are_skipped(source, msgspec_path, monkeypatch):
+    if not msgspec_path:
+        monkeypatch.setitem(sys.modules, "msgspec", None)
+        monkeypatch.setattr(typed, "_DECODERS", {})
+    content = {"driver": "nfs.csi.k8s.io", "claimName": "data", "server": "nfs", "path": "/x", "sources": []}
+    (_, pod), = _decoded(_listed(_pod(volumes=[{"name": "v", source: content}])))
+    volume, = pod["spec"]["volumes"]
+    assert volume.get("name") == "v" and (source in volume) == VOLUMES[source]
+
+
+@pytest.mark.parametrize("where, field", [("spec", "securityContext"), ("spec", "hostNetwork"),
+                                          ("spec", "serviceAccountName"), ("status", "podIP"),
+                                          ("status", "hostIP")])
+def test_pod_fields_no_analysis_reads_are_skipped(where, field):
+    pod = _pod()
+    pod[where][field] = {"runAsUser": 1} if field == "securityContext" else "x"
+    (_, decoded), = _decoded(_listed(pod))
+    assert field not in decoded[where]
+
+
+def test_container_statuses_keep_only_what_a_resize_charges():
+    pod = _pod()
+    pod["status"]["containerStatuses"] = [{"name": "app", "ready": True, "restartCount": 3, "state": {"running": {}},
+                                           "allocatedResources": {"cpu": "1"}, "resources": {"requests": {"cpu": "1"}}}]
+    (_, decoded), = _decoded(_listed(pod))
+    assert decoded["status"]["containerStatuses"] == [{"name": "app", "allocatedResources": {"cpu": "1"},
+                                                       "resources": {"requests": {"cpu": "1"}}}]
+
+
 def test_the_dump_bytes_are_released_once_decoded():
     holder = [json.dumps(DOCUMENTS["kubectl get -o json (List of known kinds)"]).encode()]
     decode_dump(holder, "dump.json")
@@ -119,6 +157,8 @@ def test_a_timestamp_without_a_zone_is_named(tmp_path):
 PAGES = {  # a live LIST page: typed when every item has its kind's shape, else the generic path (None)
     "pods": (_listed(_without_kind(_pod()), kind="PodList"), "Pod", True),
     "a continue token": ({**_listed(_without_kind(_pod()), kind="PodList"), "metadata": {"continue": "t"}}, "Pod", True),
+    "nodes (their Struct keeps status whole: checked again)": (
+        _listed(_without_kind(make_node("n1")), kind="NodeList"), "Node", True),
     "a wrong type": (_listed(_without_kind(_pod(affinity=[])), kind="PodList"), "Pod", False),
     "a kind the model does not type": (_listed({"metadata": {"name": "x"}}, kind="WidgetList"), "Widget", False),
 }
@@ -133,6 +173,7 @@ def test_live_pages_decode_into_the_typed_model(name):
     if typed_path:
         assert page["metadata"] == document.get("metadata")
         assert page["items"] == [typed.prune({"kind": kind, **item}) for item in document["items"]]
+        assert page.checked == (kind in typed.CHECKED_BY_TYPE)
 
 
 def test_small_pages_take_the_generic_path_until_a_large_one_builds_the_decoders(monkeypatch):
@@ -191,7 +232,7 @@ SLICED = {  # (file text, whether it is decoded slice by slice)
     "a kind the Structs do not know": (_kubectl_json(_pod(), {"apiVersion": "x/v1", "kind": "Widget",
                                                               "metadata": {"name": "w"}}), True),
     "a wrong type": (_kubectl_json(_pod(), _pod(affinity=[])), True),
-    "a null where a value belongs": (_kubectl_json(_pod(), _pod(nodeName=None), _pod(hostNetwork=None)), True),
+    "a null where a value belongs": (_kubectl_json(_pod(), _pod(nodeName=None), _pod(schedulerName=None)), True),
     "no items": (_kubectl_json(), False),
     "cut short": (_kubectl_json(_pod(), _pod())[:-40], False),
 }
