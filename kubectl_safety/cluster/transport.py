@@ -138,18 +138,24 @@ class HttpTransport:
         self._refresh = endpoint.refresh
         self._context = _ssl_context(endpoint) if self._https else None
         self._server_name = endpoint.tls_server_name
-        self._idle, self._lock = [], threading.Lock()
+        self._idle, self._lock, self._refresh_lock = [], threading.Lock(), threading.Lock()
 
     def auth_headers(self) -> dict:
         return {"Authorization": self._authorization} if self._authorization else {}
 
-    def refresh(self) -> bool:
-        """New credentials from the exec plugin after a 401; True when they changed."""
+    def refresh(self, rejected=None) -> bool:
+        """New credentials from the exec plugin after a 401; True when there are new ones to retry
+        with. ``rejected``: the Authorization the server refused. When another request replaced it
+        meanwhile, the new one is used without running the plugin again: requests refused at once
+        (two reads, 32 evictions) run it once."""
         if self._refresh is None:
             return False
-        new = self._refresh()
-        changed, self._authorization = new != self._authorization, new
-        return bool(new) and changed
+        with self._refresh_lock:
+            if rejected is not None and self._authorization != rejected:
+                return bool(self._authorization)
+            new = self._refresh()
+            changed, self._authorization = new != self._authorization, new
+            return bool(new) and changed
 
     def request(self, method, url, headers, body, timeout):
         _check_headers(headers)

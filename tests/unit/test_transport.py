@@ -184,3 +184,42 @@ def test_kubeconfig_impersonation_is_sent(server, tmp_path, flags, user, group):
     headers = echo(Connection(kubeconfig=path, **flags))["headers"]
     assert [v for k, v in headers if k == "impersonate-user"] == [user]
     assert [v for k, v in headers if k == "impersonate-group"] == group
+
+
+class _Endpoint:
+    """An exec-plugin endpoint whose plugin hands out bearer-1, bearer-2, ... slowly."""
+
+    host, tls_server_name = "http://127.0.0.1:1", None
+
+    def __init__(self):
+        self.runs, self.authorization = 0, "Bearer 0"
+
+    def refresh(self):
+        import time
+
+        time.sleep(0.05)  # long enough for the other refused requests to queue up behind it
+        self.runs += 1
+        return f"Bearer {self.runs}"
+
+
+REFRESHES = {  # name: (Authorization each concurrent request was refused with, plugin runs)
+    "requests refused at once run the plugin once": (["Bearer 0"] * 8, 1),
+    "a refusal of the new token runs it again": (["Bearer 0", "Bearer 1"], 2),
+    "without the refused value, each runs it": ([None, None], 2),
+}
+
+
+@pytest.mark.parametrize("name", REFRESHES)
+def test_a_401_refreshes_exec_credentials_once_for_all_requests_refused_together(name):
+    refused, runs = REFRESHES[name]
+    endpoint = _Endpoint()
+    transport = HttpTransport(endpoint)
+    retry = []
+    for batch in ([r for r in refused if r != "Bearer 1"], [r for r in refused if r == "Bearer 1"]):
+        threads = [threading.Thread(target=lambda r=r: retry.append(transport.refresh(r))) for r in batch]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert endpoint.runs == runs and all(retry)
+    assert transport.auth_headers() == {"Authorization": f"Bearer {runs}"}
