@@ -190,7 +190,8 @@ class Connection:
         started = time.monotonic()
         try:
             status, data = transport.request(method, url, headers, payload_bytes, timeout)
-            if status == 401 and getattr(transport, "refresh", None) and transport.refresh(dict(headers).get("Authorization")):
+            refused = dict(headers).get("Authorization")
+            if status == 401 and getattr(transport, "refresh", None) and transport.refresh(refused):
                 headers = [h for h in headers if h[0] != "Authorization"] + list(transport.auth_headers().items())
                 status, data = transport.request(method, url, headers, payload_bytes, timeout)
         except SafetyError:

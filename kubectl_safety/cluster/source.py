@@ -76,7 +76,7 @@ def fetch(connection, queries, chunk_size=500, warnings=None, checked=None):
     if any(_whole_cluster_pods(q) for q in queries):
         from kubectl_safety.cluster.background import in_order
 
-        connection.host  # noqa: B018 - the transport built once (credentials read once), before two threads use it
+        connection.host  # noqa: B018 - the transport built (credentials read) once, before two threads
         answers = in_order(read, queries)
     else:
         answers = map(read, queries)

@@ -11,7 +11,7 @@ _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "
 _PATTERN = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)$")
 
 
-def parse_quantity(value) -> "Fraction":
+def parse_quantity(value):
     """Parse ``"100m"``, ``"1.5Gi"``, ``"1e3"``, ``2`` into an exact Fraction.
 
     >>> parse_quantity("1.5Gi") == 3 * 2**29

@@ -94,12 +94,13 @@ class SlowConnection:
             self.running -= 1
         if resource == "poddisruptionbudgets":
             raise ClusterError("poddisruptionbudgets is Forbidden")
-        return {"kind": "Node" if resource == "nodes" else "Pod", "apiVersion": "v1", "metadata": {"name": name or resource}}
+        kind = "Node" if resource == "nodes" else "Pod"
+        return {"kind": kind, "apiVersion": "v1", "metadata": {"name": name or resource}}
 
     def get(self, resource, name, namespace=None, optional=False):
         return self._read(resource, name)
 
-    def list(self, resource, namespace=None, *, field_selector=None, label_selector=None, chunk_size=500, checked=None):
+    def list(self, resource, namespace=None, *, chunk_size=500, checked=None, **selectors):
         return {"kind": "List", "apiVersion": "v1", "items": [self._read(resource)]}
 
 
@@ -117,8 +118,10 @@ def test_queries_are_answered_in_their_order(name):
     queries, at_once = READS[name]
     connection, warnings = SlowConnection(), []
     pairs = list(fetch(connection, queries, warnings=warnings))
-    assert [origin.split()[0] for origin, _ in pairs] == [q.resource for q in queries if q.resource != "poddisruptionbudgets"]
-    assert warnings == ["poddisruptionbudgets is Forbidden (continuing without poddisruptionbudgets: the analysis is partial)"]
+    read = [q.resource for q in queries if q.resource != "poddisruptionbudgets"]
+    assert [origin.split()[0] for origin, _ in pairs] == read
+    assert warnings == ["poddisruptionbudgets is Forbidden "
+                        "(continuing without poddisruptionbudgets: the analysis is partial)"]
     assert connection.peak == at_once
 
 
