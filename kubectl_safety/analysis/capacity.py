@@ -90,7 +90,6 @@ class Capacity:
                 return True
         return False
 
-
     def failures(self, pod, node, shape=None, name=None) -> list:
         """``filter_node``'s failures. With a ``shape`` (a shared base), the plugins that read only
         the pod and the Node object (``node_failures``, which run first) are answered once per

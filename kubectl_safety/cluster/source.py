@@ -73,7 +73,7 @@ def fetch(connection, queries, chunk_size=500, warnings=None, checked=None):
     def read(q):
         return _read(connection, q, chunk_size, checked)
 
-    if any(_whole_cluster_pods(q) for q in queries):
+    if complete_pod_namespaces(queries) is None:  # every pod is read: a LIST of many pages
         from kubectl_safety.cluster.background import in_order
 
         connection.host  # noqa: B018 - the transport built (credentials read) once, before two threads
@@ -84,10 +84,6 @@ def fetch(connection, queries, chunk_size=500, warnings=None, checked=None):
         if warning and warnings is not None:
             warnings.append(warning)
         yield from pairs
-
-
-def _whole_cluster_pods(q) -> bool:
-    return q.resource == "pods" and not (q.namespace or q.name or q.field_selector or q.label_selector)
 
 
 def _read(connection, q, chunk_size, checked):
