@@ -301,6 +301,7 @@ def workload_findings(snapshot, shared, unplaceable) -> list:
             continue
         groups.setdefault((ref.get("kind"), pod.namespace, ref.get("name")), []).append(pod)
     zones = {n.labels.get(ZONE) for n in snapshot.nodes if n.labels.get(ZONE)}
+    zone_of = {n.name: n.labels.get(ZONE) for n in snapshot.nodes}  # as snapshot.node finds them
     out = []
     for (kind, ns, name), pods in sorted(groups.items()):
         owner = snapshot.workload(kind, ns, name)
@@ -315,8 +316,7 @@ def workload_findings(snapshot, shared, unplaceable) -> list:
             out.append(finding("REPLICAS_ON_ONE_NODE", "warning", f"all {len(running)} pods of {kind} {ns}/{name} run on "
                                f"node {next(iter(nodes))}: one node failure or drain takes them all", [wl]))
         elif len(running) >= 2 and len(zones) >= 2:
-            in_zones = {(snapshot.node(p.node_name).labels.get(ZONE) if snapshot.node(p.node_name) else None)
-                        for p in running}
+            in_zones = {zone_of.get(p.node_name) for p in running}
             if len(in_zones) == 1 and None not in in_zones:
                 out.append(finding("REPLICAS_IN_ONE_ZONE", "warning", f"all {len(running)} pods of {kind} {ns}/{name} "
                                    f"run in zone {next(iter(in_zones))} of {len(zones)}: a zone outage takes them all",

@@ -199,7 +199,7 @@ class SharedPlanning:
     def summary(self, pdb) -> dict:
         ref = (pdb.namespace, pdb.name)
         if ref not in self.summaries:
-            self.summaries[ref] = pdb_math.summary(pdb, self.snapshot.replace(pods=self.selected(pdb)))
+            self.summaries[ref] = pdb_math.summary(pdb, self.snapshot, self.selected(pdb))
         return self.summaries[ref]
 
     def selected(self, pdb) -> list:

@@ -72,8 +72,9 @@ def status_sync_failure(pdb):
     return None
 
 
-def budget(pdb, snapshot) -> dict:
-    """Recomputed desiredHealthy/expectedPods/currentHealthy/disruptionsAllowed, with status.
+def budget(pdb, snapshot, pods=None) -> dict:
+    """Recomputed desiredHealthy/expectedPods/currentHealthy/disruptionsAllowed, with status
+    (``pods``: the snapshot's pods the PDB selects, in snapshot order, when the caller knows them).
 
     The recomputation follows the disruption controller over the snapshot's pods and owners;
     ``syncFailed`` says why its sync fails (it then writes 0 allowed and keeps the rest). ``status``
@@ -87,7 +88,7 @@ def budget(pdb, snapshot) -> dict:
                 "expectedPods": pdb.status_int("expectedPods"), "desiredHealthy": pdb.status_int("desiredHealthy"),
                 "disruptionsAllowed": pdb.disruptions_allowed, "status": status, "statusCurrent": pdb.status_is_current,
                 "syncFailed": status_sync_failure(pdb)}
-    pods = [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
+    pods = _selected(pdb, snapshot) if pods is None else pods
     now = snapshot.taken_at
     healthy = [p for p in pods if not p.is_terminating and p.is_ready and not _disrupted(pdb, p, now)]
     expected, desired, failed = None, None, None
@@ -119,12 +120,12 @@ def budget(pdb, snapshot) -> dict:
     }
 
 
-def never_allows(pdb, snapshot, b=None):
+def never_allows(pdb, snapshot, b=None, pods=None):
     """Why this PDB can never allow a voluntary disruption even with every pod healthy, or None
-    (``b``: its ``budget`` on ``snapshot``, when already computed)."""
+    (``b``: its ``budget`` on ``snapshot``, when already computed; ``pods``: as for ``budget``)."""
     if not snapshot.pods_complete_in(pdb.namespace):
         return _never_allows_from_status(pdb)
-    b = b or budget(pdb, snapshot)
+    b = b or budget(pdb, snapshot, pods)
     if b["syncFailed"]:
         return (f"the disruption controller fails safe to 0 disruptions allowed (SyncFailed: {b['syncFailed']}): "
                 "every eviction is refused until the PDB or its pods change")
@@ -142,10 +143,11 @@ def never_allows(pdb, snapshot, b=None):
         if expected is not None and desired is not None and desired >= expected and expected > 0:
             return f"minAvailable {pdb.min_available} of {expected} pods needs every pod healthy"
         return None
-    replicas = _replicas_of_matching_owners(pdb, snapshot)
-    pods = replicas if replicas is not None else b["matchingPods"]
-    if desired is not None and pods and desired >= pods:
-        return f"minAvailable {desired} with {pods} {'replicas' if replicas is not None else 'pods'}: no pod may ever be evicted"
+    replicas = _replicas_of_matching_owners(pdb, snapshot, pods)
+    count = replicas if replicas is not None else b["matchingPods"]
+    if desired is not None and count and desired >= count:
+        return (f"minAvailable {desired} with {count} {'replicas' if replicas is not None else 'pods'}: "
+                "no pod may ever be evicted")
     return None
 
 
@@ -163,9 +165,9 @@ def _never_allows_from_status(pdb):
     return f"{rule} of {expected} pods needs every pod healthy (PDB status)"
 
 
-def _replicas_of_matching_owners(pdb, snapshot):
+def _replicas_of_matching_owners(pdb, snapshot, pods=None):
     """The owners' replicas plus the pods without a controller (which nothing replaces)."""
-    pods = [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
+    pods = _selected(pdb, snapshot) if pods is None else pods
     try:
         replicas = expected_scale(pdb, pods, snapshot) if pods else None
     except SyncFailed:
@@ -173,9 +175,15 @@ def _replicas_of_matching_owners(pdb, snapshot):
     return None if replicas is None else replicas + sum(1 for p in pods if not p.controller_ref)
 
 
-def summary(pdb, snapshot) -> dict:
-    """The JSON view of a PDB used by every report."""
-    b = budget(pdb, snapshot)
+def _selected(pdb, snapshot) -> list:
+    return [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
+
+
+def summary(pdb, snapshot, pods=None) -> dict:
+    """The JSON view of a PDB used by every report (``pods``: as for ``budget``)."""
+    if pods is None and snapshot.pods_complete_in(pdb.namespace):
+        pods = _selected(pdb, snapshot)  # once for the budget and never_allows
+    b = budget(pdb, snapshot, pods)
     return {
         "name": pdb.name, "namespace": pdb.namespace,
         "minAvailable": pdb.min_available, "maxUnavailable": pdb.max_unavailable,
@@ -186,5 +194,5 @@ def summary(pdb, snapshot) -> dict:
         "desiredHealthy": pdb.status_int("desiredHealthy"),
         "expectedPods": pdb.status_int("expectedPods"),
         "matchingPods": b["matchingPods"],
-        "neverAllows": never_allows(pdb, snapshot, b),
+        "neverAllows": never_allows(pdb, snapshot, b, pods),
     }

@@ -60,9 +60,9 @@ def preview(pod, snapshot, now, replicas=1) -> dict:
         copy = pod if replicas <= 1 else _renamed(pod, i + 1)
         result = _place(copy, snapshot, now)
         placements.append(result)
-        if result["node"] is None:
+        if result["node"] is None or i + 1 >= replicas:
             break
-        snapshot = _apply(snapshot, copy, result)
+        snapshot = _apply(snapshot, copy, result)  # for the next copy: the last one's is not read
     return _report(pod, priority, placements, replicas, original, notes)
 
 

@@ -91,6 +91,17 @@ def pod_requests(pod) -> dict:
     return rounded(add(reqs, exact_resource_list(overhead)) if overhead else reqs)
 
 
+def requests_key(pod):
+    """All ``pod_requests`` reads of the pod, as a string (equal strings, equal requests), when that
+    is its containers' resources and sidecars' restartPolicy only; None with pod-level resources,
+    overhead or a resize."""
+    spec = pod.spec
+    if spec.get("resources") or spec.get("overhead") or _statuses(pod):
+        return None
+    return repr(([c.get("resources") for c in spec.get("containers") or ()],
+                 [(c.get("resources"), c.get("restartPolicy")) for c in spec.get("initContainers") or ()]))
+
+
 def pod_limits(pod) -> dict:
     """Effective limits (same aggregation as requests, limits instead)."""
     if pod.pod_level and pod.pod_level[1]:

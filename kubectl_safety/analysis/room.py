@@ -25,7 +25,8 @@ with them (no replacement is unplaceable, none returns); otherwise the caller pl
 """
 
 from kubectl_safety.analysis.scheduling.filters import (base_state, eligible_domains, existing_anti_terms,
-                                                      node_failures, required_terms, requests_of, tolerates_cordon)
+                                                      implied_taints, node_failures, required_terms, requests_of,
+                                                      scheduling_gated, tolerates_cordon)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import HOSTNAME, constraint_selector, normalized
@@ -51,6 +52,7 @@ class Room:
                 if len(bucket) < ROOMY and key != HOSTNAME:
                     bucket.append(node)
         self.static = {}  # (pod shape, node) -> node_failures
+        self.open = {}  # node -> no taint (set or implied), not cordoned (``_open``)
         self.domain_nodes = {}  # ((key, values), ...) -> their roomiest nodes (``_in_domains``)
         self.spread_counts = {}
         self.leaving_counts = {}  # (node, namespace, selector) -> the node's pods the selector counts
@@ -102,16 +104,28 @@ class Room:
             if domains is None:
                 return False
             candidates = self._in_domains(tuple(domains))
-        shape = _node_shape(pod)
         for m in candidates:
-            if m.name == node.name or not self._ample(m.name, demand, count):
-                continue
-            key = (shape, m.name)
-            if key not in self.static:
-                self.static[key] = node_failures(unscheduled_copy(pod), m)
-            if not self.static[key]:
+            if m.name != node.name and self._ample(m.name, demand, count) and self._admits(pod, m):
                 return True
         return False
+
+    def _admits(self, pod, m) -> bool:
+        """Whether ``node_failures`` lets the pod's replacement onto ``m``: always on an open node
+        for a pod without node rules (nodeSelector, node affinity, scheduling gates), else as
+        computed once per pod shape and node."""
+        if self._open(m) and not _node_rules(pod):
+            return True
+        key = (_node_shape(pod), m.name)
+        if key not in self.static:
+            self.static[key] = node_failures(unscheduled_copy(pod), m)
+        return not self.static[key]
+
+    def _open(self, m) -> bool:
+        """``m`` has no taint, set or implied by its conditions, and is not cordoned: only a pod's
+        own node rules can fail ``node_failures`` there."""
+        if m.name not in self.open:
+            self.open[m.name] = not (m.unschedulable or m.taints or implied_taints(m))
+        return self.open[m.name]
 
     def _in_domains(self, domains) -> list:
         """The roomiest nodes of the first constraint's domains whose labels are in every
@@ -184,6 +198,11 @@ def _spread(pod) -> list:
     """The pod's DoNotSchedule topology spread constraints."""
     return [c for c in pod.topology_spread_constraints
             if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+
+
+def _node_rules(pod) -> bool:
+    """Whether the pod has a nodeSelector, node affinity or scheduling gates."""
+    return bool(pod.spec.get("nodeSelector") or pod.affinity.get("nodeAffinity") or scheduling_gated(pod))
 
 
 def _node_shape(pod) -> str:

@@ -47,3 +47,21 @@ def test_sub_unit_memory_is_summed_at_milli_precision_then_rounded_once():
     pod = make_pod("p", containers=[container(f"c{i}", {"memory": "0.5"}) for i in range(3)])
     assert pod_requests(Pod(pod))["memory"] == 2
     assert pod_requests(Pod({**pod, "spec": {**pod["spec"], "overhead": {"memory": "0.5"}}}))["memory"] == 2
+
+
+def test_pods_with_the_same_container_resources_share_their_requests():
+    """``requests_of`` parses a template's quantities once (read-only dict shared); pod-level
+    resources, overhead or a resize make a pod's requests its own."""
+    from kubectl_safety.analysis.scheduling.filters import requests_of
+
+    def pod(name, **spec):
+        return Pod(make_pod(name, containers=[container("c", {"cpu": "250m", "memory": "1Gi"})], **spec))
+
+    a, b = pod("a"), pod("b")
+    assert requests_of(a) is requests_of(b) and requests_of(a) == pod_requests(a)
+    sidecar = pod("s", initContainers=[container("side", {"cpu": "1"}, restartPolicy="Always")])
+    init = pod("i", initContainers=[container("side", {"cpu": "1"})])
+    assert (requests_of(sidecar)["cpu"], requests_of(init)["cpu"]) == (1250, 1000)
+    for own in (pod("l", resources={"requests": {"cpu": "2"}}), pod("o", overhead={"cpu": "1"}),
+                resized("250m", "1")):
+        assert requests_of(own) == pod_requests(own) and requests_of(own) is not requests_of(a)

@@ -82,7 +82,7 @@ import copy
 import weakref
 from dataclasses import dataclass
 
-from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.analysis.resources import pod_requests, requests_key
 from kubectl_safety.analysis.scheduling.failure import Failure
 from kubectl_safety.analysis.scheduling.volumes import (claim_names, read_write_once_pod_failure,
                                                        read_write_once_pod_users, volume_filter, volume_prefilter)
@@ -306,15 +306,30 @@ def _resources(pod, node, state, pre):
 _CACHE = weakref.WeakKeyDictionary()
 _TERMS = "_required_terms"  # {(kind, incoming): terms}, on the Pod object (``required_terms``)
 _REQUESTS = "_scheduling_requests"  # kept on the Pod object, like its cached properties: it lives as long
+_ALIKE = {}  # requests_key -> requests: the pods of one template parse their quantities once
+_ALIKE_MAX = 10_000  # distinct keys kept (a cluster has a few thousand)
 
 
 def requests_of(pod) -> dict:
-    """``pod_requests(pod)``, computed once per Pod object: a Pod never changes (a weak dictionary
-    cost a weak reference and its callback for each of 150,000 pods)."""
+    """``pod_requests(pod)``, computed once per Pod object (a Pod never changes; a weak dictionary
+    cost a weak reference and its callback for each of 150,000 pods) and shared by pods whose
+    ``requests_key`` is equal: read only."""
     requests = pod.__dict__.get(_REQUESTS)
     if requests is None:
-        requests = pod.__dict__[_REQUESTS] = pod_requests(pod)
+        requests = pod.__dict__[_REQUESTS] = _requests_alike(pod)
     return requests
+
+
+def _requests_alike(pod) -> dict:
+    """``pod_requests(pod)``, the same dict for pods with equal ``requests_key``."""
+    key = requests_key(pod)
+    if key is None:
+        return pod_requests(pod)
+    if key not in _ALIKE:
+        if len(_ALIKE) >= _ALIKE_MAX:
+            _ALIKE.clear()
+        _ALIKE[key] = pod_requests(pod)
+    return _ALIKE[key]
 
 
 def anti_affinity_terms(pod) -> tuple:
