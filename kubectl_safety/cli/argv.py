@@ -2,19 +2,16 @@
 
 - ``-n=shop`` and ``-o=json``: a short flag with ``=`` takes the rest as its value (click would keep the ``=``).
 - ``--force=true``, ``--wait=false``, ``-A=true``: boolean flags with an explicit value.
-- ``pod/web``, ``node/n1``, ``pods/web`` (``TYPE/NAME``) where a command takes pod or node names, and
-  ``delete pod/web`` / ``explain node/n1`` for the subcommand plus its name.
+- ``pod/web``, ``no/n1``, ``pods/web`` (``TYPE/NAME``) where a command's declaration takes that resource
+  (``cli/registry.py``), and ``delete pod/web`` / ``explain nodes/n1`` for the subcommand plus its name.
 """
 
 import click
 
+from kubectl_safety.cli import registry
+
 TRUE = {"1", "t", "T", "true", "TRUE", "True"}
 FALSE = {"0", "f", "F", "false", "FALSE", "False"}
-
-# resource aliases kubectl accepts -> our subcommand word
-TYPES = {"pod": "pod", "pods": "pod", "po": "pod", "node": "node", "nodes": "node", "no": "node"}
-# command path -> the resource type its NAME arguments are
-NAME_TYPES = {"drain": "node", "explain node": "node", "explain pod": "pod", "delete pod": "pod", "preemption": "pod"}
 
 
 def normalize(group, ctx, args) -> list:
@@ -42,10 +39,11 @@ def normalize(group, ctx, args) -> list:
                     i += 1
             continue
         if isinstance(cmd, click.Group):
-            word, _, name = arg.partition("/")
-            sub_name = TYPES.get(word, word) if name or word in TYPES else word
+            word, slash, name = arg.partition("/")
+            declared = registry.subcommand(" ".join(path), word)
+            sub_name = declared.path.rsplit(" ", 1)[-1] if declared and (not slash or declared.takes) else None
             sub = cmd.get_command(ctx, sub_name) if sub_name in (cmd.list_commands(ctx) or ()) else None
-            if sub is not None:
+            if sub is not None and (name or not slash):
                 cmd, path = sub, path + [sub_name]
                 out += [sub_name] + ([name] if name else [])
                 continue
@@ -82,11 +80,13 @@ def _flag(opt, name, value) -> list:
 
 
 def _strip_type(path, arg) -> str:
-    """``pod/web`` -> ``web`` where the command takes pod names; a NAME of the wrong type is an error."""
-    kind = NAME_TYPES.get(path)
+    """``po/web`` -> ``web`` where the command takes pod names; a NAME of a type it does not take is an error.
+    (A command whose TYPE is part of the argument, ``rebalance deploy/web``, reads it itself.)"""
+    declared = registry.command(path)
     word, slash, name = arg.partition("/")
-    if not kind or not slash or not name:
+    if declared is None or not declared.takes or declared.typed or not slash or not name:
         return arg
-    if TYPES.get(word.split(".")[0].lower()) == kind:
+    if registry.resource(word) in declared.takes:
         return name
-    raise click.UsageError(f"'{path}' takes {kind} names: {arg!r} is not a {kind}")
+    kinds = " or ".join(r.name for r in declared.takes)
+    raise click.UsageError(f"'{path}' takes {kinds} names: {arg!r} is not a {kinds}")

@@ -8,21 +8,13 @@ import sys
 import click
 
 from kubectl_safety import __version__
-from kubectl_safety.cli.completion import WholeHelpGroup
+from kubectl_safety.cli.groups import WholeHelpGroup
 from kubectl_safety.cli.options import global_options
+from kubectl_safety.cli.registry import LAZY
 from kubectl_safety.errors import ExitCode, SafetyError
 
 # name -> module under kubectl_safety.cli.commands exposing ``command``; imported on demand.
-COMMANDS = {
-    "explain": "explain",
-    "drain": "drain",
-    "preemption": "preemption",
-    "delete": "delete",
-    "rebalance": "rebalance",
-    "rollout": "rollout",
-    "check": "check",
-    "version": "version",
-}
+COMMANDS = LAZY
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -100,7 +92,7 @@ def help_command(ctx, words):
         found = cmd.get_command(sub, word) if isinstance(cmd, click.Group) else None
         if found is None:
             raise click.UsageError(f"unknown command {word!r} for '{sub.command_path}'")
-        sub = click.Context(found, info_name=word, parent=sub)
+        sub = click.Context(found, info_name=found.name, parent=sub)
         cmd = found
     click.echo(sub.get_help())
 

@@ -1,10 +1,10 @@
 """Global flags, accepted anywhere on the command line (before or after the subcommand), as kubectl names them."""
 
-from dataclasses import dataclass, field
-
 import click
 
-from kubectl_safety.cli.completion import complete_contexts, complete_namespaces
+from kubectl_safety.cli import registry
+from kubectl_safety.cli.completers import complete_contexts, complete_namespaces
+from kubectl_safety.cli.globals import META, Globals, given_globals
 
 OUTPUTS = ("table", "wide", "json", "yaml", "name")
 TEMPLATED = ("jsonpath", "jsonpath-as-json", "jsonpath-file", "go-template", "go-template-file",
@@ -15,53 +15,6 @@ OUTPUT_HELP = {"table": "the default text report", "wide": "the report with more
                "jsonpath-as-json": "the JSONPath results as a JSON array", "jsonpath-file": "a JSONPath template file",
                "go-template": "a Go template over the JSON report", "go-template-file": "a Go template file",
                "custom-columns": "NAME:.path columns, one row per object", "custom-columns-file": "a custom-columns file"}
-_META = "kubectl_safety.globals"
-
-# Commands (path after "kubectl safety") that take -A/--all-namespaces; elsewhere it is an error with this reason.
-ALL_NAMESPACES = {"rebalance", "delete pod", "explain priorities", "check"}  # (check reads every namespace anyway)
-NO_ALL_NAMESPACES = {
-    "drain": "drain works on nodes, which have no namespace",
-    "rollout": "rollout works on nodes, which have no namespace",
-    "explain node": "a node has no namespace",
-    "explain pod": "a pod is named in one namespace: use -n NAMESPACE",
-    "preemption": "it previews one pod or manifest: use -n NAMESPACE",
-    "version": "it reads no namespaced objects",
-}
-
-
-@dataclass
-class Globals:
-    kubeconfig: str = None
-    context: str = None
-    cluster: str = None
-    user: str = None
-    server: str = None
-    token: str = field(default=None, repr=False)
-    certificate_authority: str = None
-    client_certificate: str = None
-    client_key: str = None
-    tls_server_name: str = None
-    namespace: str = None
-    all_namespaces: bool = False
-    snapshot: tuple = ()
-    output: str = "table"
-    request_timeout: str = "0"
-    as_user: str = None
-    as_groups: tuple = ()
-    as_uid: str = None
-    insecure_skip_tls_verify: bool = False
-    verbosity: int = 0
-    now: object = None
-    warnings: list = field(default_factory=list)
-
-    def overrides(self) -> dict:
-        """kubectl's ConfigOverrides: connection flags that replace what the kubeconfig context says."""
-        keys = ("cluster", "user", "server", "token", "certificate_authority", "client_certificate", "client_key",
-                "tls_server_name")
-        out = {k: getattr(self, k) for k in keys if getattr(self, k)}
-        if self.insecure_skip_tls_verify:
-            out["insecure_skip_tls_verify"] = True
-        return out
 
 
 class OutputFormat(click.ParamType):
@@ -103,7 +56,7 @@ def _store(ctx, param, value):
         if parsed is None or parsed.tzinfo is None:  # a time without a zone is no instant
             raise click.BadParameter(f"{value!r} is not an RFC 3339 time like 2026-01-02T15:04:05Z") from None
         value, name = parsed, "now"
-    ctx.meta.setdefault(_META, {})[name] = value
+    ctx.meta.setdefault(META, {})[name] = value
     return value
 
 
@@ -157,11 +110,7 @@ def global_options(f=None, *, clock_alias=True):
 
 def command_path(ctx) -> str:
     """The subcommand words after ``kubectl safety`` (``explain pod``)."""
-    names = []
-    while ctx is not None and ctx.parent is not None:
-        names.append(ctx.info_name)
-        ctx = ctx.parent
-    return " ".join(reversed(names))
+    return registry.command_path(ctx)
 
 
 def get_globals(ctx=None) -> Globals:
@@ -171,21 +120,37 @@ def get_globals(ctx=None) -> Globals:
     """
     check = ctx is None
     ctx = ctx or click.get_current_context()
-    values = ctx.meta.get(_META, {})
-    g = Globals(**{k: v for k, v in values.items() if k in Globals.__dataclass_fields__})
-    g.output = g.output or "table"
-    g.request_timeout = g.request_timeout or "0"
-    g.verbosity = g.verbosity or 0
+    g = given_globals(ctx)
     if check and g.request_timeout != "0":
         duration_flag(g.request_timeout, "--request-timeout", bare_seconds=True)  # as kubectl: also offline
+    if check:
+        _check_header_values(g)
     if check and g.all_namespaces:
         path = command_path(ctx)
-        if path not in ALL_NAMESPACES:
+        declared = registry.command(path)
+        why = declared.all_namespaces if declared else "it has no use for it"
+        if why is not True:
             from kubectl_safety.errors import UsageError
 
-            why = NO_ALL_NAMESPACES.get(path, "it has no use for it")
             raise UsageError(f"-A/--all-namespaces is not supported by '{path}': {why}")
     return g
+
+
+# flags whose values are sent as HTTP request headers: (Globals field, flag, header, the value may be shown)
+HEADER_FLAGS = (("as_user", "--as", "Impersonate-User", True), ("as_groups", "--as-group", "Impersonate-Group", True),
+                ("as_uid", "--as-uid", "Impersonate-Uid", True), ("token", "--token", "Authorization", False))
+
+
+def _check_header_values(g):
+    """A header-bound flag whose value is not ASCII is a usage error naming the flag (never "unable to connect")."""
+    from kubectl_safety.errors import UsageError
+
+    for name, flag, header, shown in HEADER_FLAGS:
+        value = getattr(g, name)
+        for v in value if isinstance(value, (tuple, list)) else (value,):
+            if v and not str(v).isascii():
+                given = f"={v!r}" if shown else " value"
+                raise UsageError(f"{flag}{given} is not ASCII: the {header} header is sent in ASCII only")
 
 
 def duration_flag(text, flag, bare_seconds=False) -> float:

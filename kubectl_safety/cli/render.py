@@ -6,20 +6,11 @@ import sys
 
 import click
 
+from kubectl_safety.cli.registry import OUTPUTS
 from kubectl_safety.errors import UsageError
 
 # kind -> (path of the objects the report lists, their TYPE for -o name, which of them -o name prints)
-OBJECTS = {
-    "PodExplanation": (None, "pod", None),
-    "NodeExplanation": (None, "node", None),
-    "PriorityAudit": ("classes", "priorityclass.scheduling.k8s.io", None),
-    "DrainPlan": ("pods", "pod", lambda p: p.get("action") in ("evict", "delete")),
-    "DrainReport": ("evicted", "pod", None),
-    "PreemptionPreview": ("victims", "pod", None),
-    "ForceDeleteAssessment": ("pods", "pod", None),
-    "DeleteReport": ("pods", "pod", lambda p: p.get("action") in ("deleted", "forceDeleted")),
-    "RebalancePlan": ("evictions", "pod", None),
-}
+OBJECTS = {o.kind: (o.objects, o.type, o.wanted) for o in OUTPUTS.values() if o.type}
 RED, RESET = "\033[31m", "\033[0m"
 ALARMS = {"blocked", "critical", "unsafe", "BLOCKED", "CRITICAL", "UNSAFE"}
 

@@ -19,6 +19,11 @@ class Session:
     def __init__(self, g):
         self.g = g
         self._connection = None
+        self._request_limit = None  # (DURATION, the flag that gave it) when not --request-timeout
+
+    def limit_requests(self, duration: str, flag: str):
+        """Bound each request by ``duration``, which the user gave as ``flag`` (drain's ``--timeout``)."""
+        self._request_limit = (duration, flag)
 
     @property
     def offline(self) -> bool:
@@ -28,9 +33,10 @@ class Session:
         if self._connection is None:
             from kubectl_safety.cluster.live import Connection
 
+            timeout, flag = self._request_limit or (self.g.request_timeout, "--request-timeout")
             self._connection = Connection(
                 kubeconfig=self.g.kubeconfig, context=self.g.context,
-                request_timeout=self.g.request_timeout, as_user=self.g.as_user,
+                request_timeout=timeout, timeout_flag=flag, as_user=self.g.as_user,
                 as_groups=tuple(self.g.as_groups),
                 insecure_skip_tls_verify=bool(self.g.insecure_skip_tls_verify),
                 user_agent_suffix=f" ({command})" if command else "",

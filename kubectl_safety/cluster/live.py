@@ -52,6 +52,7 @@ class Connection:
     kubeconfig: str = None
     context: str = None
     request_timeout: str = "0"
+    timeout_flag: str = "--request-timeout"  # the flag that gave request_timeout, as messages name it
     as_user: str = None
     as_groups: tuple = ()
     insecure_skip_tls_verify: bool = False
@@ -249,7 +250,7 @@ class Connection:
             return ClusterError(f"TLS error talking to {host}: {_tls_reason(text)} "
                                 "(verification stays on; --insecure-skip-tls-verify disables it)")
         if "timed out" in text.lower() or "timeout" in type(e).__name__.lower():
-            return ClusterError(f"the server {host} did not answer within --request-timeout={self.request_timeout}")
+            return ClusterError(f"the server {host} did not answer within {self.timeout_flag}={self.request_timeout}")
         return ClusterError(f"unable to connect to the server {host}: {_connection_reason(text)}")
 
     def get(self, resource, name, namespace=None, optional=False):

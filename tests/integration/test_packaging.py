@@ -17,8 +17,8 @@ import pytest
 from cluster_helpers import create, deployment, pod
 
 from kubectl_safety import __version__
-from kubectl_safety.cli.completion import (KubectlComplete, complete_namespaces, complete_nodes, complete_pods,
-                                           complete_workloads)
+from kubectl_safety.cli.completers import complete_namespaces, complete_nodes, complete_pods, complete_workloads
+from kubectl_safety.cli.completion import KubectlComplete
 from kubectl_safety.cli.options import global_options
 
 ROOT = os.getcwd()

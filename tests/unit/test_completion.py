@@ -9,9 +9,10 @@ import time
 import click
 import pytest
 
-from kubectl_safety.cli import completion
-from kubectl_safety.cli.completion import (KubectlComplete, answer, complete_contexts, complete_namespaces,
-                                           complete_nodes, complete_pods, complete_workloads)
+from kubectl_safety.cli import completers, completion
+from kubectl_safety.cli.completers import (complete_contexts, complete_namespaces, complete_nodes, complete_pods,
+                                           complete_workloads)
+from kubectl_safety.cli.completion import KubectlComplete, answer
 from kubectl_safety.cli.main import COMMANDS, cli
 from kubectl_safety.cli.options import global_options
 from tests.unit.cli_helpers import DEMO
@@ -196,7 +197,7 @@ def test_hanging_cluster_never_hangs_completion(fake_kubectl):
     start = time.monotonic()
     values, directive = demo_answer("drain", "")
     assert values == [] and directive == 4
-    assert time.monotonic() - start < completion.LOOKUP_TIMEOUT + 4  # the stub would sleep 30s
+    assert time.monotonic() - start < completers.LOOKUP_TIMEOUT + 4  # the stub would sleep 30s
 
 
 def test_no_kubectl_on_path(monkeypatch, tmp_path):

@@ -2,7 +2,7 @@
 
 import click
 
-from kubectl_safety.cli.completion import complete_contexts
+from kubectl_safety.cli.completers import complete_contexts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.risks import render_risks
@@ -141,7 +141,7 @@ def _check_many(g, names, options) -> list:
 
 
 def _all_contexts(kubeconfig) -> list:
-    from kubectl_safety.cli.completion import _kubeconfig_contexts
+    from kubectl_safety.cli.completers import _kubeconfig_contexts
 
     names = _kubeconfig_contexts(kubeconfig)
     if not names:

@@ -4,7 +4,8 @@ import time
 
 import click
 
-from kubectl_safety.cli.completion import WholeHelpGroup, complete_dry_run, complete_pods
+from kubectl_safety.cli.completers import complete_dry_run, complete_names
+from kubectl_safety.cli.groups import WholeHelpGroup
 from kubectl_safety.cli.interaction import interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
@@ -43,7 +44,7 @@ def _dry_run_value(ctx, param, value):
 
 
 @command.command("pod", epilog=EXIT)
-@click.argument("names", nargs=-1, shell_complete=complete_pods)
+@click.argument("names", nargs=-1, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Delete the pods matching this label selector instead of NAMEs.")
 @click.option("--grace-period", type=click.IntRange(min=-1), default=None, metavar="N",
               help="Seconds to let the pod terminate (-1: the pod's own). 0 means 1 unless --force is given (as kubectl).")

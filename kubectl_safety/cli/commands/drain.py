@@ -5,7 +5,7 @@ import time
 
 import click
 
-from kubectl_safety.cli.completion import complete_dry_run, complete_nodes
+from kubectl_safety.cli.completers import complete_dry_run, complete_names
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit, table, warn
@@ -59,7 +59,7 @@ def drain_flags(f):
 
 
 @click.command("drain", epilog=EXIT)
-@click.argument("nodes", nargs=-1, shell_complete=complete_nodes)
+@click.argument("nodes", nargs=-1, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes matching this label selector instead of NODEs.")
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_value,
               metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send every eviction the "
@@ -115,7 +115,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     except UnknownRisk as e:
         raise UsageError(str(e)) from None
     if deadline_seconds and _duration(s.g.request_timeout, "--request-timeout") == 0:
-        s.g.request_timeout = f"{deadline_seconds}s"  # a frozen API server cannot hold a request past --timeout
+        s.limit_requests(timeout, "--timeout")  # a frozen API server cannot hold a request past --timeout
     try:
         pods_sel = LabelSelector.from_string(pod_selector) if pod_selector else None
         node_sel = LabelSelector.from_string(selector) if selector else None

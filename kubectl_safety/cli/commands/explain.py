@@ -2,7 +2,8 @@
 
 import click
 
-from kubectl_safety.cli.completion import WholeHelpGroup, complete_nodes, complete_pods
+from kubectl_safety.cli.completers import complete_names
+from kubectl_safety.cli.groups import WholeHelpGroup
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.session import Session
@@ -23,7 +24,7 @@ def command():
 
 
 @command.command("pod", epilog="\b\nJSON kind: PodExplanation\n" + EXIT)
-@click.argument("name", shell_complete=complete_pods)
+@click.argument("name", shell_complete=complete_names)
 @global_options
 def explain_pod(name):
     """QoS, priority, termination timeline, eviction rank, PDBs and topology spread of a pod.
@@ -53,7 +54,7 @@ def explain_pod(name):
 
 
 @command.command("node", epilog="\b\nJSON kind: NodeExplanation\n" + EXIT)
-@click.argument("name", shell_complete=complete_nodes)
+@click.argument("name", shell_complete=complete_names)
 @global_options
 def explain_node(name):
     """A node's conditions, its pods in kubelet eviction order, and allocation.

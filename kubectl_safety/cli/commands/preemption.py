@@ -2,7 +2,7 @@
 
 import click
 
-from kubectl_safety.cli.completion import complete_pods
+from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
@@ -31,7 +31,7 @@ VALIDATE = {"strict": "strict", "true": "strict", "warn": "warn", "ignore": "ign
 
 
 @click.command("preemption", epilog=EXIT)
-@click.argument("pod", required=False, shell_complete=complete_pods)
+@click.argument("pod", required=False, shell_complete=complete_names)
 @click.option("-f", "--filename", metavar="FILE", type=click.Path(allow_dash=True, dir_okay=False),
               help="A manifest or a stream of them (YAML or JSON; - for stdin), such as helm template or kustomize "
                    "build prints: every Pod, Deployment, StatefulSet, ReplicaSet, Job and CronJob is previewed; "

@@ -6,17 +6,15 @@ import time
 
 import click
 
-from kubectl_safety.cli.completion import complete_workloads
+from kubectl_safety.cli import registry
+from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.interaction import confirm, interrupts
-from kubectl_safety.cli.options import get_globals, global_options
+from kubectl_safety.cli.options import duration_flag, get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
 
-KINDS = {"deployment": "Deployment", "deployments": "Deployment", "deploy": "Deployment",
-         "statefulset": "StatefulSet", "statefulsets": "StatefulSet", "sts": "StatefulSet",
-         "replicaset": "ReplicaSet", "replicasets": "ReplicaSet", "rs": "ReplicaSet"}
 EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)\n"
         "\b\nExit codes: 0 nothing to do or the plan fixes every constraint safely (after acting: fixed),\n"
         "1 error, 2 usage, 3 the plan cannot fix everything, has risks not accepted (risks[]; same\n"
@@ -25,7 +23,7 @@ EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)
 
 
 @click.command("rebalance", epilog=EXIT)
-@click.argument("workload", required=False, shell_complete=complete_workloads)
+@click.argument("workload", required=False, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Rebalance the workloads owning the pods matching this label selector.")
 @click.option("--dry-run", is_flag=True, help="Show the plan; evict nothing.")
 @click.option("--max-evictions", type=click.IntRange(min=0), metavar="N", help="Plan at most N evictions.")
@@ -63,7 +61,6 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
     """
     from kubectl_safety.analysis.rebalance import RebalanceOptions
     from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
-    from kubectl_safety.cluster.live import parse_timeout
 
     s = Session(get_globals())
     target = _parse_workload(workload) if workload else None
@@ -81,7 +78,7 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
                                evict_local_storage=evict_local_storage, max_evictions=max_evictions,
                                accept_risks=accepted)
     scope = {"namespace": None if s.g.all_namespaces else s.namespace, "workload": target, "selector": selector}
-    seconds = parse_timeout(timeout)
+    seconds = duration_flag(timeout, "--timeout", bare_seconds=True)
     snap, plan = _measure(s, scope, options)
     if dry_run or not plan["evictions"]:
         emit(plan, s.g.output, render)
@@ -96,9 +93,10 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
 
 def _parse_workload(text):
     kind, _, name = text.partition("/")
-    if not name or kind.lower().split(".")[0] not in KINDS:
+    workload = registry.resource(kind)
+    if not name or workload not in registry.command("rebalance").takes:
         raise UsageError(f"invalid WORKLOAD {text!r}: use deployment/NAME, statefulset/NAME or replicaset/NAME")
-    return KINDS[kind.lower().split(".")[0]], name
+    return workload.kind, name
 
 
 def _measure(s, scope, options):

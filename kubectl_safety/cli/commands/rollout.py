@@ -7,7 +7,7 @@ import sys
 import click
 
 from kubectl_safety.cli.commands.drain import _dry_run_value, drain_flags
-from kubectl_safety.cli.completion import complete_nodes
+from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit, table
@@ -36,7 +36,7 @@ def _no_server_dry_run(ctx, param, value):
 
 
 @click.command("rollout", epilog=EXIT)
-@click.argument("nodes", nargs=-1, shell_complete=complete_nodes)
+@click.argument("nodes", nargs=-1, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="The pool: nodes matching this label selector.")
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_no_server_dry_run,
               metavar="[none|client]", help="Print the plan (batches, drain plans, risks), change nothing.")

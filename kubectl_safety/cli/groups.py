@@ -1,0 +1,42 @@
+"""Command groups: whole one-line summaries in help and completion, subcommands named as kubectl names
+resources (``explain pods``, ``delete po``)."""
+
+import click
+from click.shell_completion import CompletionItem
+
+from kubectl_safety.cli import registry
+
+
+def summary(command) -> str:
+    """A command's whole one-line summary (the docstring's first paragraph), not click's 45-character cut."""
+    text = command.short_help or (command.help or "").split("\n\n")[0]
+    return " ".join(text.split())
+
+
+class WholeHelpGroup(click.Group):
+    """A group whose help and subcommand completions carry each subcommand's whole summary, and whose
+    subcommands named after a resource answer to each of its kubectl spellings."""
+
+    def get_command(self, ctx, name):
+        found = super().get_command(ctx, name)
+        if found is None:
+            declared = registry.subcommand(registry.command_path(ctx), name)
+            if declared is not None and declared.path.rsplit(" ", 1)[-1] != name:
+                found = super().get_command(ctx, declared.path.rsplit(" ", 1)[-1])
+        return found
+
+    def resolve_command(self, ctx, args):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        return (cmd.name if cmd is not None else name), cmd, rest  # `explain pods` runs as `explain pod`
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, summary(cmd)) for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def shell_complete(self, ctx, incomplete):
+        items = [CompletionItem(name, help=summary(cmd)) for name in self.list_commands(ctx)
+                 if name.startswith(incomplete) and (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        return items + click.Command.shell_complete(self, ctx, incomplete)
