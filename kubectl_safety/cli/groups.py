@@ -39,4 +39,14 @@ class WholeHelpGroup(click.Group):
     def shell_complete(self, ctx, incomplete):
         items = [CompletionItem(name, help=summary(cmd)) for name in self.list_commands(ctx)
                  if name.startswith(incomplete) and (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
-        return items + click.Command.shell_complete(self, ctx, incomplete)
+        return items + self._typed_names(ctx, incomplete) + click.Command.shell_complete(self, ctx, incomplete)
+
+    def _typed_names(self, ctx, incomplete) -> list:
+        """``delete pod/<TAB>``, ``explain no/<TAB>``: the subcommand's own NAME completion."""
+        word, slash, _ = incomplete.partition("/")
+        declared = registry.subcommand(registry.command_path(ctx), word) if slash else None
+        sub = self.get_command(ctx, word) if declared is not None and declared.takes else None
+        arguments = [p for p in getattr(sub, "params", ()) if isinstance(p, click.Argument)]
+        if not arguments:
+            return []
+        return arguments[0].shell_complete(click.Context(sub, info_name=sub.name, parent=ctx), incomplete)

@@ -167,3 +167,14 @@ def test_names_complete_after_every_spelling_of_a_resource_subcommand(path, spel
     group, word = path.split()
     name = DEMO_NAMES[registry.resource(word)]
     assert name in completions(group, spelling, name[:3])
+
+
+@pytest.mark.parametrize("path, spelling", [
+    pytest.param(c.path, s, id=f"{c.path.replace(' ', '-')}/-as-{s}/") for c in registry.COMMANDS if " " in c.path
+    for r in [registry.resource(c.path.split()[-1])] if r for s in r.spellings])
+def test_type_slash_name_completes_in_place_of_a_resource_subcommand(path, spelling):
+    """``delete pod/<TAB>``, ``explain no/<TAB>``: what ``delete pod <TAB>`` offers, as TYPE/NAME."""
+    group, word = path.split()
+    expected = [f"{spelling}/{n}" for n in completions(group, word, "")]
+    assert expected and completions(group, f"{spelling}/") == expected
+
