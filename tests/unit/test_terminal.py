@@ -211,3 +211,32 @@ def test_sgr_is_an_escape_sequence_not_text():
     assert visible("\x1b[31mblocked\x1b[0m   -") == "blocked   -"
     assert ESCAPED.search("\\x1b[31mblocked") and not ESCAPED.search(visible("\x1b[31mblocked\x1b[0m"))
     assert re.fullmatch(SGR, "\x1b[0m")
+
+
+# -- the live status line ----------------------------------------------------------------------------
+def test_a_live_line_is_cut_to_the_terminal_width_and_keeps_its_countdown(monkeypatch):
+    from kubectl_safety.cli import progress
+
+    monkeypatch.setenv("COLUMNS", "40")
+    err = Terminal()
+    progress.Progress(err).status("waiting: " + "x" * 100, 70)
+    progress.end_live_line(err)
+    assert err.getvalue() == "\r\x1b[Kwaiting: " + "x" * 20 + ", 70s left\n"  # 39 characters shown
+
+
+def test_the_countdown_moves_each_second_until_the_live_line_ends(monkeypatch):
+    import time
+
+    from kubectl_safety.cli import progress
+
+    monkeypatch.setattr(progress, "TICK_SECONDS", 0.05)
+    err = Terminal()
+    progress.Progress(err).status("waiting: budget", 3)
+    time.sleep(1.2)
+    progress.end_live_line(err)
+    drawn = err.getvalue()
+    time.sleep(0.2)
+    assert err.getvalue() == drawn  # no redraw after the line ended
+    redraws = drawn.rstrip("\n").split("\r\x1b[K")[1:]
+    assert all(re.fullmatch(r"waiting: budget, [0-3]s left", r) for r in redraws), redraws
+    assert redraws[0] == "waiting: budget, 3s left" and len(set(redraws)) >= 2, redraws
