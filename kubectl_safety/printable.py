@@ -112,9 +112,11 @@ def alarm(text: str) -> str:
 
 
 def shown_encoding(stream):
-    """The encoding ``stream`` shows text in (None: any text), through ``SafeStream``."""
-    return getattr(stream, "shown_encoding", None) if isinstance(stream, SafeStream) else getattr(
-        stream, "encoding", None)
+    """The encoding ``stream`` shows text in, through ``SafeStream``; None when it shows any text."""
+    if isinstance(stream, SafeStream):
+        return stream.shown_encoding
+    encoding = getattr(stream, "encoding", None)
+    return None if _unicode(encoding) else encoding
 
 
 def colour_enabled(stream) -> bool:

@@ -24,7 +24,8 @@ ESCAPED = re.compile(r"\\x1b|\\x08|\\x9b|\\u001b")  # a control shown as text: a
 def environment(**overrides):
     """The caller's environment without colour, debugging or encoding settings, then ``overrides``
     (None: unset)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "KUBECTL_SAFETY_DEBUG", "PYTHONIOENCODING")}
+    unset = ("NO_COLOR", "KUBECTL_SAFETY_DEBUG", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONCOERCECLOCALE")
+    env = {k: v for k, v in os.environ.items() if k not in unset}
     env.update({"TERM": "xterm-256color", "COLUMNS": "200", "LINES": "50", "PYTHONPATH": str(REPO)})
     for key, value in overrides.items():
         if value is None:

@@ -149,7 +149,9 @@ def non_ascii_dump(tmp_path_factory):
 
 
 LOCALES = {"pythonioencoding-ascii": {"PYTHONIOENCODING": "ascii"},
-           "lang-c": {"LANG": "C", "LC_ALL": "C", "LC_CTYPE": None}}
+           "lang-c": {"LANG": "C", "LC_ALL": "C", "LC_CTYPE": None},  # Python's UTF-8 mode: UTF-8 streams
+           "lang-c-without-utf8-mode": {"LANG": "C", "LC_ALL": "C", "LC_CTYPE": None, "PYTHONUTF8": "0",
+                                        "PYTHONCOERCECLOCALE": "0"}}  # ASCII streams
 # scenario -> (arguments, exit code, what stdout must hold, what stderr must hold)
 ENCODED = {
     "drain-table": (["drain", "node-a2", "--dry-run", "--ignore-daemonsets"], 3, f"jobs/{SHOWN}", ""),
@@ -161,11 +163,15 @@ ENCODED = {
 }
 
 
-@pytest.mark.parametrize("locale", LOCALES)
-@pytest.mark.parametrize("scenario", ENCODED)
+# (a name typed in a C locale without Python's UTF-8 mode reaches us as undecodable bytes: not covered)
+PAIRS = [(scenario, locale) for scenario in ENCODED for locale in LOCALES
+         if not (locale == "lang-c-without-utf8-mode" and not "".join(ENCODED[scenario][0]).isascii())]
+
+
+@pytest.mark.parametrize("scenario, locale", PAIRS, ids=[f"{s}-{loc}" for s, loc in PAIRS])
 def test_a_terminal_that_is_not_utf8_gets_escapes_not_an_encoding_error(non_ascii_dump, locale, scenario):
     args, code, out, err = ENCODED[scenario]
-    ascii_only = "PYTHONIOENCODING" in LOCALES[locale]
+    ascii_only = locale != "lang-c"
     screen = run([*args, "--snapshot", non_ascii_dump, "--as-of", DEMO_NOW], env=environment(**LOCALES[locale]),
                  pipes=("stdout", "stderr"))
     stdout, stderr = screen.piped["stdout"], screen.piped["stderr"]
