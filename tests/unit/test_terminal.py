@@ -212,11 +212,21 @@ def test_a_table_on_an_ascii_terminal_lines_up_with_the_escapes(non_ascii_dump):
     assert row.index("-", len(f"blocked   -       jobs/{SHOWN}")) == header.index("PDB")
 
 
-def test_sgr_is_an_escape_sequence_not_text():
-    """The helpers see what a terminal does."""
+RED_BLOCKED = "\x1b[31mblocked\x1b[0m"
+
+
+def test_the_terminal_helpers_see_what_a_terminal_shows():
     assert visible("\x1b[31mblocked\x1b[0m   -") == "blocked   -"
     assert ESCAPED.search("\\x1b[31mblocked") and not ESCAPED.search(visible("\x1b[31mblocked\x1b[0m"))
     assert re.fullmatch(SGR, "\x1b[0m")
+    header = "ACTION    WAVE    CAPACITY LEFT  PDB"
+    row = "blocked   -       5 nodes free   x"
+    assert [row.index(c) for c in "-5x"] == [header.index(h) for h in ("WAVE", "CAPACITY", "PDB")]
+    assert misaligned_rows(f"{header}\n{row.replace('blocked', RED_BLOCKED)}\n") == []
+    empty = "blocked   -" + " " * 22 + "x"  # CAPACITY LEFT left empty
+    assert misaligned_rows(f"{header}\n{empty.replace('blocked', RED_BLOCKED)}\n") == []
+    shifted = row.replace("blocked", "blocked ")
+    assert misaligned_rows(f"{header}\n{shifted.replace('blocked', RED_BLOCKED)}\n") == [(header, shifted)]
 
 
 # -- the live status line ----------------------------------------------------------------------------
