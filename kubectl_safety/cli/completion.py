@@ -72,6 +72,19 @@ def directive(items) -> int:
     return DIRECTIVE_NO_FILE_COMP
 
 
+SHELLS = ("bash", "zsh", "fish")
+INSTRUCTIONS = tuple(f"{shell}_{what}" for what in ("source", "complete") for shell in SHELLS)
+
+
+def instruction_error(value=None):
+    """What is wrong with ``_KUBECTL_SAFETY_COMPLETE`` (None when unset, empty or one click answers)."""
+    value = os.environ.get(COMPLETE_VAR) if value is None else value
+    if not value or value in INSTRUCTIONS:
+        return None
+    return (f"{COMPLETE_VAR}={value} is not a completion instruction: "
+            f"use {', '.join(INSTRUCTIONS[:-1])} or {INSTRUCTIONS[-1]}")
+
+
 def shell_source(shell: str) -> str:
     """The bash/zsh/fish script click generates for the ``kubectl-safety`` executable."""
     from click.shell_completion import get_completion_class
