@@ -9,6 +9,7 @@ click tree without importing the kubernetes client; names come from the dynamic 
 
 import contextlib
 import io
+import os
 import sys
 
 from click.shell_completion import FishComplete, ShellComplete, add_completion_class
