@@ -7,8 +7,15 @@ CR and LF, DEL, bidi overrides and other format characters, line separators) as 
 passwords, exec plugin output), ``user:password@`` in URLs, sensitive query parameters and
 ``Authorization`` values. Both are applied where text leaves the process (tables, warnings,
 errors, completion candidates); JSON and YAML output stay faithful (their serializers escape).
+
+Values are made printable once, before they are laid out (widths count what is shown). Styles
+are spans of private-use marks (``alarm``), never escape sequences: ``printable`` escapes those
+marks in values, and ``SafeStream``, the output edge, turns them into SGR on a colour terminal
+and drops them everywhere else. The edge also writes only what the stream's encoding can take.
 """
 
+import codecs
+import os
 import re
 
 _SECRETS = set()
@@ -59,28 +66,67 @@ def _escape(ch: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def printable(text) -> str:
-    """``text`` on one line with every non-printable character shown as an escape (spaces kept)."""
+def printable(text, encoding=None) -> str:
+    """``text`` on one line with every non-printable character shown as an escape (spaces kept);
+    with ``encoding``, also every character it cannot encode."""
     text = str(text)
-    if text.isprintable():
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() or ch == " " else _escape(ch) for ch in text)
+    return encodable(text, encoding) if encoding else text
+
+
+def encodable(text: str, encoding) -> str:
+    """``text`` with what ``encoding`` cannot encode shown as ``\\xe9``/``\\u00e9`` escapes (as ``printable``)."""
+    if text.isascii() or _unicode(encoding):
         return text
-    return "".join(ch if ch.isprintable() or ch == " " else _escape(ch) for ch in text)
+    return text.encode(encoding, "backslashreplace").decode(encoding)
 
 
-def printable_lines(text) -> str:
-    """Like ``printable`` but keeps line breaks (text we laid out ourselves from printable pieces)."""
-    return "\n".join(printable(line) for line in str(text).split("\n"))
+def _unicode(encoding) -> bool:
+    try:
+        return encoding is None or codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
 
 
-def clean(value):
-    """A report with every string made printable (for table/text output; not for JSON/YAML)."""
+def clean(value, encoding=None):
+    """A report with every string made printable (for table/text output; not for JSON/YAML), on a
+    stream of ``encoding`` when given."""
     if isinstance(value, str):
-        return printable(value)
+        return printable(value, encoding)
     if isinstance(value, dict):
-        return {clean(k) if isinstance(k, str) else k: clean(v) for k, v in value.items()}
+        return {clean(k, encoding) if isinstance(k, str) else k: clean(v, encoding) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(clean(v) for v in value) if isinstance(value, list) else tuple(clean(v) for v in value)
+        cleaned = (clean(v, encoding) for v in value)
+        return list(cleaned) if isinstance(value, list) else tuple(cleaned)
     return value
+
+
+ALARM, END = "\ue000", "\ue001"  # a span shown in red on a colour terminal (not printable: never in a value)
+SGR = {ALARM: "\033[31m", END: "\033[0m"}
+
+
+def alarm(text: str) -> str:
+    """``text`` (already printable) styled as an alarm: red on a colour terminal, plain elsewhere."""
+    return f"{ALARM}{text}{END}"
+
+
+def shown_encoding(stream):
+    """The encoding ``stream`` shows text in, through ``SafeStream``; None when it shows any text."""
+    if isinstance(stream, SafeStream):
+        return stream.shown_encoding
+    encoding = getattr(stream, "encoding", None)
+    return None if _unicode(encoding) else encoding
+
+
+def colour_enabled(stream) -> bool:
+    """Colour only on a terminal, never when NO_COLOR is set to anything (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def for_terminal(message) -> str:
@@ -89,24 +135,44 @@ def for_terminal(message) -> str:
 
 
 _ASCII_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # (JSON and tables of ASCII text pass at C speed)
-_KEEP = "\r\x1b[K"  # the one sequence of ours: a progress line redrawn in place on a terminal
+_KEEP = "\r\x1b[K"  # a progress line redrawn in place on a terminal (progress.py writes it only there)
+_OURS = re.compile(f"({re.escape(_KEEP)}|{ALARM}|{END})")
 
 
 class SafeStream:
-    """A text stream whose writes reach the terminal without controls (line breaks and tabs kept).
+    """The output edge: a text stream whose writes reach the terminal without controls (line
+    breaks and tabs kept), styles shown as SGR only on a colour terminal, and characters the
+    stream cannot encode escaped.
 
-    Installed on stdout and stderr by the CLI as a last line of defence: whatever a command
+    Installed on stdout and stderr by the CLI behind every print site: whatever a command
     prints, no escape sequence, C1 control or bidi override that did not come from us gets out.
     """
 
     def __init__(self, stream):
         self._stream = stream
+        self._colour = colour_enabled(stream)
+        encoding = getattr(stream, "encoding", None)
+        self.shown_encoding = None if _unicode(encoding) else encoding
+
+    @property
+    def encoding(self):
+        """Any text may be written (click then writes here, not around it to the bytes below)."""
+        return "utf-8"
 
     def write(self, text):
-        if isinstance(text, str) and not text.isprintable() and not (text.isascii() and not _ASCII_CONTROL.search(text)):
-            text = _KEEP.join("\n".join("\t".join(printable(cell) for cell in line.split("\t"))
-                                        for line in part.split("\n")) for part in text.split(_KEEP))
+        if isinstance(text, str):
+            if not text.isprintable() and not (text.isascii() and not _ASCII_CONTROL.search(text)):
+                text = "".join(self._edge(part) for part in _OURS.split(text))
+            if self.shown_encoding:
+                text = encodable(text, self.shown_encoding)
         return self._stream.write(text)
+
+    def _edge(self, part):
+        if part in SGR:
+            return SGR[part] if self._colour else ""
+        if part == _KEEP:
+            return part
+        return "\n".join("\t".join(printable(cell) for cell in line.split("\t")) for line in part.split("\n"))
 
     def __getattr__(self, name):
         return getattr(self._stream, name)

@@ -18,7 +18,12 @@ def confirm(question: str, yes: bool, verb: str):
     end_live_line()
     if not sys.stdin.isatty():
         raise RefusedError(f"stdin is not a terminal: add --yes to {verb} without confirmation (nothing was changed)")
-    if not click.confirm(question, default=False, err=True):
+    try:
+        confirmed = click.confirm(question, default=False, err=True)
+    except click.Abort:  # Ctrl-C or end of input at the question: what follows starts on a line of its own
+        click.echo(err=True)
+        raise
+    if not confirmed:
         raise RefusedError("not confirmed; nothing was changed")
 
 
@@ -29,7 +34,10 @@ def interrupts(executor, message=None):
     def handler(signum, frame):
         executor.interrupted.set()
         if message:
-            click.echo(f"\ninterrupt: {message}", err=True)
+            from kubectl_safety.cli.progress import end_live_line
+
+            ended = end_live_line()  # the countdown stops where it is
+            click.echo(("" if ended else "\n") + f"interrupt: {message}", err=True)
 
     saved = {}
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -80,7 +80,6 @@ def help_command(ctx, words):
 
     \b
     Usage: kubectl safety help [COMMAND [SUBCOMMAND]]
-    \b
     Examples:
       kubectl safety help
       kubectl safety help drain
@@ -157,7 +156,7 @@ def run():
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):  # closed, or never open (None)
             pass
     os._exit(code)
 
@@ -166,7 +165,12 @@ def main(argv=None):
     """Run the CLI; every error is one line on stderr with a documented exit code."""
     import signal
 
-    debug = os.environ.get("KUBECTL_SAFETY_DEBUG") not in (None, "", "0")
+    debug = debugging()
+    if sys.stderr is None:  # stderr closed: messages go nowhere, the command still runs
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+    if sys.stdout is None:  # stdout closed (>&-): nothing can be printed, so nothing is done
+        _say("error: cannot write the output: stdout is closed")
+        sys.exit(ExitCode.ERROR)
     try:
         previous = signal.signal(signal.SIGTERM, _terminated)
     except ValueError:  # not the main thread (tests)
@@ -193,8 +197,19 @@ def main(argv=None):
     sys.exit(int(code or 0))
 
 
+def debugging() -> bool:
+    """KUBECTL_SAFETY_DEBUG set to a true value (1, true, yes, on): errors raise with their traceback."""
+    return os.environ.get("KUBECTL_SAFETY_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def _run(argv, debug) -> int:
     """The command's exit code; every error is one line on stderr."""
+    from kubectl_safety.cli.completion import instruction_error
+
+    problem = instruction_error()
+    if problem:
+        _say(f"error: {problem}")
+        return ExitCode.ERROR
     try:
         code = cli.main(args=argv, prog_name="kubectl safety", standalone_mode=False,
                         complete_var="_KUBECTL_SAFETY_COMPLETE")

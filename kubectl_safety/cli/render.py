@@ -1,7 +1,6 @@
 """Renderers: a report dict as JSON, YAML, kubectl's name/jsonpath/go-template/custom-columns, or plain tables."""
 
 import json
-import os
 import sys
 
 import click
@@ -29,6 +28,8 @@ def to_yaml(report) -> str:
 def table(rows, headers) -> str:
     """kubectl-style plain columns: upper-case headers, no borders (tabulate's ``plain`` format).
 
+    Cells are made printable, laid out by the width of what is shown, and alarm cells (blocked,
+    critical, unsafe) styled afterwards (``printable.alarm``: red on a colour terminal only).
     Tables of plain ASCII text (nearly all of them) are laid out here exactly as tabulate would
     (tests/unit/test_render.py compares them); importing tabulate costs more than a node-scoped
     command's API requests. Anything else (wide or control characters, other types) goes to tabulate.
@@ -36,34 +37,32 @@ def table(rows, headers) -> str:
     if not rows:
         return ""
     headers = [h.upper() for h in headers]
-    from kubectl_safety.printable import clean
+    from kubectl_safety.printable import alarm, clean
 
     rows = clean([list(r) for r in rows])
     cells = _plain_cells(rows, len(headers))
     if cells is None:
-        from tabulate import tabulate
-
-        return tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True) + "\n"
+        return _tabulated(rows, headers)
     widths = [max([len(h) + 2] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    paint = colour_enabled()
-    lines = ["  ".join(_cell(c, w, paint) for c, w in zip(line, widths)).rstrip() for line in [headers] + cells]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    lines += ["  ".join(_cell(c, w, alarm) for c, w in zip(line, widths)).rstrip() for line in cells]
     return "\n".join(lines) + "\n"
 
 
-def colour_enabled(stream=None) -> bool:
-    """Colour only on a terminal, never when NO_COLOR is set (https://no-color.org)."""
-    stream = stream or sys.stdout
-    return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
-
-
-def paint(text: str, stream=None) -> str:
-    """``text`` in red when colour is on (for blocked/unsafe/critical verdicts)."""
-    return f"{RED}{text}{RESET}" if colour_enabled(stream) else text
-
-
-def _cell(c, width, paint_on):
+def _cell(c, width, style):
     padded = c.ljust(width)
-    return padded.replace(c, f"{RED}{c}{RESET}", 1) if paint_on and c in ALARMS else padded
+    return style(c) + padded[len(c):] if c in ALARMS else padded
+
+
+def _tabulated(rows, headers) -> str:
+    """tabulate's layout (it measures cells without SGR), the SGR of alarm cells then made style marks."""
+    from tabulate import tabulate
+
+    from kubectl_safety.printable import ALARM, END
+
+    rows = [[f"{RED}{c}{RESET}" if isinstance(c, str) and c.strip() in ALARMS else c for c in r] for r in rows]
+    text = tabulate(rows, headers=headers, tablefmt="plain", disable_numparse=True) + "\n"
+    return text.replace(RED, ALARM).replace(RESET, END)  # cells are printable: every ESC here is ours
 
 
 def _plain_cells(rows, columns):
@@ -98,21 +97,22 @@ def emit(report: dict, output: str, text=None, out=None):
     elif output == "yaml":
         out.write(to_yaml(report))
     elif output in ("table", "wide"):
-        out.write(as_text(report, text, output == "wide") if text else to_yaml(report))
+        out.write(as_text(report, text, output == "wide", out) if text else to_yaml(report))
     elif kind == "jsonpath-as-json":
         out.write(formatted(report, kind, template))  # JSON: the serializer escapes what it holds
     else:
-        from kubectl_safety.printable import clean
+        from kubectl_safety.printable import clean, shown_encoding
 
-        out.write(formatted(clean(report), kind, template))  # values made printable; the template's breaks kept
+        out.write(formatted(clean(report, shown_encoding(out)), kind, template))  # the template's breaks kept
     out.flush()
 
 
-def as_text(report, text, wide=False) -> str:
-    """``text(report, wide)`` with every string of the report made printable (tables, prompts)."""
-    from kubectl_safety.printable import clean, printable_lines
+def as_text(report, text, wide=False, stream=None) -> str:
+    """``text(report, wide)`` with every string of the report made printable on ``stream`` (default
+    stdout) before it is laid out (tables, prompts); the layout's own styles are left to the edge."""
+    from kubectl_safety.printable import clean, shown_encoding
 
-    return printable_lines(text(clean(report), wide))
+    return text(clean(report, shown_encoding(stream or sys.stdout)), wide)
 
 
 def formatted(report, kind, template) -> str:

@@ -250,12 +250,15 @@ class Terminal(io.StringIO):
 @pytest.mark.parametrize("tty, no_color, coloured", [(True, None, True), (True, "1", False), (False, None, False)],
                          ids=["terminal", "terminal-no-color", "pipe"])
 def test_alarm_cells_are_red_only_on_a_terminal_without_no_color(monkeypatch, tty, no_color, coloured):
-    monkeypatch.setattr("sys.stdout", Terminal() if tty else io.StringIO())
+    from kubectl_safety.printable import SafeStream
+
+    stream = Terminal() if tty else io.StringIO()
     if no_color:
         monkeypatch.setenv("NO_COLOR", no_color)
     else:
         monkeypatch.delenv("NO_COLOR", raising=False)
-    out = render.table([["blocked", "web"], ["evict", "api"]], ["action", "pod"])
+    SafeStream(stream).write(render.table([["blocked", "web"], ["evict", "api"]], ["action", "pod"]))
+    out = stream.getvalue()
     assert ("\033[31mblocked\033[0m" in out) is coloured
     assert re.sub(r"\033\[\d+m", "", out) == "ACTION    POD\nblocked   web\nevict     api\n"
 

@@ -11,7 +11,7 @@ from kubectl_safety.errors import ExitCode, SafetyError, UsageError
 
 MAX_PARALLEL = 8  # clusters checked at once
 EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
-        "\b\nExit codes: 0 ready: every selected node can be drained now (SAFE) and no finding reaches\n"
+        "Exit codes: 0 ready: every selected node can be drained now (SAFE) and no finding reaches\n"
         "--fail-on, 1 error (with several contexts: one of them failed), 2 usage, 3 not ready.")
 
 
@@ -56,7 +56,6 @@ def command(selector, fail_on, ignore_daemonsets, delete_emptydir_data, force, d
     \b
     Usage: kubectl safety check [-l NODE_SELECTOR] [--fail-on error|warning] [drain flags]
                                 [--context NAME... | --all-contexts] [-o table|wide|json|yaml]
-    \b
     Examples:
       kubectl safety check
       kubectl safety check -l pool=blue --fail-on warning      # a pre-upgrade gate in CI

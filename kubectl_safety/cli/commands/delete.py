@@ -20,7 +20,7 @@ WORDS = {"refused": "refused", "wouldDelete": "would be deleted", "deleted": "de
 FORCE_WARNING = ("Force deleting a pod does not wait for it to terminate: the API object is removed at once "
                  "while its containers may keep running on the node, and a replacement may start beside them.")
 EXIT = ("\b\nJSON kind: ForceDeleteAssessment (nothing changed) or DeleteReport (after acting)\n"
-        "\b\nExit codes: 0 ok (or would be), 1 error (e.g. forbidden), 2 usage, 3 refused (force without\n"
+        "Exit codes: 0 ok (or would be), 1 error (e.g. forbidden), 2 usage, 3 refused (force without\n"
         "--confirm, or acting on a --snapshot; nothing changed), 4 partial (some failed or --wait timed out),\n"
         "130 interrupted.")
 
@@ -75,7 +75,6 @@ def delete_pod(names, selector, grace_period, now_flag, force, confirm, dry_run,
 
     \b
     Usage: kubectl safety delete pod (NAME... | pod/NAME... | -l SELECTOR [-A]) [-n NS] [--grace-period N | --now] [--force [--confirm]] [--dry-run[=client|server]] [--wait=false] [--ignore-not-found] [--reason TEXT]
-    \b
     Examples:
       kubectl safety delete pod web-7d9f -n shop
       kubectl safety delete pod/web-7d9f -n=shop --now --wait=false

@@ -18,7 +18,7 @@ API_VERSION = "safety.kubectl.io/v1"
 SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions
 MAX_WORKERS = 32
 EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)\n"
-        "\b\nExit codes: 0 SAFE: the drain can complete and leaves no workload worse off (dry run) /\n"
+        "Exit codes: 0 SAFE: the drain can complete and leaves no workload worse off (dry run) /\n"
         "nodes drained, 1 error, 2 usage, 3 not safe: risks not accepted (listed in risks[]; nothing\n"
         "evicted), 4 partial (timeout or a pod failed; nodes stay cordoned, run again to resume),\n"
         "130 interrupted (nodes stay cordoned).")
@@ -90,7 +90,6 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
 
     \b
     Usage: kubectl safety drain (NODE... | -l SELECTOR) [--dry-run[=client|server]] [kubectl drain flags] [--yes]
-    \b
     Examples:
       kubectl safety drain node-a1 --dry-run --ignore-daemonsets
       kubectl safety drain node-a1 --dry-run -o json --snapshot cluster.yaml | jq '.pods[] | select(.action=="blocked")'
@@ -161,7 +160,7 @@ def _duration(text, flag) -> float:
 def _confirm(plan, yes):
     """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
     if not yes and sys.stdin.isatty():
-        click.echo(as_text(plan, render_plan), err=True, nl=False)
+        click.echo(as_text(plan, render_plan, stream=sys.stderr), err=True, nl=False)
     s = plan["summary"]
     confirm(f"Cordon {', '.join(n['name'] for n in plan['nodes'])} and evict {s['evict'] + s['wait']} pod(s) "
             f"in {len(plan['waves'])} wave(s), about {plan['estimatedSeconds']}s?", yes, "drain")

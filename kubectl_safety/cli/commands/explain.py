@@ -10,10 +10,10 @@ from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import NotFoundError, UsageError
 from kubectl_safety.model.duration import human_duration
 
-EXIT = "\b\nExit codes: 0 ok, 1 error, 2 usage."
+EXIT = "Exit codes: 0 ok, 1 error, 2 usage."
 
 
-@click.group("explain", cls=WholeHelpGroup, epilog=EXIT)
+@click.group("explain", cls=WholeHelpGroup, epilog="\b\n" + EXIT)
 @global_options
 def command():
     """Explain a pod, a node or the cluster's priorities.
@@ -31,7 +31,6 @@ def explain_pod(name):
 
     \b
     Usage: kubectl safety explain pod NAME [-n NS] [-o table|json|yaml]
-    \b
     Examples:
       kubectl safety explain pod web-7d9f -n shop
       kubectl safety explain pod web-7d9f -n shop -o json | jq .findings
@@ -61,7 +60,6 @@ def explain_node(name):
 
     \b
     Usage: kubectl safety explain node NAME [-o table|wide|json|yaml]
-    \b
     Examples:
       kubectl safety explain node worker-3
       kubectl safety explain node worker-3 -o wide --snapshot cluster.yaml
@@ -85,7 +83,6 @@ def explain_priorities():
 
     \b
     Usage: kubectl safety explain priorities [-o table|json|yaml]
-    \b
     Examples:
       kubectl safety explain priorities
       kubectl safety explain priorities --snapshot cluster.yaml -o json

@@ -13,7 +13,7 @@ PLACED = ("fits", "preempt", "waiting")
 PRIORITY_OFFSET = 2 ** 31  # kube-scheduler adds it to each victim's priority so that sums stay positive
 MAX_COPIES = 1000
 EXIT = ("\b\nJSON kind: PreemptionPreview\n"
-        "\b\nExit codes: 0 the pod fits or preemption makes room (or it waits for victims already\n"
+        "Exit codes: 0 the pod fits or preemption makes room (or it waits for victims already\n"
         "terminating), 1 error (e.g. unknown PriorityClass, invalid manifest), 2 usage,\n"
         "3 the pod cannot be placed (no node, not eligible to preempt, or some --replicas copies).\n"
         "Read-only: nothing is created, patched or deleted.")
@@ -59,7 +59,6 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode):
 
     \b
     Usage: kubectl safety preemption (POD [-n NS] | pod/POD | -f FILE) [--replicas N] [--validate MODE] [-o FORMAT]
-    \b
     Examples:
       kubectl safety preemption report-xyz -n jobs
       kubectl safety preemption -f deploy.yaml --replicas 3

@@ -16,7 +16,7 @@ from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
 
 EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)\n"
-        "\b\nExit codes: 0 nothing to do or the plan fixes every constraint safely (after acting: fixed),\n"
+        "Exit codes: 0 nothing to do or the plan fixes every constraint safely (after acting: fixed),\n"
         "1 error, 2 usage, 3 the plan cannot fix everything, has risks not accepted (risks[]; same\n"
         "codes as drain) or acting was refused (nothing changed),\n"
         "4 partially done (rounds left, timeout, failed evictions), 130 interrupted.")
@@ -52,7 +52,6 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
     \b
     Usage: kubectl safety rebalance [WORKLOAD | -l SELECTOR] [-n NS | -A] [--dry-run] [--max-evictions N] [--wait] [--include-soft] [--yes]
     WORKLOAD: deployment/NAME (deploy/), statefulset/NAME (sts/), replicaset/NAME (rs/)
-    \b
     Examples:
       kubectl safety rebalance deployment/web -n shop --dry-run
       kubectl safety rebalance deployment/web -n shop --wait --yes
@@ -124,7 +123,7 @@ def _measure(s, scope, options):
 def _confirm(plan, yes):
     """Like drain: ask on a terminal (after showing the plan); without one, --yes is required."""
     if not yes and sys.stdin.isatty():
-        click.echo(as_text(plan, render), err=True)
+        click.echo(as_text(plan, render, stream=sys.stderr), err=True)
     confirm(f"Evict {len(_round_one(plan))} pod(s) now?", yes, "rebalance")
 
 

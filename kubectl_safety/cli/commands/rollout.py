@@ -16,7 +16,7 @@ from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
 
 EXIT = ("\b\nJSON kind: RolloutPlan (--dry-run, or a refused rollout) or RolloutReport (after acting)\n"
-        "\b\nExit codes: 0 SAFE (dry run) / every node maintained and back, 1 error, 2 usage, 3 not safe:\n"
+        "Exit codes: 0 SAFE (dry run) / every node maintained and back, 1 error, 2 usage, 3 not safe:\n"
         "risks not accepted, or the pool is in another rollout (nothing changed), 4 partial: a batch\n"
         "blocked, a drain timed out, --exec failed, a node did not come back or a health gate failed\n"
         "(state kept: run the same command again to resume), 130 interrupted (resumable).")
@@ -78,7 +78,6 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, ke
 
     \b
     Usage: kubectl safety rollout (NODE... | -l SELECTOR) [--dry-run] [flags] [--yes]
-    \b
     Examples:
       kubectl safety rollout -l pool=blue --dry-run --ignore-daemonsets
       kubectl safety rollout -l pool=blue --max-unavailable 25% --by-zone --ignore-daemonsets \\
@@ -203,7 +202,7 @@ def exit_code(report) -> int:
 
 def _confirm(plan, yes):
     if not yes and sys.stdin.isatty():
-        click.echo(as_text(plan, render_plan), err=True, nl=False)
+        click.echo(as_text(plan, render_plan, stream=sys.stderr), err=True, nl=False)
     confirm(f"Maintain {len(plan['nodes']) - len(plan['done'])} node(s) in {len(plan['batches'])} batch(es), "
             f"about {plan['estimatedSeconds']}s?", yes, "roll out")
 

@@ -16,7 +16,6 @@ def command():
 
     \b
     Usage: kubectl safety version [-o json]
-    \b
     Examples:
       kubectl safety version
       kubectl safety version --context prod -o json
