@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.risks import is_safe
-from kubectl_safety.model.objects import Node
+from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
 
 API_VERSION = "safety.kubectl.io/v1"
 ZONE = "topology.kubernetes.io/zone"
@@ -106,9 +106,7 @@ def _state_for(snapshot, pool, batches, index, precordon):
         if want is None or node.unschedulable == want:
             nodes.append(node)
         else:
-            raw = dict(node.raw)
-            raw["spec"] = {**(node.raw.get("spec") or {}), "unschedulable": want}
-            nodes.append(Node(raw))
+            nodes.append(cordoned(node) if want else uncordoned(node))
     return snapshot.replace(nodes=nodes)
 
 
