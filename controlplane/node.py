@@ -85,8 +85,10 @@ class Node:
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    def up(self, timeout: float = 120, **kubelet_config) -> float:
-        """Start the node (after wiping any leftovers) and wait until it is Ready; returns seconds."""
+    def up(self, timeout: float = 120, wait_for_other: float = 0, **kubelet_config) -> float:
+        """Start the node (after wiping any leftovers) and wait until it is Ready; returns seconds.
+
+        ``wait_for_other``: how long to wait while another live cluster's node holds the machine."""
         missing = missing_node_binaries(self.bin_dir)
         if missing:
             raise ClusterError(f"missing node binaries in {self.bin_dir}: {', '.join(missing)}; "
@@ -94,6 +96,13 @@ class Node:
         if os.geteuid() != 0:
             raise ClusterError("a real node needs root (cgroups, mounts, network namespaces)")
         start = time.monotonic()
+        while True:
+            owner = _owner()
+            if not (owner and owner.get("cluster") != str(self.cluster.workdir) and _cluster_alive(owner)):
+                break
+            if time.monotonic() - start > wait_for_other:
+                raise ClusterError(f"the real node is in use by the cluster in {owner['cluster']}")
+            time.sleep(2)
         with _exclusive(LOCK):
             owner = _owner()
             if owner and owner.get("cluster") != str(self.cluster.workdir) and _cluster_alive(owner):

@@ -93,7 +93,7 @@ def real_node(cluster):
 
     node = Node(cluster)
     try:
-        seconds = node.up()
+        seconds = node.up(wait_for_other=600)  # one real node per machine: another session may hold it
     except ClusterError as err:
         if in_ci():
             pytest.fail(f"the real node did not start (CI): {err}", pytrace=False)

@@ -35,6 +35,8 @@ def app_container(namespace: str, pod: str, name: str, *, on_term: str = "ignore
         c["resources"] = resources
     if sidecar:
         c["restartPolicy"] = "Always"
+    if "$(POD_NAME)" in pod:  # a controller's pods: their names come from the downward API
+        c["env"] = [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]
     return c
 
 
