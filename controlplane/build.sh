@@ -71,7 +71,8 @@ find "$BIN" -maxdepth 1 -name 'oracle-*' ! -name "oracle-$ORACLE_HASH" -delete
 # runc (cgo: libseccomp), the CNI plugins, and the test images built from controlplane/go/testapp.
 BIN=$NODE_BIN
 mkdir -p "$BIN/cni"
-build kubelet "-X $K8S_VER.gitVersion=$K8S_VERSION -X $K8S_VER.gitMajor=1 -X $K8S_VER.gitMinor=36 -X $K8S_VER.gitTreeState=clean" \
+K8S_LDFLAGS="-X $K8S_VER.gitVersion=$K8S_VERSION -X $K8S_VER.gitMajor=1 -X $K8S_VER.gitMinor=36 -X $K8S_VER.gitTreeState=clean"
+build kubelet "$K8S_LDFLAGS" \
 	kubelet=k8s.io/kubernetes/cmd/kubelet
 
 CONTAINERD=github.com/containerd/containerd/v2
@@ -106,10 +107,12 @@ for image in testapp pause; do
 	[[ -s $tarball ]] && continue
 	entrypoint=(/testapp run)
 	[[ $image == pause ]] && entrypoint=(/testapp pause)
-	"$BIN/testapp-$TESTAPP_HASH" image --name "kubectl-safety.test/$image:$TESTAPP_HASH" --out "$tarball" -- "${entrypoint[@]}" ||
+	"$BIN/testapp-$TESTAPP_HASH" image --name "kubectl-safety.test/$image:$TESTAPP_HASH" --out "$tarball" \
+		-- "${entrypoint[@]}" ||
 		die "could not write the $image image"
 	log "wrote $tarball"
 done
-find "$BIN" -maxdepth 1 \( -name 'testapp-*' -o -name 'pause-*' \) ! -name "*-$TESTAPP_HASH" ! -name "*-$TESTAPP_HASH.tar" -delete
+find "$BIN" -maxdepth 1 \( -name 'testapp-*' -o -name 'pause-*' \) \
+	! -name "*-$TESTAPP_HASH" ! -name "*-$TESTAPP_HASH.tar" -delete
 
 echo "$CONTROL_PLANE_BIN"

@@ -141,7 +141,7 @@ class Node:
                self._env())
         self._wait(lambda: self.ctr("version", check=False).returncode == 0, deadline, "containerd", ("containerd",))
         for image in ("pause", "testapp"):
-            self.ctr("images", "import", "--no-unpack=false", str(self.bin_dir / f"{image}-{image_tag(self.bin_dir)}.tar"))
+            self.ctr("images", "import", str(self.bin_dir / f"{image}-{image_tag(self.bin_dir)}.tar"))
         self.start_kubelet(deadline, **kubelet_config)
 
     def start_kubelet(self, deadline: float | None = None, **config) -> None:
@@ -277,6 +277,12 @@ state = "{RUN / 'containerd'}"
                                   "dataDir": str(RUN / "cni" / "ipam")}}],
         }))
 
+    @staticmethod
+    def base_eviction_hard() -> dict:
+        """Hard eviction thresholds low enough that a busy shared machine does not evict test pods."""
+        return {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%",
+                "nodefs.inodesFree": "1%"}
+
     def _kubelet_config(self, overrides: dict) -> dict:
         config = {
             "apiVersion": "kubelet.config.k8s.io/v1beta1",
@@ -298,8 +304,7 @@ state = "{RUN / 'containerd'}"
             "registerWithTaints": [{"key": TAINT_KEY, "value": "true", "effect": "NoSchedule"}],
             "imageGCHighThresholdPercent": 100,  # the images exist only locally
             "imageGCLowThresholdPercent": 99,
-            "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%",
-                             "nodefs.inodesFree": "1%"},
+            "evictionHard": self.base_eviction_hard(),
             "evictionPressureTransitionPeriod": "5s",
             "resolvConf": "",
             "serializeImagePulls": False,

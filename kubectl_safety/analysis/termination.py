@@ -105,7 +105,8 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
         latest = last_kill(pod, g)
         if latest > max(g, MIN_RUNTIME_GRACE):
             steps.append({"at": max(g, MIN_RUNTIME_GRACE),
-                          "event": f"grace period over: SIGKILL to containers that had SIGTERM {MIN_RUNTIME_GRACE} s ago or more"})
+                          "event": "grace period over: SIGKILL to containers that had SIGTERM "
+                                   f"{MIN_RUNTIME_GRACE} s ago or more"})
             why = "a preStop hook" + (" or a sidecar's wait for its turn" if sidecars else "")
             steps.append({"at": latest, "event": f"SIGKILL to anything still running ({why} that used up the grace "
                                                  f"period leaves SIGTERM {MIN_RUNTIME_GRACE} s more)"})
@@ -132,6 +133,8 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
         "kubeletSoftEviction": {"gracePeriodSeconds": soft,
                                 "note": "min(pod grace period, --eviction-max-pod-grace-period)" if eviction_max_pod_grace is not None
                                 else "min(pod grace period, the kubelet's --eviction-max-pod-grace-period)"},
-        "kubeletHardEviction": {"gracePeriodSeconds": 1, "note": "hard threshold: killed immediately (at least 1 s)"},
+        "kubeletHardEviction": {"gracePeriodSeconds": 1,
+                                "note": f"hard threshold: a 1 s grace period; SIGKILL {MIN_RUNTIME_GRACE} s "
+                                        "after SIGTERM (the kubelet's minimum)"},
         "probeFailure": probes,
     }

@@ -11,7 +11,8 @@ import json
 import time
 
 from cluster_helpers import create, pdb, wait_until
-from kubelet_helpers import TOLERANCE, ExitWatch, app_container, app_pod, events, first, running_pids
+from kubelet_helpers import TOLERANCE, ExitWatch, app_container, app_pod, running_pids
+from test_kubelet_termination import kubelet_start
 
 from controlplane.node import LABEL
 from tests.unit.cli_helpers import run_cli
@@ -50,8 +51,7 @@ def test_drain_waves_take_the_time_the_plan_estimates(cluster, real_node, namesp
 
     waves = {pod.split("/")[1]: w for w in plan["waves"] for pod in w["pods"] if pod.startswith(namespace + "/")}
     assert sorted(w["wave"] for w in waves.values()) == [1, 1, 2]
-    terms = {n: first(events(namespace, n, "app"), "prestop-start") or first(events(namespace, n, "app"), "signal SIGTERM")
-             for n in waves}
+    terms = {n: kubelet_start(namespace, n) for n in waves}
     for n, w in waves.items():  # each pod stops within its wave's grace period as the plan counts it
         stopped = exits[f"{n}.app"] - terms[n]
         print(f"{n}: wave {w['wave']} grace {w['gracePeriodSeconds']}s (est. {w['estimatedSeconds']}s); "

@@ -47,6 +47,13 @@ def test_memory_pressure_eviction_order_matches_explain_node(cluster, real_node,
         exits = watch.wait(timeout=90)
         statuses = wait_until(lambda: _evicted_statuses(cluster, namespace, names), timeout=30,
                               what="the evicted pods' status")
+        # A hard threshold: the eviction manager's 1 s grace period.
+        real_node.start_kubelet()
+        create(cluster, namespace, app_pod(namespace, "hard", priority_class=low))
+        hard_watch = ExitWatch(running_pids(cluster, namespace, [("hard", "app")]))
+        hard = tool(cluster, "explain", "pod", "hard", "-n", namespace)["termination"]["kubeletHardEviction"]
+        real_node.start_kubelet(evictionHard={**real_node.base_eviction_hard(), "memory.available": "99%"})
+        hard_exit = hard_watch.wait(timeout=60)["hard.app"]
     finally:
         real_node.start_kubelet()
         cluster.kubectl("delete", "priorityclass", low, high, "--ignore-not-found", check=False)
@@ -62,6 +69,10 @@ def test_memory_pressure_eviction_order_matches_explain_node(cluster, real_node,
         assert soft[n]["gracePeriodSeconds"] == 30 and "eviction-max-pod-grace-period" in soft[n]["note"]
         term = first(events(namespace, n, "app"), "signal SIGTERM")
         assert abs(exits[f"{n}.app"] - term - min(soft[n]["gracePeriodSeconds"], MAX_POD_GRACE)) < TOLERANCE, n
+    hard_term = first(events(namespace, "hard", "app"), "signal SIGTERM")
+    print(f"hard eviction: tool {hard}; kubelet SIGKILL {hard_exit - hard_term:.2f}s after SIGTERM")
+    assert "SIGKILL 2 s after SIGTERM" in hard["note"]
+    assert abs(hard_exit - hard_term - 2) < TOLERANCE
     # One pod at a time: the eviction manager waits for an evicted pod's cleanup before the next.
     for a, b in zip(evicted, evicted[1:]):
         assert first(events(namespace, b, "app"), "signal SIGTERM") > exits[f"{a}.app"], (a, b)

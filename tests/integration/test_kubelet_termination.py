@@ -124,8 +124,8 @@ def test_force_delete_leaves_the_process_running_until_the_kubelet_stops_it(clus
     assert term > gone_at - TOLERANCE
     assert abs(exits["forced.app"] - term - kills(steps)[-1]) < TOLERANCE
     # A graceful delete keeps the object until the kubelet has stopped the process at the grace period.
-    assert abs(exits["graceful.app"] - kubelet_start(namespace, "graceful") - kills(_only_pod(graceful)["timeline"])[-1]) \
-        < TOLERANCE
+    stopped = exits["graceful.app"] - kubelet_start(namespace, "graceful")
+    assert abs(stopped - kills(_only_pod(graceful)["timeline"])[-1]) < TOLERANCE
     wait_until(lambda: pod_json(cluster, namespace, "graceful") is None, timeout=20, what="the graceful pod to go")
 
 

@@ -61,6 +61,11 @@ def test_sidecars_can_be_killed_two_seconds_after_the_grace_period():
     assert [s["at"] for s in t["steps"] if "SIGKILL" in s["event"]] == [4, 6]
 
 
+def test_hard_eviction_kills_after_the_kubelet_minimum_of_two_seconds():
+    t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=30)))
+    assert "SIGKILL 2 s after SIGTERM" in t["kubeletHardEviction"]["note"]
+
+
 def test_force_delete_on_a_running_node_still_stops_the_containers_after_two_seconds():
     t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=30)), requested=0)
     assert [s["at"] for s in t["steps"]] == [0, 2] and "SIGKILL by t+2s" in t["steps"][1]["event"]
