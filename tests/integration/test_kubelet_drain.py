@@ -44,10 +44,13 @@ def test_drain_waves_take_the_time_the_plan_estimates(cluster, real_node, namesp
     plan = json.loads(out)
 
     start = time.monotonic()
-    code, out, err = run_cli([*args, "--yes"])
-    took = time.monotonic() - start
-    assert code == 0, err
-    exits = watch.wait(timeout=10)
+    try:
+        code, out, err = run_cli([*args, "--yes"])
+        took = time.monotonic() - start
+        assert code == 0, err
+        exits = watch.wait(timeout=10)
+    finally:
+        cluster.kubectl("uncordon", real_node.name)  # the node serves the other tests
 
     waves = {pod.split("/")[1]: w for w in plan["waves"] for pod in w["pods"] if pod.startswith(namespace + "/")}
     assert sorted(w["wave"] for w in waves.values()) == [1, 1, 2]

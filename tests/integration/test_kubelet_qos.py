@@ -21,7 +21,7 @@ CFS_PERIOD = 100_000
 
 PODS = {
     "besteffort": {},
-    "burstable": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "300m", "memory": "128Mi"}},
+    "burstable": {"requests": {"cpu": "100m", "memory": "1Gi"}, "limits": {"cpu": "300m", "memory": "2Gi"}},
     "guaranteed": {"requests": {"cpu": "200m", "memory": "96Mi"}, "limits": {"cpu": "200m", "memory": "96Mi"}},
 }
 
@@ -60,6 +60,8 @@ def test_qos_oom_score_adj_and_cgroups_match_explain_pod(cluster, real_node, nam
 
     for name, resources in PODS.items():
         report, seen = said[name], observed[name]
+        print(f"{name}: tool {report['qos']['class']} requests {report['requests']} oom {report['oomScoreAdj']}; "
+              f"kubelet {seen}")
         assert report["qos"]["class"] == seen["qosClass"], name
         # The class picks the cgroup parent: kubepods/besteffort, kubepods/burstable, kubepods itself.
         assert seen["qosCgroup"] == {"BestEffort": "besteffort", "Burstable": "burstable"}.get(seen["qosClass"],
