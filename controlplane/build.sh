@@ -48,7 +48,9 @@ log "$(go version); cache $BIN"
 mkdir -p "$BIN"
 
 K8S_VER=k8s.io/component-base/version
-build k8s "-X $K8S_VER.gitVersion=$K8S_VERSION -X $K8S_VER.gitMajor=1 -X $K8S_VER.gitMinor=36 -X $K8S_VER.gitTreeState=clean" \
+K8S_LDFLAGS="-X $K8S_VER.gitVersion=$K8S_VERSION -X $K8S_VER.gitMajor=1 -X $K8S_VER.gitMinor=36"
+K8S_LDFLAGS+=" -X $K8S_VER.gitTreeState=clean"
+build k8s "$K8S_LDFLAGS" \
 	kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
 	kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
 	kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
@@ -71,7 +73,6 @@ find "$BIN" -maxdepth 1 -name 'oracle-*' ! -name "oracle-$ORACLE_HASH" -delete
 # runc (cgo: libseccomp), the CNI plugins, and the test images built from controlplane/go/testapp.
 BIN=$NODE_BIN
 mkdir -p "$BIN/cni"
-K8S_LDFLAGS="-X $K8S_VER.gitVersion=$K8S_VERSION -X $K8S_VER.gitMajor=1 -X $K8S_VER.gitMinor=36 -X $K8S_VER.gitTreeState=clean"
 build kubelet "$K8S_LDFLAGS" \
 	kubelet=k8s.io/kubernetes/cmd/kubelet
 

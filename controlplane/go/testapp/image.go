@@ -35,7 +35,8 @@ func image(args []string) error {
 	var layer bytes.Buffer
 	lw := tar.NewWriter(&layer)
 	for _, dir := range []string{"log/", "tmp/"} {
-		if err := lw.WriteHeader(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o1777, ModTime: epoch}); err != nil {
+		header := &tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o1777, ModTime: epoch}
+		if err := lw.WriteHeader(header); err != nil {
 			return err
 		}
 	}
@@ -78,11 +79,13 @@ func image(args []string) error {
 		name string
 		data []byte
 	}{{layerID + "/layer.tar", layer.Bytes()}, {configName, config}, {"manifest.json", manifest}}
-	if err := tw.WriteHeader(&tar.Header{Name: layerID + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: epoch}); err != nil {
+	dir := &tar.Header{Name: layerID + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: epoch}
+	if err := tw.WriteHeader(dir); err != nil {
 		return err
 	}
 	for _, file := range files {
-		if err := tw.WriteHeader(&tar.Header{Name: file.name, Mode: 0o644, Size: int64(len(file.data)), ModTime: epoch}); err != nil {
+		header := &tar.Header{Name: file.name, Mode: 0o644, Size: int64(len(file.data)), ModTime: epoch}
+		if err := tw.WriteHeader(header); err != nil {
 			return err
 		}
 		if _, err := tw.Write(file.data); err != nil {
