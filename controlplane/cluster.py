@@ -9,6 +9,7 @@ dir (on tmpfs when possible); ``~/.kube/config`` is never touched.
     python controlplane/cluster.py up [--demo] [--name N]
     python controlplane/cluster.py down [--name N]
     python controlplane/cluster.py status
+    python controlplane/cluster.py node up|down [--name N]   # a real kubelet node (controlplane/node.py)
 
 Stdlib only: the pytest fixtures import this module.
 """
@@ -260,8 +261,11 @@ class Cluster:
         return [f.stem for f in pid_files if not _alive(f.read_text().strip())]
 
     def down(self) -> float:
-        """Delete the cluster, make sure none of its processes survive, remove the work dir."""
+        """Stop its real node, delete the cluster, make sure none of its processes survive, remove the work dir."""
         start = time.monotonic()
+        real_node = _real_node_module()
+        if real_node.owned_by(self):
+            real_node.Node(self).down()
         if self.cluster_dir.exists():
             self.kwokctl("delete", "cluster", "--kubeconfig", str(self.kubeconfig), check=False)
         deadline = time.monotonic() + DOWN_GRACE_SECONDS  # a loaded machine stops components slowly
@@ -302,6 +306,15 @@ class Cluster:
                 namespace, name = line.split()
                 self.kubectl("rollout", "status", "-n", namespace, name.lower(), f"--timeout={int(timeout)}s",
                              timeout=timeout + 30)
+
+
+def _real_node_module():
+    """controlplane/node.py (imported late: it imports this module)."""
+    if str(HERE.parent) not in sys.path:
+        sys.path.insert(0, str(HERE.parent))
+    from controlplane import node
+
+    return node
 
 
 def _patch(component: str, args: dict[str, str], override: dict[str, str] | None = None) -> dict:
@@ -402,11 +415,28 @@ def main(argv: list[str] | None = None) -> int:
     down = sub.add_parser("down", help="delete a cluster")
     down.add_argument("--name", default="dev")
     sub.add_parser("status", help="list clusters")
+    node = sub.add_parser("node", help="start or stop the real kubelet node of a running cluster (root)")
+    node.add_argument("action", choices=("up", "down"))
+    node.add_argument("--name", default="dev")
     args = parser.parse_args(argv)
 
     if args.command == "status":
         return _status()
     cluster = Cluster(args.name)
+    if args.command == "node":
+        real_node = _real_node_module()
+        try:
+            if args.action == "down":
+                print(f"real node stopped in {real_node.Node(cluster).down():.1f}s", file=sys.stderr)
+                return 0
+            if not cluster.is_up():
+                raise ClusterError(f"cluster {args.name!r} is not up: start it with `cluster.py up --name {args.name}`")
+            n = real_node.Node(cluster)
+            print(f"real node {n.name!r} Ready in {n.up():.1f}s (taint and label {real_node.LABEL})", file=sys.stderr)
+            return 0
+        except (ClusterError, real_node.ClusterError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
     try:
         if args.command == "down":
             print(f"cluster {args.name!r} deleted in {cluster.down():.1f}s", file=sys.stderr)

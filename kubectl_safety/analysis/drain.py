@@ -22,7 +22,7 @@ from kubectl_safety.analysis.drain_filters import PodVerdict, eviction_rules, ku
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
-from kubectl_safety.analysis.termination import api_grace_period
+from kubectl_safety.analysis.termination import api_grace_period, last_kill
 
 API_VERSION = "safety.kubectl.io/v1"
 RETRY_SECONDS = 5  # kubectl's (and our) eviction retry delay: a wave starts up to this late
@@ -338,7 +338,8 @@ def _waves(verdicts, entries, options) -> list:
         w["pods"].append(f"{v.pod.namespace}/{v.pod.name}")
         if entry["pdb"]:
             w["pdbs"].add(entry["pdb"])
-        w["gracePeriodSeconds"] = max(w["gracePeriodSeconds"], grace)
+        # The pod is gone when the kubelet has stopped it: a preStop hook or sidecars can take 2 s more.
+        w["gracePeriodSeconds"] = max(w["gracePeriodSeconds"], last_kill(v.pod, grace) if grace else 0)
         if entry["pdb"] and needs_replacement(v.pod):
             w["readySeconds"] = max(w["readySeconds"], STARTUP_SECONDS + _readiness_delay(v.pod))
     out, last = [], max(waves, default=0)

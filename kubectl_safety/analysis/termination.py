@@ -54,6 +54,28 @@ def _pre_stop_kind(container):
     return "hook"
 
 
+def _pre_stop_seconds(container, grace: int) -> int:
+    """How long the kubelet waits for a container's preStop hook: a sleep hook's duration, else
+    (unknown) up to the whole grace period, after which it stops waiting."""
+    sleep = (container.pre_stop or {}).get("sleep")
+    if isinstance(sleep, dict) and isinstance(sleep.get("seconds"), int):
+        return min(max(sleep["seconds"], 0), grace)
+    return grace
+
+
+def last_kill(pod, grace: int) -> int:
+    """When the kubelet's last SIGKILL can come (``killContainer``): the grace period, but every
+    container gets at least 2 s after its SIGTERM, counted after its preStop hook (which may use
+    up the grace period) and, for a sidecar, after its turn (waited for up to the grace period)."""
+    latest = max(grace, MIN_RUNTIME_GRACE)
+    for c in pod.containers:
+        if c.pre_stop:
+            latest = max(latest, _pre_stop_seconds(c, grace) + MIN_RUNTIME_GRACE)
+    if any(c.is_sidecar for c in pod.init_containers):
+        latest = grace + MIN_RUNTIME_GRACE
+    return latest
+
+
 def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
     """Delete, eviction, kubelet soft/hard eviction and probe-failure timelines for a pod."""
     grace = api_grace_period(pod, requested)
@@ -64,6 +86,11 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
     steps = []
     if g == 0:
         steps.append({"at": 0, "event": "object removed from the API at once; processes may still run"})
+        if pod.node_name and not pod.is_terminal:
+            # The kubelet's pod worker raises a zero grace period to 1 s, killContainer to 2 s.
+            latest = last_kill(pod, 1)
+            steps.append({"at": latest, "event": "if its node's kubelet runs, it still stops the containers: "
+                                                 f"SIGTERM when it sees the deletion, SIGKILL by t+{latest}s"})
     else:
         steps.append({"at": 0, "event": "deletionTimestamp set; pod removed from Service endpoints"})
         if pre_stops:
@@ -75,7 +102,16 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
             order = ", ".join(c.name for c in reversed(sidecars))
             steps.append({"at": 0, "event": f"sidecars ({order}) get SIGTERM only after every main container has exited, "
                                             f"in reverse order, each with at least {MIN_RUNTIME_GRACE} s"})
-        steps.append({"at": max(g, MIN_RUNTIME_GRACE), "event": "SIGKILL to anything still running"})
+        latest = last_kill(pod, g)
+        if latest > max(g, MIN_RUNTIME_GRACE):
+            steps.append({"at": max(g, MIN_RUNTIME_GRACE),
+                          "event": "grace period over: SIGKILL to containers that had SIGTERM "
+                                   f"{MIN_RUNTIME_GRACE} s ago or more"})
+            why = "a preStop hook" + (" or a sidecar's wait for its turn" if sidecars else "")
+            steps.append({"at": latest, "event": f"SIGKILL to anything still running ({why} that used up the grace "
+                                                 f"period leaves SIGTERM {MIN_RUNTIME_GRACE} s more)"})
+        else:
+            steps.append({"at": latest, "event": "SIGKILL to anything still running"})
     probes = []
     for c in pod.containers:
         for kind in ("livenessProbe", "startupProbe"):
@@ -97,6 +133,8 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
         "kubeletSoftEviction": {"gracePeriodSeconds": soft,
                                 "note": "min(pod grace period, --eviction-max-pod-grace-period)" if eviction_max_pod_grace is not None
                                 else "min(pod grace period, the kubelet's --eviction-max-pod-grace-period)"},
-        "kubeletHardEviction": {"gracePeriodSeconds": 1, "note": "hard threshold: killed immediately (at least 1 s)"},
+        "kubeletHardEviction": {"gracePeriodSeconds": 1,
+                                "note": f"hard threshold: a 1 s grace period; SIGKILL {MIN_RUNTIME_GRACE} s "
+                                        "after SIGTERM (the kubelet's minimum)"},
         "probeFailure": probes,
     }

@@ -84,3 +84,21 @@ def make_node(cluster):
     yield make
     if names:
         cluster.kubectl("delete", "node", *names, "--ignore-not-found", check=False)
+
+
+@pytest.fixture(scope="session")
+def real_node(cluster):
+    """The machine's real kubelet node (controlplane/node.py), joined to the session's cluster."""
+    from controlplane.node import Node
+
+    node = Node(cluster)
+    try:
+        seconds = node.up(wait_for_other=600)  # one real node per machine: another session may hold it
+    except ClusterError as err:
+        if in_ci():
+            pytest.fail(f"the real node did not start (CI): {err}", pytrace=False)
+        _unavailable.append(f"real node: {str(err).splitlines()[0]}")
+        pytest.skip(f"REAL NODE UNAVAILABLE: {err}")
+    print(f"\nreal node {node.name} Ready in {seconds:.1f}s", file=sys.stderr)
+    yield node
+    node.down()

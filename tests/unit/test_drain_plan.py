@@ -351,3 +351,10 @@ def test_pdb_sync_failed_status_is_not_reported_as_merely_stale():
     report = plan(N1, N2, budget, make_pod("b-0", labels={"app": "batch"}, owner=None, meta={"ownerReferences": [ref]}))
     codes = {r["code"] for r in report["pods"][0]["reasons"]}
     assert "PDB_SYNC_FAILED" in codes and "PDB_STATUS_STALE" not in codes and not report["safe"]
+
+
+def test_wave_of_a_pre_stop_hook_overrunning_its_grace_period_lasts_two_seconds_more():
+    hook = container("app", lifecycle={"preStop": {"exec": {"command": ["sleep", "10"]}}})
+    report = plan(N1, N2, make_pod("overrun", node="n1", containers=[hook], terminationGracePeriodSeconds=2),
+                  make_pod("plain", node="n1", terminationGracePeriodSeconds=3), force=True)
+    assert [(w["gracePeriodSeconds"], w["estimatedSeconds"]) for w in report["waves"]] == [(4, 4)]

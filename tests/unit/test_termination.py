@@ -31,10 +31,44 @@ def test_probe_level_grace_period_applies_to_probe_failures():
     assert probes == {"livenessProbe": 10, "startupProbe": 60}
 
 
-def test_pre_stop_keeps_two_seconds_for_sigterm():
+def test_pre_stop_that_uses_up_the_grace_period_keeps_two_seconds_for_sigterm():
     c = container("app", lifecycle={"preStop": {"exec": {"command": ["sleep", "60"]}}})
     t = timeline(Pod(make_pod("p", containers=[c], terminationGracePeriodSeconds=1)))
-    assert t["steps"][-1]["at"] == 2 and t["preStop"][0]["hook"] == "exec"
+    assert t["steps"][-1]["at"] == 3 and t["preStop"][0]["hook"] == "exec"
+
+
+LAST_KILL = [
+    ("preStop overrunning the grace period: SIGKILL at grace + 2 s",
+     {"exec": {"command": ["sleep", "30"]}}, 30, [30, 32]),
+    ("preStop sleep within the grace period: SIGKILL at the grace period", {"sleep": {"seconds": 3}}, 8, [8]),
+    ("preStop sleep ending 1 s before the grace period: 2 s for SIGTERM", {"sleep": {"seconds": 7}}, 8, [8, 9]),
+    ("preStop sleep longer than the grace period: cut at the grace period", {"sleep": {"seconds": 10}}, 4, [4, 6]),
+    ("no preStop: SIGKILL at the grace period", None, 5, [5]),
+]
+
+
+@pytest.mark.parametrize("hook,grace,kills", [c[1:] for c in LAST_KILL], ids=[c[0] for c in LAST_KILL])
+def test_sigkill_times_follow_the_kubelet_kill_container(hook, grace, kills):
+    c = container("app", lifecycle={"preStop": hook}) if hook else container("app")
+    t = timeline(Pod(make_pod("p", containers=[c], terminationGracePeriodSeconds=grace)))
+    assert [s["at"] for s in t["steps"] if "SIGKILL" in s["event"]] == kills
+
+
+def test_sidecars_can_be_killed_two_seconds_after_the_grace_period():
+    sidecar = container("mesh", restartPolicy="Always")
+    t = timeline(Pod(make_pod("p", containers=[container("app")], initContainers=[sidecar],
+                              terminationGracePeriodSeconds=4)))
+    assert [s["at"] for s in t["steps"] if "SIGKILL" in s["event"]] == [4, 6]
+
+
+def test_hard_eviction_kills_after_the_kubelet_minimum_of_two_seconds():
+    t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=30)))
+    assert "SIGKILL 2 s after SIGTERM" in t["kubeletHardEviction"]["note"]
+
+
+def test_force_delete_on_a_running_node_still_stops_the_containers_after_two_seconds():
+    t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=30)), requested=0)
+    assert [s["at"] for s in t["steps"]] == [0, 2] and "SIGKILL by t+2s" in t["steps"][1]["event"]
 
 
 def test_soft_eviction_is_capped_by_kubelet_setting():
