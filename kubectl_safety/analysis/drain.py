@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from kubectl_safety.analysis import pdb as pdb_math
 from kubectl_safety.analysis.drain_filters import PodVerdict, eviction_rules, kubectl_filters
+from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
@@ -430,6 +431,7 @@ def _risks(snapshot, targets, verdicts, entries, trackers, placements, capacity,
         if snapshot.node(name) is None:
             risks.add("NODE_NOT_FOUND", f'node "{name}" not found', [obj("Node", "", name)])
     _node_risks(snapshot, targets, entries, risks, now)
+    _finalizer_risks(snapshot, entries, risks)
     for e in report["pods"]:
         if e["action"] != "blocked":
             continue
@@ -468,6 +470,8 @@ def _node_risks(snapshot, targets, entries, risks, now):
         state = node_state(node, now)
         if state["state"] == "Ready":
             continue
+        if pod_gc_force_deletes(node, state):
+            continue  # no kubelet needed; finalizers are judged on their own
         going = [e for e in entries.values() if e["node"] == name and e["action"] in ("evict", "delete", "wait")]
         pod = {e["name"]: e for e in going}
         alive = [e for e in going if not (snapshot.pod(e["namespace"], e["name"]) or _NONE).is_terminal]
@@ -477,6 +481,19 @@ def _node_risks(snapshot, targets, entries, risks, now):
         risks.add(code, f"node {name} is {state['message']}: {len(alive)} evicted pod(s) stay Terminating until its "
                   f"kubelet confirms, so the drain does not finish. Way out: {NODE_WAY_OUT}",
                   [obj("Node", "", name)] + [pod_obj(e) for e in alive if e["name"] in pod])
+
+
+def _finalizer_risks(snapshot, entries, risks):
+    """Pods asked to go that a finalizer keeps: kubectl waits for an object that stays."""
+    for e in entries.values():
+        if e["action"] not in ("evict", "delete", "wait"):
+            continue
+        pod = snapshot.pod(e["namespace"], e["name"])
+        held = holding_finalizers(pod) if pod is not None else []
+        if held:
+            risks.add("POD_HELD_BY_FINALIZER", f"{e['namespace']}/{e['name']} has finalizer(s) {', '.join(held)}: "
+                      "the pod object stays Terminating until they are removed, so the drain does not finish",
+                      [pod_obj(e)])
 
 
 class _NONE:

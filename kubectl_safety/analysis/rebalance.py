@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kubectl_safety.analysis import pdb as pdbs
 from kubectl_safety.analysis import topology
+from kubectl_safety.analysis.deletion import pod_gc_force_deletes
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
@@ -569,8 +570,9 @@ def plan_risks(snapshot, evictions, now) -> RiskList:
     for e in evictions:
         by_node.setdefault(e["node"], []).append(e)
     for name, moved in sorted(by_node.items()):
-        state = node_state(snapshot.node(name), now)
-        if state["state"] in ("Unknown", "NotReady"):
+        node = snapshot.node(name)
+        state = node_state(node, now)
+        if state["state"] in ("Unknown", "NotReady") and not pod_gc_force_deletes(node, state):
             code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"
             risks.add(code, f"node {name} is {state['message']}: {len(moved)} evicted pod(s) stay Terminating until "
                       f"its kubelet confirms, and their replacements are not counted before. Way out: {NODE_WAY_OUT}",
