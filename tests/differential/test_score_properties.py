@@ -13,11 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_safety.analysis.scheduling.score import score_nodes
-from kubectl_safety.model.objects import Pod
-from tests.builders import snapshot
 from tests.differential.conftest import PROPERTY, count, tally
-from tests.differential.test_scheduler_properties import (APPS, NAMESPACES, affinity_term, created, rarely,
-                                                          scheduler_view, spread)
+from tests.differential.test_scheduler_properties import APPS, NAMESPACES, affinity_term, ask_about, rarely, spread
 
 ZONES = ["z1", "z2", "z3"]
 IMAGES = {"web:1": 300 * 2 ** 20, "db:2": 900 * 2 ** 20, "tiny": 10 * 2 ** 20}
@@ -129,14 +126,12 @@ def cluster(draw):
 def test_scheduler_scores(oracle, case):
     """Every plugin's weighted score on every feasible node, the totals and the best nodes."""
     count("test_scheduler_scores")
-    nodes, pods, incoming, namespaces = created(oracle, case)
-    expected = oracle.ask("score", pod=incoming, nodes=nodes, pods=scheduler_view(pods), namespaces=namespaces)
-    snap = snapshot(*nodes, *pods, *namespaces)
+    expected, snap, pod = ask_about(oracle, "score", case)
     feasible = [snap.node(name) for name in expected["feasible"]]
     if not feasible:
         tally("test_scheduler_scores", "no feasible node")
         return
-    ours = score_nodes(Pod(incoming), feasible, snap)
+    ours = score_nodes(pod, feasible, snap)
     theirs = {name: {"total": row["total"], "plugins": {k: v for k, v in row["plugins"].items()}}
               for name, row in expected["scores"].items()}
     mine = {name: {"total": row["total"], "plugins": {k: v for k, v in row["plugins"].items()}}
