@@ -19,8 +19,9 @@ from kubectl_safety.analysis.deletion import pod_gc_force_deletes
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
-from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, reuse_node_states
+from kubectl_safety.analysis.scheduling.filters import filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
+from kubectl_safety.analysis.scheduling.score import score_nodes
 from kubectl_safety.model.objects import Pod
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
 
@@ -178,13 +179,6 @@ def is_system_critical(pod) -> bool:
     return pod.priority_class_name in SYSTEM_CRITICAL_CLASSES or pod.priority_value >= SYSTEM_CRITICAL_PRIORITY
 
 
-def _allocated(state) -> float:
-    """Requested share of cpu and memory (LeastAllocated scoring prefers the emptier node)."""
-    alloc = state.node.allocatable
-    shares = [state.requested.get(r, 0) / alloc[r] for r in ("cpu", "memory") if alloc.get(r)]
-    return sum(shares) / len(shares) if shares else 0.0
-
-
 def replacement(pod):
     """The pod its controller would create, unscheduled, without its spread constraints (what a
     domain's nodes can take at all, spread aside)."""
@@ -323,25 +317,28 @@ class Planner:
         self.evictions = []
         self.blocked = []
         self.evicted = set()
+        self.tied = []  # the nodes tied with the last move's expected node
 
     def place(self, pod, group, src, view):
         """The node the scheduler would choose for ``pod``'s replacement on ``view``, or (None, reasons).
 
         Feasibility is ``filter_node`` (every Filter plugin, the pod's own spread constraints
-        included, counted on the simulated cluster); the ranking prefers the least-loaded domain.
+        included, counted on the simulated cluster); the choice is the scheduler's Score stage
+        (``score_nodes``): of nodes tied for the highest score, the first by name, and the others
+        in ``tied``.
         """
-        best, reasons = None, {}
+        reasons, feasible = {}, []
         new = unscheduled_copy(pod, name=f"{pod.name}-moved")
         for node in view.nodes:
             why = placement_failure(new, node, view)
             if why:
                 reasons[why] = reasons.get(why, 0) + 1
                 continue
-            rank = (tuple(s.counts.get(s.domain_of.get(node.name), 0) for s in group.spreads),
-                    node.name == src, _allocated(NodeState.from_snapshot(node, view)), node.name)
-            if best is None or rank < best[0]:
-                best = (rank, node)
-        return (best[1] if best else None), new, reasons
+            feasible.append(node)
+        if not feasible:
+            return None, new, reasons, []
+        best = score_nodes(new, feasible, view).best
+        return view.node(best[0]), new, reasons, best[1:]
 
     def try_move(self, pod, group, target):
         """Commit the eviction of ``pod`` if it reduces ``target``'s imbalance and worsens nothing."""
@@ -351,7 +348,7 @@ class Planner:
         view = self.current.replace(pods=[terminating(p, self.snapshot.taken_at) if p is pod else p
                                           for p in self.current.pods])  # an evicted pod is never moved again
         reuse_node_states(self.current, view, {src}, [pod])
-        dst, new, reasons = self.place(pod, group, src, view)
+        dst, new, reasons, tied = self.place(pod, group, src, view)
         after = {id(s): s.moved(pod, None, dst.name) if dst else s.counts for s in group.spreads}
         before = {id(s): s.moved(pod, None, src) for s in group.spreads}
         ok = dst is not None and _squares(after[id(target)]) < _squares(before[id(target)]) and all(
@@ -368,6 +365,7 @@ class Planner:
         self.current = view.replace(pods=list(view.pods) + [placed])
         reuse_node_states(view, self.current, {dst.name}, [placed])
         self.node_of[pod.key] = dst.name
+        self.tied = tied
         return dst, ""
 
     def candidates(self, group, target):
@@ -416,6 +414,7 @@ class Planner:
                     "topologyKey": target.key, "workload": _wref(group.workload),
                     "round": self.budgets.round, "expectedNode": dst.name,
                     "expectedDomain": target.domain_of.get(dst.name),
+                    "tiedNodes": self.tied,
                 })
                 return True
             if waiting:
