@@ -25,8 +25,8 @@ from kubectl_safety.analysis.risks import obj, pod_obj
 from kubectl_safety.analysis.room import Room
 from kubectl_safety.analysis.scheduling.filters import eligible_domains
 from kubectl_safety.analysis.topology import ZONE, constraint_selector, normalized, skew
+from kubectl_safety.model.constants import API_VERSION
 
-API_VERSION = "safety.kubectl.io/v1"
 SEVERITIES = ("info", "warning", "error")
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
 NO_SCALE = ("DaemonSet", "Job", "CronJob")  # built-in controllers without a scale subresource

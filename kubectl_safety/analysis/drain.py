@@ -23,8 +23,8 @@ from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.termination import api_grace_period
+from kubectl_safety.model.constants import API_VERSION
 
-API_VERSION = "safety.kubectl.io/v1"
 RETRY_SECONDS = 5  # kubectl's (and our) eviction retry delay: a wave starts up to this late
 STARTUP_SECONDS = 10  # assumed time for a replacement to be scheduled and started
 NOT_CHECKED = ""  # placement of a replacement when capacity is not checked: assumed to start

@@ -20,10 +20,10 @@ from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
+from kubectl_safety.model.constants import API_VERSION, SYSTEM_CLASSES, SYSTEM_CRITICAL
 from kubectl_safety.model.objects import Pod
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
 
-API_VERSION = "safety.kubectl.io/v1"
 REBALANCED_KINDS = ("Deployment", "StatefulSet", "ReplicaSet")
 CLUSTER_DEFAULTS = ((topology.HOSTNAME, 3), (topology.ZONE, 5))
 ASSUMPTIONS = [
@@ -168,13 +168,9 @@ def not_evictable(pod, snapshot, options) -> str:
     return ""
 
 
-SYSTEM_CRITICAL_PRIORITY = 2000000000  # system-cluster-critical; the descheduler never evicts at or above it
-SYSTEM_CRITICAL_CLASSES = ("system-cluster-critical", "system-node-critical")
-
-
 def is_system_critical(pod) -> bool:
     """A system-critical pod (the descheduler's protection): by class name or priority."""
-    return pod.priority_class_name in SYSTEM_CRITICAL_CLASSES or pod.priority_value >= SYSTEM_CRITICAL_PRIORITY
+    return pod.priority_class_name in SYSTEM_CLASSES or pod.priority_value >= SYSTEM_CRITICAL
 
 
 def _allocated(state) -> float:

@@ -1,10 +1,9 @@
 """Topology spread: skew counted exactly as kube-scheduler's PodTopologySpread does."""
 
+from kubectl_safety.model.constants import HOSTNAME, ZONE
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
                                             untolerated_taint)
 
-HOSTNAME = "kubernetes.io/hostname"
-ZONE = "topology.kubernetes.io/zone"
 
 
 def constraint_selector(pod, constraint):
