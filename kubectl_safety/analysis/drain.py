@@ -2,7 +2,7 @@
 
 ``plan_drain(snapshot, node_names, options, now)`` returns a ``DrainPlan`` report:
 
-1. per pod, kubectl drain's filters and the Eviction API's rules (``drain_filters``);
+1. per pod, kubectl drain's filters and the Eviction API's rules (``eviction``);
 2. cumulative PodDisruptionBudget accounting across pods and nodes (like cluster-autoscaler's
    RemainingPdbTracker): a budget allowing k disruptions evicts k pods per wave; a wave starts
    when the previous wave's replacements are Ready again, so a pod whose replacement cannot
@@ -18,7 +18,7 @@
 from dataclasses import dataclass
 
 from kubectl_safety.analysis import pdb as pdb_math
-from kubectl_safety.analysis.drain_filters import PodVerdict, eviction_rules, kubectl_filters
+from kubectl_safety.analysis.eviction import PodVerdict, eviction_rules, kubectl_filters
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests

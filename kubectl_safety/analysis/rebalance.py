@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 from kubectl_safety.analysis import pdb as pdbs
 from kubectl_safety.analysis import topology
+from kubectl_safety.analysis.eviction import refusals
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
-from kubectl_safety.model.constants import API_VERSION, SYSTEM_CLASSES, SYSTEM_CRITICAL
+from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.objects import Pod
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
 
@@ -146,31 +147,9 @@ def find_workloads(snapshot, namespace=None, selector=None) -> list:
 # -- evictability and fit -------------------------------------------------------------------
 
 def not_evictable(pod, snapshot, options) -> str:
-    """Why the pod may not be evicted by rebalance, or ''."""
-    if pod.is_mirror:
-        return "mirror (static) pod: the API cannot evict it"
-    if pod.controller_ref is None:
-        return "bare pod: no controller would re-create it"
-    if pod.controller_ref.get("kind") == "DaemonSet":
-        return "DaemonSet pod: it would come back on the same node"
-    if pod.is_terminating:
-        return "already terminating"
-    if is_system_critical(pod):
-        return (f"system-critical pod (priority {pod.priority_value}"
-                + (f", {pod.priority_class_name}" if pod.priority_class_name else "") + "): never moved")
-    local = [v.get("name") for v in pod.volumes if "emptyDir" in v or "hostPath" in v]
-    if local and not options.evict_local_storage:
-        return f"uses local storage ({', '.join(local)}): add --evict-local-storage to allow"
-    budgets = snapshot.pdbs_for(pod)
-    if len(budgets) > 1:
-        return ("selected by more than one PDB (" + ", ".join(b.name for b in budgets)
-                + "): the Eviction API refuses it")
-    return ""
-
-
-def is_system_critical(pod) -> bool:
-    """A system-critical pod (the descheduler's protection): by class name or priority."""
-    return pod.priority_class_name in SYSTEM_CLASSES or pod.priority_value >= SYSTEM_CRITICAL
+    """Why the pod may not be evicted by rebalance (the evictor's first refusal), or ''."""
+    found = refusals(pod, snapshot, options.evict_local_storage)
+    return found[0].message if found else ""
 
 
 def _allocated(state) -> float:
