@@ -16,8 +16,8 @@
 
 from dataclasses import dataclass, field
 
-from kubectl_safety.analysis.drain import (BudgetTracker, DrainOptions, SharedPlanning, needs_replacement,
-                                           plan_drain)
+from kubectl_safety.analysis.budgets import BudgetTracker
+from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_replacement, plan_drain
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_state import node_state

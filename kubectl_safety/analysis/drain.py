@@ -17,7 +17,7 @@
 
 from dataclasses import dataclass
 
-from kubectl_safety.analysis import pdb as pdb_math
+from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
 from kubectl_safety.analysis.eviction import PodVerdict, eviction_rules, kubectl_filters
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
@@ -199,7 +199,7 @@ class SharedPlanning:
     def summary(self, pdb) -> dict:
         ref = (pdb.namespace, pdb.name)
         if ref not in self.summaries:
-            self.summaries[ref] = pdb_math.summary(pdb, self.snapshot, self.selected(pdb))
+            self.summaries[ref] = pdb_summary(pdb, self.snapshot, self.selected(pdb))
         return self.summaries[ref]
 
     def selected(self, pdb) -> list:
@@ -219,41 +219,6 @@ class SharedPlanning:
 
             self._base = SharedBase(self.snapshot)
         return self._base
-
-
-class BudgetTracker:
-    """One PDB's remaining disruptions across waves (status numbers, as the API server uses them)."""
-
-    def __init__(self, pdb, snapshot, summary=None):
-        self.pdb = pdb
-        self.summary = summary if summary is not None else pdb_math.summary(pdb, snapshot)
-        self.allowed = pdb.disruptions_allowed
-        self.healthy = pdb.status_int("currentHealthy")
-        self.desired = pdb.status_int("desiredHealthy")
-        self.expected = pdb.status_int("expectedPods")
-        self.never = self.summary["neverAllows"]
-        # expectedPods is the owners' scale only for maxUnavailable and percentages; for an integer
-        # minAvailable it is the pods that exist now, which dips while replacements start.
-        scaled = pdb.max_unavailable is not None or isinstance(pdb.min_available, str)
-        if self.never is None and scaled and self.allowed == 0 and self.desired is not None \
-                and self.expected is not None and self.desired >= self.expected > 0:
-            self.never = f"desiredHealthy {self.desired} >= expectedPods {self.expected}"
-        self.lost = 0  # healthy pods evicted for good (no replacement, or it cannot be placed)
-        self.waves = {}  # wave -> pods evicted in it
-
-    def numbers(self) -> str:
-        return (f"needs {self.desired if self.desired is not None else '?'} healthy, has "
-                f"{self.healthy if self.healthy is not None else '?'}, disruptionsAllowed {self.allowed}")
-
-    def per_wave(self) -> int:
-        return self.allowed - self.lost
-
-    def to_dict(self) -> dict:
-        out = dict(self.summary, neverAllows=self.never)
-        out["podsToEvict"] = sum(self.waves.values())
-        out["waves"] = len(self.waves)
-        out["lostForGood"] = self.lost
-        return out
 
 
 def _assign_waves(leaving, placements, entries, trackers):

@@ -17,7 +17,7 @@ hostPath volumes, and waits for terminating ones; the descheduler moves none of 
 from dataclasses import dataclass, field
 
 from kubectl_safety.analysis.findings import Finding
-from kubectl_safety.analysis.pdb import status_sync_failure as sync_failure
+from kubectl_safety.analysis.budgets import skips_pdb_check, status_sync_failure as sync_failure, unhealthy_goes_free
 from kubectl_safety.model.constants import SYSTEM_CLASSES, SYSTEM_CRITICAL
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
@@ -134,7 +134,7 @@ def eviction_rules(v: PodVerdict, options, snapshot):
         v.add("EVICTION_DISABLED", "warning", "--disable-eviction: deleted directly, bypassing "
               + (f"PodDisruptionBudget {_ref(pdbs[0])}" if len(pdbs) == 1 else "PodDisruptionBudgets"))
         return
-    if pod.is_terminal or pod.phase == "Pending" or pod.is_terminating:
+    if skips_pdb_check(pod):
         state = ("terminal (" + pod.phase + ")" if pod.is_terminal else
                  "already terminating" if pod.is_terminating else "Pending")
         code = "TERMINAL" if pod.is_terminal else "ALREADY_TERMINATING" if pod.is_terminating else "PENDING"
@@ -154,13 +154,13 @@ def eviction_rules(v: PodVerdict, options, snapshot):
         return
     pdb = v.pdb = pdbs[0]
     if not pod.is_ready:
-        policy = pdb.unhealthy_pod_eviction_policy
+        free = unhealthy_goes_free(pdb)
         healthy, desired = pdb.status_int("currentHealthy") or 0, pdb.status_int("desiredHealthy") or 0
-        if policy == "AlwaysAllow":
+        if free == "AlwaysAllow":
             v.add("UNHEALTHY_ALWAYS_ALLOW", "info", f"not Ready and PDB {_ref(pdb)} has unhealthyPodEvictionPolicy "
                   "AlwaysAllow: evicted without using its budget")
             return
-        if healthy >= desired > 0:
+        if free:
             v.add("UNHEALTHY_BUDGET_HEALTHY", "info", f"not Ready and PDB {_ref(pdb)} is healthy (has {healthy}, "
                   f"needs {desired}): evicted without using its budget (IfHealthyBudget)")
             return

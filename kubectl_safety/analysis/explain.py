@@ -1,6 +1,6 @@
 """``explain pod|node|priorities``: reports built from the other analyses."""
 
-from kubectl_safety.analysis import node_pressure, pdb as pdbs, priority, qos, termination, topology
+from kubectl_safety.analysis import budgets as pdbs, node_pressure, priority, qos, termination, topology
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.force_delete import assessment_for_explain
 from kubectl_safety.analysis.node_state import node_state

@@ -13,7 +13,7 @@ import difflib
 import json
 from dataclasses import dataclass
 
-from kubectl_safety.analysis import pdb as pdbs
+from kubectl_safety.analysis.budgets import Budgets
 from kubectl_safety.analysis import topology
 from kubectl_safety.analysis.eviction import refusals
 from kubectl_safety.analysis.findings import Finding
@@ -181,64 +181,6 @@ def placement_failure(pod, node, snapshot, state=None) -> str:
 
 
 # -- PDB budgets over rounds ----------------------------------------------------------------
-
-class Budgets:
-    """PDB allowances, cumulative within a round; a new round restores the full budget."""
-
-    def __init__(self, snapshot):
-        self.snapshot = snapshot
-        self.round = 1
-        self.left = {}
-
-    def full(self, pdb) -> int:
-        b = pdbs.budget(pdb, self.snapshot)
-        if b["expectedPods"] is not None and b["desiredHealthy"] is not None:
-            return max(0, b["expectedPods"] - b["desiredHealthy"])
-        return pdb.disruptions_allowed
-
-    def _left(self, pdb) -> int:
-        if pdb.uid not in self.left:
-            self.left[pdb.uid] = pdb.disruptions_allowed if self.round == 1 else self.full(pdb)
-        return self.left[pdb.uid]
-
-    def check(self, pod) -> str:
-        """'' if evicting ``pod`` fits this round, 'wait' if only a later round, else the reason."""
-        budgets = self.snapshot.pdbs_for(pod)
-        if not budgets:
-            return ""
-        pdb = budgets[0]
-        if skips_pdb_check(pod) or not pod.is_ready and self._free_unhealthy(pdb):
-            return ""
-        if self._left(pdb) > 0:
-            return ""
-        never = pdbs.never_allows(pdb, self.snapshot)
-        if never:
-            return f"PDB {pdb.name}: {never}"
-        if self.full(pdb) <= 0:
-            return f"PDB {pdb.name} allows no disruption"
-        return "wait"
-
-    def _free_unhealthy(self, pdb) -> bool:
-        """The Eviction API deletes a not-ready pod without spending budget in these cases."""
-        if pdb.unhealthy_pod_eviction_policy == "AlwaysAllow":
-            return True
-        healthy, desired = pdb.status_int("currentHealthy"), pdb.status_int("desiredHealthy")
-        return healthy is not None and desired is not None and desired > 0 and healthy >= desired
-
-    def spend(self, pod):
-        budgets = self.snapshot.pdbs_for(pod)
-        if budgets and not skips_pdb_check(pod) and not (not pod.is_ready and self._free_unhealthy(budgets[0])):
-            self.left[budgets[0].uid] = self._left(budgets[0]) - 1
-
-    def next_round(self):
-        self.round += 1
-        self.left = {}
-
-
-def skips_pdb_check(pod) -> bool:
-    """The Eviction API deletes Pending (and terminal) pods without consulting any PDB."""
-    return pod.phase == "Pending" or pod.is_terminal
-
 
 # -- planning -------------------------------------------------------------------------------
 
