@@ -61,9 +61,8 @@ class Spread:
         same = [x for x in group_constraints
                 if topology.normalized(x)["whenUnsatisfiable"] == self.c["whenUnsatisfiable"]]
         keys = [x.get("topologyKey") for x in same]
-        self.domain_of = {n.name: n.labels[self.key] for n in snapshot.nodes
-                          if topology.node_eligible(rep, n, self.c, keys)}
-        self.counts = topology.domain_counts(rep, raw, snapshot, same)
+        self.domain_of = topology.eligible_domains(rep, raw, keys, snapshot)  # shared: read only
+        self.counts = topology.count_in_domains(self.domain_of, self.selector, snapshot.pods_in(rep.namespace))
 
     @property
     def key(self):
@@ -78,9 +77,7 @@ class Spread:
         return topology.skew(self.counts if counts is None else counts, self.c["minDomains"])
 
     def min_match(self) -> int:
-        if not self.counts or len(self.counts) < self.c["minDomains"]:
-            return 0
-        return min(self.counts.values())
+        return topology.global_min(self.counts, self.c["minDomains"])
 
     def violated(self, counts=None) -> bool:
         return self.skew(counts) > self.c["maxSkew"]

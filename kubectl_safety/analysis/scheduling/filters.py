@@ -86,7 +86,8 @@ from kubectl_safety.analysis.resources import pod_requests, requests_key
 from kubectl_safety.analysis.scheduling.failure import Failure
 from kubectl_safety.analysis.scheduling.volumes import (claim_names, read_write_once_pod_failure,
                                                        read_write_once_pod_users, volume_filter, volume_prefilter)
-from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
+from kubectl_safety.analysis.topology import (constraint_selector, count_in_domains, eligible_domains, node_eligible,
+                                             normalized)
 from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
 from kubectl_safety.model.quantity import format_amount
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
@@ -368,8 +369,7 @@ def _cache(snapshot) -> dict:
     planning = snapshot.planning
     entry = planning.get(_PLANNING)
     if entry is None:
-        entry = planning.setdefault(_PLANNING, {"states": {}, "pre": {}, "anti": None, "labels": {}, "domains": {},
-                                                "parent": None})
+        entry = planning.setdefault(_PLANNING, {"states": {}, "pre": {}, "anti": None, "labels": {}, "parent": None})
     return entry
 
 
@@ -509,34 +509,6 @@ def _labelled(snapshot, namespace, selector) -> list:
     return min((indexes[namespace].get(item, []) for item in exact), key=len)
 
 
-def eligible_domains(pod, constraint, keys, snapshot) -> dict:
-    """{node name: its domain} of the nodes that count for a spread constraint of ``pod`` (all of
-    ``keys`` labelled, and the constraint's node affinity and taint policies), in node order;
-    cached per snapshot by what decides it, so pods alike share it."""
-    c = normalized(constraint)
-    honor_affinity, honor_taints = c["nodeAffinityPolicy"] == "Honor", c["nodeTaintsPolicy"] == "Honor"
-    key = repr((c["topologyKey"], tuple(keys), honor_affinity, honor_taints,
-                (pod.spec.get("nodeSelector"), pod.affinity.get("nodeAffinity")) if honor_affinity else None,
-                pod.tolerations if honor_taints else None))
-    cache = _cache(snapshot)["domains"]
-    if key not in cache:
-        cache[key] = Domains((node.name, node.labels[c["topologyKey"]]) for node in snapshot.nodes
-                             if node_eligible(pod, node, c, keys))
-    return cache[key]
-
-
-class Domains(dict):
-    """{node name: its domain} (``eligible_domains``) that also knows its distinct domains."""
-
-    __slots__ = ("_zeros",)
-
-    def zeros(self) -> dict:
-        """{domain: 0} for each distinct domain, a fresh dict (the domains are few, the nodes many)."""
-        if not hasattr(self, "_zeros"):
-            self._zeros = dict.fromkeys(self.values(), 0)
-        return dict(self._zeros)
-
-
 class _Spread:
     """One DoNotSchedule constraint with its domain counts (PodTopologySpread PreFilter)."""
 
@@ -546,15 +518,8 @@ class _Spread:
         self.key, self.max_skew, self.min_domains = c["topologyKey"], c["maxSkew"], c["minDomains"]
         self.selector = constraint_selector(pod, raw)
         self.self_match = 1 if self.selector is not None and self.selector.matches(pod.labels) else 0
-        per_node = {}  # matching pods per node, from the namespace's pods by label
-        for p in _labelled(snapshot, pod.namespace, self.selector):
-            if p.node_name and not p.is_terminal and self.counts_pod(pod, p):
-                per_node[p.node_name] = per_node.get(p.node_name, 0) + 1
         domains = eligible_domains(pod, raw, keys, snapshot)
-        self.counts = domains.zeros()
-        for name, count in per_node.items():
-            if name in domains:
-                self.counts[domains[name]] += count
+        self.counts = count_in_domains(domains, self.selector, _labelled(snapshot, pod.namespace, self.selector))
         lowest = sorted((n, v) for v, n in self.counts.items())[:2]
         self.lowest = lowest  # the two smallest (count, domain): min after one domain changes
 
