@@ -18,7 +18,7 @@
 from dataclasses import dataclass
 
 from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
-from kubectl_safety.analysis.eviction import PodVerdict, eviction_rules, kubectl_filters
+from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
@@ -369,7 +369,6 @@ def _report(snapshot, targets, verdicts, entries, trackers, placements, waves, c
 
 
 ACTIONS = ("evict", "delete", "wait", "skip", "blocked")
-FILTER_CODES = ("DAEMONSET", "DAEMONSET_ORPHANED", "LOCAL_STORAGE", "UNMANAGED")
 
 
 def _plan_warnings(snapshot, verdicts, targets, index) -> list:

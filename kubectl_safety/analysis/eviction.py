@@ -115,6 +115,8 @@ def _unreplicated(v, options, now, daemonsets_known, snapshot) -> bool:
 
 # kubectl's makeFilters order; each returns True to end the evaluation (the pod is skipped or blocked)
 KUBECTL_FILTERS = (_skip_deleted, _daemonset, _mirror, _local_storage, _unreplicated)
+# the codes with which they block a pod (kubectl's filter errors: a flag lifts each)
+FILTER_CODES = ("DAEMONSET", "DAEMONSET_ORPHANED", "LOCAL_STORAGE", "UNMANAGED")
 
 
 def eviction_rules(v: PodVerdict, options, snapshot):

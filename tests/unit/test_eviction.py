@@ -4,7 +4,7 @@
 import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions
-from kubectl_safety.analysis.eviction import PodVerdict, eviction_rules, kubectl_filters, refusals
+from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters, refusals
 from tests.builders import make_pod, snapshot
 
 TERMINATING = {"deletionTimestamp": "2026-11-22T08:59:00Z"}
@@ -57,3 +57,16 @@ def test_drain_and_rebalance_agree(pod, code):
     """Both lists keep such pods where they are."""
     assert drain_verdict(pod).decision in ("skip", "blocked") and code in [r.code for r in drain_verdict(pod).reasons]
     assert descheduler_codes(pod) == [code]
+
+
+def test_filter_codes_are_the_codes_kubectls_filters_block_with():
+    """``FILTER_CODES`` (a plan's filterErrors) names exactly what the filters block with by default."""
+    pods = [make_pod("p", owner=("DaemonSet", "ds")), make_pod("p", owner=None, volumes=[{"name": "t", "emptyDir": {}}])]
+    blocking = set()
+    for pod in pods:
+        snap = snapshot(pod)
+        for known in (False, True):
+            v = PodVerdict(snap.pod("default", "p"))
+            kubectl_filters(v, DrainOptions(), snap.taken_at, known, snap)
+            blocking |= {r.code for r in v.reasons if r.severity == "critical"}
+    assert blocking == set(FILTER_CODES)
