@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.risks import is_safe
+from kubectl_safety.model.constants import API_VERSION, ZONE
 from kubectl_safety.model.objects import Node
 
-API_VERSION = "safety.kubectl.io/v1"
-ZONE = "topology.kubernetes.io/zone"
 MAINTENANCE_SECONDS = 60  # assumed time for --exec and the node's return to Ready (not knowable beforehand)
 GATE_SECONDS = 10  # assumed time for the health gate after a batch
 
