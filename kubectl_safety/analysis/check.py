@@ -16,17 +16,17 @@
 
 from dataclasses import dataclass, field
 
-from kubectl_safety.analysis.drain import (BudgetTracker, DrainOptions, SharedPlanning, needs_replacement,
-                                           plan_drain)
+from kubectl_safety.analysis.budgets import BudgetTracker
+from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_replacement, plan_drain
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import obj, pod_obj
 from kubectl_safety.analysis.room import Room
-from kubectl_safety.analysis.scheduling.filters import eligible_domains
-from kubectl_safety.analysis.topology import ZONE, constraint_selector, normalized, skew
+from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,
+                                             skew)
+from kubectl_safety.model.constants import API_VERSION
 
-API_VERSION = "safety.kubectl.io/v1"
 SEVERITIES = ("info", "warning", "error")
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
 NO_SCALE = ("DaemonSet", "Job", "CronJob")  # built-in controllers without a scale subresource
@@ -337,10 +337,7 @@ def _spread_findings(pod, wl, snapshot, shared) -> list:
         if selector is None or selector.is_empty:
             continue
         domains = eligible_domains(pod, raw, [x.get("topologyKey") for x in constraints], snapshot)
-        counts = domains.zeros()
-        for p in shared.index.matching(pod.namespace, selector):
-            if p.node_name in domains and not p.is_terminating and not p.is_terminal:
-                counts[domains[p.node_name]] += 1
+        counts = count_in_domains(domains, selector, shared.index.candidates(pod.namespace, selector))
         s = skew(counts, c["minDomains"])
         if s > c["maxSkew"]:
             out.append(finding("SPREAD_VIOLATED", "warning", f"{wl['kind']} {wl['namespace']}/{wl['name']}: spread on "

@@ -2,7 +2,7 @@
 
 ``plan_drain(snapshot, node_names, options, now)`` returns a ``DrainPlan`` report:
 
-1. per pod, kubectl drain's filters and the Eviction API's rules (``drain_filters``);
+1. per pod, kubectl drain's filters and the Eviction API's rules (``eviction``);
 2. cumulative PodDisruptionBudget accounting across pods and nodes (like cluster-autoscaler's
    RemainingPdbTracker): a budget allowing k disruptions evicts k pods per wave; a wave starts
    when the previous wave's replacements are Ready again, so a pod whose replacement cannot
@@ -17,15 +17,15 @@
 
 from dataclasses import dataclass
 
-from kubectl_safety.analysis import pdb as pdb_math
-from kubectl_safety.analysis.drain_filters import PodVerdict, eviction_rules, kubectl_filters
+from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
 from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
+from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.termination import api_grace_period, last_kill
+from kubectl_safety.model.constants import API_VERSION
 
-API_VERSION = "safety.kubectl.io/v1"
 RETRY_SECONDS = 5  # kubectl's (and our) eviction retry delay: a wave starts up to this late
 STARTUP_SECONDS = 10  # assumed time for a replacement to be scheduled and started
 NOT_CHECKED = ""  # placement of a replacement when capacity is not checked: assumed to start
@@ -200,7 +200,7 @@ class SharedPlanning:
     def summary(self, pdb) -> dict:
         ref = (pdb.namespace, pdb.name)
         if ref not in self.summaries:
-            self.summaries[ref] = pdb_math.summary(pdb, self.snapshot, self.selected(pdb))
+            self.summaries[ref] = pdb_summary(pdb, self.snapshot, self.selected(pdb))
         return self.summaries[ref]
 
     def selected(self, pdb) -> list:
@@ -220,41 +220,6 @@ class SharedPlanning:
 
             self._base = SharedBase(self.snapshot)
         return self._base
-
-
-class BudgetTracker:
-    """One PDB's remaining disruptions across waves (status numbers, as the API server uses them)."""
-
-    def __init__(self, pdb, snapshot, summary=None):
-        self.pdb = pdb
-        self.summary = summary if summary is not None else pdb_math.summary(pdb, snapshot)
-        self.allowed = pdb.disruptions_allowed
-        self.healthy = pdb.status_int("currentHealthy")
-        self.desired = pdb.status_int("desiredHealthy")
-        self.expected = pdb.status_int("expectedPods")
-        self.never = self.summary["neverAllows"]
-        # expectedPods is the owners' scale only for maxUnavailable and percentages; for an integer
-        # minAvailable it is the pods that exist now, which dips while replacements start.
-        scaled = pdb.max_unavailable is not None or isinstance(pdb.min_available, str)
-        if self.never is None and scaled and self.allowed == 0 and self.desired is not None \
-                and self.expected is not None and self.desired >= self.expected > 0:
-            self.never = f"desiredHealthy {self.desired} >= expectedPods {self.expected}"
-        self.lost = 0  # healthy pods evicted for good (no replacement, or it cannot be placed)
-        self.waves = {}  # wave -> pods evicted in it
-
-    def numbers(self) -> str:
-        return (f"needs {self.desired if self.desired is not None else '?'} healthy, has "
-                f"{self.healthy if self.healthy is not None else '?'}, disruptionsAllowed {self.allowed}")
-
-    def per_wave(self) -> int:
-        return self.allowed - self.lost
-
-    def to_dict(self) -> dict:
-        out = dict(self.summary, neverAllows=self.never)
-        out["podsToEvict"] = sum(self.waves.values())
-        out["waves"] = len(self.waves)
-        out["lostForGood"] = self.lost
-        return out
 
 
 def _assign_waves(leaving, placements, entries, trackers):
@@ -406,7 +371,6 @@ def _report(snapshot, targets, verdicts, entries, trackers, placements, waves, c
 
 
 ACTIONS = ("evict", "delete", "wait", "skip", "blocked")
-FILTER_CODES = ("DAEMONSET", "DAEMONSET_ORPHANED", "LOCAL_STORAGE", "UNMANAGED")
 
 
 def _plan_warnings(snapshot, verdicts, targets, index) -> list:

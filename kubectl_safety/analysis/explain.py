@@ -1,10 +1,11 @@
 """``explain pod|node|priorities``: reports built from the other analyses."""
 
-from kubectl_safety.analysis import node_pressure, pdb as pdbs, priority, qos, termination, topology
+from kubectl_safety.analysis import budgets as pdbs, node_pressure, priority, qos, termination, topology
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.force_delete import assessment_for_explain
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.quantity import format_amount
 from kubectl_safety.model.selectors import LabelSelector
 
@@ -102,7 +103,7 @@ def explain_pod(pod, snapshot, now, eviction_max_pod_grace=None) -> dict:
                         "usage unknown: each pod assumed to use its memory request; pods without one exceed it"}
     findings = pod_findings(pod, snapshot, q, prio, matched, spread, node)
     report = {
-        "kind": "PodExplanation", "apiVersion": "safety.kubectl.io/v1",
+        "kind": "PodExplanation", "apiVersion": API_VERSION,
         "pod": {"namespace": pod.namespace, "name": pod.name, "node": pod.node_name or None,
                 "phase": pod.phase, "ready": pod.is_ready, "terminating": pod.is_terminating},
         "qos": q,
@@ -159,7 +160,7 @@ def explain_node(node, snapshot, now) -> dict:
         if a["percent"] is not None and a["percent"] > 100:
             findings.append(Finding("OVERCOMMITTED", "warning", f"{a['resource']} requests exceed allocatable ({a['percent']}%)"))
     return {
-        "kind": "NodeExplanation", "apiVersion": "safety.kubectl.io/v1",
+        "kind": "NodeExplanation", "apiVersion": API_VERSION,
         "node": {"name": node.name, "unschedulable": node.unschedulable, "labels": node.labels,
                  "taints": [{"key": t.get("key"), "value": t.get("value"), "effect": t.get("effect")}
                             for t in node.taints]},
@@ -214,7 +215,7 @@ def explain_priorities(snapshot) -> dict:
     if direct:
         findings.append(Finding("PRIORITY_WITHOUT_CLASS", "warning", f"{len(direct)} pod(s) have a priority but no priorityClassName"))
     return {
-        "kind": "PriorityAudit", "apiVersion": "safety.kubectl.io/v1",
+        "kind": "PriorityAudit", "apiVersion": API_VERSION,
         "classes": classes,
         "globalDefault": defaults[0].name if len(defaults) == 1 else ([d.name for d in defaults] or None),
         "levels": levels,

@@ -3,7 +3,7 @@
 from kubectl_safety.analysis.priority import effective_value
 from kubectl_safety.analysis.qos import qos_class
 from kubectl_safety.analysis.resources import aggregate_container_requests, pod_level_requests_set, pod_level_set
-from kubectl_safety.model.objects import SYSTEM_CRITICAL
+from kubectl_safety.model.constants import SYSTEM_CRITICAL
 
 GUARANTEED_ADJ = -997
 BEST_EFFORT_ADJ = 1000

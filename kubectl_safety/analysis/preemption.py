@@ -33,9 +33,9 @@ from kubectl_safety.analysis.priority import resolve
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.score import score_nodes
 from kubectl_safety.analysis.termination import api_grace_period
+from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.objects import Pod
 
-API_VERSION = "safety.kubectl.io/v1"
 MIN_CANDIDATES_PERCENT = 10
 MIN_CANDIDATES_ABSOLUTE = 100
 MIN_FEASIBLE_SCORED = 100  # below this many nodes the scheduler scores every feasible node

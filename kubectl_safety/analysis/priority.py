@@ -1,8 +1,7 @@
 """Effective priority and preemption policy, resolved as the Priority admission plugin does."""
 
-from kubectl_safety.model.objects import SYSTEM_CRITICAL
+from kubectl_safety.model.constants import SYSTEM_CLASSES, SYSTEM_CRITICAL
 
-SYSTEM_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
 USER_MAX = 1_000_000_000
 
 
@@ -11,10 +10,8 @@ class UnknownPriorityClass(Exception):
 
 
 def global_default(snapshot):
-    """The class admission uses for a pod without one: of several ``globalDefault`` classes, the
-    lowest value (``getDefaultPriorityClass``); ties go to the first by name (upstream: list order)."""
-    defaults = [c for c in snapshot.priority_classes if c.global_default]
-    return min(defaults, key=lambda c: (c.value, c.name)) if defaults else None
+    """The class admission uses for a pod without one (``ClusterSnapshot.global_default_class``)."""
+    return snapshot.global_default_class
 
 
 def resolve(pod, snapshot) -> dict:

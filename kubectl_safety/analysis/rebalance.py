@@ -13,19 +13,20 @@ import difflib
 import json
 from dataclasses import dataclass
 
-from kubectl_safety.analysis import pdb as pdbs
+from kubectl_safety.analysis.budgets import Budgets
 from kubectl_safety.analysis import topology
 from kubectl_safety.analysis.deletion import pod_gc_force_deletes
+from kubectl_safety.analysis.eviction import refusals
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.scheduling.filters import filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
 from kubectl_safety.analysis.scheduling.score import score_nodes
+from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.objects import Pod
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
 
-API_VERSION = "safety.kubectl.io/v1"
 REBALANCED_KINDS = ("Deployment", "StatefulSet", "ReplicaSet")
 CLUSTER_DEFAULTS = ((topology.HOSTNAME, 3), (topology.ZONE, 5))
 ASSUMPTIONS = [
@@ -62,9 +63,8 @@ class Spread:
         same = [x for x in group_constraints
                 if topology.normalized(x)["whenUnsatisfiable"] == self.c["whenUnsatisfiable"]]
         keys = [x.get("topologyKey") for x in same]
-        self.domain_of = {n.name: n.labels[self.key] for n in snapshot.nodes
-                          if topology.node_eligible(rep, n, self.c, keys)}
-        self.counts = topology.domain_counts(rep, raw, snapshot, same)
+        self.domain_of = topology.eligible_domains(rep, raw, keys, snapshot)  # shared: read only
+        self.counts = topology.count_in_domains(self.domain_of, self.selector, snapshot.pods_in(rep.namespace))
 
     @property
     def key(self):
@@ -79,9 +79,7 @@ class Spread:
         return topology.skew(self.counts if counts is None else counts, self.c["minDomains"])
 
     def min_match(self) -> int:
-        if not self.counts or len(self.counts) < self.c["minDomains"]:
-            return 0
-        return min(self.counts.values())
+        return topology.global_min(self.counts, self.c["minDomains"])
 
     def violated(self, counts=None) -> bool:
         return self.skew(counts) > self.c["maxSkew"]
@@ -148,35 +146,9 @@ def find_workloads(snapshot, namespace=None, selector=None) -> list:
 # -- evictability and fit -------------------------------------------------------------------
 
 def not_evictable(pod, snapshot, options) -> str:
-    """Why the pod may not be evicted by rebalance, or ''."""
-    if pod.is_mirror:
-        return "mirror (static) pod: the API cannot evict it"
-    if pod.controller_ref is None:
-        return "bare pod: no controller would re-create it"
-    if pod.controller_ref.get("kind") == "DaemonSet":
-        return "DaemonSet pod: it would come back on the same node"
-    if pod.is_terminating:
-        return "already terminating"
-    if is_system_critical(pod):
-        return (f"system-critical pod (priority {pod.priority_value}"
-                + (f", {pod.priority_class_name}" if pod.priority_class_name else "") + "): never moved")
-    local = [v.get("name") for v in pod.volumes if "emptyDir" in v or "hostPath" in v]
-    if local and not options.evict_local_storage:
-        return f"uses local storage ({', '.join(local)}): add --evict-local-storage to allow"
-    budgets = snapshot.pdbs_for(pod)
-    if len(budgets) > 1:
-        return ("selected by more than one PDB (" + ", ".join(b.name for b in budgets)
-                + "): the Eviction API refuses it")
-    return ""
-
-
-SYSTEM_CRITICAL_PRIORITY = 2000000000  # system-cluster-critical; the descheduler never evicts at or above it
-SYSTEM_CRITICAL_CLASSES = ("system-cluster-critical", "system-node-critical")
-
-
-def is_system_critical(pod) -> bool:
-    """A system-critical pod (the descheduler's protection): by class name or priority."""
-    return pod.priority_class_name in SYSTEM_CRITICAL_CLASSES or pod.priority_value >= SYSTEM_CRITICAL_PRIORITY
+    """Why the pod may not be evicted by rebalance (the evictor's first refusal), or ''."""
+    found = refusals(pod, snapshot, options.evict_local_storage)
+    return found[0].message if found else ""
 
 
 def replacement(pod):
@@ -201,64 +173,6 @@ def placement_failure(pod, node, snapshot, state=None) -> str:
 
 
 # -- PDB budgets over rounds ----------------------------------------------------------------
-
-class Budgets:
-    """PDB allowances, cumulative within a round; a new round restores the full budget."""
-
-    def __init__(self, snapshot):
-        self.snapshot = snapshot
-        self.round = 1
-        self.left = {}
-
-    def full(self, pdb) -> int:
-        b = pdbs.budget(pdb, self.snapshot)
-        if b["expectedPods"] is not None and b["desiredHealthy"] is not None:
-            return max(0, b["expectedPods"] - b["desiredHealthy"])
-        return pdb.disruptions_allowed
-
-    def _left(self, pdb) -> int:
-        if pdb.uid not in self.left:
-            self.left[pdb.uid] = pdb.disruptions_allowed if self.round == 1 else self.full(pdb)
-        return self.left[pdb.uid]
-
-    def check(self, pod) -> str:
-        """'' if evicting ``pod`` fits this round, 'wait' if only a later round, else the reason."""
-        budgets = self.snapshot.pdbs_for(pod)
-        if not budgets:
-            return ""
-        pdb = budgets[0]
-        if skips_pdb_check(pod) or not pod.is_ready and self._free_unhealthy(pdb):
-            return ""
-        if self._left(pdb) > 0:
-            return ""
-        never = pdbs.never_allows(pdb, self.snapshot)
-        if never:
-            return f"PDB {pdb.name}: {never}"
-        if self.full(pdb) <= 0:
-            return f"PDB {pdb.name} allows no disruption"
-        return "wait"
-
-    def _free_unhealthy(self, pdb) -> bool:
-        """The Eviction API deletes a not-ready pod without spending budget in these cases."""
-        if pdb.unhealthy_pod_eviction_policy == "AlwaysAllow":
-            return True
-        healthy, desired = pdb.status_int("currentHealthy"), pdb.status_int("desiredHealthy")
-        return healthy is not None and desired is not None and desired > 0 and healthy >= desired
-
-    def spend(self, pod):
-        budgets = self.snapshot.pdbs_for(pod)
-        if budgets and not skips_pdb_check(pod) and not (not pod.is_ready and self._free_unhealthy(budgets[0])):
-            self.left[budgets[0].uid] = self._left(budgets[0]) - 1
-
-    def next_round(self):
-        self.round += 1
-        self.left = {}
-
-
-def skips_pdb_check(pod) -> bool:
-    """The Eviction API deletes Pending (and terminal) pods without consulting any PDB."""
-    return pod.phase == "Pending" or pod.is_terminal
-
 
 # -- planning -------------------------------------------------------------------------------
 

@@ -21,9 +21,8 @@ from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.risks import is_safe
 from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
+from kubectl_safety.model.constants import API_VERSION, ZONE
 
-API_VERSION = "safety.kubectl.io/v1"
-ZONE = "topology.kubernetes.io/zone"
 MAINTENANCE_SECONDS = 60  # assumed time for --exec and the node's return to Ready (not knowable beforehand)
 GATE_SECONDS = 10  # assumed time for the health gate after a batch
 

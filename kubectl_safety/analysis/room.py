@@ -24,12 +24,12 @@ recreated pod is proved, the plan without placements has the same verdict and ri
 with them (no replacement is unplaceable, none returns); otherwise the caller plans in full.
 """
 
-from kubectl_safety.analysis.scheduling.filters import (base_state, eligible_domains, existing_anti_terms,
-                                                      implied_taints, node_failures, required_terms, requests_of,
-                                                      scheduling_gated, tolerates_cordon)
+from kubectl_safety.analysis.scheduling.filters import (base_state, existing_anti_terms, implied_taints, node_failures,
+                                                      required_terms, requests_of, scheduling_gated, tolerates_cordon)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
-from kubectl_safety.analysis.topology import HOSTNAME, constraint_selector, normalized
+from kubectl_safety.analysis.topology import (HOSTNAME, constraint_selector, count_in_domains, eligible_domains,
+                                             global_min, normalized)
 
 ROOMY = 32  # nodes tried per pod: the roomiest of the cluster, or of the drained node's domain
 
@@ -148,11 +148,7 @@ class Room:
         """{domain: pods the selector counts there} (as PodTopologySpread counts them), per snapshot."""
         key = (namespace, str(selector), id(domains))  # eligible_domains' dicts live as long as the snapshot
         if key not in self.spread_counts:
-            counts = domains.zeros()
-            for p in self.index.matching(namespace, selector):
-                if p.node_name in domains and not p.is_terminating and not p.is_terminal:
-                    counts[domains[p.node_name]] += 1
-            self.spread_counts[key] = counts
+            self.spread_counts[key] = count_in_domains(domains, selector, self.index.candidates(namespace, selector))
         return self.spread_counts[key]
 
     def _leaving(self, node, namespace, selector) -> int:
@@ -181,8 +177,7 @@ class Room:
                 return None
             counts = self._counts(pod.namespace, selector, domains)
             here = domains[node.name]
-            few = len(counts) < c["minDomains"]  # the global minimum is then 0
-            low = 0 if few else min(counts.values())
+            low = global_min(counts, c["minDomains"])
             if counts[here] - low <= c["maxSkew"]:
                 out.append((c["topologyKey"], frozenset([here])))
                 continue

@@ -9,12 +9,12 @@ click tree without importing the kubernetes client; names come from the dynamic 
 
 import contextlib
 import io
-import os
 import sys
 
 from click.shell_completion import FishComplete, ShellComplete, add_completion_class
 
-COMPLETE_VAR = "_KUBECTL_SAFETY_COMPLETE"
+from kubectl_safety.cli.completion_request import COMPLETE_VAR
+
 EXECUTABLE = "kubectl-safety"
 HARD_LIMIT = 5  # seconds: a kubectl_complete-safety run answers within this, whatever happens
 
@@ -71,19 +71,6 @@ def directive(items) -> int:
     if any(str(i.value).endswith("=") for i in items):  # -o jsonpath= : the template follows, no space
         return DIRECTIVE_NO_FILE_COMP | DIRECTIVE_NO_SPACE
     return DIRECTIVE_NO_FILE_COMP
-
-
-SHELLS = ("bash", "zsh", "fish")
-INSTRUCTIONS = tuple(f"{shell}_{what}" for what in ("source", "complete") for shell in SHELLS)
-
-
-def instruction_error(value=None):
-    """What is wrong with ``_KUBECTL_SAFETY_COMPLETE`` (None when unset, empty or one click answers)."""
-    value = os.environ.get(COMPLETE_VAR) if value is None else value
-    if not value or value in INSTRUCTIONS:
-        return None
-    return (f"{COMPLETE_VAR}={value} is not a completion instruction: "
-            f"use {', '.join(INSTRUCTIONS[:-1])} or {INSTRUCTIONS[-1]}")
 
 
 def shell_source(shell: str) -> str:

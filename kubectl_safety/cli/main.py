@@ -204,7 +204,7 @@ def debugging() -> bool:
 
 def _run(argv, debug) -> int:
     """The command's exit code; every error is one line on stderr."""
-    from kubectl_safety.cli.completion import instruction_error
+    from kubectl_safety.cli.completion_request import instruction_error
 
     problem = instruction_error()
     if problem:

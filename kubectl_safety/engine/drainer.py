@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.watch import WatchGroup
+from kubectl_safety.model.constants import MIRROR_ANNOTATION
 
 ACTIVE = ("evict", "delete", "wait")  # plan actions the drainer carries out
 PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
@@ -272,7 +273,7 @@ class Drainer:
                 if meta.get("uid") in planned_uids or meta.get("deletionTimestamp"):
                     continue
                 owner = owner_of(obj)
-                if "/DaemonSet/" in owner or "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
+                if "/DaemonSet/" in owner or MIRROR_ANNOTATION in (meta.get("annotations") or {}):
                     continue
                 ref = f"{meta.get('namespace')}/{meta.get('name')}"
                 result.appeared.append({"pod": ref, "node": node, "owner": owner})

@@ -32,8 +32,8 @@ from kubectl_safety.engine.health import HealthGate
 from kubectl_safety.engine.lease import RolloutLease, describe, is_live
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.errors import ClusterError, RefusedError
+from kubectl_safety.model.constants import API_VERSION
 
-API_VERSION = "safety.kubectl.io/v1"
 ANNOTATION_ROLLOUT = "safety.kubectl.io/rollout"
 ANNOTATION_STATE = "safety.kubectl.io/rollout-state"
 ANNOTATION_BEFORE = "safety.kubectl.io/rollout-before"  # what --wait-for compares (boot ID, kubelet version)

@@ -9,11 +9,10 @@ from types import MappingProxyType
 
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.cached import cached
+from kubectl_safety.model.constants import MIRROR_ANNOTATION
 from kubectl_safety.model.quantity import add, add_into, exact_resource_list, max_into, resource_list, rounded
 from kubectl_safety.model.selectors import LabelSelector
 
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-SYSTEM_CRITICAL = 2_000_000_000
 DEFAULT_GRACE_SECONDS = 30
 
 

@@ -53,6 +53,12 @@ class ClusterSnapshot:
         self.complete_pod_namespaces = None if complete_pod_namespaces is None else frozenset(complete_pod_namespaces)
         self._origins = {}  # field -> the snapshot whose indexes of that field this one shares
 
+    @cached
+    def planning(self) -> dict:
+        """The analysis's scratch state for this snapshot (its caches, by module): one dict per
+        snapshot, never shared with the snapshots ``replace`` makes, gone with the snapshot."""
+        return {}
+
     def pods_complete_in(self, namespace) -> bool:
         return self.complete_pod_namespaces is None or namespace in self.complete_pod_namespaces
 
@@ -215,11 +221,10 @@ class ClusterSnapshot:
 
     @_index
     def global_default_class(self):
-        """The ``globalDefault`` class admission uses: the lowest value if several (one rule:
-        ``analysis.priority.global_default``)."""
-        from kubectl_safety.analysis.priority import global_default  # analysis imports the model
-
-        return global_default(self)
+        """The class admission uses for a pod without one: of several ``globalDefault`` classes, the
+        lowest value (``getDefaultPriorityClass``); ties go to the first by name (upstream: list order)."""
+        defaults = [c for c in self.priority_classes if c.global_default]
+        return min(defaults, key=lambda c: (c.value, c.name)) if defaults else None
 
     def workload(self, kind, namespace, name):
         return self._workloads_by_key.get((kind, namespace, name))

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubectl_safety.analysis.drain_filters import PodVerdict, eviction_rules, kubectl_filters
+from kubectl_safety.analysis.eviction import PodVerdict, eviction_rules, kubectl_filters
 from kubectl_safety.model.objects import Pod
 from tests.builders import snapshot
 from tests.differential import strategies as gen
@@ -47,8 +47,8 @@ def drain_case(draw):
 
 @PROPERTY
 @given(case=drain_case())
-def test_kubectl_drain_filters(oracle, case):
-    count("test_kubectl_drain_filters")
+def test_kubectl_eviction(oracle, case):
+    count("test_kubectl_eviction")
     pods, daemonsets, flags = case
     expected = oracle.ask("drainPods", node="n1", pods=pods, daemonSets=daemonsets, force=flags["force"],
                           ignoreAllDaemonSets=flags["ignore_daemonsets"],

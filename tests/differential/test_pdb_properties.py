@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubectl_safety.analysis.pdb import budget
+from kubectl_safety.analysis.budgets import budget
 from tests.builders import snapshot
 from tests.differential import strategies as gen
 from tests.differential.conftest import PROPERTY, count

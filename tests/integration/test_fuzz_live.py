@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 import pytest
 from cluster_helpers import create, get_json, pdb, pod, pool_nodes, pool_web, pods_by_uid, wait_until
 
-from kubectl_safety.analysis.pdb import budget
+from kubectl_safety.analysis.budgets import budget
 from tests.builders import snapshot
 from tests.integration.test_drain import KUBECTL_TIMEOUT, kubectl_would_evict, safety, with_volume
 

@@ -7,6 +7,7 @@ library, and the source of every pure module names no forbidden call or import. 
 
 import ast
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -44,7 +45,7 @@ def pure_modules():
     for layer in PURE:
         package = f"kubectl_safety.{layer}"
         names.append(package)
-        names += [f"{package}.{m.name}" for m in pkgutil.iter_modules([str(PACKAGE / layer)])]
+        names += [m.name for m in pkgutil.walk_packages([str(PACKAGE / layer)], prefix=package + ".")]
     return sorted(names)
 
 
@@ -91,11 +92,21 @@ def _relative(filename, node) -> str:
     return ".".join(base + ((node.module,) if node.module else ()))
 
 
-def source_files():
-    return sorted(p for layer in PURE for p in (PACKAGE / layer).glob("*.py"))
+def source_files(layers=PURE):
+    """Every module of the layers, subpackages included."""
+    return sorted(p for layer in layers for p in (PACKAGE / layer).rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", source_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def _id(path) -> str:
+    return str(path.relative_to(PACKAGE))
+
+
+def test_source_files_include_subpackages():
+    assert PACKAGE / "analysis" / "scheduling" / "filters.py" in source_files()
+    assert "kubectl_safety.analysis.scheduling.filters" in pure_modules()
+
+
+@pytest.mark.parametrize("path", source_files(), ids=_id)
 def test_pure_source_has_no_forbidden_names(path):
     assert violations(path.read_text(), str(path)) == []
 
@@ -181,3 +192,122 @@ def test_plain_credentials_reach_the_cluster_without_the_client_libraries(tmp_pa
     proc = subprocess.run([sys.executable, "-c", LAZY.format(args=args)], capture_output=True, text=True)
     assert "unable to connect to the server https://127.0.0.1:1" in proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "LOADED= CODE=1", proc.stderr[-500:]
+
+
+# -- the import contracts (setup.cfg [importlinter]), checked by import-linter -------------------
+
+ROOT = PACKAGE.parent
+CONTRACTS = ("layers", "pure", "acyclic", "acyclic-cli")
+needs_import_linter = pytest.mark.skipif(sys.version_info < (3, 11), reason="import-linter>=2.17 needs Python 3.11")
+
+
+def lint_imports(*contracts) -> subprocess.CompletedProcess:
+    command = [str(Path(sys.executable).parent / "lint-imports"), "--no-cache", "--no-logo"]
+    for c in contracts:
+        command += ["--contract", c]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+
+
+@needs_import_linter
+def test_import_contracts_hold():
+    """cli > engine > (cluster | analysis) > printable > model > errors; analysis and model import
+    no client library; no circle between sibling modules."""
+    proc = lint_imports(*CONTRACTS)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert f"Contracts: {len(CONTRACTS)} kept, 0 broken." in proc.stdout
+
+
+@needs_import_linter
+def test_import_contracts_catch_an_upward_import(tmp_path):
+    """The layers contract fails when a model module imports analysis (as snapshot.py once did)."""
+    tree = tmp_path / "kubectl_safety"
+    for layer in ("cli", "engine", "cluster", "analysis", "model"):
+        (tree / layer).mkdir(parents=True)
+        (tree / layer / "__init__.py").write_text("")
+    for leaf in ("__init__", "errors", "printable"):
+        (tree / f"{leaf}.py").write_text("")
+    (tree / "analysis" / "priority.py").write_text("from kubectl_safety.model import snapshot\n")
+    (tree / "model" / "snapshot.py").write_text("def f():\n    from kubectl_safety.analysis import priority\n")
+    config = tmp_path / "setup.cfg"
+    config.write_text((ROOT / "setup.cfg").read_text())
+    command = [str(Path(sys.executable).parent / "lint-imports"), "--no-cache", "--no-logo", str(config),
+               "--contract", "layers"]
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "kubectl_safety.model.snapshot -> kubectl_safety.analysis.priority" in proc.stdout
+
+
+# -- analysis keeps no module-level state -------------------------------------------------------
+
+MUTABLE_CONSTRUCTORS = {"dict", "list", "set", "bytearray", "defaultdict", "OrderedDict", "Counter", "deque",
+                        "WeakKeyDictionary", "WeakValueDictionary", "WeakSet", "ChainMap"}
+MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem", "remove", "discard",
+            "clear", "sort", "reverse", "appendleft", "__setitem__", "__delitem__"}
+MEMOS = {"lru_cache", "cache", "cached_property"}
+# module functions whose memo is keyed by content, never by a snapshot or its objects: why each is safe
+CONTENT_MEMOS = {("analysis/scheduling/filters.py", "_requests_alike"):
+                 "pod_requests by requests_key (a pod's container resources): equal keys, equal answers"}
+
+
+def module_state(source: str, filename="<source>") -> list:
+    """``line: what`` for each piece of module-level state: a mutable container bound at module level
+    (a literal one counts only when the module changes it), a ``global`` statement, or a memo on a
+    module function (but ``CONTENT_MEMOS``)."""
+    tree = ast.parse(source, filename)
+    found, containers = [], {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        value = getattr(node, "value", None)
+        for target in targets:
+            if not isinstance(target, ast.Name):
+                continue
+            if isinstance(value, ast.Call) and dotted(value.func).split(".")[-1] in MUTABLE_CONSTRUCTORS:
+                found.append(f"{node.lineno}: {target.id} = {dotted(value.func)}() (module-level mutable state)")
+            elif isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)):
+                containers[target.id] = node.lineno
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                name = dotted(decorator.func if isinstance(decorator, ast.Call) else decorator).split(".")[-1]
+                where = (str(Path(filename).relative_to(PACKAGE)) if Path(filename).is_absolute() else filename,
+                         node.name)
+                if name in MEMOS and where not in CONTENT_MEMOS:
+                    found.append(f"{node.lineno}: @{name} on {node.name} (a memo shared by every snapshot)")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            found.append(f"{node.lineno}: global {', '.join(node.names)}")
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and isinstance(node.value, ast.Name) and node.value.id in containers:
+            found.append(f"{node.lineno}: {node.value.id} changed (module-level mutable state)")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in containers:
+            found.append(f"{node.lineno}: {node.func.value.id}.{node.func.attr}() (module-level mutable state)")
+    return found
+
+
+@pytest.mark.parametrize("path", source_files(("analysis",)), ids=_id)
+def test_analysis_keeps_no_module_level_state(path):
+    assert module_state(path.read_text(), str(path)) == []
+
+
+STATE_CASES = [
+    ("weak-cache", "import weakref\n_CACHE = weakref.WeakKeyDictionary()\n", "_CACHE = weakref.WeakKeyDictionary()"),
+    ("dict-call", "_SEEN = dict()\n", "_SEEN = dict()"),
+    ("filled-literal", "_ALIKE = {}\ndef f(k):\n    _ALIKE[k] = 1\n", "_ALIKE changed"),
+    ("cleared-literal", "_ALIKE = {}\ndef f():\n    _ALIKE.clear()\n", "_ALIKE.clear()"),
+    ("global", "n = 0\ndef f():\n    global n\n    n += 1\n", "global n"),
+    ("lru-cache", "from functools import lru_cache\n@lru_cache(maxsize=None)\ndef f(snapshot):\n    pass\n",
+     "@lru_cache on f"),
+    ("functools-cache", "import functools\n@functools.cache\ndef f(pod):\n    pass\n", "@cache on f"),
+]
+
+
+@pytest.mark.parametrize("source,expected", [(s, e) for _, s, e in STATE_CASES], ids=[c[0] for c in STATE_CASES])
+def test_state_checker_catches(source, expected):
+    found = module_state(source)
+    assert found and expected in found[0], found
+
+
+def test_state_checker_allows_constants():
+    assert module_state('RISKS = {"A": 1}\nKINDS = ("Pod",)\ndef f(x):\n    return RISKS.get(x)\n') == []

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kubectl_safety.analysis.pdb import budget, never_allows, scaled
+from kubectl_safety.analysis.budgets import budget, never_allows, scaled
 from kubectl_safety.model.objects import PodDisruptionBudget
 from tests.builders import make_pdb, make_pod, make_workload, snapshot
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from kubectl_safety.analysis.topology import (HOSTNAME, ZONE, constraint_selector, domain_counts,
-                                              explain_constraints, normalized, skew)
+from kubectl_safety.analysis.topology import (HOSTNAME, ZONE, constraint_selector, count_in_domains, domain_counts,
+                                              eligible_domains, explain_constraints, global_min, normalized, skew)
 from kubectl_safety.model.objects import Pod
 from tests.builders import make_node, make_pod, snapshot
 
@@ -103,3 +103,41 @@ def test_explain_requires_only_the_keys_of_constraints_of_the_same_kind():
     rows = explain_constraints(snapshot(*objects).pod("default", "w1"), snapshot(*objects))
     assert rows[0]["domains"] == {"a": 1, "b": 1, "c": 0}
     assert rows[1]["domains"] == {"r1": 1}
+
+
+# -- one counter: every caller counts a constraint's domains through ``count_in_domains`` ------------
+
+COUNTED_PODS = nodes() + PODS + [web("o", "c1", namespace="other"), web("f", "c1", phase="Failed"),
+                                 web("t", "b1", meta={"deletionTimestamp": "2026-11-22T08:00:00Z"}),
+                                 web("x", "c1", labels={"app": "api"}), web("pending", None)]
+
+
+def test_prefilter_rebalance_and_explain_count_alike():
+    """drain capacity and preemption (the PreFilter state), rebalance and explain give one answer."""
+    from kubectl_safety.analysis.rebalance import Spread
+    from kubectl_safety.analysis.scheduling.filters import prefilter_state
+
+    snap = snapshot(*COUNTED_PODS, web("w4", "c1", topologySpreadConstraints=[ZONE_SPREAD]))
+    pod = snap.pod("default", "w4")
+    prefilter = prefilter_state(pod, snap).spread[0].counts
+    rebalance = Spread(pod, ZONE_SPREAD, [ZONE_SPREAD], snap).counts
+    explain = explain_constraints(pod, snap)[0]["domains"]
+    assert prefilter == rebalance == domain_counts(pod, ZONE_SPREAD, snap) == {"a": 2, "b": 1, "c": 1}
+    assert explain == {"a": 2, "b": 1, "c": 1}
+
+
+@pytest.mark.parametrize("selector,expected", [
+    ({"matchLabels": {"app": "web"}}, {"a": 2, "b": 1, "c": 0}),
+    ({}, {"a": 0, "b": 0, "c": 0}),  # an empty selector counts no pod (selector.Empty())
+    (None, {"a": 0, "b": 0, "c": 0}),  # nor does a missing one
+], ids=["matching", "empty-selector", "no-selector"])
+def test_count_in_domains(selector, expected):
+    snap = snapshot(*COUNTED_PODS)
+    constraint = {**ZONE_SPREAD, "labelSelector": selector}
+    incoming = Pod(web("incoming", None))
+    domains = eligible_domains(incoming, constraint, [ZONE], snap)
+    assert count_in_domains(domains, constraint_selector(incoming, constraint), snap.pods_in("default")) == expected
+
+
+def test_global_min_is_zero_below_min_domains():
+    assert (global_min({"a": 2, "b": 1}, 3), global_min({"a": 2, "b": 1}, 2), global_min({}, 1)) == (0, 1, 0)

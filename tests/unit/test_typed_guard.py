@@ -5,7 +5,8 @@ whole. A field an analysis starts reading without adding it to ``KEPT`` fails he
 Snapshots: the demo (YAML: the ``prune`` path), the demo as ``kubectl get -o json`` (the sliced
 msgspec path) and a generated cluster (``benchmarks/generate.py``: realistic noise such as
 managedFields, images, env). Commands: every explain, drain of every node (capacity-aware and not),
-preemption, rebalance of every workload, check, rollout, delete's force assessment; JSON and text.
+preemption, rebalance of every workload and of all of them (the cluster's default spreading too),
+check, rollout, delete's force assessment; JSON and text.
 """
 
 import json
@@ -64,6 +65,8 @@ def commands(objects, preemptor):
     asked += [["explain", "pod", p["metadata"]["name"], "-n", p["metadata"]["namespace"]] for p in pods[:25]]
     asked += [["delete", "pod", p["metadata"]["name"], "-n", p["metadata"]["namespace"], "--force"] for p in pods[:5]]
     asked += [["rebalance", w, "-n", ns, "--dry-run"] for ns, w in workloads[:6]]
+    asked += [["rebalance", "-A", "--dry-run", "--cluster-defaults", "--include-soft", "--evict-local-storage"],
+              ["rebalance", "-A", "--dry-run", "--cluster-defaults", "--max-evictions", "2"]]
     return [a + o for a in asked for o in (["-o", "json"], [])]
 
 

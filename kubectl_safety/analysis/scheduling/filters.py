@@ -79,19 +79,20 @@ NodeVolumeLimits and DRA are not modelled. Everything expensive is computed once
 """
 
 import copy
-import weakref
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kubectl_safety.analysis.resources import pod_requests, requests_key
 from kubectl_safety.analysis.scheduling.failure import Failure
 from kubectl_safety.analysis.scheduling.volumes import (claim_names, read_write_once_pod_failure,
                                                        read_write_once_pod_users, volume_filter, volume_prefilter)
-from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
+from kubectl_safety.analysis.topology import (constraint_selector, count_in_domains, eligible_domains, node_eligible,
+                                             normalized)
+from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
 from kubectl_safety.model.quantity import format_amount
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
                                             toleration_tolerates, untolerated_taint)
 
-UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
 
@@ -302,12 +303,13 @@ def _resources(pod, node, state, pre):
 
 
 # -- cached per-snapshot and per-pod state ------------------------------------------------------
+# Per snapshot: the snapshot's own ``planning`` scratch dict (it goes with the snapshot; threads
+# planning on different snapshots share nothing). Per pod: values derived from the Pod alone, kept
+# on it like its ``cached`` properties (a pure value: two threads at worst compute it twice).
 
-_CACHE = weakref.WeakKeyDictionary()
+_PLANNING = "scheduling"  # this module's entry in ``snapshot.planning``
 _TERMS = "_required_terms"  # {(kind, incoming): terms}, on the Pod object (``required_terms``)
 _REQUESTS = "_scheduling_requests"  # kept on the Pod object, like its cached properties: it lives as long
-_ALIKE = {}  # requests_key -> requests: the pods of one template parse their quantities once
-_ALIKE_MAX = 10_000  # distinct keys kept (a cluster has a few thousand)
 
 
 def requests_of(pod) -> dict:
@@ -316,20 +318,34 @@ def requests_of(pod) -> dict:
     ``requests_key`` is equal: read only."""
     requests = pod.__dict__.get(_REQUESTS)
     if requests is None:
-        requests = pod.__dict__[_REQUESTS] = _requests_alike(pod)
+        key = requests_key(pod)
+        requests = pod_requests(pod) if key is None else _requests_alike(_Alike(key, pod))
+        pod.__dict__[_REQUESTS] = requests
     return requests
 
 
-def _requests_alike(pod) -> dict:
-    """``pod_requests(pod)``, the same dict for pods with equal ``requests_key``."""
-    key = requests_key(pod)
-    if key is None:
-        return pod_requests(pod)
-    if key not in _ALIKE:
-        if len(_ALIKE) >= _ALIKE_MAX:
-            _ALIKE.clear()
-        _ALIKE[key] = pod_requests(pod)
-    return _ALIKE[key]
+class _Alike:
+    """A pod as a memo key: equal ``requests_key``, equal requests. The memo keeps the key only."""
+
+    __slots__ = ("key", "pod")
+
+    def __init__(self, key, pod):
+        self.key, self.pod = key, pod
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __eq__(self, other):
+        return self.key == other.key
+
+
+@lru_cache(maxsize=10_000)  # distinct keys kept (a cluster has a few thousand): the content, not the snapshot
+def _requests_alike(alike) -> dict:
+    """``pod_requests`` of the pods of one template (equal ``requests_key``), parsed once."""
+    try:
+        return pod_requests(alike.pod)
+    finally:
+        alike.pod = None
 
 
 def anti_affinity_terms(pod) -> tuple:
@@ -350,10 +366,10 @@ def node_decides_alone(pod, snapshot) -> bool:
 
 
 def _cache(snapshot) -> dict:
-    entry = _CACHE.get(snapshot)
+    planning = snapshot.planning
+    entry = planning.get(_PLANNING)
     if entry is None:
-        entry = _CACHE[snapshot] = {"states": {}, "pre": {}, "anti": None, "labels": {}, "domains": {},
-                                    "parent": None}
+        entry = planning.setdefault(_PLANNING, {"states": {}, "pre": {}, "anti": None, "labels": {}, "parent": None})
     return entry
 
 
@@ -493,34 +509,6 @@ def _labelled(snapshot, namespace, selector) -> list:
     return min((indexes[namespace].get(item, []) for item in exact), key=len)
 
 
-def eligible_domains(pod, constraint, keys, snapshot) -> dict:
-    """{node name: its domain} of the nodes that count for a spread constraint of ``pod`` (all of
-    ``keys`` labelled, and the constraint's node affinity and taint policies), in node order;
-    cached per snapshot by what decides it, so pods alike share it."""
-    c = normalized(constraint)
-    honor_affinity, honor_taints = c["nodeAffinityPolicy"] == "Honor", c["nodeTaintsPolicy"] == "Honor"
-    key = repr((c["topologyKey"], tuple(keys), honor_affinity, honor_taints,
-                (pod.spec.get("nodeSelector"), pod.affinity.get("nodeAffinity")) if honor_affinity else None,
-                pod.tolerations if honor_taints else None))
-    cache = _cache(snapshot)["domains"]
-    if key not in cache:
-        cache[key] = Domains((node.name, node.labels[c["topologyKey"]]) for node in snapshot.nodes
-                             if node_eligible(pod, node, c, keys))
-    return cache[key]
-
-
-class Domains(dict):
-    """{node name: its domain} (``eligible_domains``) that also knows its distinct domains."""
-
-    __slots__ = ("_zeros",)
-
-    def zeros(self) -> dict:
-        """{domain: 0} for each distinct domain, a fresh dict (the domains are few, the nodes many)."""
-        if not hasattr(self, "_zeros"):
-            self._zeros = dict.fromkeys(self.values(), 0)
-        return dict(self._zeros)
-
-
 class _Spread:
     """One DoNotSchedule constraint with its domain counts (PodTopologySpread PreFilter)."""
 
@@ -530,15 +518,8 @@ class _Spread:
         self.key, self.max_skew, self.min_domains = c["topologyKey"], c["maxSkew"], c["minDomains"]
         self.selector = constraint_selector(pod, raw)
         self.self_match = 1 if self.selector is not None and self.selector.matches(pod.labels) else 0
-        per_node = {}  # matching pods per node, from the namespace's pods by label
-        for p in _labelled(snapshot, pod.namespace, self.selector):
-            if p.node_name and not p.is_terminal and self.counts_pod(pod, p):
-                per_node[p.node_name] = per_node.get(p.node_name, 0) + 1
         domains = eligible_domains(pod, raw, keys, snapshot)
-        self.counts = domains.zeros()
-        for name, count in per_node.items():
-            if name in domains:
-                self.counts[domains[name]] += count
+        self.counts = count_in_domains(domains, self.selector, _labelled(snapshot, pod.namespace, self.selector))
         lowest = sorted((n, v) for v, n in self.counts.items())[:2]
         self.lowest = lowest  # the two smallest (count, domain): min after one domain changes
 

@@ -1,8 +1,7 @@
 """The pod a controller creates in place of an evicted one, unscheduled, as the scheduler sees it."""
 
+from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
 from kubectl_safety.model.objects import Node, Pod
-
-UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
 def unscheduled_copy(pod, keep_spread=True, name=None) -> Pod:

@@ -8,6 +8,7 @@ from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.risks import render_risks
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ExitCode, SafetyError, UsageError
+from kubectl_safety.model.constants import API_VERSION
 
 MAX_PARALLEL = 8  # clusters checked at once
 EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
@@ -133,7 +134,7 @@ def _check_many(g, names, options) -> list:
         try:
             return _check_one(replace(g, context=name, warnings=[]), options)
         except SafetyError as e:
-            return {"kind": "ClusterCheck", "apiVersion": "safety.kubectl.io/v1", "context": name, "error": str(e)}
+            return {"kind": "ClusterCheck", "apiVersion": API_VERSION, "context": name, "error": str(e)}
 
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(names))) as pool:
         return list(pool.map(one, names))

@@ -11,9 +11,9 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
-API_VERSION = "safety.kubectl.io/v1"
 WAIT_MARGIN = 60  # seconds added to the longest grace period for the default --wait timeout
 WORDS = {"refused": "refused", "wouldDelete": "would be deleted", "deleted": "deleted",
          "forceDeleted": "force deleted", "alreadyGone": "already gone", "failed": "failed"}

@@ -12,9 +12,9 @@ from kubectl_safety.cli.render import as_text, emit, table, warn
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
-API_VERSION = "safety.kubectl.io/v1"
 SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions
 MAX_WORKERS = 32
 EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)\n"

@@ -7,6 +7,7 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import SafetyError
+from kubectl_safety.model.constants import API_VERSION
 
 
 @click.command("version", epilog="\b\nJSON kind: Version\nExit codes: 0 ok (also when the server is unreachable), 2 usage.")
@@ -21,7 +22,7 @@ def command():
       kubectl safety version --context prod -o json
     """
     g = get_globals()
-    report = {"kind": "Version", "apiVersion": "safety.kubectl.io/v1", "clientVersion": __version__, "serverVersion": None}
+    report = {"kind": "Version", "apiVersion": API_VERSION, "clientVersion": __version__, "serverVersion": None}
     if not g.snapshot:
         try:
             report["serverVersion"] = Session(g).connection("version").server_version()

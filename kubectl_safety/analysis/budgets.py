@@ -1,4 +1,7 @@
-"""PodDisruptionBudget arithmetic, as the disruption controller computes status."""
+"""PodDisruptionBudgets, once: the disruption controller's arithmetic (``budget``, ``never_allows``,
+``summary``), the Eviction API's rules for spending a disruption (``skips_pdb_check``,
+``unhealthy_goes_free``, ``spends_budget``), and the budgets a plan spends: drain's waves
+(``BudgetTracker``) and rebalance's rounds (``Budgets``)."""
 
 import math
 
@@ -196,3 +199,109 @@ def summary(pdb, snapshot, pods=None) -> dict:
         "matchingPods": b["matchingPods"],
         "neverAllows": never_allows(pdb, snapshot, b, pods),
     }
+
+
+# -- the Eviction API: which evictions spend a disruption -----------------------------------------
+
+def skips_pdb_check(pod) -> bool:
+    """``canIgnorePDB``: the Eviction API deletes terminal, Pending and terminating pods without
+    consulting any PDB."""
+    return pod.is_terminal or pod.phase == "Pending" or pod.is_terminating
+
+
+def unhealthy_goes_free(pdb) -> str:
+    """How a not-Ready pod of ``pdb`` goes without spending a disruption (unhealthyPodEvictionPolicy):
+    "AlwaysAllow"; "IfHealthyBudget" while the PDB is healthy (currentHealthy >= desiredHealthy > 0);
+    '' when it needs one like a Ready pod."""
+    if pdb.unhealthy_pod_eviction_policy == "AlwaysAllow":
+        return "AlwaysAllow"
+    healthy, desired = pdb.status_int("currentHealthy") or 0, pdb.status_int("desiredHealthy") or 0
+    return "IfHealthyBudget" if healthy >= desired > 0 else ""
+
+
+def spends_budget(pod, pdb) -> bool:
+    """Whether evicting ``pod`` takes one of ``pdb``'s disruptions."""
+    return not (skips_pdb_check(pod) or not pod.is_ready and unhealthy_goes_free(pdb))
+
+
+# -- budgets a plan spends -------------------------------------------------------------------------
+
+class BudgetTracker:
+    """One PDB's remaining disruptions across waves (status numbers, as the API server uses them)."""
+
+    def __init__(self, pdb, snapshot, known=None):
+        self.pdb = pdb
+        self.summary = known if known is not None else summary(pdb, snapshot)
+        self.allowed = pdb.disruptions_allowed
+        self.healthy = pdb.status_int("currentHealthy")
+        self.desired = pdb.status_int("desiredHealthy")
+        self.expected = pdb.status_int("expectedPods")
+        self.never = self.summary["neverAllows"]
+        # expectedPods is the owners' scale only for maxUnavailable and percentages; for an integer
+        # minAvailable it is the pods that exist now, which dips while replacements start.
+        scaled = pdb.max_unavailable is not None or isinstance(pdb.min_available, str)
+        if self.never is None and scaled and self.allowed == 0 and self.desired is not None \
+                and self.expected is not None and self.desired >= self.expected > 0:
+            self.never = f"desiredHealthy {self.desired} >= expectedPods {self.expected}"
+        self.lost = 0  # healthy pods evicted for good (no replacement, or it cannot be placed)
+        self.waves = {}  # wave -> pods evicted in it
+
+    def numbers(self) -> str:
+        return (f"needs {self.desired if self.desired is not None else '?'} healthy, has "
+                f"{self.healthy if self.healthy is not None else '?'}, disruptionsAllowed {self.allowed}")
+
+    def per_wave(self) -> int:
+        return self.allowed - self.lost
+
+    def to_dict(self) -> dict:
+        out = dict(self.summary, neverAllows=self.never)
+        out["podsToEvict"] = sum(self.waves.values())
+        out["waves"] = len(self.waves)
+        out["lostForGood"] = self.lost
+        return out
+
+
+class Budgets:
+    """PDB allowances, cumulative within a round; a new round restores the full budget."""
+
+    def __init__(self, snapshot):
+        self.snapshot = snapshot
+        self.round = 1
+        self.left = {}
+
+    def full(self, pdb) -> int:
+        b = budget(pdb, self.snapshot)
+        if b["expectedPods"] is not None and b["desiredHealthy"] is not None:
+            return max(0, b["expectedPods"] - b["desiredHealthy"])
+        return pdb.disruptions_allowed
+
+    def _left(self, pdb) -> int:
+        if pdb.uid not in self.left:
+            self.left[pdb.uid] = pdb.disruptions_allowed if self.round == 1 else self.full(pdb)
+        return self.left[pdb.uid]
+
+    def check(self, pod) -> str:
+        """'' if evicting ``pod`` fits this round, 'wait' if only a later round, else the reason."""
+        budgets = self.snapshot.pdbs_for(pod)
+        if not budgets:
+            return ""
+        pdb = budgets[0]
+        if not spends_budget(pod, pdb):
+            return ""
+        if self._left(pdb) > 0:
+            return ""
+        never = never_allows(pdb, self.snapshot)
+        if never:
+            return f"PDB {pdb.name}: {never}"
+        if self.full(pdb) <= 0:
+            return f"PDB {pdb.name} allows no disruption"
+        return "wait"
+
+    def spend(self, pod):
+        budgets = self.snapshot.pdbs_for(pod)
+        if budgets and spends_budget(pod, budgets[0]):
+            self.left[budgets[0].uid] = self._left(budgets[0]) - 1
+
+    def next_round(self):
+        self.round += 1
+        self.left = {}
