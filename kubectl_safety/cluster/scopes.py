@@ -66,3 +66,8 @@ def cluster_scope(namespaces=None) -> list:
     for resource in ("replicasets", "deployments", "statefulsets", "daemonsets", "jobs"):
         queries.append(Query(resource, optional=True))
     return queries
+
+
+def admission_scope() -> list:
+    """What admission of a manifest's pod reads: LimitRanges, ResourceQuotas and RuntimeClasses."""
+    return [Query(resource, optional=True) for resource in ("limitranges", "resourcequotas", "runtimeclasses")]

@@ -5,7 +5,7 @@ from kubectl_safety.model.objects import KINDS, WORKLOAD_KINDS, Workload
 from kubectl_safety.model.schema import check_shape
 from kubectl_safety.model.snapshot import ClusterSnapshot
 
-CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace", "PersistentVolume", "StorageClass")
+CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace", "PersistentVolume", "StorageClass", "RuntimeClass")
 
 
 def flatten(document, origin: str):
@@ -86,6 +86,7 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
         nodes=buckets["Node"], pods=buckets["Pod"], pdbs=buckets["PodDisruptionBudget"],
         priority_classes=buckets["PriorityClass"], workloads=buckets["workloads"],
         pvcs=buckets["PersistentVolumeClaim"], pvs=buckets["PersistentVolume"],
-        storage_classes=buckets["StorageClass"],
+        storage_classes=buckets["StorageClass"], limit_ranges=buckets["LimitRange"],
+        runtime_classes=buckets["RuntimeClass"], resource_quotas=buckets["ResourceQuota"],
         namespaces=found_namespaces, taken_at=taken_at, source=source,
         server_version=server_version, complete_pod_namespaces=complete_pod_namespaces)

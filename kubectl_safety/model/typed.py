@@ -45,6 +45,8 @@ KEPT = {
                      "allowedTopologies": WHOLE, "parameters": WHOLE, "reclaimPolicy": WHOLE,
                      "allowVolumeExpansion": WHOLE, "mountOptions": WHOLE},
     "Namespace": {"metadata": _META},
+    "LimitRange": {"metadata": _META, "spec": WHOLE}, "ResourceQuota": _FEW,
+    "RuntimeClass": {"metadata": _META, "handler": WHOLE, "overhead": WHOLE, "scheduling": WHOLE},
 }
 KEPT.update({kind: _FEW for kind in WORKLOAD_KINDS})
 _OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)

@@ -49,7 +49,11 @@ type namedPlugin struct {
 // admissionChain builds the plugins over informers holding objects; stop shuts them down.
 func admissionChain(ctx context.Context, objs admissionObjects) (chain []namedPlugin, stop func(), err error) {
 	objects := []runtime.Object{}
-	objects = appendObjects(objects, objs.LimitRanges)
+	for i := range objs.LimitRanges { // as stored: max defaults default, which defaults defaultRequest
+		lr := objs.LimitRanges[i].DeepCopy()
+		legacyscheme.Scheme.Default(lr)
+		objects = append(objects, lr)
+	}
 	for i := range objs.PriorityClasses {
 		pc := objs.PriorityClasses[i].DeepCopy()
 		legacyscheme.Scheme.Default(pc)
