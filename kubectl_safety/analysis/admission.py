@@ -1,7 +1,8 @@
 """A pod create as the API server's default admission plugins judge it (pure).
 
 ``admit(pod, snapshot) -> Pod`` returns the pod as stored, or raises ``AdmissionRejected`` naming
-the plugin, in the default order:
+the plugin, in the default order (after the API's defaulting of what the model does not default
+itself: a ``hostNetwork`` pod's ports get their containerPort as hostPort):
 
 - LimitRanger: a ``Container`` item's ``default`` limits and ``defaultRequest`` requests fill the
   containers that set none (the LimitRange as stored: ``max`` defaults ``default``, which
@@ -41,6 +42,7 @@ def admit(pod, snapshot) -> Pod:
     """The pod as the API server stores it after admission, or AdmissionRejected."""
     raw = {**pod.raw, "metadata": dict(pod.meta), "spec": dict(pod.spec)}
     raw["spec"]["containers"] = [dict(c) for c in raw["spec"].get("containers") or ()]
+    _host_network_ports(raw["spec"])
     ranges = snapshot.limit_ranges_in(pod.namespace)
     for item in (i for r in ranges for i in r.limits):
         _limit_defaults(raw, _stored(item))
@@ -52,6 +54,17 @@ def admit(pod, snapshot) -> Pod:
         _limit_bounds(admitted, _stored(item))
     _quota(admitted, snapshot)
     return admitted
+
+
+def _host_network_ports(spec):
+    """The API's defaulting (``SetDefaults_PodSpec``): with ``hostNetwork`` a port's hostPort is its containerPort."""
+    if not spec.get("hostNetwork"):
+        return
+    for key in ("initContainers", "containers"):
+        if key in spec:
+            spec[key] = [{**c, "ports": [{**p, "hostPort": p.get("hostPort") or p.get("containerPort")}
+                                          for p in c.get("ports") or ()]} if c.get("ports") else c
+                         for c in spec[key]]
 
 
 def _stored(item) -> dict:

@@ -103,6 +103,9 @@ def case(draw):
         spec["runtimeClassName"] = draw(st.sampled_from(["kata", "kata", "gone"]))
     if draw(st.integers(0, 3)) == 0:
         spec["nodeSelector"] = {"sandbox": draw(st.sampled_from(["yes", "no"]))}
+    if draw(st.integers(0, 3)) == 0:
+        spec["hostNetwork"] = True
+        spec["containers"][0]["ports"] = [{"containerPort": 8080}]
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": spec}
     return objects, classes, runtime, quotas, pod
 
@@ -116,7 +119,8 @@ def scheduling_view(raw) -> dict:
             "overhead": exact_resource_list(spec.get("overhead")), "nodeSelector": spec.get("nodeSelector") or {},
             "tolerations": [t for t in spec.get("tolerations") or () if t.get("key") not in DEFAULT_TOLERATIONS],
             "containers": [(c.exact_requests, c.exact_limits)  # as the API's defaulting leaves them
-                           for c in (*Pod(raw).init_containers, *Pod(raw).containers)]}
+                           for c in (*Pod(raw).init_containers, *Pod(raw).containers)],
+            "hostPorts": [p.get("hostPort") for c in spec.get("containers") or () for p in c.get("ports") or ()]}
 
 
 @PROPERTY

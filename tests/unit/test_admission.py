@@ -86,3 +86,10 @@ def test_admission_rejects_as_upstream(spec, objects, expected):
         assert e.plugin == expected
     else:
         assert expected is None
+
+
+def test_admission_host_network_manifest_gets_its_default_host_port():
+    """The API's defaulting gives a hostNetwork pod's ports their containerPort as hostPort (NodePorts reads it)."""
+    pod = manifest_pod(hostNetwork=True, containers=[{"name": "c", "image": "x", "ports": [{"containerPort": 9100}]}])
+    admitted = admit(Pod(pod), snapshot())
+    assert [p["hostPort"] for p in admitted.spec["containers"][0]["ports"]] == [9100]
