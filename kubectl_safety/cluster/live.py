@@ -91,7 +91,7 @@ class Connection:
         if self.kubeconfig and not os.path.exists(self.kubeconfig):
             raise ClusterError(f"kubeconfig {self.kubeconfig}: no such file")
         try:
-            endpoint = resolve(self.kubeconfig, self.context, self.overrides)
+            endpoint = resolve(self.kubeconfig, self.context, self.overrides, parse_timeout(self.request_timeout))
         except OverrideError as e:
             raise ClusterError(f"invalid kubeconfig: {e}") from None
         if endpoint is None:

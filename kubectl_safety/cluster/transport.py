@@ -97,7 +97,7 @@ class _Watchdog:
             except Exception:  # noqa: BLE001 - the socket may be gone already
                 pass
 
-        self._timer = threading.Timer(seconds, fire)
+        self._timer = threading.Timer(min(seconds, threading.TIMEOUT_MAX), fire)
         self._timer.daemon = True
         self._timer.start()
 
@@ -349,7 +349,7 @@ class ClientTransport:
 
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
-        worker.join(deadline)
+        worker.join(min(deadline, threading.TIMEOUT_MAX))
         if not box:  # still waiting: abandoned (a daemon thread; its socket goes with the process)
             raise DeadlineExceeded(f"timed out after {deadline:g}s")
         ok, value = box[0]
