@@ -141,7 +141,10 @@ class Connection:
                 config.load_incluster_config(client_configuration=configuration)
                 ns_file = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
                 if os.path.exists(ns_file):
-                    self._namespace = open(ns_file).read().strip()
+                    from kubectl_safety.cluster.files import read_limited
+                    from kubectl_safety.cluster.kubeconfig import MAX_FILE
+
+                    self._namespace = read_limited(ns_file, MAX_FILE).decode("utf-8", "replace").strip()
             else:
                 raise ClusterError("no kubeconfig found: set KUBECONFIG, pass --kubeconfig, "
                                    "or use --snapshot FILE for offline analysis")

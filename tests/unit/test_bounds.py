@@ -67,6 +67,14 @@ def test_exec_plugin_output_is_read_in_pieces_up_to_the_limit():
     assert 100_000 < len(out) <= 100_000 + (1 << 16)
 
 
+def test_a_template_file_that_never_ends_is_refused():
+    proc = subprocess.run([sys.executable, "-m", "kubectl_safety", "explain", "node", "node-a1", "--snapshot", DEMO,
+                           "-o", "go-template-file=/dev/zero"], preexec_fn=limited(GIB), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 2 and proc.stderr == \
+        "error: cannot read the template file /dev/zero: not a regular file\n", proc.stderr[-2000:]
+
+
 # -- YAML that starts like JSON ------------------------------------------------------------------------
 def test_a_yaml_dump_in_flow_style_that_starts_with_a_brace_is_read_as_yaml(tmp_path):
     import yaml
