@@ -169,7 +169,8 @@ def test_an_exec_plugin_is_killed_at_the_request_timeout(tmp_path, monkeypatch):
 
     monkeypatch.setenv("KUBECTL_SAFETY_EXEC_TIMEOUT", "30")
     (tmp_path / "kc.yaml").write_text(kubeconfig("https://127.0.0.1:1", user=exec_user("sleep 300")))
-    code, out, err = run_cli(["explain", "pod", "a", "--request-timeout", "1s", "--kubeconfig", str(tmp_path / "kc.yaml")])
+    code, out, err = run_cli(["explain", "pod", "a", "--request-timeout", "1s",
+                              "--kubeconfig", str(tmp_path / "kc.yaml")])
     assert code == 1 and err == "error: exec plugin /bin/sh: no answer within 1s\n", err
 
 
@@ -286,8 +287,8 @@ def test_storage_read_whole_adds_no_warning():
     pages = _storage_cluster()
     pages["persistentvolumes"] = [{"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},
                                    "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"]}}]
-    pages["storageclasses"] = [{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "zonal"},
-                                "provisioner": "x"}]
+    pages["storageclasses"] = [{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                                "metadata": {"name": "zonal"}, "provisioner": "x"}]
     connection = Connection(_transport=_PartialTransport(pages, {}))
     snapshot = load_snapshot(connection=connection, queries=cluster_scope())
     assert snapshot.storage_known and not snapshot.storage_unread
