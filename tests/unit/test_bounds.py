@@ -293,3 +293,23 @@ def test_storage_read_whole_adds_no_warning():
     snapshot = load_snapshot(connection=connection, queries=cluster_scope())
     assert snapshot.storage_known and not snapshot.storage_unread
     assert not [w for w in plan_drain(snapshot, ["n1"])["warnings"] if w["code"] == "STORAGE_NOT_JUDGED"]
+
+
+# -- a rollout's --exec output -------------------------------------------------------------------------
+EXEC_UNDER_LIMIT = """
+import subprocess, threading
+from types import SimpleNamespace
+from kubectl_safety.engine.rollout import Rollout
+r = object.__new__(Rollout)
+r.spec = SimpleNamespace(exec_command=COMMAND, exec_timeout=300)
+r.emit, r.clock, r._run = (lambda *a, **k: None), (lambda: 0.0), subprocess.run
+r.nodes, r.interrupted = {"n1": {}}, threading.Event()
+print(r._exec("n1"), r.nodes["n1"]["exec"]["output"])
+"""
+
+
+def test_a_rollout_exec_that_prints_more_than_memory_holds_is_judged_by_its_last_line():
+    command = "head -c 700000000 /dev/zero | tr '\\\\0' a; echo; echo the-last-line"
+    proc = python_under(600 << 20, f"COMMAND = {command!r}\n" + EXEC_UNDER_LIMIT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout == "('done', None) the-last-line\n"
