@@ -92,7 +92,7 @@ class Connection:
         if self.kubeconfig and not os.path.exists(self.kubeconfig):
             raise ClusterError(f"kubeconfig {self.kubeconfig}: no such file")
         try:
-            endpoint = resolve(self.kubeconfig, self.context, self.overrides)
+            endpoint = resolve(self.kubeconfig, self.context, self.overrides, parse_timeout(self.request_timeout))
         except OverrideError as e:
             raise ClusterError(f"invalid kubeconfig: {e}") from None
         if endpoint is None:
@@ -142,7 +142,10 @@ class Connection:
                 config.load_incluster_config(client_configuration=configuration)
                 ns_file = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
                 if os.path.exists(ns_file):
-                    self._namespace = open(ns_file).read().strip()
+                    from kubectl_safety.cluster.files import read_limited
+                    from kubectl_safety.cluster.kubeconfig import MAX_FILE
+
+                    self._namespace = read_limited(ns_file, MAX_FILE).decode("utf-8", "replace").strip()
             else:
                 raise ClusterError("no kubeconfig found: set KUBECONFIG, pass --kubeconfig, "
                                    "or use --snapshot FILE for offline analysis")
