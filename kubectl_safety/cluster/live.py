@@ -229,14 +229,16 @@ class Connection:
         return status, payload
 
     def _headers(self, transport) -> list:
-        """Accept, User-Agent, credentials and impersonation, as every request sends them."""
+        """Accept, User-Agent, credentials and impersonation, as every request sends them.
+
+        Impersonation values go out as UTF-8 bytes, as kubectl sends them (a str would be Latin-1)."""
         headers = [("Accept", "application/json"), ("User-Agent", self.user_agent)]
         headers += transport.auth_headers().items()
         if self.as_user:  # client-go sends a UID only with the user it impersonates
-            headers.append(("Impersonate-User", self.as_user))
+            headers.append(("Impersonate-User", _utf8(self.as_user)))
             if self.as_uid:
-                headers.append(("Impersonate-Uid", self.as_uid))
-        headers += [("Impersonate-Group", group) for group in self.as_groups]
+                headers.append(("Impersonate-Uid", _utf8(self.as_uid)))
+        headers += [("Impersonate-Group", _utf8(group)) for group in self.as_groups]
         return headers
 
     def _transport_error(self, e):
@@ -497,3 +499,8 @@ def _connection_reason(text):
         if marker.lower() in text.lower():
             return marker.lower()
     return text[:160]
+
+
+def _utf8(value: str):
+    """A header value as kubectl sends it: ASCII as is, anything else as its UTF-8 bytes."""
+    return value if value.isascii() else value.encode("utf-8")

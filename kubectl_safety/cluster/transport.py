@@ -268,7 +268,8 @@ def _send(conn, method, path, headers, body):
 
 def _check_headers(headers):
     for name, value in headers:
-        if any(c in str(name) + str(value) for c in "\r\n\0"):
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        if any(c in str(name) + text for c in "\r\n\0"):
             raise ValueError(f"invalid header {name}: line breaks are not allowed")
 
 

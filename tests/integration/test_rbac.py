@@ -194,3 +194,13 @@ def test_a_drain_without_storage_read_names_the_volumes_it_could_not_check(clust
     assert "persistentvolumes (forbidden), storageclasses (forbidden)" in storage[0]["message"], storage
     code, text, err = run_cli(["drain", nodes[0], "--dry-run", "--ignore-daemonsets"] + base)
     assert code == 0 and "warning: volumes not checked" in text, text + err
+
+
+@pytest.mark.parametrize("user", ["ユーザー", "José"], ids=["non-latin-1", "latin-1"])
+def test_a_non_ascii_as_is_impersonated_as_kubectl_impersonates_it(cluster, namespace, user):
+    """kubectl sends --as as UTF-8: the server names the same user in its refusal to both."""
+    theirs = cluster.kubectl("get", "pod", "nope", "-n", namespace, as_user=user, check=False)
+    code, out, err = run_cli(["explain", "pod", "nope", "-n", namespace, "--kubeconfig", str(cluster.kubeconfig),
+                              "--as", user, "--request-timeout", "30s"])
+    assert f'User "{user}" cannot get resource "pods"' in theirs.stderr
+    assert code == 1 and f'User "{user}" cannot' in err, err
