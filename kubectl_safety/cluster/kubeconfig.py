@@ -95,6 +95,12 @@ def resolve(path=None, context=None, overrides=None, request_timeout=0.0):
     return _endpoint(merged, context, request_timeout)
 
 
+def context_names(path=None) -> list:
+    """The context names of the kubeconfig files kubectl would merge (read bounded, like every kubeconfig)."""
+    paths = kubeconfig_paths(path)
+    return list(_merge(paths)["contexts"]) if paths else []
+
+
 def in_cluster():
     """A pod's config: the service account token and CA, ``KUBERNETES_SERVICE_HOST``/``_PORT``."""
     host, port = os.environ.get("KUBERNETES_SERVICE_HOST", ""), os.environ.get("KUBERNETES_SERVICE_PORT", "")
