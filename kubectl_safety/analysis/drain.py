@@ -23,6 +23,7 @@ from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_
 from kubectl_safety.analysis.node_state import node_state
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.termination import api_grace_period, last_kill
 from kubectl_safety.model.constants import API_VERSION
 
@@ -374,8 +375,17 @@ ACTIONS = ("evict", "delete", "wait", "skip", "blocked")
 
 
 def _plan_warnings(snapshot, verdicts, targets, index) -> list:
-    """Plan-wide findings: PDBs selecting nothing in the affected namespaces, missing nodes."""
+    """Plan-wide findings: PDBs selecting nothing in the affected namespaces, missing nodes, and
+    volumes not judged because storage could not be read."""
     out = []
+    unread = snapshot.storage_unread
+    claims = [(v.pod, claim_names(v.pod)) for v in verdicts] if unread else []
+    claims = [f"{pod.namespace}/{pod.name} ({', '.join(names)})" for pod, names in claims if names]
+    if claims:
+        kinds = ", ".join(f"{resource} ({why})" for resource, why in sorted(unread.items()))
+        out.append({"code": "STORAGE_NOT_JUDGED", "severity": "warning",
+                    "message": f"volumes not checked, {kinds} could not be read: whether these pods' claims "
+                               f"can follow them is not judged: {'; '.join(claims)}"})
     for name in targets:
         if snapshot.node(name) is None:
             out.append({"code": "NODE_NOT_FOUND", "severity": "critical", "message": f'node "{name}" not found'})

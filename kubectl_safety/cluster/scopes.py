@@ -1,12 +1,11 @@
 """The reads each command needs on a live cluster: few requests, independent of cluster size."""
 
 from kubectl_safety.cluster.source import Query
+from kubectl_safety.model.snapshot import STORAGE_RESOURCES
 
 OWNER_RESOURCES = {"ReplicaSet": "replicasets", "Deployment": "deployments", "StatefulSet": "statefulsets",
                    "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
                    "ReplicationController": "replicationcontrollers"}
-
-STORAGE_RESOURCES = ("persistentvolumeclaims", "persistentvolumes", "storageclasses")
 
 
 def owner_queries(connection, obj: dict) -> list:

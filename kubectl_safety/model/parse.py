@@ -51,11 +51,12 @@ def check_object(obj: dict, origin: str, typed: bool = False):
 
 
 def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
-                   namespaces=None, complete_pod_namespaces=None) -> ClusterSnapshot:
+                   namespaces=None, complete_pod_namespaces=None, unread=None) -> ClusterSnapshot:
     """Build a snapshot from ``(origin, dict)`` pairs; unknown kinds are ignored.
 
     Duplicate objects (same kind, namespace and name) are an error naming both origins.
     ``objects.checked``, if present: ids of objects whose shape msgspec already checked.
+    ``unread``: the resources a live read could not read, and why.
     """
     checked = getattr(objects, "checked", ())
     buckets = {kind: [] for kind in KINDS}
@@ -89,4 +90,4 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
         storage_classes=buckets["StorageClass"], limit_ranges=buckets["LimitRange"],
         runtime_classes=buckets["RuntimeClass"], resource_quotas=buckets["ResourceQuota"],
         namespaces=found_namespaces, taken_at=taken_at, source=source,
-        server_version=server_version, complete_pod_namespaces=complete_pod_namespaces)
+        server_version=server_version, complete_pod_namespaces=complete_pod_namespaces, unread=unread)

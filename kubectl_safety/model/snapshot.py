@@ -3,6 +3,8 @@
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.cached import cached
 
+# The storage the scheduler's volume filters read (API resource names).
+STORAGE_RESOURCES = ("persistentvolumeclaims", "persistentvolumes", "storageclasses")
 # Each lazily built index (a ``cached`` property) and the field it is derived from.
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
                 "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
@@ -36,7 +38,8 @@ class ClusterSnapshot:
 
     def __init__(self, *, nodes=(), pods=(), pdbs=(), priority_classes=(), workloads=(),
                  namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None,
-                 pvcs=(), pvs=(), storage_classes=(), limit_ranges=(), runtime_classes=(), resource_quotas=()):
+                 pvcs=(), pvs=(), storage_classes=(), limit_ranges=(), runtime_classes=(), resource_quotas=(),
+                 unread=None):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.pdbs = tuple(pdbs)
@@ -48,6 +51,7 @@ class ClusterSnapshot:
         self.limit_ranges = tuple(limit_ranges)
         self.runtime_classes = tuple(runtime_classes)
         self.resource_quotas = tuple(resource_quotas)
+        self.unread = dict(unread or {})  # resource -> why it could not be read (a live read's optional kinds)
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.taken_at = taken_at
         self.source = source
@@ -73,7 +77,7 @@ class ClusterSnapshot:
                       server_version=self.server_version, complete_pod_namespaces=self.complete_pod_namespaces,
                       pvcs=self.pvcs, pvs=self.pvs, storage_classes=self.storage_classes,
                       limit_ranges=self.limit_ranges, runtime_classes=self.runtime_classes,
-                      resource_quotas=self.resource_quotas)
+                      resource_quotas=self.resource_quotas, unread=self.unread)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
         new._origins = {field: self._origins.get(field, self)  # indexes of unchanged fields stay valid
@@ -144,8 +148,14 @@ class ClusterSnapshot:
     # -- lookups ---------------------------------------------------------------------------
     @property
     def storage_known(self) -> bool:
-        """Whether storage was read at all (a dump without pvc,pv,storageclass: volumes are not judged)."""
-        return bool(self.pvcs or self.pvs or self.storage_classes)
+        """Whether storage was read, all of it (a dump without pvc,pv,storageclass, or a kind the
+        user may not list: volumes are not judged)."""
+        return bool(self.pvcs or self.pvs or self.storage_classes) and not (self.unread and self.storage_unread)
+
+    @property
+    def storage_unread(self) -> dict:
+        """The storage kinds a live read could not read, and why (``{"storageclasses": "forbidden"}``)."""
+        return {r: why for r, why in self.unread.items() if r in STORAGE_RESOURCES}
 
     def pvc(self, namespace, name):
         return self._pvcs_by_key.get((namespace, name))
