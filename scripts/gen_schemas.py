@@ -25,6 +25,34 @@ TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "in
 
 
 INT_OR_STRING = {"minAvailable", "maxUnavailable"}  # an integer or a percentage, whatever the samples held
+ENUMS = {  # string properties with a closed set of values (whatever the samples held)
+    "severity": ["error", "warning", "info"],
+    "failOn": ["error", "warning", "none"],
+    "scope": ["pool", "cluster"],
+    "reason": ["outside", "ignored"],
+}
+REQUIRED = {  # top-level keys every report of the kind has
+    "ClusterCheck": ["kind", "apiVersion", "source", "takenAt", "assumes", "summary", "blockers", "nodes",
+                     "findings", "otherFindings"],
+    "RolloutPlan": ["kind", "apiVersion", "safe", "nodes", "done", "missing", "options", "risks", "stopsAtBatch",
+                    "batches", "estimatedSeconds", "takenAt"],
+}
+
+
+def refine(schema, kind=None):
+    """Closed sets as enums (keeping null where allowed) and the required top-level keys, in place."""
+    if kind in REQUIRED:
+        schema["required"] = list(dict.fromkeys(schema.get("required", []) + REQUIRED[kind]))
+    for key, value in (schema.get("properties") or {}).items():
+        if key in ENUMS and "string" in (value.get("type") or []):
+            value["enum"] = ENUMS[key] + ([None] if "null" in value["type"] else [])
+        refine(value)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            refine(schema[key])
+    for alt in schema.get("anyOf") or []:  # a List's items: a cluster that failed has only its error
+        refine(alt)
+    return schema
 
 
 def infer(values, depth=0, key=None, item=False):
@@ -88,6 +116,7 @@ def main(argv) -> int:
                 item["properties"]["kind"] = {"const": item_kind}
                 kinds.append(item)
             props["items"] = {"type": "array", "items": {"anyOf": kinds}}
+        refine(schema, kind)
         doc = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{kind}.json",
                "title": kind, "description": f"kubectl safety -o json output of kind {kind}.", **schema}
         path = os.path.join(OUT, f"{kind}.json")

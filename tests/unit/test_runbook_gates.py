@@ -1,0 +1,60 @@
+"""What a maintenance runbook relies on: pool-scoped gates, exit codes, plans that name their cause."""
+
+import json
+
+import pytest
+
+from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
+
+OFFLINE = ["--snapshot", DEMO, "--as-of", DEMO_NOW]
+A1 = ["-l", "kubernetes.io/hostname=node-a1"]
+
+
+def check(*flags):
+    code, out, err = run_cli(["check", "-o", "json", *flags] + OFFLINE)
+    return code, json.loads(out), err
+
+
+# -- item 1: check -l POOL is a pool gate -----------------------------------------------------------
+def test_check_l_pool_gates_on_what_the_pool_touches():
+    code, report, err = check(*A1)
+    assert code == 0, err
+    assert report["summary"]["scope"] == "pool" and report["summary"]["ready"]
+    other = {f["code"]: f["reason"] for f in report["otherFindings"]}
+    assert other["PDB_NEVER_ALLOWS"] == "outside"  # shop/db has no pod on node-a1
+    assert "PDB_NEVER_ALLOWS" not in {f["code"] for f in report["findings"]}
+    touched = {(o["kind"], o["name"]) for f in report["findings"] for o in f["objects"]}
+    assert ("Deployment", "web") in touched  # web runs on node-a1: its finding stays in the gate
+
+
+def test_check_scope_cluster_gates_on_every_finding():
+    code, report, _ = check(*A1, "--scope", "cluster")
+    assert code == 3 and report["summary"]["scope"] == "cluster" and report["otherFindings"] == []
+    assert "PDB_NEVER_ALLOWS" in {f["code"] for f in report["findings"]}
+
+
+def test_check_text_reports_the_rest_apart():
+    code, out, _ = run_cli(["check", *A1] + OFFLINE)
+    assert code == 0
+    assert "Elsewhere in the cluster (not gating; --scope cluster gates on them):" in out
+    assert out.index("Elsewhere") < out.index("READY")
+
+
+def test_check_fail_on_none_gates_on_nodes_only():
+    code, report, _ = check("-l", "topology.kubernetes.io/zone=eu-west-1a", "--fail-on", "none")
+    assert report["summary"]["failOn"] == "none" and report["summary"]["failing"] == 0
+    assert code == (0 if report["summary"]["notDrainable"] == 0 else 3)
+    code, report, _ = check(*A1, "--scope", "cluster", "--fail-on", "none")
+    assert code == 0 and report["findings"]
+
+
+def test_check_ignore_finding_keeps_a_code_from_gating():
+    code, report, _ = check(*A1, "--scope", "cluster", "--ignore-finding", "PDB_NEVER_ALLOWS",
+                            "--ignore-finding", "BOTTOM_UP_ROLLOUT_RISK,NODE_NOT_READY")
+    assert code == 0, report["findings"]
+    assert {f["code"] for f in report["otherFindings"] if f["reason"] == "ignored"} >= {"PDB_NEVER_ALLOWS"}
+
+
+def test_check_ignore_finding_refuses_what_is_not_a_code():
+    code, _, err = run_cli(["check", "--ignore-finding", "not a code"] + OFFLINE)
+    assert code == 2 and err.startswith("error: --ignore-finding")
