@@ -35,7 +35,7 @@ REQUIRED = {  # top-level keys every report of the kind has
     "ClusterCheck": ["kind", "apiVersion", "source", "takenAt", "assumes", "summary", "blockers", "nodes",
                      "findings", "otherFindings"],
     "RolloutPlan": ["kind", "apiVersion", "safe", "nodes", "done", "missing", "options", "risks", "stopsAtBatch",
-                    "batches", "estimatedSeconds", "takenAt"],
+                    "leftNodes", "batches", "estimatedSeconds", "takenAt"],
 }
 
 

@@ -58,3 +58,34 @@ def test_check_ignore_finding_keeps_a_code_from_gating():
 def test_check_ignore_finding_refuses_what_is_not_a_code():
     code, _, err = run_cli(["check", "--ignore-finding", "not a code"] + OFFLINE)
     assert code == 2 and err.startswith("error: --ignore-finding")
+
+
+# -- item 3: blocked nodes go last; --skip-blocked ---------------------------------------------------
+DEMO_POOL = ["node-a1", "node-a2", "node-b1", "node-b2", "node-c1", "node-c2"]
+ROLLOUT = ["rollout", *DEMO_POOL, "--dry-run", "--no-precordon", "--ignore-daemonsets", "-o", "json"] + OFFLINE
+
+
+def test_rollout_puts_blocked_nodes_last():
+    code, out, _ = run_cli(ROLLOUT)
+    plan = json.loads(out)
+    assert code == 3
+    verdicts = [b["safe"] for b in plan["batches"]]
+    assert verdicts[:2] == [True, True] and not any(verdicts[2:]), verdicts  # what can go goes first
+    assert plan["stopsAtBatch"] == 3
+    assert sorted(plan["leftNodes"]) == sorted(n for b in plan["batches"][2:] for n in b["nodes"])
+
+
+def test_rollout_skip_blocked_plan_names_the_nodes_left():
+    code, out, _ = run_cli(ROLLOUT + ["--skip-blocked"])
+    plan = json.loads(out)
+    assert code == 3 and plan["options"]["skipBlocked"]
+    assert set(plan["leftNodes"]) == {n for b in plan["batches"] if not b["safe"] for n in b["nodes"]}
+    code, text, _ = run_cli([a for a in ROLLOUT + ["--skip-blocked"] if a not in ("-o", "json")])
+    assert "Left unmaintained: 4 node(s): " in text and "would be left (--skip-blocked); exit 3" in text
+
+
+def test_rollout_that_blocks_at_the_first_batch_says_which_nodes_would_be_left():
+    code, out, _ = run_cli([a for a in ROLLOUT if a != "--no-precordon"])
+    plan = json.loads(out)
+    stop = plan["stopsAtBatch"]
+    assert code == 3 and plan["leftNodes"] == [n for b in plan["batches"][stop - 1:] for n in b["nodes"]]
