@@ -34,7 +34,7 @@ ENUMS = {  # string properties with a closed set of values (whatever the samples
 REQUIRED = {  # top-level keys every report of the kind has
     "ClusterCheck": ["kind", "apiVersion", "source", "takenAt", "assumes", "summary", "blockers", "nodes",
                      "findings", "otherFindings"],
-    "RolloutPlan": ["kind", "apiVersion", "safe", "nodes", "done", "missing", "options", "risks", "stopsAtBatch",
+    "RolloutPlan": ["kind", "apiVersion", "safe", "nodes", "done", "missing", "options", "risks", "causes", "stopsAtBatch",
                     "leftNodes", "batches", "estimatedSeconds", "takenAt"],
 }
 

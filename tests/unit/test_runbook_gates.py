@@ -89,3 +89,60 @@ def test_rollout_that_blocks_at_the_first_batch_says_which_nodes_would_be_left()
     plan = json.loads(out)
     stop = plan["stopsAtBatch"]
     assert code == 3 and plan["leftNodes"] == [n for b in plan["batches"][stop - 1:] for n in b["nodes"]]
+
+
+# -- item 2: rollout verdicts name their cause; repeated risks grouped; no list cut silently ----------
+def _plan(*objects, **options):
+    from kubectl_safety.analysis.drain import DrainOptions
+    from kubectl_safety.analysis.rollout_plan import RolloutOptions, plan_rollout
+    from tests.builders import NOW, snapshot
+
+    names = [o["metadata"]["name"] for o in objects if o["kind"] == "Node" and "pool" in o["metadata"]["labels"]]
+    return plan_rollout(snapshot(*objects), names, RolloutOptions(drain=DrainOptions(), **options), NOW)
+
+
+def _pool(count, zones="abc"):
+    from tests.builders import make_node, make_pod
+
+    nodes = [make_node(f"{z}{i}", zone=f"zone-{z}", cpu="2", labels={"pool": "x"}) for z in zones
+             for i in range(1, count + 1)]
+    pods = [make_pod(f"w-{n['metadata']['name']}", node=n["metadata"]["name"], labels={"app": "web"}, cpu="100m")
+            for n in nodes]
+    return nodes + pods
+
+
+def test_rollout_names_pre_cordoning_as_the_cause_of_replacement_unplaceable():
+    from kubectl_safety.cli.commands.rollout import render_plan
+
+    plan = _plan(*_pool(2))  # no node outside the pool: pre-cordoned, the first batch's pods fit nowhere
+    assert not plan["safe"] and plan["stopsAtBatch"] == 1
+    cause, = plan["causes"]
+    assert cause["code"] == "PRECORDON" and cause["batch"] == 1 and cause["safeWithout"]
+    assert any("--no-precordon" in a for a in cause["alternatives"]) and "moves once" in cause["buys"]
+    text = render_plan(plan)
+    assert "Cause: pre-cordoning the pool causes REPLACEMENT_UNPLACEABLE at batch 1" in text
+    assert "the cause and its alternatives are above" in text
+    assert _plan(*_pool(2), precordon=False)["causes"] == []
+
+
+def test_rollout_groups_repeated_risks_by_workload():
+    code, out, _ = run_cli(["rollout", "-l", "topology.kubernetes.io/zone=eu-west-1a", "--no-precordon",
+                            "--dry-run"] + OFFLINE)
+    assert code == 3
+    risks = out.split("\nRisks")[1]
+    daemonset = [line for line in risks.splitlines() if "cannot delete DaemonSet-managed Pods" in line]
+    assert len(daemonset) == 1 and "2 batches (1-2)" in daemonset[0] and "2 times" in daemonset[0], risks
+    wide = run_cli(["rollout", "-l", "topology.kubernetes.io/zone=eu-west-1a", "--no-precordon", "--dry-run",
+                    "-o", "wide"] + OFFLINE)[1]
+    assert "POD_NOT_EVICTABLE: batch 1: cannot delete DaemonSet-managed Pods" in wide
+    assert "POD_NOT_EVICTABLE: batch 2: cannot delete DaemonSet-managed Pods" in wide
+
+
+def test_rollout_per_node_breakdown_says_how_many_nodes_it_leaves_out():
+    from kubectl_safety.cli.commands.rollout import render_plan
+
+    plan = _plan(*_pool(9))  # 27 nodes: the unplaceable replacement's reasons list 20
+    risk = next(r for r in plan["risks"] if r["code"] == "REPLACEMENT_UNPLACEABLE")
+    assert len(risk["nodes"]) == 20 and risk["nodesNotListed"] == 7  # 27 nodes, the drained one too
+    assert "and 22 more node(s) (-o wide, -o json)" in render_plan(plan)  # 5 shown
+    assert "and 7 more node(s)" in render_plan(plan, wide=True)

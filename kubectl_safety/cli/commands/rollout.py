@@ -278,8 +278,11 @@ def render_plan(r, wide=False) -> str:
         for b in r["batches"]:
             lines.append(f"\nBatch {b['batch']}:")
             lines.append(render_drain(b["drain"]).rstrip())
-    risks = [dict(x, message=f"batch {x['batch']}: {x['message']}") for x in r["risks"]]
-    lines += render_risks(risks)
+    lines += (render_risks([dict(x, message=f"batch {x['batch']}: {x['message']}") for x in r["risks"]]) if wide
+              else _grouped_risks(r["risks"]))
+    for cause in r.get("causes") or []:
+        lines.append(f"\nCause: {cause['message']}.\n  Pre-cordoning buys: {cause['buys']}.\n  Alternatives:")
+        lines += [f"    {a}" for a in cause["alternatives"]]
     left = r.get("leftNodes") or []
     if left:
         lines.append(f"\nLeft unmaintained: {len(left)} node(s): {', '.join(left[:20])}"
@@ -288,10 +291,47 @@ def render_plan(r, wide=False) -> str:
     verdict = ("SAFE: every batch can complete" if r["safe"] else
                f"NOT SAFE ({unaccepted_codes(r)}): " + (
                    f"{len(left)} node(s) blocked would be left (--skip-blocked); exit 3" if o.get("skipBlocked") else
-                   f"the rollout would stop at batch {r['stopsAtBatch']}; exit 3 unless accepted with --accept-risk"))
+                   f"the rollout would stop at batch {r['stopsAtBatch']}; exit 3 "
+                   + ("(the cause and its alternatives are above)" if r.get("causes") else
+                      "unless accepted with --accept-risk")))
     lines.append(f"\n{verdict}; estimated {human_duration(r['estimatedSeconds'])} in total"
                  + (" (maintenance assumed 60s a node)" if o["maintenance"] else "") + ".")
     return "\n".join(lines) + "\n"
+
+
+GROUP_NODES = 5  # nodes shown with a group of risks (each node's reason: -o wide)
+
+
+def _grouped_risks(risks) -> list:
+    """The risks grouped by code and workload: the first one's message and nodes, the batches of all."""
+    if not risks:
+        return []
+    groups = {}
+    for x in risks:
+        groups.setdefault((x["code"], x.get("workload"), x["accepted"]), []).append(x)
+    lines = ["\nRisks" + (" (grouped by workload; -o wide lists each):" if len(groups) < len(risks) else ":")]
+    for (code, workload, accepted), found in groups.items():
+        first, batches = found[0], sorted({x["batch"] for x in found})
+        where = f"batch {batches[0]}" if len(batches) == 1 else f"{len(batches)} batches ({_spans(batches)})"
+        lines.append(f"  {code}{' (accepted)' if accepted else ''}: {where}"
+                     + (f", {workload}" if workload else "") + (f", {len(found)} times" if len(found) > 1 else "")
+                     + f": {first['message']}")
+        nodes = list((first.get("nodes") or {}).items())
+        lines += [f"      {node}: {why}" for node, why in nodes[:GROUP_NODES]]
+        more = len(nodes[GROUP_NODES:]) + (first.get("nodesNotListed") or 0)
+        if more:
+            lines.append(f"      and {more} more node(s) (-o wide, -o json)")
+    return lines
+
+
+def _spans(numbers) -> str:
+    """1-3,5,7-9"""
+    out, start = [], numbers[0]
+    for a, b in zip(numbers, numbers[1:] + [None]):
+        if b != a + 1:
+            out.append(str(start) if start == a else f"{start}-{a}")
+            start = b
+    return ",".join(out)
 
 
 def _gib(n) -> str:
