@@ -26,7 +26,7 @@ TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "in
 
 INT_OR_STRING = {"minAvailable", "maxUnavailable"}  # an integer or a percentage, whatever the samples held
 ENUMS = {  # string properties with a closed set of values (whatever the samples held)
-    "severity": ["error", "warning", "info"],
+    "severity": ["error", "warning", "info"],  # of findings (a drain plan's reasons and warnings say critical)
     "failOn": ["error", "warning", "none"],
     "scope": ["pool", "cluster"],
     "reason": ["outside", "ignored"],
@@ -34,24 +34,29 @@ ENUMS = {  # string properties with a closed set of values (whatever the samples
 REQUIRED = {  # top-level keys every report of the kind has
     "ClusterCheck": ["kind", "apiVersion", "source", "takenAt", "assumes", "summary", "blockers", "nodes",
                      "findings", "otherFindings"],
-    "RolloutPlan": ["kind", "apiVersion", "safe", "nodes", "done", "missing", "options", "risks", "causes", "stopsAtBatch",
+    "RolloutPlan": ["kind", "apiVersion", "safe", "nodes", "done", "missing", "options", "risks", "causes",
+                    "stopsAtBatch",
                     "leftNodes", "batches", "estimatedSeconds", "takenAt"],
 }
 
 
-def refine(schema, kind=None):
-    """Closed sets as enums (keeping null where allowed) and the required top-level keys, in place."""
+def refine(schema, kind=None, under=None):
+    """Closed sets as enums (keeping null where allowed) and the required top-level keys, in place
+    (``under``: the property whose value or items ``schema`` describes)."""
     if kind in REQUIRED:
         schema["required"] = list(dict.fromkeys(schema.get("required", []) + REQUIRED[kind]))
     for key, value in (schema.get("properties") or {}).items():
-        if key in ENUMS and "string" in (value.get("type") or []):
+        closed = key in ENUMS and (key != "severity" or under in ("findings", "otherFindings"))
+        if closed and "string" in (value.get("type") or []):
             value["enum"] = ENUMS[key] + ([None] if "null" in value["type"] else [])
-        refine(value)
+        elif "enum" in value and key in ENUMS:
+            del value["enum"]
+        refine(value, under=key)
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), dict):
-            refine(schema[key])
+            refine(schema[key], under=under)
     for alt in schema.get("anyOf") or []:  # a List's items: a cluster that failed has only its error
-        refine(alt)
+        refine(alt, under=under)
     return schema
 
 

@@ -414,7 +414,7 @@ def _no_room_findings(snapshot, unplaceable) -> list:
 
 
 # -- priorities ------------------------------------------------------------------------------------
-SEVERITY_OF = {"critical": "error", "warning": "warning", "info": "info"}
+SEVERITY_OF = {"error": "error", "warning": "warning", "info": "info"}
 
 
 def priority_findings(snapshot, now, shared=None) -> list:

@@ -169,7 +169,8 @@ def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
         "options": {"maxUnavailable": str(options.max_unavailable), "batchSize": size, "byZone": options.by_zone,
                     "precordon": options.precordon, "maintenance": options.maintenance,
                     "skipBlocked": options.skip_blocked},
-        "risks": risks, "causes": causes, "stopsAtBatch": stops_at, "leftNodes": left, "batches": out, "estimatedSeconds": total,
+        "risks": risks, "causes": causes, "stopsAtBatch": stops_at, "leftNodes": left,
+        "batches": out, "estimatedSeconds": total,
         "takenAt": drain_time(snapshot),
     }
 

@@ -11,7 +11,7 @@ from kubectl_safety.errors import UsageError
 # kind -> (path of the objects the report lists, their TYPE for -o name, which of them -o name prints)
 OBJECTS = {o.kind: (o.objects, o.type, o.wanted) for o in OUTPUTS.values() if o.type}
 RED, RESET = "\033[31m", "\033[0m"
-ALARMS = {"blocked", "critical", "unsafe", "BLOCKED", "CRITICAL", "UNSAFE"}
+ALARMS = {"blocked", "critical", "error", "unsafe", "BLOCKED", "CRITICAL", "ERROR", "UNSAFE"}
 
 
 def to_json(report) -> str:

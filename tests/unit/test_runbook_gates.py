@@ -146,3 +146,54 @@ def test_rollout_per_node_breakdown_says_how_many_nodes_it_leaves_out():
     assert len(risk["nodes"]) == 20 and risk["nodesNotListed"] == 7  # 27 nodes, the drained one too
     assert "and 22 more node(s) (-o wide, -o json)" in render_plan(plan)  # 5 shown
     assert "and 7 more node(s)" in render_plan(plan, wide=True)
+
+
+# -- item 9: one word, one code, one way of printing a duration ---------------------------------------
+def test_severity_is_error_in_explain_and_check():
+    explain = json.loads(run_cli(["explain", "pod", "db-0", "-n", "shop", "-o", "json"] + OFFLINE)[1])
+    report = check("--scope", "cluster")[1]
+    both = {f["severity"] for f in explain["findings"]} | {f["severity"] for f in report["findings"]}
+    assert "critical" not in both and "error" in both
+    priorities = json.loads(run_cli(["explain", "priorities", "-o", "json"] + OFFLINE)[1])
+    assert {f["severity"] for f in priorities["findings"]} <= {"error", "warning", "info"}
+
+
+def test_an_unknown_node_is_node_unreachable_in_explain_and_check():
+    pod = json.loads(run_cli(["explain", "pod", "legacy-0", "-n", "shop", "-o", "json"] + OFFLINE)[1])
+    node = json.loads(run_cli(["explain", "node", "node-d1", "-o", "json"] + OFFLINE)[1])
+    report = check()[1]
+    codes = [{f["code"] for f in r["findings"]} for r in (pod, node, report)]
+    assert all("NODE_UNREACHABLE" in c and "NODE_NOT_READY" not in c for c in codes), codes
+
+
+def test_durations_print_one_way():
+    from kubectl_safety.analysis.force_delete import _age
+    from kubectl_safety.analysis.node_state import node_state
+    from tests.builders import NOW, make_node
+    from kubectl_safety.model.objects import Node
+    from datetime import timedelta
+
+    node = Node(make_node("n1", ready="Unknown"))
+    assert node_state(node, NOW + timedelta(seconds=1200))["message"] == "Unknown, last heartbeat 20m ago"
+    assert _age(3900) == "65m"  # kubectl's HumanDuration, as every other age
+
+
+def test_a_stale_snapshot_is_not_called_heartbeating():
+    code, out, _ = run_cli(["explain", "node", "node-a1", "--snapshot", DEMO, "--as-of", "2026-11-25T19:00:00Z"])
+    assert "Ready, heartbeat 3d10h ago (a stale snapshot? --as-of TIME sets when the dump was taken)" in out
+    code, out, _ = run_cli(["delete", "pod", "db-0", "-n", "shop", "--force", "--dry-run", "--snapshot", DEMO,
+                            "--as-of", "2026-11-25T19:00:00Z"])
+    assert "heartbeating" not in out and "its last heartbeat is 3d10h old (a stale snapshot?" in out
+    code, out, _ = run_cli(["delete", "pod", "db-0", "-n", "shop", "--force", "--dry-run"] + OFFLINE)
+    assert "is Ready and heartbeating" in out
+
+
+def test_multi_context_check_errors_go_to_stderr(tmp_path):
+    config = tmp_path / "config"
+    config.write_text("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n"
+                      "users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: east\n  context: {cluster: c, user: u}\n"
+                      "- name: west\n  context: {cluster: c, user: u}\ncurrent-context: east\n")
+    code, out, err = run_cli(["check", "--all-contexts", "--kubeconfig", str(config), "--request-timeout", "2s"])
+    assert code == 1
+    assert "error: context east: " in err and "error: context west: " in err
+    assert "error:" not in out and "=== context east ===" in out

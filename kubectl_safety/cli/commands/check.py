@@ -44,7 +44,8 @@ EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
               help="The kubeconfig context to check; repeatable: the clusters are checked in parallel.")
 @click.option("--all-contexts", is_flag=True, help="Check every context of the kubeconfig, in parallel.")
 @global_options
-def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_emptydir_data, force, disable_eviction, grace_period,
+def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_emptydir_data, force,
+            disable_eviction, grace_period,
             timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts):
     """What blocks maintenance: every node's drain, PDBs, workloads and priorities at once.
 
@@ -105,6 +106,11 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
         return ExitCode.OK if report["summary"]["ready"] else ExitCode.UNSAFE
     items = _check_many(g, names, options)
     emit({"kind": "List", "apiVersion": "v1", "items": items}, g.output, render_list)
+    for r in items:  # errors on stderr, as kubectl prints them; the List keeps each in its item
+        if "error" in r:
+            from kubectl_safety.printable import for_terminal
+
+            click.echo(f"error: context {for_terminal(r['context'])}: {for_terminal(r['error'])}", err=True)
     if any("error" in r for r in items):
         return ExitCode.ERROR
     return ExitCode.OK if all(r["summary"]["ready"] for r in items) else ExitCode.UNSAFE
@@ -168,7 +174,7 @@ def render_list(r, wide=False) -> str:
     parts = []
     for item in r["items"]:
         head = f"=== context {item['context']} ==="
-        body = f"error: {item['error']}\n" if "error" in item else render_check(item, wide)
+        body = "(failed: the error is on stderr)\n" if "error" in item else render_check(item, wide)
         parts.append(f"{head}\n{body}")
     return "\n".join(parts)
 
