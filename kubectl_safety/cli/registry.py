@@ -104,6 +104,8 @@ COMMANDS = (
             all_namespaces="rollout works on nodes, which have no namespace"),
     Command("check", "check", kinds=("ClusterCheck", "List"), all_namespaces=True),  # (it reads every namespace)
     Command("version", "version", kinds=("Version",), all_namespaces="it reads no namespaced objects"),
+    Command("options", "options"),
+    Command("schema", "schema"),
     Command("help"),
 )
 BY_PATH = {c.path: c for c in COMMANDS}

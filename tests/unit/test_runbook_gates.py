@@ -197,3 +197,69 @@ def test_multi_context_check_errors_go_to_stderr(tmp_path):
     assert code == 1
     assert "error: context east: " in err and "error: context west: " in err
     assert "error:" not in out and "=== context east ===" in out
+
+
+# -- item 10: help for a newcomer ---------------------------------------------------------------------
+NOTE = "Use 'kubectl safety options' for a list of global command-line options"
+
+
+@pytest.mark.parametrize("args", [["drain", "--help"], ["check", "--help"], ["explain", "pod", "--help"],
+                                  ["help", "rollout"], ["--help"]])
+def test_help_lists_global_flags_once_and_points_to_options(args):
+    code, out, _ = run_cli(args)
+    assert code == 0 and " ".join(out.split()).count(NOTE) == 1
+    assert "--kubeconfig" not in out and "--certificate-authority" not in out and "--snapshot" in out
+
+
+def test_drain_help_is_shorter_than_a_screen_of_global_flags():
+    assert len(run_cli(["drain", "--help"])[1].splitlines()) <= 85
+
+
+def test_options_lists_every_global_flag():
+    code, out, _ = run_cli(["options"])
+    assert code == 0
+    for flag in ("--kubeconfig", "--context", "--token", "-n, --namespace", "-A, --all-namespaces", "--as-of",
+                 "-v, --v LEVEL", "--request-timeout"):
+        assert flag in out, flag
+    assert "[x>=0]" not in out and "--now" not in out
+
+
+def test_top_level_examples_include_check_and_rollout():
+    out = run_cli(["--help"])[1]
+    assert "kubectl safety check -l pool=blue" in out and "kubectl safety rollout -l pool=blue --dry-run" in out
+
+
+def test_click_ranges_do_not_show_in_help():
+    for args in (["--help"], ["options"], ["drain", "--help"]):
+        assert "[x>=0]" not in run_cli(args)[1]
+
+
+def test_now_is_deprecated_with_a_warning():
+    code, _, err = run_cli(["check", "--snapshot", DEMO, "--now", DEMO_NOW])
+    assert code == 3 and "warning: flag --now has been deprecated, use --as-of instead" in err
+    assert "deprecated" not in run_cli(["check"] + OFFLINE)[2]
+
+
+# -- item 8: a suggestion for a mistyped command ------------------------------------------------------
+@pytest.mark.parametrize("args, hint", [
+    (["dran", "node-a1"], 'unknown command "dran" for "kubectl safety"; did you mean drain?'),
+    (["chek"], "did you mean check"),
+    (["explain", "pdo", "x"], 'unknown command "pdo" for "kubectl safety explain"; did you mean pod?'),
+])
+def test_a_mistyped_command_gets_a_suggestion(args, hint):
+    code, out, err = run_cli(args)
+    assert code == 2 and out == "" and err.startswith("error: ") and hint in err and err.count("\n") == 1
+
+
+# -- item 7: published schemas ------------------------------------------------------------------------
+def test_schema_command_publishes_every_kind():
+    code, out, _ = run_cli(["schema"])
+    assert code == 0 and {"ClusterCheck", "RolloutPlan", "DrainPlan"} <= set(out.split())
+    code, out, _ = run_cli(["schema", "clustercheck"])
+    schema = json.loads(out)
+    assert code == 0 and schema["title"] == "ClusterCheck"
+    assert {"summary", "nodes", "findings", "otherFindings"} <= set(schema["required"])
+    severity = schema["properties"]["findings"]["items"]["properties"]["severity"]
+    assert severity["enum"][:3] == ["error", "warning", "info"]
+    code, _, err = run_cli(["schema", "Nope"])
+    assert code == 1 and "the kinds are: " in err
