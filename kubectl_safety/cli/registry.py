@@ -63,9 +63,9 @@ OUTPUTS = {o.kind: o for o in (
     Output("ForceDeleteAssessment", "pods", "pod"),
     Output("DeleteReport", "pods", "pod", lambda p: p.get("action") in ("deleted", "forceDeleted")),
     Output("RebalancePlan", "evictions", "pod"),
-    Output("RolloutPlan"),
+    Output("RolloutPlan", "batches", "node"),  # each batch's nodes, in the order they are maintained
     Output("RolloutReport"),
-    Output("ClusterCheck"),
+    Output("ClusterCheck", "nodes", "node"),
     Output("Version"),
     Output("List"),
 )}

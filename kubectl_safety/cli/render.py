@@ -171,8 +171,10 @@ def names(data) -> list:
     out = []
     for o in data.get(path) or []:
         if wanted is None or wanted(o):
-            name = o if isinstance(o, str) else o.get("name") or o.get("pod") or ""
-            out.append(f"{type_}/{name.rsplit('/', 1)[-1]}")
+            group = o.get("nodes") if isinstance(o, dict) and "name" not in o else None  # a rollout's batch
+            for name in group if isinstance(group, list) else [o if isinstance(o, str) else
+                                                                 o.get("name") or o.get("pod") or ""]:
+                out.append(f"{type_}/{name.rsplit('/', 1)[-1]}")
     return list(dict.fromkeys(out))
 
 
@@ -192,7 +194,7 @@ def custom_columns(spec, data) -> str:
         row = []
         for _, path in columns:
             path = path if path.startswith("{") else "{" + path + "}"
-            values = results(path, obj)
+            values = [v for v in results(path, obj) if v is not None]  # null: <none>, as kubectl shows it
             row.append(",".join(v if isinstance(v, str) else json.dumps(v, separators=(",", ":")) for v in values)
                        if values else "<none>")
         rows.append(row)

@@ -263,3 +263,30 @@ def test_schema_command_publishes_every_kind():
     assert severity["enum"][:3] == ["error", "warning", "info"]
     code, _, err = run_cli(["schema", "Nope"])
     assert code == 1 and "the kinds are: " in err
+
+
+# -- item 7: scripting --------------------------------------------------------------------------------
+def test_check_table_headers_are_the_json_names():
+    out = run_cli(["check"] + OFFLINE)[1]
+    header = out.split("What blocks a rolling upgrade of all nodes:\n")[1].splitlines()[0].split()
+    report = check()[1]
+    assert header == ["OBJECT", "BLOCKS", "CODES", "NODES"]
+    assert {"object", "blocks", "codes", "nodes"} == set(report["blockers"][0])
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["check", "-l", "topology.kubernetes.io/zone=eu-west-1a"], ["node/node-a1", "node/node-a2"]),
+    (["rollout", "node-a1", "node-b1", "--dry-run", "--no-precordon", "--ignore-daemonsets"],
+     ["node/node-a1", "node/node-b1"]),
+])
+def test_o_name_works_for_cluster_check_and_rollout_plan(args, expected):
+    code, out, err = run_cli(args + ["-o", "name"] + OFFLINE)
+    assert out.split() == expected, err
+
+
+def test_custom_columns_over_a_report_iterate_its_items_and_show_none():
+    code, out, _ = run_cli(["check", "-o", "custom-columns=NODE:.name,DRAINABLE:.drainable,STATE:.stateMessage"]
+                           + OFFLINE)
+    rows = [line.split(None, 2) for line in out.splitlines()]
+    assert rows[0] == ["NODE", "DRAINABLE", "STATE"] and len(rows) == 8  # a row per node, as kubectl over a List
+    assert rows[1] == ["node-a1", "true", "<none>"]  # null is <none>, as kubectl prints a missing value

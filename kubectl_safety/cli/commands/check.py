@@ -194,8 +194,9 @@ def render_check(r, wide=False) -> str:
         lines.append("\nWhat blocks a rolling upgrade of all nodes:")
         shown = r["blockers"] if wide else r["blockers"][:10]
         rows = [[f"{b['object']['kind']}/{_name(b['object'])}", b["blocks"], ",".join(b["codes"]),
-                 ", ".join(b["nodes"][:4]) + (" ..." if len(b["nodes"]) > 4 else "")] for b in shown]
-        lines.append(table(rows, ["object", "nodes", "risks", "blocks"]).rstrip())
+                 ", ".join(b["nodes"][:4]) + (f" and {len(b['nodes']) - 4} more" if len(b["nodes"]) > 4 else "")]
+                for b in shown]
+        lines.append(table(rows, ["object", "blocks", "codes", "nodes"]).rstrip())  # the JSON's names
         if len(shown) < len(r["blockers"]):
             lines.append(f"  ... {len(r['blockers']) - len(shown)} more (-o wide)")
     lines.append("\nNodes:")
