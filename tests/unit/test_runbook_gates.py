@@ -290,3 +290,49 @@ def test_custom_columns_over_a_report_iterate_its_items_and_show_none():
     rows = [line.split(None, 2) for line in out.splitlines()]
     assert rows[0] == ["NODE", "DRAINABLE", "STATE"] and len(rows) == 8  # a row per node, as kubectl over a List
     assert rows[1] == ["node-a1", "true", "<none>"]  # null is <none>, as kubectl prints a missing value
+
+
+# -- item 8: kubectl habits ---------------------------------------------------------------------------
+def test_delete_pod_field_selector_assesses_each_pod_of_a_dead_node():
+    code, out, err = run_cli(["delete", "pod", "-A", "--field-selector", "spec.nodeName=node-d1", "--force",
+                              "-o", "json"] + OFFLINE)
+    report = json.loads(out)
+    assert code == 3 and "needs --confirm" in err  # the same confirmation rules as by name
+    assert sorted(p["name"] for p in report["pods"]) == ["legacy-0", "node-exporter-d1"]
+    assert all(p["action"] == "refused" and p["risks"] for p in report["pods"])
+
+
+@pytest.mark.parametrize("selector, expected", [
+    ("spec.nodeName=node-a1,status.phase=Running", {"web-5d8f7c-0x0", "web-5d8f7c-2x2", "api-7c9b4-0q0"}),
+    ("spec.nodeName=node-a1,status.phase!=Running", set()),
+    ("spec.nodeName!=node-a1,metadata.name==db-0", {"db-0"}),
+])
+def test_delete_pod_field_selector_terms(selector, expected):
+    code, out, _ = run_cli(["delete", "pod", "-n", "shop", "--field-selector", selector, "--dry-run", "-o", "name"]
+                           + OFFLINE)
+    assert code == 0 and {n.split("/")[1] for n in out.split()} == expected
+
+
+def test_delete_pod_all_selects_every_pod_of_the_namespace():
+    code, out, _ = run_cli(["delete", "pod", "--all", "-n", "shop", "--dry-run", "-o", "name"] + OFFLINE)
+    assert code == 0 and len(out.split()) == 11 and "pod/db-0" in out.split()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["web", "--all"], "give pod NAMEs or -l/--field-selector/--all, not both"),
+    (["--all", "-l", "app=web"], "--all cannot be used with -l or --field-selector"),
+    (["--field-selector", "spec.nodename=x"], 'field label not supported: "spec.nodename"'),
+    (["--field-selector", "spec.nodeName"], "expected FIELD=VALUE"),
+])
+def test_delete_pod_selection_usage_errors(args, message):
+    code, _, err = run_cli(["delete", "pod", "-n", "shop", "--dry-run"] + args + OFFLINE)
+    assert code == 2 and message in err
+
+
+@pytest.mark.parametrize("flag, code", [("--dry-run", 0), ("--dry-run=client", 0), ("--dry-run=server", 2)])
+def test_rebalance_dry_run_takes_kubectl_modes(flag, code):
+    got, _, err = run_cli(["rebalance", "deploy/web", "-n", "shop", flag] + OFFLINE)
+    assert got == code, err
+    if code == 2:
+        assert "rebalance has no server dry run yet" in err
+    assert run_cli(["rebalance", "--dry-run", "deploy/web", "-n", "shop"] + OFFLINE)[0] == 0  # bare, then WORKLOAD
