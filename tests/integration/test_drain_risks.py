@@ -19,7 +19,7 @@ from tests.unit.cli_helpers import run_cli
 
 ZONE = "topology.kubernetes.io/zone"
 README = Path(__file__).resolve().parents[2] / "README.md"
-DUMP_RECIPE = re.search(r"`kubectl get (\S+) -A -o yaml > cluster.yaml`", README.read_text()).group(1)  # as documented
+DUMP_RECIPE = re.search(r"`kubectl get (\S+) -A -o json > cluster.json`", README.read_text()).group(1)  # as documented
 
 
 def safety(cluster, *args):

@@ -336,3 +336,45 @@ def test_rebalance_dry_run_takes_kubectl_modes(flag, code):
     if code == 2:
         assert "rebalance has no server dry run yet" in err
     assert run_cli(["rebalance", "--dry-run", "deploy/web", "-n", "shop"] + OFFLINE)[0] == 0  # bare, then WORKLOAD
+
+
+# -- item 10: the README for a newcomer; a hint for a large YAML dump -----------------------------------
+def _readme():
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
+def test_readme_says_what_the_tool_is_first_and_keeps_the_new_machine_commands_near_the_top():
+    lines = _readme().splitlines()
+    assert lines[2].startswith("A kubectl plugin (`kubectl safety`)")
+    block = lines.index("```sh")
+    assert block < 15 and lines[block + 1].startswith("python3 -m venv .venv") and \
+        lines[block + 2].startswith("scripts/test-all")
+    contents = next(i for i, line in enumerate(lines) if line.startswith("Contents: "))
+    assert contents < 20 and "docs/deviations.md" in " ".join(lines[contents:contents + 3])
+
+
+def test_readme_dump_recipe_uses_json_and_lists_schemas_and_options():
+    text = _readme()
+    assert "-A -o json > cluster.json`" in text and "-A -o yaml > cluster.yaml`" not in text
+    assert "`kubectl safety schema KIND`" in text and "`kubectl safety options`" in text
+
+
+def test_a_large_yaml_dump_gets_a_one_line_hint(tmp_path):
+    from kubectl_safety.cli.session import YAML_HINT_BYTES
+
+    big = tmp_path / "cluster.yaml"
+    demo = open(DEMO).read()
+    big.write_text(demo + "\n#" + "#" * YAML_HINT_BYTES + "\n")
+    err = run_cli(["explain", "priorities", "--snapshot", str(big)])[2]
+    assert err.count("\n") == 1 and "is a large YAML dump" in err and "-o json > cluster.json" in err
+    small = tmp_path / "small.yaml"
+    small.write_text(demo)
+    assert "YAML" not in run_cli(["explain", "priorities", "--snapshot", str(small)])[2]
+    as_json = tmp_path / "cluster.json"
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all(demo) if d]
+    as_json.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}) + " " * YAML_HINT_BYTES)
+    assert "YAML" not in run_cli(["explain", "priorities", "--snapshot", str(as_json)])[2]
