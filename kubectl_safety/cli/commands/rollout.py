@@ -285,9 +285,14 @@ def render_plan(r, wide=False) -> str:
         lines += [f"    {a}" for a in cause["alternatives"]]
     left = r.get("leftNodes") or []
     if left:
-        lines.append(f"\nLeft unmaintained: {len(left)} node(s): {', '.join(left[:20])}"
-                     + (f" and {len(left) - 20} more" if len(left) > 20 else "")
-                     + ("" if o.get("skipBlocked") else "; --skip-blocked maintains the other batches and names them"))
+        import textwrap
+
+        lines.append("")
+        lines += textwrap.wrap(f"Left unmaintained: {len(left)} node(s): {', '.join(left[:20])}"
+                               + (f" and {len(left) - 20} more (-o json lists them)" if len(left) > 20 else "")
+                               + ("" if o.get("skipBlocked") else
+                                  "; --skip-blocked maintains the other batches and names them"),
+                               width=120, subsequent_indent="  ", break_on_hyphens=False)
     verdict = ("SAFE: every batch can complete" if r["safe"] else
                f"NOT SAFE ({unaccepted_codes(r)}): " + (
                    f"{len(left)} node(s) blocked would be left (--skip-blocked); exit 3" if o.get("skipBlocked") else
