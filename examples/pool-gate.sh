@@ -25,7 +25,9 @@ case $rc in
     0) echo "ready: every node of the pool can be drained now, no finding at --fail-on" ;;
     3) verdict=3
        echo "not ready; what blocks the pool:"
-       "${safety[@]}" check -l "$selector" "$@" -o jsonpath='{range .blockers[*]}  {.object.kind}/{.object.name} blocks {.blocks} node(s): {.codes[*]}{"\n"}{end}{range .findings[*]}  finding {.severity} {.code}{"\n"}{end}' ;;
+       blockers='{range .blockers[*]}  {.object.kind}/{.object.name} blocks {.blocks} node(s): {.codes[*]}{"\n"}{end}'
+       findings='{range .findings[*]}  finding {.severity} {.code}{"\n"}{end}'
+       "${safety[@]}" check -l "$selector" "$@" -o jsonpath="$blockers$findings" ;;
     *) echo "error: check failed (exit $rc)" >&2; exit "$rc" ;;
 esac
 

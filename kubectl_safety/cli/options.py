@@ -89,7 +89,8 @@ class NonNegative(click.ParamType):
 # (flag declarations, click.option arguments): listed once, by ``kubectl safety options``; a command's help
 # shows only those in SHOWN (as kubectl shows -o with each command and lists the rest under `kubectl options`)
 GLOBAL_SPECS = [
-    (("--kubeconfig",), dict(metavar="PATH", type=click.Path(dir_okay=False), help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")),
+    (("--kubeconfig",), dict(metavar="PATH", type=click.Path(dir_okay=False),
+         help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")),
     (("--context",), dict(metavar="NAME", shell_complete=complete_contexts, help="The kubeconfig context to use.")),
     (("--cluster",), dict(metavar="NAME", help="The kubeconfig cluster to use (instead of the context's).")),
     (("--user",), dict(metavar="NAME", help="The kubeconfig user to use (instead of the context's).")),
@@ -99,22 +100,28 @@ GLOBAL_SPECS = [
     (("--client-certificate",), dict(metavar="PATH", help="Path to a client certificate file for TLS.")),
     (("--client-key",), dict(metavar="PATH", help="Path to a client key file for TLS.")),
     (("--tls-server-name",), dict(metavar="NAME", help="Server name to use for server certificate validation.")),
-    (("-n", "--namespace"), dict(metavar="NS", shell_complete=complete_namespaces, help="Namespace (default: the context's, else default).")),
-    (("-A", "--all-namespaces"), dict(is_flag=True, default=None, help="All namespaces (rebalance, delete pod -l, explain priorities; an error elsewhere).")),
+    (("-n", "--namespace"), dict(metavar="NS", shell_complete=complete_namespaces,
+         help="Namespace (default: the context's, else default).")),
+    (("-A", "--all-namespaces"), dict(is_flag=True, default=None,
+         help="All namespaces (rebalance, delete pod -l, explain priorities; an error elsewhere).")),
     (("--snapshot",), dict(multiple=True, metavar="PATH", type=click.Path(allow_dash=True),
-         help="Analyse dump files (kubectl get -o yaml|json output, a directory, or - for stdin) instead of the live cluster. Repeatable.")),
+         help="Analyse dump files (kubectl get -o yaml|json output, a directory, or - for stdin) instead of the "
+              "live cluster. Repeatable.")),
     (("-o", "--output"), dict(type=OutputFormat(),
          help="Output format: table (default), wide, json, yaml, name, jsonpath=..., jsonpath-as-json=..., "
               "go-template=..., custom-columns=... (and the -file variants).")),
-    (("--request-timeout",), dict(metavar="DURATION", help="Per-request timeout: a Go duration such as 10s, 1m30s (0: none).")),
+    (("--request-timeout",), dict(metavar="DURATION",
+         help="Per-request timeout: a Go duration such as 10s, 1m30s (0: none).")),
     (("--as", "as_user"), dict(metavar="USER", help="Impersonate this user.")),
     (("--as-group", "as_groups"), dict(multiple=True, metavar="GROUP", help="Impersonate this group (repeatable).")),
     (("--as-uid",), dict(metavar="UID", help="Impersonate this UID.")),
-    (("--insecure-skip-tls-verify",), dict(is_flag=True, default=None, help="Do not verify the server certificate (insecure).")),
+    (("--insecure-skip-tls-verify",), dict(is_flag=True, default=None,
+         help="Do not verify the server certificate (insecure).")),
     (("-v", "--v", "verbosity"), dict(type=NonNegative(), metavar="LEVEL",
          help="Log level: 6 logs each API request on stderr (method, URL, status, time).")),
     (("--as-of", "now"), dict(metavar="TIME",
-         help="Analyse as of this RFC 3339 time (default: the clock; for --snapshot files, the newest file's modification time).")),
+         help="Analyse as of this RFC 3339 time (default: the clock; for --snapshot files, the newest file's "
+              "modification time).")),
 ]
 SHOWN = {"--snapshot", "--output", "--as-of"}
 OPTIONS_NOTE = "Use 'kubectl safety options' for a list of global command-line options (applies to all commands)."

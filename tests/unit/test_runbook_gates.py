@@ -191,7 +191,8 @@ def test_a_stale_snapshot_is_not_called_heartbeating():
 def test_multi_context_check_errors_go_to_stderr(tmp_path):
     config = tmp_path / "config"
     config.write_text("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:1'}\n"
-                      "users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: east\n  context: {cluster: c, user: u}\n"
+                      "users:\n- name: u\n  user: {token: t}\ncontexts:\n"
+                      "- name: east\n  context: {cluster: c, user: u}\n"
                       "- name: west\n  context: {cluster: c, user: u}\ncurrent-context: east\n")
     code, out, err = run_cli(["check", "--all-contexts", "--kubeconfig", str(config), "--request-timeout", "2s"])
     assert code == 1

@@ -65,7 +65,8 @@ def _dry_run_value(ctx, param, value):
 @click.option("--ignore-not-found", is_flag=True, help="Pods that do not exist are not an error.")
 @click.option("--reason", metavar="TEXT", help="Why you force delete; recorded in the ForceDeleted Event.")
 @global_options(clock_alias=False)
-def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag, force, confirm, dry_run, wait, timeout, ignore_not_found, reason):
+def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag, force, confirm, dry_run, wait,
+               timeout, ignore_not_found, reason):
     """Delete pods: show the termination timeline, or for a force delete the risk assessment.
 
     A graceful delete lets the kubelet run preStop hooks, send SIGTERM and, after the grace
@@ -215,8 +216,9 @@ def _load_live(s, ns, names, selector, force, ignore_not_found=False):
     from kubectl_safety.model.parse import build_snapshot
 
     conn = s.connection("delete pod")
-    queries = ([Query("pods", ns, label_selector=str(selector) or None, field_selector=getattr(selector, "fields", None))]
-               if selector else [Query("pods", ns, name=n) for n in dict.fromkeys(names)])
+    queries = ([Query("pods", ns, label_selector=str(selector) or None,
+                      field_selector=getattr(selector, "fields", None))] if selector
+               else [Query("pods", ns, name=n) for n in dict.fromkeys(names)])
     objects = []
     for query in queries:
         try:
