@@ -25,11 +25,12 @@ TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "in
 
 
 INT_OR_STRING = {"minAvailable", "maxUnavailable"}  # an integer or a percentage, whatever the samples held
-ENUMS = {  # string properties with a closed set of values (whatever the samples held)
-    "severity": ["error", "warning", "info"],  # of findings (a drain plan's reasons and warnings say critical)
-    "failOn": ["error", "warning", "none"],
-    "scope": ["pool", "cluster"],
-    "reason": ["outside", "ignored"],
+ENUMS = {  # (property, the property it is under): its closed set of values, whatever the samples held
+    ("severity", "findings"): ["error", "warning", "info"],  # (a drain plan's reasons and warnings say critical)
+    ("severity", "otherFindings"): ["error", "warning", "info"],
+    ("reason", "otherFindings"): ["outside", "ignored"],
+    ("failOn", "summary"): ["error", "warning", "none"],
+    ("scope", "summary"): ["pool", "cluster"],
 }
 REQUIRED = {  # top-level keys every report of the kind has
     "ClusterCheck": ["kind", "apiVersion", "source", "takenAt", "assumes", "summary", "blockers", "nodes",
@@ -46,11 +47,8 @@ def refine(schema, kind=None, under=None):
     if kind in REQUIRED:
         schema["required"] = list(dict.fromkeys(schema.get("required", []) + REQUIRED[kind]))
     for key, value in (schema.get("properties") or {}).items():
-        closed = key in ENUMS and (key != "severity" or under in ("findings", "otherFindings"))
-        if closed and "string" in (value.get("type") or []):
-            value["enum"] = ENUMS[key] + ([None] if "null" in value["type"] else [])
-        elif "enum" in value and key in ENUMS:
-            del value["enum"]
+        if (key, under) in ENUMS and "string" in (value.get("type") or []):
+            value["enum"] = ENUMS[key, under] + ([None] if "null" in value["type"] else [])
         refine(value, under=key)
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), dict):

@@ -379,3 +379,11 @@ def test_a_large_yaml_dump_gets_a_one_line_hint(tmp_path):
     docs = [d for d in yaml.safe_load_all(demo) if d]
     as_json.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}) + " " * YAML_HINT_BYTES)
     assert "YAML" not in run_cli(["explain", "priorities", "--snapshot", str(as_json)])[2]
+
+
+@pytest.mark.parametrize("kind", ["PodExplanation", "NodeExplanation", "PriorityAudit", "PreemptionPreview",
+                                  "ClusterCheck"])
+def test_finding_severities_are_an_enum_in_the_schemas(kind):
+    schema = json.loads(run_cli(["schema", kind])[1])
+    findings = schema["properties"]["findings"]["items"]["properties"]["severity"]
+    assert [s for s in findings["enum"] if s] == ["error", "warning", "info"]
