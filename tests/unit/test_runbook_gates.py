@@ -387,3 +387,16 @@ def test_finding_severities_are_an_enum_in_the_schemas(kind):
     schema = json.loads(run_cli(["schema", kind])[1])
     findings = schema["properties"]["findings"]["items"]["properties"]["severity"]
     assert [s for s in findings["enum"] if s] == ["error", "warning", "info"]
+
+
+def test_rollout_groups_workloads_that_share_a_cause():
+    from kubectl_safety.cli.commands.rollout import render_plan
+    from tests.builders import make_node, make_pod
+
+    nodes = [make_node(f"a{i}", zone="zone-a", cpu="2", labels={"pool": "x"}) for i in (1, 2)]
+    pods = [make_pod(f"{app}-{n}", node=n, labels={"app": app}, cpu="100m", owner=("ReplicaSet", f"{app}-rs"))
+            for app in ("web", "api") for n in ("a1", "a2")]
+    plan = _plan(*nodes, *pods)  # pre-cordoned, nowhere to go: the same cause for both workloads
+    text = render_plan(plan)
+    lines = [line for line in text.splitlines() if line.startswith("  REPLACEMENT_UNPLACEABLE")]
+    assert len(lines) == 1 and "2 workloads (" in lines[0], text

@@ -314,19 +314,34 @@ def _grouped_risks(risks) -> list:
     groups = {}
     for x in risks:
         groups.setdefault((x["code"], x.get("workload"), x["accepted"]), []).append(x)
-    lines = ["\nRisks" + (" (grouped by workload; -o wide lists each):" if len(groups) < len(risks) else ":")]
+    causes = {}  # workloads whose risks have the same code, batches and cause: one entry
     for (code, workload, accepted), found in groups.items():
-        first, batches = found[0], sorted({x["batch"] for x in found})
-        where = f"batch {batches[0]}" if len(batches) == 1 else f"{len(batches)} batches ({_spans(batches)})"
-        lines.append(f"  {code}{' (accepted)' if accepted else ''}: {where}"
-                     + (f", {workload}" if workload else "") + (f", {len(found)} times" if len(found) > 1 else "")
-                     + f": {first['message']}")
+        batches = tuple(sorted({x["batch"] for x in found}))
+        causes.setdefault((code, accepted, batches, _cause(found[0])), []).append((workload, found))
+    lines = ["\nRisks" + (" (grouped by workload and cause; -o wide lists each):" if len(causes) < len(risks)
+                           else ":")]
+    for (code, accepted, batches, _), entries in causes.items():
+        workloads = [w for w, _ in entries if w]
+        found = [x for _, xs in entries for x in xs]
+        first = found[0]
+        where = f"batch {batches[0]}" if len(batches) == 1 else f"{len(batches)} batches ({_spans(list(batches))})"
+        named = (f", {workloads[0]}" if len(workloads) == 1 else
+                 f", {len(workloads)} workloads ({', '.join(workloads[:5])}"
+                 + (f" and {len(workloads) - 5} more" if len(workloads) > 5 else "") + ")" if workloads else "")
+        lines.append(f"  {code}{' (accepted)' if accepted else ''}: {where}{named}"
+                     + (f", {len(found)} times" if len(found) > 1 else "") + f": {first['message']}")
         nodes = list((first.get("nodes") or {}).items())
         lines += [f"      {node}: {why}" for node, why in nodes[:GROUP_NODES]]
         more = len(nodes[GROUP_NODES:]) + (first.get("nodesNotListed") or 0)
         if more:
             lines.append(f"      and {more} more node(s) (-o wide, -o json)")
     return lines
+
+
+def _cause(risk) -> str:
+    """A risk's message without the pod it names: what the same cause says for every pod."""
+    message = risk["message"]
+    return message.split(" fits on no node: ", 1)[1] if " fits on no node: " in message else message
 
 
 def _spans(numbers) -> str:
