@@ -25,6 +25,37 @@ TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "in
 
 
 INT_OR_STRING = {"minAvailable", "maxUnavailable"}  # an integer or a percentage, whatever the samples held
+ENUMS = {  # (property, the property it is under): its closed set of values, whatever the samples held
+    ("severity", "findings"): ["error", "warning", "info"],  # (a drain plan's reasons and warnings say critical)
+    ("severity", "otherFindings"): ["error", "warning", "info"],
+    ("reason", "otherFindings"): ["outside", "ignored"],
+    ("failOn", "summary"): ["error", "warning", "none"],
+    ("scope", "summary"): ["pool", "cluster"],
+}
+REQUIRED = {  # top-level keys every report of the kind has
+    "ClusterCheck": ["kind", "apiVersion", "source", "takenAt", "assumes", "summary", "blockers", "nodes",
+                     "findings", "otherFindings"],
+    "RolloutPlan": ["kind", "apiVersion", "safe", "nodes", "done", "missing", "options", "risks", "causes",
+                    "stopsAtBatch",
+                    "leftNodes", "batches", "estimatedSeconds", "takenAt"],
+}
+
+
+def refine(schema, kind=None, under=None):
+    """Closed sets as enums (keeping null where allowed) and the required top-level keys, in place
+    (``under``: the property whose value or items ``schema`` describes)."""
+    if kind in REQUIRED:
+        schema["required"] = list(dict.fromkeys(schema.get("required", []) + REQUIRED[kind]))
+    for key, value in (schema.get("properties") or {}).items():
+        if (key, under) in ENUMS and "string" in (value.get("type") or []):
+            value["enum"] = ENUMS[key, under] + ([None] if "null" in value["type"] else [])
+        refine(value, under=key)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            refine(schema[key], under=under)
+    for alt in schema.get("anyOf") or []:  # a List's items: a cluster that failed has only its error
+        refine(alt, under=under)
+    return schema
 
 
 def infer(values, depth=0, key=None, item=False):
@@ -88,6 +119,7 @@ def main(argv) -> int:
                 item["properties"]["kind"] = {"const": item_kind}
                 kinds.append(item)
             props["items"] = {"type": "array", "items": {"anyOf": kinds}}
+        refine(schema, kind)
         doc = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"{kind}.json",
                "title": kind, "description": f"kubectl safety -o json output of kind {kind}.", **schema}
         path = os.path.join(OUT, f"{kind}.json")

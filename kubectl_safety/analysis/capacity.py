@@ -53,6 +53,7 @@ class Capacity:
         self.placed = {}  # node -> replacements placed there
         self.returns_to = {}  # pod key -> the drained node its replacement may land on
         self.why_not = {}  # pod key -> {node: first failure} for replacements that fit nowhere
+        self.not_listed = {}  # pod key -> how many more nodes failed than why_not lists
 
     def state(self, node, name=None) -> NodeState:
         name = name or node.name
@@ -145,6 +146,7 @@ class Capacity:
         candidates = feasible + back
         if not candidates:
             self.why_not[pod.key] = dict(sorted(reasons.items())[:PER_NODE_REASONS])
+            self.not_listed[pod.key] = max(0, len(reasons) - PER_NODE_REASONS)
             return None, summary(reasons, len(self.nodes))
         best = max(candidates, key=lambda n: (self._score(n), n.name in self.drained, n.name))
         self._commit(new, best)
@@ -163,6 +165,7 @@ class Capacity:
                 if node is not None:
                     result[pod.key] = (node, None)
                     self.why_not.pop(pod.key, None)
+                    self.not_listed.pop(pod.key, None)
             if len(self.added) == before:
                 break
             waiting = [p for p in waiting if result[p.key][0] is None]

@@ -10,8 +10,12 @@
 - ``blockers[]``: what blocks a rolling upgrade of all nodes: each object named by an unaccepted
   risk, with the nodes it blocks, most nodes first;
 - ``findings[]``: PodDisruptionBudgets, workloads and priorities (``code``, ``severity``
-  error|warning|info, ``message``, ``objects``);
-- ``summary``, with ``ready``: every node drainable and no finding at ``options.fail_on`` or above.
+  error|warning|info, ``message``, ``objects``) that gate: with a node selector (scope ``pool``),
+  only those naming what the selected nodes touch (the nodes, their pods, the PDBs and workloads of
+  those pods); none of the codes in ``options.ignore``;
+- ``otherFindings[]``: the rest, reported apart with ``reason`` outside|ignored, never gating;
+- ``summary``, with ``ready``: every node drainable and no gating finding at ``options.fail_on`` or
+  above (``none``: findings never gate).
 """
 
 from dataclasses import dataclass, field
@@ -28,6 +32,8 @@ from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_i
 from kubectl_safety.model.constants import API_VERSION
 
 SEVERITIES = ("info", "warning", "error")
+FAIL_ON = ("error", "warning", "none")  # none: findings never make the check fail
+SCOPES = ("pool", "cluster")
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
 NO_SCALE = ("DaemonSet", "Job", "CronJob")  # built-in controllers without a scale subresource
 SAMPLE = 20  # objects listed per finding (the message gives the count)
@@ -44,7 +50,9 @@ def runbook_drain_options() -> DrainOptions:
 class CheckOptions:
     node_selector: object = None  # LabelSelector of the nodes to check (None: all)
     drain: DrainOptions = field(default_factory=runbook_drain_options)
-    fail_on: str = "error"  # lowest finding severity that makes the cluster not ready
+    fail_on: str = "error"  # lowest finding severity that makes the cluster not ready (none: no finding)
+    scope: str = "pool"  # with a node selector: pool gates on what its nodes touch, cluster on every finding
+    ignore: frozenset = frozenset()  # finding codes that never gate
 
 
 def check(snapshot, options=None, now=None) -> dict:
@@ -69,6 +77,15 @@ def check(snapshot, options=None, now=None) -> dict:
                 + workload_findings(snapshot, shared, unplaceable)
                 + priority_findings(snapshot, now, shared))
     findings.sort(key=lambda f: -SEVERITIES.index(f["severity"]))
+    whole = options.scope == "cluster" or options.node_selector is None
+    touched = None if whole else _touched(snapshot, selected)
+    gating, other = [], []
+    for f in findings:
+        reason = ("ignored" if f["code"] in options.ignore else
+                  None if touched is None or any(_key(o) in touched for o in f["objects"]) else "outside")
+        f["objects"] = f["objects"][:SAMPLE]
+        (other if reason else gating).append({**f, "reason": reason} if reason else f)
+    findings = gating
     blockers = _blockers(nodes)
     return {
         "kind": "ClusterCheck", "apiVersion": API_VERSION,
@@ -81,11 +98,29 @@ def check(snapshot, options=None, now=None) -> dict:
                     "skipWaitForDeleteTimeout": drain_options.skip_wait_for_delete_timeout,
                     "podSelector": str(drain_options.pod_selector) if drain_options.pod_selector else None,
                     "acceptRisks": sorted(drain_options.accept_risks)},
-        "summary": _summary(nodes, findings, blockers, options.fail_on),
+        "summary": _summary(nodes, findings, blockers, options.fail_on, "cluster" if whole else "pool", other),
         "blockers": blockers,
         "nodes": nodes,
         "findings": findings,
+        "otherFindings": other,
     }
+
+
+def _key(o) -> tuple:
+    return o["kind"], o.get("namespace") or "", o["name"]
+
+
+def _touched(snapshot, nodes) -> set:
+    """What the nodes touch: themselves, their pods, the PDBs of those pods and every workload up
+    their owner chains, as (kind, namespace, name)."""
+    out = set()
+    for node in nodes:
+        out.add(("Node", "", node.name))
+        for pod in snapshot.pods_on(node.name):
+            out.add(("Pod", pod.namespace, pod.name))
+            out.update(("PodDisruptionBudget", b.namespace, b.name) for b in snapshot.pdbs_for(pod))
+            out.update((ref.get("kind"), pod.namespace, ref.get("name")) for ref, _ in snapshot.owner_chain(pod))
+    return out
 
 
 def _with(options, **changes):
@@ -200,19 +235,26 @@ def _blocking_object(risk, node) -> dict:
     return obj("Node", "", node)
 
 
-def _summary(nodes, findings, blockers, fail_on) -> dict:
-    counts = {s: sum(1 for f in findings if f["severity"] == s) for s in reversed(SEVERITIES)}
-    failing = [f for f in findings if SEVERITIES.index(f["severity"]) >= SEVERITIES.index(fail_on)]
+def _counts(findings) -> dict:
+    return {s: sum(1 for f in findings if f["severity"] == s) for s in reversed(SEVERITIES)}
+
+
+def _summary(nodes, findings, blockers, fail_on, scope, other) -> dict:
+    counts = _counts(findings)
+    failing = [] if fail_on == "none" else [f for f in findings
+                                            if SEVERITIES.index(f["severity"]) >= SEVERITIES.index(fail_on)]
     drainable = sum(1 for n in nodes if n["drainable"])
     return {"nodes": len(nodes), "drainable": drainable, "notDrainable": len(nodes) - drainable,
             "removable": sum(1 for n in nodes if n["removable"]),
             "unreachable": sum(1 for n in nodes if n["state"] != "Ready"),
-            "blockers": len(blockers), "findings": counts, "failOn": fail_on,
+            "blockers": len(blockers), "findings": counts, "failOn": fail_on, "failing": len(failing),
+            "scope": scope, "otherFindings": _counts(other),
             "ready": drainable == len(nodes) and not failing}
 
 
 def finding(code, severity, message, objects) -> dict:
-    return {"code": code, "severity": severity, "message": message, "objects": list(objects)[:SAMPLE]}
+    """A finding with every object it names (``check`` keeps the first ``SAMPLE`` once it has scoped it)."""
+    return {"code": code, "severity": severity, "message": message, "objects": list(objects)}
 
 
 def _pod_objs(pods) -> list:
@@ -372,7 +414,7 @@ def _no_room_findings(snapshot, unplaceable) -> list:
 
 
 # -- priorities ------------------------------------------------------------------------------------
-SEVERITY_OF = {"critical": "error", "warning": "warning", "info": "info"}
+SEVERITY_OF = {"error": "error", "warning": "warning", "info": "info"}
 
 
 def priority_findings(snapshot, now, shared=None) -> list:

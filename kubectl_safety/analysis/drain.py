@@ -337,7 +337,8 @@ def _report(snapshot, targets, verdicts, entries, trackers, placements, waves, c
     for e in pods:
         counts[e["action"]] = counts.get(e["action"], 0) + 1
     unplaceable = [{"namespace": v.pod.namespace, "name": v.pod.name, "node": v.pod.node_name,
-                    "reason": placements[v.pod.key][1], "nodes": capacity.why_not.get(v.pod.key, {})}
+                    "reason": placements[v.pod.key][1], "nodes": capacity.why_not.get(v.pod.key, {}),
+                    "nodesNotListed": capacity.not_listed.get(v.pod.key, 0)}
                    for v in verdicts if v.pod.key in placements and placements[v.pod.key][0] is None]
     nodes = []
     for name in targets:
@@ -420,7 +421,7 @@ def _risks(snapshot, targets, verdicts, entries, trackers, placements, capacity,
                       [pod_obj(e)])
     for u in report["capacity"]["unplaceable"]:
         risks.add("REPLACEMENT_UNPLACEABLE", f"the replacement of {u['namespace']}/{u['name']} fits on no node: "
-                  f"{u['reason']}", [pod_obj(u)], nodes=u["nodes"])
+                  f"{u['reason']}", [pod_obj(u)], nodes=u["nodes"], nodesNotListed=u["nodesNotListed"])
     for key, node in sorted((capacity.returns_to if capacity else {}).items()):
         v = by_key[key]
         risks.add("REPLACEMENT_RETURNS_TO_NODE",

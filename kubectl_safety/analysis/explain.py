@@ -52,11 +52,11 @@ def pod_findings(pod, snapshot, q, prio, matched, spread, node) -> list:
         sev = "warning" if pod.namespace == "kube-system" else "info"
         f.append(Finding("NO_PDB", sev, "no PodDisruptionBudget covers this pod: drains may evict all its replicas at once"))
     if len(matched) > 1:
-        f.append(Finding("MULTIPLE_PDBS", "critical", f"{len(matched)} PDBs select this pod: the Eviction API refuses to evict it (drain fails)"))
+        f.append(Finding("MULTIPLE_PDBS", "error", f"{len(matched)} PDBs select this pod: the Eviction API refuses to evict it (drain fails)"))
     for b in matched:
         why = pdbs.never_allows(b, snapshot)
         if why:
-            f.append(Finding("PDB_NEVER_ALLOWS", "critical", f"PDB {b.name}: {why}"))
+            f.append(Finding("PDB_NEVER_ALLOWS", "error", f"PDB {b.name}: {why}"))
         if b.unhealthy_pod_eviction_policy != "AlwaysAllow":
             f.append(Finding("PDB_UNHEALTHY_POLICY", "info", f"PDB {b.name} uses IfHealthyBudget: unready pods can block a drain; consider unhealthyPodEvictionPolicy: AlwaysAllow"))
     for c in spread:
@@ -75,7 +75,8 @@ def pod_findings(pod, snapshot, q, prio, matched, spread, node) -> list:
         if sleep and int(sleep.get("seconds") or 0) >= pod.termination_grace_period:
             f.append(Finding("PRESTOP_EXCEEDS_GRACE", "warning", f"container {c.name}: preStop sleep uses the whole grace period; SIGTERM gets only 2 s"))
     if pod.node_name and (node is None or node.ready_status != "True"):
-        f.append(Finding("NODE_NOT_READY", "critical", f"node {pod.node_name} is {'gone' if node is None else 'not Ready'}: the pod may be partitioned"))
+        unknown = node is not None and node.ready_status not in ("True", "False")
+        f.append(Finding("NODE_UNREACHABLE" if unknown else "NODE_NOT_READY", "error", f"node {pod.node_name} is {'gone' if node is None else 'not Ready'}: the pod may be partitioned"))
     return f
 
 
@@ -150,7 +151,8 @@ def explain_node(node, snapshot, now) -> dict:
     state = node_state(node, now)
     findings = []
     if state["partitioned"]:
-        findings.append(Finding("NODE_NOT_READY", "critical", f"node is {state['message']}: it may be partitioned; its pods cannot be confirmed stopped"))
+        code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"
+        findings.append(Finding(code, "error", f"node is {state['message']}: it may be partitioned; its pods cannot be confirmed stopped"))
     if node.unschedulable:
         findings.append(Finding("NODE_CORDONED", "info", "node is cordoned (spec.unschedulable)"))
     for c in node.status.get("conditions") or []:
@@ -198,11 +200,11 @@ def explain_priorities(snapshot) -> dict:
     levels = sorted({c.value for c in snapshot.priority_classes if not c.name.startswith("system-")})
     findings = []
     if len(defaults) > 1:
-        findings.append(Finding("MULTIPLE_GLOBAL_DEFAULTS", "critical", f"{len(defaults)} classes are globalDefault: admission uses the lowest, "
+        findings.append(Finding("MULTIPLE_GLOBAL_DEFAULTS", "error", f"{len(defaults)} classes are globalDefault: admission uses the lowest, "
                                 f"{default.name} ({default.value})"))
     positive = [c for c in snapshot.priority_classes if c.value > 0 and not c.name.startswith("system-")]
     if at_zero and positive:
-        findings.append(Finding("BOTTOM_UP_ROLLOUT_RISK", "critical", f"{len(at_zero)} pod(s) run at priority 0 while {len(positive)} class(es) are higher: pods of any of those classes can preempt them (roll priorities out top-down)"))
+        findings.append(Finding("BOTTOM_UP_ROLLOUT_RISK", "error", f"{len(at_zero)} pod(s) run at priority 0 while {len(positive)} class(es) are higher: pods of any of those classes can preempt them (roll priorities out top-down)"))
     if len(levels) > MANY_PRIORITY_LEVELS:
         findings.append(Finding("MANY_PRIORITY_LEVELS", "warning", f"{len(levels)} distinct user priority levels: keep few, well-separated levels"))
     for c in snapshot.priority_classes:

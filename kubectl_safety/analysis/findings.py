@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-SEVERITIES = ("info", "warning", "critical")
+SEVERITIES = ("info", "warning", "error")  # one word in every command's findings, as kubectl's error:/Warning:
 
 
 @dataclass(frozen=True)

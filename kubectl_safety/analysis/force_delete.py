@@ -130,7 +130,7 @@ def _owner_risks(pod, snapshot, node) -> list:
     ref = pod.controller_ref
     kind = (ref or {}).get("kind")
     if kind == "StatefulSet":
-        sev = "warning" if node["state"] == "Gone" else "critical"
+        sev = "warning" if node["state"] == "Gone" else "error"
         return [Finding("STATEFULSET_IDENTITY", sev,
                         f"StatefulSet {ref.get('name')} guarantees at most one pod named {pod.name}: a force delete "
                         "lets a replacement with the same name and storage start while the old processes may still run")]
@@ -147,13 +147,17 @@ def _owner_risks(pod, snapshot, node) -> list:
 def _node_risks(node, force) -> list:
     state, name, age = node["state"], node["name"], node["heartbeatAgeSeconds"]
     if state == "Ready" and force:
+        from kubectl_safety.analysis.node_state import stale
+
+        beat = (f"is Ready, but its last heartbeat is {_age(age)} old (a stale snapshot? --as-of TIME sets when the "
+                "dump was taken)" if stale(age) else "is Ready and heartbeating")
         return [Finding("NODE_READY", "info",
-                        f"node {name} is Ready and heartbeating: the kubelet will finish a graceful delete, force is not needed")]
+                        f"node {name} {beat}: the kubelet will finish a graceful delete, force is not needed")]
     if state in ("NotReady", "Unknown"):
         beat = f"last heartbeat {_age(age)} ago" if age is not None else "no heartbeat recorded"
         then = ("its processes may still be running and cannot be confirmed stopped" if force else
                 "a graceful delete stays Terminating until its kubelet comes back")
-        return [Finding("NODE_PARTITIONED", "critical", f"node {name} is {state}, {beat}: {then}")]
+        return [Finding("NODE_PARTITIONED", "error", f"node {name} is {state}, {beat}: {then}")]
     if state == "Gone":
         return [Finding("NODE_GONE", "warning",
                         f"the Node object {name} does not exist: treated as confirmed dead (if its kubelet "
@@ -234,7 +238,7 @@ def _pv_type(pv):
 
 
 def _unsafe(what) -> Finding:
-    return Finding("UNSAFE_VOLUME_TYPE", "critical",
+    return Finding("UNSAFE_VOLUME_TYPE", "error",
                    f"{what}: no real single-writer guarantee, so the old and the new pod may write concurrently and corrupt data")
 
 
@@ -250,12 +254,6 @@ def _terminating_risk(term, node) -> Finding:
 
 
 def _age(seconds) -> str:
-    if seconds is None:
-        return "?"
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 7200:
-        return f"{seconds // 60}m"
-    if seconds < 172800:
-        return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m"
-    return f"{seconds // 86400}d"
+    from kubectl_safety.model.duration import human_duration
+
+    return "?" if seconds is None else human_duration(seconds)

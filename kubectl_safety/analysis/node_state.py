@@ -1,5 +1,9 @@
 """A node's health as seen from the API: Ready, NotReady/Unknown (partitioned?) or gone."""
 
+from kubectl_safety.model.duration import human_duration
+
+STALE_SECONDS = 300  # a Ready node's heartbeat older than this: the snapshot's time is later than the dump
+
 
 def node_state(node, now) -> dict:
     """Ready, NotReady or Unknown with the heartbeat age; ``gone`` when the Node object is missing."""
@@ -11,6 +15,14 @@ def node_state(node, now) -> dict:
     age = max(0, int((now - beat).total_seconds())) if (now and beat) else None
     state = {"True": "Ready", "False": "NotReady"}.get(status, "Unknown")
     partitioned = state != "Ready"
-    msg = f"Ready, heartbeat {age}s ago" if state == "Ready" else f"{state}, last heartbeat {age}s ago" if age is not None else state
+    ago = human_duration(age)
+    msg = (state if age is None else f"{state}, last heartbeat {ago} ago" if state != "Ready" else
+           f"Ready, heartbeat {ago} ago" + (" (a stale snapshot? --as-of TIME sets when the dump was taken)"
+                                            if stale(age) else ""))
     return {"state": state, "partitioned": partitioned, "heartbeatAgeSeconds": age,
             "unschedulable": node.unschedulable, "message": msg}
+
+
+def stale(age) -> bool:
+    """A Ready node's heartbeat this old means the time the snapshot is read at is not when it was taken."""
+    return age is not None and age > STALE_SECONDS

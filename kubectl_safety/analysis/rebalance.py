@@ -380,7 +380,7 @@ def group_findings(group, snapshot) -> list:
         usable = [n for n in snapshot.nodes if pod_matches_node_selector_and_affinity(rep, n)]
         lacking = [n for n in usable if key not in n.labels]
         if lacking and len(lacking) == len(usable):
-            out.append(Finding("TOPOLOGY_NO_DOMAINS", "critical",
+            out.append(Finding("TOPOLOGY_NO_DOMAINS", "error",
                                f"{ref}: no node has label {key}: every node is skipped"
                                + (", new pods cannot schedule" if s.hard else "")))
         elif lacking:

@@ -12,7 +12,13 @@
    state the batch will meet: earlier batches back and schedulable, later ones cordoned when the
    pool is pre-cordoned; pods where they are now;
 4. the capacity left while the batch is out, and the estimated duration of the batch and in total;
-5. safe only when every batch is; the first batch that is not is where the rollout would stop.
+5. safe only when every batch is; the first batch that is not is where the rollout would stop;
+6. blocked nodes last: the nodes of the batches that are not safe are moved behind the others and
+   the plan made again, so what can be maintained comes first; ``leftNodes`` names the nodes the
+   rollout would leave (from the batch it stops at on, or with ``skip_blocked`` the blocked ones);
+7. ``causes``: why the rollout stops, when the plan can tell: pre-cordoning the pool, when the
+   stopping batch planned without it loses its unplaceable replacements; each risk names the
+   ``workload`` of its first pod, so repeated risks group by workload.
 """
 
 from dataclasses import dataclass, field
@@ -37,6 +43,7 @@ class RolloutOptions:
     precordon: bool = True
     maintenance: bool = False  # a maintenance action (--exec) runs on every node
     done: frozenset = frozenset()  # nodes an earlier run of this rollout finished (resume)
+    skip_blocked: bool = False  # maintain the batches that are safe, leave the blocked ones
 
 
 class BadMaxUnavailable(ValueError):
@@ -138,13 +145,81 @@ def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
     todo = [n for n in pool if n not in options.done]
     size = batch_size(options.max_unavailable, len(pool))
     batches = order_batches(snapshot, todo, size, options.by_zone)
+    out, risks, stops_at = _plan_batches(snapshot, pool, batches, options, now)
+    blocked = {n for b in out if not b["safe"] for n in b["blockedNodes"]}
+    if stops_at and any(b["safe"] for b in out[stops_at:]):  # a batch that could go waits behind a blocked one
+        batches = (order_batches(snapshot, [n for n in todo if n not in blocked], size, options.by_zone)
+                   + order_batches(snapshot, [n for n in todo if n in blocked], size, options.by_zone))
+        again = _plan_batches(snapshot, pool, batches, options, now)
+        if (again[2] or len(batches) + 1) > stops_at:  # kept when it stops later (a batch blocked by the
+            out, risks, stops_at = again               # state it meets, not by its nodes, stays first)
+    for risk in risks:
+        risk["workload"] = _workload(snapshot, risk)
+    causes = _causes(snapshot, pool, [b["nodes"] for b in out], out, options, now, stops_at)
+    total = sum(b["estimatedSeconds"] for b in out)
+    left = ([n for b in out if not b["safe"] for n in b["nodes"]] if options.skip_blocked else
+            [n for b in out[stops_at - 1:] for n in b["nodes"]] if stops_at else [])
+    missing = [n for n in pool if snapshot.node(n) is None]
+    return {
+        "kind": "RolloutPlan", "apiVersion": API_VERSION,
+        "safe": is_safe(risks) and not missing and all(b["safe"] for b in out),
+        "nodes": pool, "done": sorted(set(pool) & set(options.done)), "missing": missing,
+        "options": {"maxUnavailable": str(options.max_unavailable), "batchSize": size, "byZone": options.by_zone,
+                    "precordon": options.precordon, "maintenance": options.maintenance,
+                    "skipBlocked": options.skip_blocked},
+        "risks": risks, "causes": causes, "stopsAtBatch": stops_at, "leftNodes": left,
+        "batches": out, "estimatedSeconds": total,
+        "takenAt": drain_time(snapshot),
+    }
+
+
+def _workload(snapshot, risk):
+    """``Kind namespace/name`` of the controller at the top of the risk's first pod's owner chain
+    (the pod itself when it has none; None when the risk names no pod)."""
+    pod = next((o for o in risk.get("objects") or [] if o.get("kind") == "Pod"), None)
+    found = snapshot.pod(pod.get("namespace"), pod.get("name")) if pod else None
+    if found is None:
+        return f"Pod {pod['namespace']}/{pod['name']}" if pod else None
+    chain = snapshot.owner_chain(found)
+    if not chain:
+        return f"Pod {found.namespace}/{found.name}"
+    return f"{chain[-1][0].get('kind')} {found.namespace}/{chain[-1][0].get('name')}"
+
+
+def _causes(snapshot, pool, batches, out, options, now, stops_at) -> list:
+    """What makes the rollout stop, when the plan can show it: the batch it stops at planned again
+    on the state without the pool pre-cordoned; if its unplaceable replacements then fit, the
+    pre-cordon is the cause."""
+    if not stops_at or not options.precordon:
+        return []
+    stop = out[stops_at - 1]
+    codes = {r["code"] for r in stop["drain"]["risks"] if not r["accepted"]}
+    if "REPLACEMENT_UNPLACEABLE" not in codes:
+        return []
+    state = _state_for(snapshot, pool, batches, stops_at - 1, False)
+    relaxed = plan_drain(state, stop["nodes"], options.drain, now)
+    left = {r["code"] for r in relaxed["risks"] if not r["accepted"]}
+    if "REPLACEMENT_UNPLACEABLE" in left:
+        return []
+    cordoned = len([n for b in batches[stops_at:] for n in b])
+    return [{"code": "PRECORDON", "batch": stops_at, "safeWithout": not left,
+             "message": f"pre-cordoning the pool causes REPLACEMENT_UNPLACEABLE at batch {stops_at}: with the "
+                        f"{cordoned} later node(s) of the pool cordoned, its replacements fit nowhere; without "
+                        "pre-cordon they fit" + (" and the batch is SAFE" if not left else ""),
+             "buys": "pre-cordoning keeps moved pods off nodes maintained later, so each pod moves once",
+             "alternatives": ["--no-precordon (only each batch is cordoned; a moved pod may move again later)",
+                              "a smaller pool per run (part of the pool, or one zone with -l "
+                              "topology.kubernetes.io/zone=ZONE): fewer nodes cordoned at once",
+                              "--accept-risk=REPLACEMENT_UNPLACEABLE only if Pending replacements are acceptable"]}]
+
+
+def _plan_batches(snapshot, pool, batches, options, now) -> tuple:
+    """(each batch's entry, the risks with their batch, the first batch that is not safe or None)."""
     out, risks, stops_at = [], [], None
-    total = 0
     for i, names in enumerate(batches):
         state = _state_for(snapshot, pool, batches, i, options.precordon)
         drain = plan_drain(state, names, options.drain, now)
         seconds = drain["estimatedSeconds"] + (MAINTENANCE_SECONDS if options.maintenance else 0) + GATE_SECONDS
-        total += seconds
         blocked = _blocked_nodes(drain) if not drain["safe"] else []
         if not drain["safe"] and stops_at is None:
             stops_at = i + 1
@@ -155,16 +230,7 @@ def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
                     "safe": drain["safe"], "blockedNodes": blocked,
                     "capacity": capacity_left(state, set(names)),
                     "estimatedSeconds": seconds, "drain": drain})
-    missing = [n for n in pool if snapshot.node(n) is None]
-    return {
-        "kind": "RolloutPlan", "apiVersion": API_VERSION,
-        "safe": is_safe(risks) and not missing and all(b["safe"] for b in out),
-        "nodes": pool, "done": sorted(set(pool) & set(options.done)), "missing": missing,
-        "options": {"maxUnavailable": str(options.max_unavailable), "batchSize": size, "byZone": options.by_zone,
-                    "precordon": options.precordon, "maintenance": options.maintenance},
-        "risks": risks, "stopsAtBatch": stops_at, "batches": out, "estimatedSeconds": total,
-        "takenAt": drain_time(snapshot),
-    }
+    return out, risks, stops_at
 
 
 def drain_time(snapshot):

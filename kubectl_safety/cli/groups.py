@@ -5,6 +5,24 @@ import click
 from click.shell_completion import CompletionItem
 
 from kubectl_safety.cli import registry
+from kubectl_safety.cli.options import OPTIONS_NOTE
+
+
+def unknown(group, ctx, word) -> str:
+    """kubectl's message for a mistyped command, with its suggestion (``dran``: did you mean drain?)."""
+    import difflib
+
+    path = ctx.command_path
+    close = difflib.get_close_matches(word, group.list_commands(ctx), n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f'unknown command "{word}" for "{path}"{hint}'
+
+
+def noted(command):
+    """The command, its help ending with where the global flags are listed (as kubectl's does)."""
+    if command is not None and command.name != "options" and OPTIONS_NOTE not in (command.epilog or ""):
+        command.epilog = f"{command.epilog}\n\n{OPTIONS_NOTE}" if command.epilog else OPTIONS_NOTE
+    return command
 
 
 def summary(command) -> str:
@@ -23,9 +41,11 @@ class WholeHelpGroup(click.Group):
             declared = registry.subcommand(registry.command_path(ctx), name)
             if declared is not None and declared.path.rsplit(" ", 1)[-1] != name:
                 found = super().get_command(ctx, declared.path.rsplit(" ", 1)[-1])
-        return found
+        return noted(found)
 
     def resolve_command(self, ctx, args):
+        if args and not args[0].startswith("-") and self.get_command(ctx, args[0]) is None:
+            raise click.UsageError(unknown(self, ctx, args[0]), ctx)
         name, cmd, rest = super().resolve_command(ctx, args)
         return (cmd.name if cmd is not None else name), cmd, rest  # `explain pods` runs as `explain pod`
 

@@ -8,7 +8,7 @@ import sys
 import click
 
 from kubectl_safety import __version__
-from kubectl_safety.cli.groups import WholeHelpGroup
+from kubectl_safety.cli.groups import WholeHelpGroup, noted
 from kubectl_safety.cli.options import global_options
 from kubectl_safety.cli.registry import LAZY
 from kubectl_safety.errors import ExitCode, SafetyError
@@ -23,7 +23,9 @@ Exit codes:
   2    usage error
   3    unsafe, blocked or refused (nothing changed)
   4    partially done (timeout; run again to resume)
-  130  interrupted"""
+  130  interrupted
+
+Use 'kubectl safety options' for a list of global command-line options (applies to all commands)."""
 
 
 class LazyGroup(WholeHelpGroup):
@@ -48,11 +50,11 @@ class LazyGroup(WholeHelpGroup):
 
     def get_command(self, ctx, name):
         if name in self.commands:
-            return self.commands[name]
+            return noted(self.commands[name])
         if name not in self.lazy or not self._available(name):
             return None
         module = importlib.import_module(f"kubectl_safety.cli.commands.{self.lazy[name]}")
-        return module.command
+        return noted(module.command)
 
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]},
@@ -63,12 +65,16 @@ def cli():
     """Know what a cluster action will do, then do it without breaking availability.
 
     \b
-    kubectl safety explain pod NAME        QoS, priority, termination, eviction rank, PDBs
-    kubectl safety drain NODE --dry-run    simulate a drain against PodDisruptionBudgets
-    kubectl safety preemption -f POD.yaml  preview which pods the scheduler would preempt
-    kubectl safety delete pod NAME --force force delete only with --confirm
-    kubectl safety rebalance deploy/NAME   restore topology spread with the fewest evictions
-    kubectl safety help [COMMAND]          help for a command
+    Examples:
+      kubectl safety check -l pool=blue          gate a node pool: what blocks its maintenance
+      kubectl safety rollout -l pool=blue --dry-run
+                                                 plan the pool's maintenance batch by batch
+      kubectl safety drain NODE --dry-run        simulate a drain against PodDisruptionBudgets
+      kubectl safety explain pod NAME            QoS, priority, termination, eviction rank, PDBs
+      kubectl safety preemption -f POD.yaml      preview which pods the scheduler would preempt
+      kubectl safety delete pod NAME --force     force delete only with --confirm
+      kubectl safety rebalance deploy/NAME       restore topology spread with the fewest evictions
+      kubectl safety help [COMMAND]              help for a command
     """
 
 

@@ -55,6 +55,10 @@ def _store(ctx, param, value):
             parsed = None
         if parsed is None or parsed.tzinfo is None:  # a time without a zone is no instant
             raise click.BadParameter(f"{value!r} is not an RFC 3339 time like 2026-01-02T15:04:05Z") from None
+        if name == "now_alias" and not ctx.resilient_parsing:  # as kubectl words a deprecated flag
+            from kubectl_safety.cli.render import warn
+
+            warn("flag --now has been deprecated, use --as-of instead")
         value, name = parsed, "now"
     ctx.meta.setdefault(META, {})[name] = value
     return value
@@ -67,34 +71,66 @@ def _opt(*decls, **kwargs):
 CLOCK_ALIAS = _opt("--now", "now_alias", metavar="TIME", hidden=True,
                    help="Deprecated spelling of --as-of (not on delete, where --now is kubectl's).")
 
-GLOBAL_OPTIONS = [
-    _opt("--kubeconfig", metavar="PATH", type=click.Path(dir_okay=False), help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)."),
-    _opt("--context", metavar="NAME", shell_complete=complete_contexts, help="The kubeconfig context to use."),
-    _opt("--cluster", metavar="NAME", help="The kubeconfig cluster to use (instead of the context's)."),
-    _opt("--user", metavar="NAME", help="The kubeconfig user to use (instead of the context's)."),
-    _opt("-s", "--server", metavar="URL", help="The address and port of the Kubernetes API server."),
-    _opt("--token", metavar="TOKEN", help="Bearer token for authentication to the API server."),
-    _opt("--certificate-authority", metavar="PATH", help="Path to a cert file for the certificate authority."),
-    _opt("--client-certificate", metavar="PATH", help="Path to a client certificate file for TLS."),
-    _opt("--client-key", metavar="PATH", help="Path to a client key file for TLS."),
-    _opt("--tls-server-name", metavar="NAME", help="Server name to use for server certificate validation."),
-    _opt("-n", "--namespace", metavar="NS", shell_complete=complete_namespaces, help="Namespace (default: the context's, else default)."),
-    _opt("-A", "--all-namespaces", is_flag=True, default=None, help="All namespaces (rebalance, delete pod -l, explain priorities; an error elsewhere)."),
-    _opt("--snapshot", multiple=True, metavar="PATH", type=click.Path(allow_dash=True),
-         help="Analyse dump files (kubectl get -o yaml|json output, a directory, or - for stdin) instead of the live cluster. Repeatable."),
-    _opt("-o", "--output", type=OutputFormat(),
+class NonNegative(click.ParamType):
+    """An integer >= 0 (no ``[x>=0]`` in help, as kubectl shows none)."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        try:
+            n = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a valid integer", param, ctx)
+        if n < 0:
+            self.fail(f"{value} must not be negative", param, ctx)
+        return n
+
+
+# (flag declarations, click.option arguments): listed once, by ``kubectl safety options``; a command's help
+# shows only those in SHOWN (as kubectl shows -o with each command and lists the rest under `kubectl options`)
+GLOBAL_SPECS = [
+    (("--kubeconfig",), dict(metavar="PATH", type=click.Path(dir_okay=False),
+         help="Path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")),
+    (("--context",), dict(metavar="NAME", shell_complete=complete_contexts, help="The kubeconfig context to use.")),
+    (("--cluster",), dict(metavar="NAME", help="The kubeconfig cluster to use (instead of the context's).")),
+    (("--user",), dict(metavar="NAME", help="The kubeconfig user to use (instead of the context's).")),
+    (("-s", "--server"), dict(metavar="URL", help="The address and port of the Kubernetes API server.")),
+    (("--token",), dict(metavar="TOKEN", help="Bearer token for authentication to the API server.")),
+    (("--certificate-authority",), dict(metavar="PATH", help="Path to a cert file for the certificate authority.")),
+    (("--client-certificate",), dict(metavar="PATH", help="Path to a client certificate file for TLS.")),
+    (("--client-key",), dict(metavar="PATH", help="Path to a client key file for TLS.")),
+    (("--tls-server-name",), dict(metavar="NAME", help="Server name to use for server certificate validation.")),
+    (("-n", "--namespace"), dict(metavar="NS", shell_complete=complete_namespaces,
+         help="Namespace (default: the context's, else default).")),
+    (("-A", "--all-namespaces"), dict(is_flag=True, default=None,
+         help="All namespaces (rebalance, delete pod -l, explain priorities; an error elsewhere).")),
+    (("--snapshot",), dict(multiple=True, metavar="PATH", type=click.Path(allow_dash=True),
+         help="Analyse dump files (kubectl get -o yaml|json output, a directory, or - for stdin) instead of the "
+              "live cluster. Repeatable.")),
+    (("-o", "--output"), dict(type=OutputFormat(),
          help="Output format: table (default), wide, json, yaml, name, jsonpath=..., jsonpath-as-json=..., "
-              "go-template=..., custom-columns=... (and the -file variants)."),
-    _opt("--request-timeout", metavar="DURATION", help="Per-request timeout: a Go duration such as 10s, 1m30s (0: none)."),
-    _opt("--as", "as_user", metavar="USER", help="Impersonate this user."),
-    _opt("--as-group", "as_groups", multiple=True, metavar="GROUP", help="Impersonate this group (repeatable)."),
-    _opt("--as-uid", metavar="UID", help="Impersonate this UID."),
-    _opt("--insecure-skip-tls-verify", is_flag=True, default=None, help="Do not verify the server certificate (insecure)."),
-    _opt("-v", "--v", "verbosity", type=click.IntRange(min=0), metavar="LEVEL",
-         help="Log level: 6 logs each API request on stderr (method, URL, status, time)."),
-    _opt("--as-of", "now", metavar="TIME",
-         help="Analyse as of this RFC 3339 time (default: the clock; for --snapshot files, the newest file's modification time)."),
+              "go-template=..., custom-columns=... (and the -file variants).")),
+    (("--request-timeout",), dict(metavar="DURATION",
+         help="Per-request timeout: a Go duration such as 10s, 1m30s (0: none).")),
+    (("--as", "as_user"), dict(metavar="USER", help="Impersonate this user.")),
+    (("--as-group", "as_groups"), dict(multiple=True, metavar="GROUP", help="Impersonate this group (repeatable).")),
+    (("--as-uid",), dict(metavar="UID", help="Impersonate this UID.")),
+    (("--insecure-skip-tls-verify",), dict(is_flag=True, default=None,
+         help="Do not verify the server certificate (insecure).")),
+    (("-v", "--v", "verbosity"), dict(type=NonNegative(), metavar="LEVEL",
+         help="Log level: 6 logs each API request on stderr (method, URL, status, time).")),
+    (("--as-of", "now"), dict(metavar="TIME",
+         help="Analyse as of this RFC 3339 time (default: the clock; for --snapshot files, the newest file's "
+              "modification time).")),
 ]
+SHOWN = {"--snapshot", "--output", "--as-of"}
+OPTIONS_NOTE = "Use 'kubectl safety options' for a list of global command-line options (applies to all commands)."
+GLOBAL_OPTIONS = [_opt(*decls, **dict(kw, hidden=not SHOWN & set(decls))) for decls, kw in GLOBAL_SPECS]
+
+
+def listed_options() -> list:
+    """The global flags as click options shown in help (for ``kubectl safety options``)."""
+    return [click.Option(list(decls), expose_value=False, **kw) for decls, kw in GLOBAL_SPECS]
 
 
 def global_options(f=None, *, clock_alias=True):

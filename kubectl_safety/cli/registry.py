@@ -63,9 +63,9 @@ OUTPUTS = {o.kind: o for o in (
     Output("ForceDeleteAssessment", "pods", "pod"),
     Output("DeleteReport", "pods", "pod", lambda p: p.get("action") in ("deleted", "forceDeleted")),
     Output("RebalancePlan", "evictions", "pod"),
-    Output("RolloutPlan"),
+    Output("RolloutPlan", "batches", "node"),  # each batch's nodes, in the order they are maintained
     Output("RolloutReport"),
-    Output("ClusterCheck"),
+    Output("ClusterCheck", "nodes", "node"),
     Output("Version"),
     Output("List"),
 )}
@@ -104,6 +104,8 @@ COMMANDS = (
             all_namespaces="rollout works on nodes, which have no namespace"),
     Command("check", "check", kinds=("ClusterCheck", "List"), all_namespaces=True),  # (it reads every namespace)
     Command("version", "version", kinds=("Version",), all_namespaces="it reads no namespaced objects"),
+    Command("options", "options"),
+    Command("schema", "schema"),
     Command("help"),
 )
 BY_PATH = {c.path: c for c in COMMANDS}

@@ -11,7 +11,7 @@ from kubectl_safety.errors import UsageError
 # kind -> (path of the objects the report lists, their TYPE for -o name, which of them -o name prints)
 OBJECTS = {o.kind: (o.objects, o.type, o.wanted) for o in OUTPUTS.values() if o.type}
 RED, RESET = "\033[31m", "\033[0m"
-ALARMS = {"blocked", "critical", "unsafe", "BLOCKED", "CRITICAL", "UNSAFE"}
+ALARMS = {"blocked", "critical", "error", "unsafe", "BLOCKED", "CRITICAL", "ERROR", "UNSAFE"}
 
 
 def to_json(report) -> str:
@@ -178,8 +178,10 @@ def names(data) -> list:
     out = []
     for o in data.get(path) or []:
         if wanted is None or wanted(o):
-            name = o if isinstance(o, str) else o.get("name") or o.get("pod") or ""
-            out.append(f"{type_}/{name.rsplit('/', 1)[-1]}")
+            group = o.get("nodes") if isinstance(o, dict) and "name" not in o else None  # a rollout's batch
+            for name in group if isinstance(group, list) else [o if isinstance(o, str) else
+                                                                 o.get("name") or o.get("pod") or ""]:
+                out.append(f"{type_}/{name.rsplit('/', 1)[-1]}")
     return list(dict.fromkeys(out))
 
 
@@ -199,7 +201,7 @@ def custom_columns(spec, data) -> str:
         row = []
         for _, path in columns:
             path = path if path.startswith("{") else "{" + path + "}"
-            values = results(path, obj)
+            values = [v for v in results(path, obj) if v is not None]  # null: <none>, as kubectl shows it
             row.append(",".join(v if isinstance(v, str) else json.dumps(v, separators=(",", ":")) for v in values)
                        if values else "<none>")
         rows.append(row)

@@ -14,4 +14,6 @@ def render_risks(risks) -> list:
         lines.append(f"  {risk['code']}{' (accepted)' if risk['accepted'] else ''}: {risk['message']}")
         for node, why in (risk.get("nodes") or {}).items():
             lines.append(f"      {node}: {why}")
+        if risk.get("nodesNotListed"):
+            lines.append(f"      and {risk['nodesNotListed']} more node(s)")
     return lines

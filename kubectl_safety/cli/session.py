@@ -65,6 +65,11 @@ class Session:
         """Dumps when --snapshot was given, else the live API restricted to ``queries``."""
         from kubectl_safety.cluster.source import load_snapshot
 
+        for path in self.g.snapshot:
+            hint = yaml_hint(path)
+            if hint:
+                warn(hint)
+
         snap = load_snapshot(snapshot_paths=self.g.snapshot,
                              connection=None if self.offline else self.connection(command),
                              queries=queries, now=self.now(), warnings=self.g.warnings)
@@ -87,3 +92,24 @@ class Session:
         if len(given) > 1:
             names = " and ".join(conflicts[n][1] for n in given)
             raise UsageError(f"{names} cannot be used together")
+
+
+YAML_HINT_BYTES = 4 << 20  # a YAML dump this large takes seconds to load; the same dump as JSON a fraction
+
+
+def yaml_hint(path) -> str:
+    """One line for a large YAML dump file: JSON loads many times faster ("" otherwise)."""
+    import os
+
+    try:
+        if path == "-" or not os.path.isfile(path) or os.path.getsize(path) < YAML_HINT_BYTES:
+            return ""
+        with open(path, "rb") as f:
+            start = f.read(4096).lstrip()
+    except OSError:
+        return ""
+    if start[:1] in (b"{", b"["):
+        return ""
+    return (f"{path} is a large YAML dump ({os.path.getsize(path) >> 20} MiB): a JSON dump loads about 20 times "
+            "faster (kubectl get ... -A -o json > cluster.json)")
+

@@ -19,7 +19,7 @@ from tests.unit.cli_helpers import run_cli
 
 ZONE = "topology.kubernetes.io/zone"
 README = Path(__file__).resolve().parents[2] / "README.md"
-DUMP_RECIPE = re.search(r"`kubectl get (\S+) -A -o yaml > cluster.yaml`", README.read_text()).group(1)  # as documented
+DUMP_RECIPE = re.search(r"`kubectl get (\S+) -A -o json > cluster.json`", README.read_text()).group(1)  # as documented
 
 
 def safety(cluster, *args):
@@ -127,8 +127,9 @@ def test_replacement_left_pending_by_a_zonal_volume(cluster, namespace, make_nod
         why = risk(plan, "REPLACEMENT_UNPLACEABLE")["nodes"]
         assert "didn't match PersistentVolume's node affinity" in why[nodes[1]]
         # a dump made with the README's recipe judges the volume the same way
-        (tmp_path / "dump.yaml").write_text(cluster.kubectl("get", DUMP_RECIPE, "-A", "-o", "yaml").stdout)
-        code, out, err = run_cli(["drain", nodes[0], "--dry-run", "--snapshot", str(tmp_path / "dump.yaml"), "-o", "json"])
+        (tmp_path / "dump.json").write_text(cluster.kubectl("get", DUMP_RECIPE, "-A", "-o", "json").stdout)
+        code, out, err = run_cli(["drain", nodes[0], "--dry-run", "--snapshot", str(tmp_path / "dump.json"),
+                                  "-o", "json"])
         assert code == 3 and risk(json.loads(out), "REPLACEMENT_UNPLACEABLE")["nodes"][nodes[1]] == why[nodes[1]], err
 
         code, report, err = drain_accepting(cluster, nodes[0], "unplaceable")

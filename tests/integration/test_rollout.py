@@ -12,7 +12,7 @@ import subprocess
 import threading
 import time
 
-from cluster_helpers import create, deployment, get_json, pdb, pool_nodes, wait_pods_running, wait_until
+from cluster_helpers import create, deployment, get_json, pdb, pod, pool_nodes, wait_pods_running, wait_until
 from test_drain import HealthyWatch
 
 from tests.unit.cli_helpers import run_cli
@@ -244,3 +244,30 @@ def test_a_drain_waiting_for_a_budget_watches_instead_of_polling(cluster, namesp
     # two node-scoped plans (node, its pods, PDBs, DaemonSets), cordon's GET, the watches' LISTs
     assert len(reads) <= 12, [(e.verb, e.resource) for e in reads]
     assert len([e for e in ours if e.resource == "pods/eviction"]) <= 6  # refusals retried on budget changes only
+
+
+def test_rollout_skip_blocked_maintains_what_can_be_and_names_the_rest(cluster, namespace, make_node, tmp_path):
+    tag = f"sb-{namespace[-6:]}"
+    pool = [make_node(f"{tag}-{i}", labels={"role": tag, "tier": namespace})["metadata"]["name"] for i in range(3)]
+    create(cluster, namespace, deployment("app", 2, node_selector={"tier": namespace}, requests={"cpu": "100m"}),
+           pod("bare", node_name=pool[0]))  # nothing recreates it: its node is blocked without --force
+    wait_pods_running(cluster, namespace, count=3)
+    env, script = environment(cluster, tmp_path)
+    argv = ["rollout", "-l", f"role={tag}", "--no-precordon", "--skip-blocked", "--exec", script,
+            "--gate-timeout", "60s", "--ready-timeout", "60s", "--lease-namespace", namespace,
+            "--kubeconfig", str(cluster.kubeconfig)]
+    code, out, err = run_cli(argv + ["--dry-run", "-o", "json"])
+    plan = json.loads(out)
+    assert code == 3 and plan["leftNodes"] == [pool[0]] and plan["batches"][-1]["nodes"] == [pool[0]], err
+    old = dict(os.environ)
+    os.environ.update(env)  # the --exec script's kubectl and log
+    try:
+        code, out, err = run_cli(argv + ["--yes"])
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    assert code == 3, err
+    assert f"error: 1 node(s) left, blocked (--skip-blocked): {pool[0]}" in err
+    assert sorted((tmp_path / "exec.log").read_text().split()) == sorted(pool[1:])  # the others maintained
+    assert not get_json(cluster, f"node/{pool[0]}")["spec"].get("unschedulable")  # the blocked node untouched
+    assert get_json(cluster, "pod/bare", "-n", namespace)["spec"]["nodeName"] == pool[0]

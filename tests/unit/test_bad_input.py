@@ -256,8 +256,9 @@ CASES = [
          r'pod "web-5d8f7c-0x0" not found in namespace "nowhere"'),
     Case("unknown-node", ["explain", "node", "node-z9", "--snapshot", DEMO], 1, r'node "node-z9" not found'),
     # -- flags -----------------------------------------------------------------------------------
-    Case("unknown-command", ["frobnicate"], 2, r"No such command 'frobnicate'"),
-    Case("unknown-subcommand", ["explain", "deployment", "x"], 2, r"No such command 'deployment'"),
+    Case("unknown-command", ["frobnicate"], 2, r"unknown command \"frobnicate\" for \"kubectl safety\""),
+    Case("unknown-subcommand", ["explain", "deployment", "x"], 2,
+         r"unknown command \"deployment\" for \"kubectl safety explain\""),
     Case("unknown-flag", ["explain", "pod", "a", "--bogus"], 2, r"No such option '--bogus'"),
     Case("missing-pod-name", ["explain", "pod"], 2, r"Missing argument 'NAME'"),
     Case("extra-argument", ["explain", "pod", "a", "b", "--snapshot", DEMO], 2, r"unexpected extra argument"),

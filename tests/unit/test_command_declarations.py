@@ -34,6 +34,8 @@ INVOCATIONS = {
     "rebalance": ["rebalance", "NAME", "-n", "shop", "--dry-run"],
     "check": ["check"],
     "version": ["version"],
+    "options": ["options"],
+    "schema": ["schema"],
 }
 GROUPS = {"explain", "delete"}
 

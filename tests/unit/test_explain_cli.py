@@ -27,7 +27,7 @@ def test_pod_explanation_schema():
 
 @pytest.mark.parametrize("pod,ns,codes", [
     ("db-0", "shop", {"PDB_NEVER_ALLOWS"}),
-    ("legacy-0", "shop", {"UNREPLICATED", "NODE_NOT_READY"}),
+    ("legacy-0", "shop", {"UNREPLICATED", "NODE_UNREACHABLE"}),  # its node is Unknown: the code check uses
     ("debug-shell", "default", {"QOS_BEST_EFFORT", "PRIORITY_ZERO", "UNREPLICATED", "MEMORY_LIMIT_MISSING"}),
     ("batch-6f5d-0b0", "jobs", {"QOS_BEST_EFFORT", "NO_PDB"}),
 ], ids=["blocking PDB", "partitioned bare pod", "best-effort bare pod", "batch without PDB"])

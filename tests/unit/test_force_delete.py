@@ -75,13 +75,13 @@ def test_partitioned_message_names_heartbeat_age():
     report = run(make_pod("a"), nodes=[make_node("n1", ready="Unknown", heartbeat="2026-11-22T08:40:00Z")], force=True)
     assert report["node"]["heartbeatAgeSeconds"] == 1200
     risk = next(r for r in report["risks"] if r["code"] == "NODE_PARTITIONED")
-    assert risk["severity"] == "critical"
+    assert risk["severity"] == "error"
     assert "node n1 is Unknown, last heartbeat 20m ago" in risk["message"]
 
 
 def test_statefulset_identity_is_only_a_warning_when_node_gone():
     ready, gone = (run(make_pod("db-0", owner=STS), nodes=n, force=True) for n in ([make_node("n1")], []))
-    assert ready["risks"][0]["severity"] == "critical"
+    assert ready["risks"][0]["severity"] == "error"
     assert gone["risks"][0]["severity"] == "warning"
 
 

@@ -25,7 +25,7 @@ TABLES = {
     "delete-force-assessment": (["delete", "pod", "db-0", "-n", "shop", "--force"], True),
     "rebalance-dry-run": (["rebalance", "deploy/web", "-n", "shop", "--dry-run"], False),
     "rollout-dry-run": (["rollout", "node-a2", "--dry-run"], False),
-    "check": (["check"], False),
+    "check": (["check"], True),  # its error findings, red as in explain
 }
 
 

@@ -18,8 +18,13 @@ EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
 
 @click.command("check", epilog=EXIT)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Check only the nodes matching this label selector.")
-@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error", show_default=True,
-              help="Findings of this severity or worse make the check fail (exit 3).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "none"]), default="error", show_default=True,
+              help="Findings of this severity or worse make the check fail (exit 3); none: only undrainable nodes.")
+@click.option("--scope", type=click.Choice(["pool", "cluster"]), default="pool", show_default=True,
+              help="With -l: pool gates on the findings about what the selected nodes touch (their pods and "
+                   "those pods' PDBs and workloads) and reports the rest apart; cluster gates on every finding.")
+@click.option("--ignore-finding", "ignore_finding", multiple=True, metavar="CODE[,CODE]",
+              help="A finding code that never fails the check (it is still reported); repeatable.")
 @click.option("--ignore-daemonsets/--no-ignore-daemonsets", default=True, show_default=True,
               help="Plan each drain as kubectl drain --ignore-daemonsets.")
 @click.option("--delete-emptydir-data/--no-delete-emptydir-data", default=True, show_default=True,
@@ -39,7 +44,8 @@ EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
               help="The kubeconfig context to check; repeatable: the clusters are checked in parallel.")
 @click.option("--all-contexts", is_flag=True, help="Check every context of the kubeconfig, in parallel.")
 @global_options
-def command(selector, fail_on, ignore_daemonsets, delete_emptydir_data, force, disable_eviction, grace_period,
+def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_emptydir_data, force,
+            disable_eviction, grace_period,
             timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts):
     """What blocks maintenance: every node's drain, PDBs, workloads and priorities at once.
 
@@ -55,11 +61,12 @@ def command(selector, fail_on, ignore_daemonsets, delete_emptydir_data, force, d
     a rolling upgrade of all nodes, the objects that block the most nodes first.
 
     \b
-    Usage: kubectl safety check [-l NODE_SELECTOR] [--fail-on error|warning] [drain flags]
+    Usage: kubectl safety check [-l NODE_SELECTOR [--scope pool|cluster]] [--fail-on error|warning|none]
+                                [--ignore-finding CODE...] [drain flags]
                                 [--context NAME... | --all-contexts] [-o table|wide|json|yaml]
     Examples:
       kubectl safety check
-      kubectl safety check -l pool=blue --fail-on warning      # a pre-upgrade gate in CI
+      kubectl safety check -l pool=blue --fail-on warning      # a pre-upgrade gate of pool blue in CI
       kubectl safety check -o json | jq '.nodes[] | select(.drainable | not) | .name'
       kubectl safety check --context prod-eu --context prod-us
       kubectl safety check --snapshot cluster.yaml --now 2026-11-22T09:00:00Z
@@ -79,7 +86,11 @@ def command(selector, fail_on, ignore_daemonsets, delete_emptydir_data, force, d
                          grace_period=grace_period, disable_eviction=disable_eviction,
                          skip_wait_for_delete_timeout=skip_wait_for_delete_timeout, pod_selector=pods_sel,
                          timeout=_duration(timeout, "--timeout"), accept_risks=accepted)
-    options = CheckOptions(node_selector=node_sel, drain=drain, fail_on=fail_on)
+    ignore = frozenset(c.strip() for x in ignore_finding for c in x.split(",") if c.strip())
+    bad = sorted(c for c in ignore if not c.replace("_", "").isalnum() or c.upper() != c)
+    if bad:
+        raise UsageError(f"--ignore-finding={bad[0]}: use a finding code such as PDB_SELECTS_NOTHING")
+    options = CheckOptions(node_selector=node_sel, drain=drain, fail_on=fail_on, scope=scope, ignore=ignore)
     names = list(dict.fromkeys(([g.context] if g.context else []) + list(contexts)))
     if all_contexts:
         if names:
@@ -95,6 +106,11 @@ def command(selector, fail_on, ignore_daemonsets, delete_emptydir_data, force, d
         return ExitCode.OK if report["summary"]["ready"] else ExitCode.UNSAFE
     items = _check_many(g, names, options)
     emit({"kind": "List", "apiVersion": "v1", "items": items}, g.output, render_list)
+    for r in items:  # errors on stderr, as kubectl prints them; the List keeps each in its item
+        if "error" in r:
+            from kubectl_safety.printable import for_terminal
+
+            click.echo(f"error: context {for_terminal(r['context'])}: {for_terminal(r['error'])}", err=True)
     if any("error" in r for r in items):
         return ExitCode.ERROR
     return ExitCode.OK if all(r["summary"]["ready"] for r in items) else ExitCode.UNSAFE
@@ -158,7 +174,7 @@ def render_list(r, wide=False) -> str:
     parts = []
     for item in r["items"]:
         head = f"=== context {item['context']} ==="
-        body = f"error: {item['error']}\n" if "error" in item else render_check(item, wide)
+        body = "(failed: the error is on stderr)\n" if "error" in item else render_check(item, wide)
         parts.append(f"{head}\n{body}")
     return "\n".join(parts)
 
@@ -178,8 +194,9 @@ def render_check(r, wide=False) -> str:
         lines.append("\nWhat blocks a rolling upgrade of all nodes:")
         shown = r["blockers"] if wide else r["blockers"][:10]
         rows = [[f"{b['object']['kind']}/{_name(b['object'])}", b["blocks"], ",".join(b["codes"]),
-                 ", ".join(b["nodes"][:4]) + (" ..." if len(b["nodes"]) > 4 else "")] for b in shown]
-        lines.append(table(rows, ["object", "nodes", "risks", "blocks"]).rstrip())
+                 ", ".join(b["nodes"][:4]) + (f" and {len(b['nodes']) - 4} more" if len(b["nodes"]) > 4 else "")]
+                for b in shown]
+        lines.append(table(rows, ["object", "blocks", "codes", "nodes"]).rstrip())  # the JSON's names
         if len(shown) < len(r["blockers"]):
             lines.append(f"  ... {len(r['blockers']) - len(shown)} more (-o wide)")
     lines.append("\nNodes:")
@@ -196,20 +213,46 @@ def render_check(r, wide=False) -> str:
             lines.append(f"\nNode {n['name']}:")
             lines += render_risks(n["risks"])[1:]
     if r["findings"]:
-        lines.append("\nFindings:")
+        lines.append("\nFindings" + (" about what the selected nodes touch:" if s["scope"] == "pool" else ":"))
         shown = r["findings"] if wide else [f for f in r["findings"] if f["severity"] != "info"]
         rows = [[f["severity"], f["code"], f["message"]] for f in shown]
         lines.append(table(rows, ["severity", "code", "message"]).rstrip())
         hidden = len(r["findings"]) - len(shown)
         if hidden:
             lines.append(f"  ... {hidden} info finding(s) (-o wide)")
+    lines += _other_findings(r.get("otherFindings") or [], wide)
     verdict = ("READY: every node can be drained now and no finding reaches --fail-on " + s["failOn"]
                if s["ready"] else
                f"NOT READY: {s['notDrainable']} node(s) not drainable, "
-               f"{sum(found[x] for x in ('error', 'warning')[:1 if s['failOn'] == 'error' else 2])} finding(s) at "
-               f"--fail-on {s['failOn']} or worse (exit 3)")
+               + (f"{s['failing']} finding(s) at --fail-on {s['failOn']} or worse" if s["failOn"] != "none"
+                  else "findings not gating (--fail-on none)") + " (exit 3)")
     lines.append(f"\n{verdict}.")
     return "\n".join(lines) + "\n"
+
+
+def _other_findings(other, wide) -> list:
+    """Findings that do not gate: outside the selected nodes, or ignored; by code unless wide."""
+    if not other:
+        return []
+    outside = [f for f in other if f["reason"] == "outside"]
+    ignored = [f for f in other if f["reason"] == "ignored"]
+    lines = []
+    for what, found in (("Elsewhere in the cluster (not gating; --scope cluster gates on them)", outside),
+                        ("Ignored (--ignore-finding)", ignored)):
+        if not found:
+            continue
+        lines.append(f"\n{what}:")
+        if wide:
+            lines.append(table([[f["severity"], f["code"], f["message"]] for f in found],
+                               ["severity", "code", "message"]).rstrip())
+            continue
+        by_code = {}
+        for f in found:
+            by_code.setdefault((f["severity"], f["code"]), []).append(f)
+        rows = [[sev, code, len(fs)] for (sev, code), fs in by_code.items()]
+        lines.append(table(rows, ["severity", "code", "findings"]).rstrip())
+        lines.append("  (-o wide lists them)")
+    return lines
 
 
 def _name(o) -> str:

@@ -46,6 +46,9 @@ def _dry_run_value(ctx, param, value):
 @command.command("pod", epilog=EXIT)
 @click.argument("names", nargs=-1, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Delete the pods matching this label selector instead of NAMEs.")
+@click.option("--field-selector", metavar="SELECTOR",
+              help="Delete the pods whose fields match (spec.nodeName=NODE: a dead node's pods), as kubectl.")
+@click.option("--all", "all_pods", is_flag=True, help="Delete every pod in the namespace (-A: in every namespace).")
 @click.option("--grace-period", type=click.IntRange(min=-1), default=None, metavar="N",
               help="Seconds to let the pod terminate (-1: the pod's own). 0 means 1 unless --force is given (as kubectl).")
 @click.option("--now", "now_flag", is_flag=True, help="Signal the pods for immediate shutdown: --grace-period=1 (as kubectl).")
@@ -62,7 +65,8 @@ def _dry_run_value(ctx, param, value):
 @click.option("--ignore-not-found", is_flag=True, help="Pods that do not exist are not an error.")
 @click.option("--reason", metavar="TEXT", help="Why you force delete; recorded in the ForceDeleted Event.")
 @global_options(clock_alias=False)
-def delete_pod(names, selector, grace_period, now_flag, force, confirm, dry_run, wait, timeout, ignore_not_found, reason):
+def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag, force, confirm, dry_run, wait,
+               timeout, ignore_not_found, reason):
     """Delete pods: show the termination timeline, or for a force delete the risk assessment.
 
     A graceful delete lets the kubelet run preStop hooks, send SIGTERM and, after the grace
@@ -81,12 +85,15 @@ def delete_pod(names, selector, grace_period, now_flag, force, confirm, dry_run,
       kubectl safety delete pod db-2 -n shop --force                      # assessment only, exit 3
       kubectl safety delete pod db-2 -n shop --force --confirm --reason "node-d1 powered off (INC-42)"
       kubectl safety delete pod -l app=legacy -n shop --force --dry-run -o json
+      kubectl safety delete pod -A --field-selector spec.nodeName=node-d1 --force   # a dead node's pods
     """
     s = Session(get_globals())
     extra = click.get_current_context().meta.get("delete.name_after_dry_run")
     names = ((extra,) if extra else ()) + tuple(names)
     grace_period = _grace(grace_period, now_flag, force)
-    _check_flags(names, selector, grace_period, force, timeout, s.g.all_namespaces)
+    _check_flags(names, selector, grace_period, force, timeout, s.g.all_namespaces, field_selector, all_pods)
+    if field_selector or all_pods:  # every pod of the namespace, then the selectors (one LIST live)
+        selector = Selection(selector, field_selector)
     force = force and grace_period == 0
     dry = dry_run != "none"
     ns = None if s.g.all_namespaces else s.namespace
@@ -130,11 +137,20 @@ def _grace(grace_period, now, force):
     return grace_period
 
 
-def _check_flags(names, selector, grace_period, force, timeout, all_namespaces):
-    if names and selector:
-        raise UsageError("give pod NAMEs or -l SELECTOR, not both")
-    if not names and not selector:
-        raise UsageError("give at least one pod NAME or -l SELECTOR")
+def _check_flags(names, selector, grace_period, force, timeout, all_namespaces, field_selector=None, all_pods=False):
+    if names and (selector or field_selector or all_pods):
+        raise UsageError("give pod NAMEs or -l/--field-selector/--all, not both")
+    if not names and not selector and not field_selector and not all_pods:
+        raise UsageError("give at least one pod NAME, -l SELECTOR, --field-selector SELECTOR or --all")
+    if all_pods and (selector or field_selector):
+        raise UsageError("--all cannot be used with -l or --field-selector")
+    if field_selector:
+        from kubectl_safety.model.field_selector import FieldSelectorError, parse
+
+        try:
+            parse(field_selector)
+        except FieldSelectorError as e:
+            raise UsageError(f"--field-selector={field_selector}: {e}") from None
     if names and all_namespaces:
         raise UsageError("a resource cannot be retrieved by name across all namespaces: use -n NAMESPACE")
     if force and grace_period:
@@ -156,13 +172,31 @@ def _refusal(force, confirm, dry_run, offline):
 
 # -- reading -------------------------------------------------------------------------------------
 
+class Selection(str):
+    """-l, --field-selector and --all together: the label selector (as a string, possibly empty) and the fields."""
+
+    def __new__(cls, labels, fields):
+        made = super().__new__(cls, labels or "")
+        made.fields = fields
+        return made
+
+    def __bool__(self):
+        return True  # --all: a selection, even without a selector
+
+
 def _select(candidates, ns, names, selector, ignore_not_found=False):
     """The pods named or selected (``ns`` None: every namespace, with a selector only)."""
     from kubectl_safety.model.selectors import LabelSelector
 
     if selector:
-        sel = LabelSelector.from_string(selector)
-        return [p for p in candidates if ns in (None, p.namespace) and sel.matches(p.labels)]
+        sel = LabelSelector.from_string(selector) if str(selector) else None
+        fields = getattr(selector, "fields", None)
+        if fields:
+            from kubectl_safety.model.field_selector import matches, parse
+
+            terms = parse(fields)
+        return [p for p in candidates if ns in (None, p.namespace) and (sel is None or sel.matches(p.labels))
+                and (not fields or matches(terms, p.raw))]
     by_name = {p.name: p for p in candidates if p.namespace == ns}
     missing = [n for n in names if n not in by_name]
     if missing and not ignore_not_found:
@@ -182,7 +216,9 @@ def _load_live(s, ns, names, selector, force, ignore_not_found=False):
     from kubectl_safety.model.parse import build_snapshot
 
     conn = s.connection("delete pod")
-    queries = [Query("pods", ns, label_selector=selector)] if selector else [Query("pods", ns, name=n) for n in dict.fromkeys(names)]
+    queries = ([Query("pods", ns, label_selector=str(selector) or None,
+                      field_selector=getattr(selector, "fields", None))] if selector
+               else [Query("pods", ns, name=n) for n in dict.fromkeys(names)])
     objects = []
     for query in queries:
         try:

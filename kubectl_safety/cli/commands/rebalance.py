@@ -22,10 +22,21 @@ EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)
         "4 partially done (rounds left, timeout, failed evictions), 130 interrupted.")
 
 
+def _dry_run_mode(ctx, param, value):
+    """kubectl's ``--dry-run[=none|client|server]`` (bare: client; a following word is the WORKLOAD)."""
+    if value == "server":
+        raise click.BadParameter("rebalance has no server dry run yet: use --dry-run (client)")
+    if value in ("none", "client"):
+        return value
+    ctx.meta["workload_after_dry_run"] = value
+    return "client"
+
+
 @click.command("rebalance", epilog=EXIT)
 @click.argument("workload", required=False, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Rebalance the workloads owning the pods matching this label selector.")
-@click.option("--dry-run", is_flag=True, help="Show the plan; evict nothing.")
+@click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_mode,
+              metavar="[none|client]", help="client (bare --dry-run): show the plan, evict nothing.")
 @click.option("--max-evictions", type=click.IntRange(min=0), metavar="N", help="Plan at most N evictions.")
 @click.option("--wait", is_flag=True, help="After each round wait for the replacements to be scheduled and ready, measure again and continue.")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=5, show_default=True, metavar="N", help="With --wait: at most N rounds of evictions.")
@@ -62,6 +73,11 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
     from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
 
     s = Session(get_globals())
+    after = click.get_current_context().meta.get("workload_after_dry_run")
+    if after and workload:
+        raise UsageError(f"one WORKLOAD only: got {after} and {workload}")
+    workload = workload or after
+    dry_run = dry_run != "none"
     target = _parse_workload(workload) if workload else None
     if target and selector:
         raise UsageError("give WORKLOAD or -l SELECTOR, not both")

@@ -44,6 +44,8 @@ def _no_server_dry_run(ctx, param, value):
               help="Nodes maintained at once: a number or a percentage of the pool.")
 @click.option("--by-zone", is_flag=True, help="One zone at a time: a batch never spans two zones.")
 @click.option("--no-precordon", is_flag=True, help="Do not cordon the whole pool first (only each batch).")
+@click.option("--skip-blocked", is_flag=True,
+              help="Maintain the batches that are safe, leave the blocked nodes and name them (exit 3 at the end).")
 @click.option("--keep-cordoned", is_flag=True, help="Leave the nodes cordoned after their maintenance.")
 @click.option("--exec", "exec_command", metavar="CMD",
               help="Maintenance action, run once per drained node by the shell with NODE set; must exit 0.")
@@ -60,7 +62,7 @@ def _no_server_dry_run(ctx, param, value):
 @click.option("--lease-namespace", default="kube-system", show_default=True, metavar="NAMESPACE",
               help="Namespace of the Lease that makes the rollout exclusive.")
 @global_options
-def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, keep_cordoned, exec_command,
+def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, skip_blocked, keep_cordoned, exec_command,
             exec_timeout, wait_for, ready_timeout, gate_timeout, timeout, order, ignore_daemonsets,
             delete_emptydir_data, force, grace_period, skip_wait_for_delete_timeout, no_capacity, accept_risk,
             lease_namespace, yes):
@@ -135,12 +137,20 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, ke
                   if _annotations(snap.node(n)).get("safety.kubectl.io/rollout") == name}
         done = frozenset(n for n, st in states.items() if st == "done")
         options = RolloutOptions(drain=drain_options, max_unavailable=max_unavailable, by_zone=by_zone,
-                                 precordon=not no_precordon, maintenance=bool(exec_command), done=done)
+                                 precordon=not no_precordon, maintenance=bool(exec_command), done=done,
+                                 skip_blocked=skip_blocked)
         plan = plan_rollout(snap, pool, options, snap.taken_at)
         plan["rollout"] = name
         if dry_run == "client":
             emit(plan, s.g.output, render_plan)
             return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
+        left = plan["leftNodes"] if skip_blocked and not plan["safe"] and any(b["safe"] for b in plan["batches"]) \
+            else None
+        if left:  # the safe batches go; the blocked nodes are named at the end
+            code = _act(s, loader, snap, dict(plan, batches=[b for b in plan["batches"] if b["safe"]]), pool, name,
+                        states, drain_options, seconds, yes, flags)
+            click.echo(f"error: {len(left)} node(s) left, blocked (--skip-blocked): {', '.join(left)}", err=True)
+            return code if code != ExitCode.OK else ExitCode.UNSAFE
         if not plan["safe"]:
             emit(plan, s.g.output, render_plan)
             raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
@@ -268,14 +278,80 @@ def render_plan(r, wide=False) -> str:
         for b in r["batches"]:
             lines.append(f"\nBatch {b['batch']}:")
             lines.append(render_drain(b["drain"]).rstrip())
-    risks = [dict(x, message=f"batch {x['batch']}: {x['message']}") for x in r["risks"]]
-    lines += render_risks(risks)
+    lines += (render_risks([dict(x, message=f"batch {x['batch']}: {x['message']}") for x in r["risks"]]) if wide
+              else _grouped_risks(r["risks"]))
+    for cause in r.get("causes") or []:
+        lines.append(f"\nCause: {cause['message']}.\n  Pre-cordoning buys: {cause['buys']}.\n  Alternatives:")
+        lines += [f"    {a}" for a in cause["alternatives"]]
+    left = r.get("leftNodes") or []
+    if left:
+        import textwrap
+
+        lines.append("")
+        lines += textwrap.wrap(f"Left unmaintained: {len(left)} node(s): {', '.join(left[:20])}"
+                               + (f" and {len(left) - 20} more (-o json lists them)" if len(left) > 20 else "")
+                               + ("" if o.get("skipBlocked") else
+                                  "; --skip-blocked maintains the other batches and names them"),
+                               width=120, subsequent_indent="  ", break_on_hyphens=False)
     verdict = ("SAFE: every batch can complete" if r["safe"] else
-               f"NOT SAFE ({unaccepted_codes(r)}): the rollout would stop at batch {r['stopsAtBatch']}; "
-               "exit 3 unless accepted with --accept-risk")
+               f"NOT SAFE ({unaccepted_codes(r)}): " + (
+                   f"{len(left)} node(s) blocked would be left (--skip-blocked); exit 3" if o.get("skipBlocked") else
+                   f"the rollout would stop at batch {r['stopsAtBatch']}; exit 3 "
+                   + ("(the cause and its alternatives are above)" if r.get("causes") else
+                      "unless accepted with --accept-risk")))
     lines.append(f"\n{verdict}; estimated {human_duration(r['estimatedSeconds'])} in total"
                  + (" (maintenance assumed 60s a node)" if o["maintenance"] else "") + ".")
     return "\n".join(lines) + "\n"
+
+
+GROUP_NODES = 5  # nodes shown with a group of risks (each node's reason: -o wide)
+
+
+def _grouped_risks(risks) -> list:
+    """The risks grouped by code and workload: the first one's message and nodes, the batches of all."""
+    if not risks:
+        return []
+    groups = {}
+    for x in risks:
+        groups.setdefault((x["code"], x.get("workload"), x["accepted"]), []).append(x)
+    causes = {}  # workloads whose risks have the same code, batches and cause: one entry
+    for (code, workload, accepted), found in groups.items():
+        batches = tuple(sorted({x["batch"] for x in found}))
+        causes.setdefault((code, accepted, batches, _cause(found[0])), []).append((workload, found))
+    lines = ["\nRisks" + (" (grouped by workload and cause; -o wide lists each):" if len(causes) < len(risks)
+                           else ":")]
+    for (code, accepted, batches, _), entries in causes.items():
+        workloads = [w for w, _ in entries if w]
+        found = [x for _, xs in entries for x in xs]
+        first = found[0]
+        where = f"batch {batches[0]}" if len(batches) == 1 else f"{len(batches)} batches ({_spans(list(batches))})"
+        named = (f", {workloads[0]}" if len(workloads) == 1 else
+                 f", {len(workloads)} workloads ({', '.join(workloads[:5])}"
+                 + (f" and {len(workloads) - 5} more" if len(workloads) > 5 else "") + ")" if workloads else "")
+        lines.append(f"  {code}{' (accepted)' if accepted else ''}: {where}{named}"
+                     + (f", {len(found)} times" if len(found) > 1 else "") + f": {first['message']}")
+        nodes = list((first.get("nodes") or {}).items())
+        lines += [f"      {node}: {why}" for node, why in nodes[:GROUP_NODES]]
+        more = len(nodes[GROUP_NODES:]) + (first.get("nodesNotListed") or 0)
+        if more:
+            lines.append(f"      and {more} more node(s) (-o wide, -o json)")
+    return lines
+
+
+def _cause(risk) -> str:
+    """A risk's message without the pod it names: what the same cause says for every pod."""
+    message = risk["message"]
+    return message.split(" fits on no node: ", 1)[1] if " fits on no node: " in message else message
+
+
+def _spans(numbers) -> str:
+    """1-3,5,7-9"""
+    out, start = [], numbers[0]
+    for a, b in zip(numbers, numbers[1:] + [None]):
+        if b != a + 1:
+            out.append(str(start) if start == a else f"{start}-{a}")
+            start = b
+    return ",".join(out)
 
 
 def _gib(n) -> str:
