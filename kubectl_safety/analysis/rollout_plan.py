@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
-from kubectl_safety.analysis.risks import is_safe
+from kubectl_safety.analysis.plans import BatchRisk
 from kubectl_safety.model.constants import API_VERSION, ZONE
 from kubectl_safety.model.objects import Node
 
@@ -145,22 +145,21 @@ def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
     for i, names in enumerate(batches):
         state = _state_for(snapshot, pool, batches, i, options.precordon)
         drain = plan_drain(state, names, options.drain, now)
-        seconds = drain["estimatedSeconds"] + (MAINTENANCE_SECONDS if options.maintenance else 0) + GATE_SECONDS
+        seconds = drain.estimated_seconds + (MAINTENANCE_SECONDS if options.maintenance else 0) + GATE_SECONDS
         total += seconds
-        blocked = _blocked_nodes(drain) if not drain["safe"] else []
-        if not drain["safe"] and stops_at is None:
+        blocked = _blocked_nodes(drain) if not drain.safe else []
+        if not drain.safe and stops_at is None:
             stops_at = i + 1
-        for risk in drain["risks"]:
-            risks.append({**risk, "batch": i + 1})
+        risks += [BatchRisk(i + 1, risk) for risk in drain.risks]
         out.append({"batch": i + 1, "nodes": names,
                     "zones": sorted({(state.node(n).labels.get(ZONE) or "") for n in names if state.node(n)}),
-                    "safe": drain["safe"], "blockedNodes": blocked,
+                    "safe": drain.safe, "blockedNodes": blocked,
                     "capacity": capacity_left(state, set(names)),
                     "estimatedSeconds": seconds, "drain": drain})
     missing = [n for n in pool if snapshot.node(n) is None]
     return {
         "kind": "RolloutPlan", "apiVersion": API_VERSION,
-        "safe": is_safe(risks) and not missing and all(b["safe"] for b in out),
+        "safe": all(r.risk.accepted for r in risks) and not missing and all(b["safe"] for b in out),
         "nodes": pool, "done": sorted(set(pool) & set(options.done)), "missing": missing,
         "options": {"maxUnavailable": str(options.max_unavailable), "batchSize": size, "byZone": options.by_zone,
                     "precordon": options.precordon, "maintenance": options.maintenance},
@@ -175,16 +174,14 @@ def drain_time(snapshot):
 
 def _blocked_nodes(drain) -> list:
     """The batch's nodes that hold what a risk not accepted concerns (all of them if none is named)."""
-    pod_nodes = {(p["namespace"], p["name"]): p["node"] for p in drain["pods"]}
-    names = {n["name"] for n in drain["nodes"]}
+    pod_nodes = {(p.namespace, p.name): p.node for p in drain.pods}
+    names = set(drain.node_names)
     found = set()
-    for risk in drain["risks"]:
-        if risk["accepted"]:
-            continue
-        for o in risk.get("objects") or []:
-            if o.get("kind") == "Pod" and (o.get("namespace"), o.get("name")) in pod_nodes:
-                found.add(pod_nodes[(o["namespace"], o["name"])])
-            elif o.get("kind") == "Node" and o.get("name") in names:
-                found.add(o["name"])
-        found |= set(risk.get("nodes") or {}) & names
+    for risk in drain.unaccepted():
+        for o in risk.objects:
+            if o.kind == "Pod" and (o.namespace, o.name) in pod_nodes:
+                found.add(pod_nodes[(o.namespace, o.name)])
+            elif o.kind == "Node" and o.name in names:
+                found.add(o.name)
+        found |= set(risk.nodes or {}) & names
     return sorted(found or names)

@@ -195,24 +195,26 @@ class Rollout:
         if not self.spec.precordon:  # before the plan: it sees the pods there once cordoned
             cordoned = [o.pod for o in self.drainer.cordon(to_drain)
                         if o.result == "done" and not (o.message or "").startswith("already")]
-        plan = self.replan(to_drain, group) if to_drain else {"nodes": [], "pods": [], "safe": True, "risks": []}
-        if not plan["safe"]:
+        plan = self.replan(to_drain, group) if to_drain else None
+        pods = plan.pods if plan is not None else ()
+        if plan is not None and not plan.safe:
             self.drainer.cordon(cordoned, False)  # nothing changed
-            codes = sorted({r["code"] for r in plan["risks"] if not r["accepted"]})
+            codes = sorted({r.code.value for r in plan.unaccepted()})
             return "blocked", (f"batch {number} ({', '.join(todo)}) is not safe now: {', '.join(codes)} "
                                "(see the dry run; --accept-risk=CODE to go ahead anyway)"), None
-        gate = HealthGate(group, plan, self._recorded_gate(todo, group))
+        gate = HealthGate(group, pods, self._recorded_gate(todo, group))
         for n in todo:
             state = self.nodes[n]["state"]
             self._record(n, "draining" if state == "pending" else state, gate=gate.record())
         deadline = self.clock() + self.spec.drain_timeout if self.spec.drain_timeout else None
-        result = self.drainer.drain(plan, deadline=deadline, order=self.spec.order,
+        result = self.drainer.drain(plan.node_names if plan is not None else [], pods, deadline=deadline,
+                                    order=self.spec.order,
                                     grace_period=self.spec.grace_period,
                                     skip_wait_for_delete_timeout=self.spec.skip_wait_for_delete_timeout,
                                     watches=group)
         for n in todo:
             self.nodes[n]["drain"] = {"status": result.status,
-                                      "evicted": sorted(p for p in result.evicted if _on(plan, p, n)),
+                                      "evicted": sorted(p for p in result.evicted if _on(pods, p, n)),
                                       "appeared": [a for a in result.appeared if a["node"] == n],
                                       "left": [p for p in result.left if p["node"] == n]}
         for k, v in result.requests.items():
@@ -339,5 +341,5 @@ class Rollout:
                 "requests": dict(self.requests)}
 
 
-def _on(plan, ref, node) -> bool:
-    return any(f"{p['namespace']}/{p['name']}" == ref and p["node"] == node for p in plan["pods"])
+def _on(pods, ref, node) -> bool:
+    return any(p.ref == ref and p.node == node for p in pods)

@@ -7,7 +7,9 @@ import click
 
 from kubectl_safety.cli.completers import complete_dry_run, complete_names
 from kubectl_safety.cli.interaction import confirm, interrupts
+from kubectl_safety.analysis.plans import Action, Reason, ServerDryRun, Severity
 from kubectl_safety.cli.options import get_globals, global_options
+from kubectl_safety.cli.published import published
 from kubectl_safety.cli.render import as_text, emit, table, warn
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
@@ -134,13 +136,13 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     snap, plan = ctx.plan()
     if dry_run == "client":
         emit(plan, s.g.output, render_plan)
-        return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
+        return ExitCode.OK if plan.safe else ExitCode.UNSAFE
     return ctx.server_dry_run(plan, deadline_seconds)
 
 
 def _act(ctx, yes, deadline_seconds, order) -> int:
     _, plan = ctx.plan()
-    if not plan["safe"]:
+    if not plan.safe:
         emit(plan, ctx.s.g.output, render_plan)
         raise RefusedError("the drain is not safe: " + unaccepted_codes(plan)
                            + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
@@ -160,10 +162,10 @@ def _duration(text, flag) -> float:
 def _confirm(plan, yes):
     """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
     if not yes and sys.stdin.isatty():
-        click.echo(as_text(plan, render_plan, stream=sys.stderr), err=True, nl=False)
-    s = plan["summary"]
-    confirm(f"Cordon {', '.join(n['name'] for n in plan['nodes'])} and evict {s['evict'] + s['wait']} pod(s) "
-            f"in {len(plan['waves'])} wave(s), about {plan['estimatedSeconds']}s?", yes, "drain")
+        click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
+    s = plan.counts()
+    confirm(f"Cordon {', '.join(plan.node_names)} and evict {s[Action.EVICT] + s[Action.WAIT]} pod(s) "
+            f"in {len(plan.waves)} wave(s), about {plan.estimated_seconds}s?", yes, "drain")
 
 
 class _Drain:
@@ -260,7 +262,7 @@ class _Drain:
                 _, plan = self.plan(group if self.view else None, self.nodes)
             except ClusterError as e:
                 self.progress({"event": "unreachable", "message": str(e)})
-            result = drainer.drain(plan, deadline=deadline, order=order,
+            result = drainer.drain(plan.node_names, plan.pods, deadline=deadline, order=order,
                                    grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
                                    skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout,
                                    watches=group)
@@ -284,6 +286,7 @@ class _Drain:
         wave are not sent (the server judges each eviction alone, against today's budget).
         """
         from concurrent.futures import ThreadPoolExecutor
+        from dataclasses import replace
 
         from kubectl_safety.cluster.executor import Executor
 
@@ -291,17 +294,15 @@ class _Drain:
         bound = min(timeout, SERVER_DRY_RUN_WAIT) if timeout else SERVER_DRY_RUN_WAIT
         deadline = time.monotonic() + bound
         with interrupts(executor, "stopping after the requests in flight; nodes stay cordoned"):
-            for node in plan["nodes"]:
-                outcome = executor.cordon(node["name"])
-                node["serverDryRun"] = outcome.to_dict()
-            todo = [p for p in plan["pods"] if p["action"] in ("evict", "delete")
-                    or p["action"] == "blocked" and _eviction_blocked(p)]
+            nodes = tuple(replace(node, server_dry_run=executor.cordon(node.name)) for node in plan.nodes)
+            todo = [p for p in plan.pods if p.action in (Action.EVICT, Action.DELETE)
+                    or p.action is Action.BLOCKED and _eviction_blocked(p)]
             grace = self.options.grace_period if self.options.grace_period >= 0 else None
 
             def one(p):
-                if p["action"] == "delete":
+                if p.action is Action.DELETE:
                     return p, executor.delete(_raw(p), grace)
-                if p["action"] == "blocked":  # confirm the refusal once, without retrying
+                if p.action is Action.BLOCKED:  # confirm the refusal once, without retrying
                     return p, executor.evict(_raw(p), grace)
                 return p, executor.evict_with_retry(_raw(p), deadline, grace, retry_delay=2.0)
 
@@ -309,29 +310,29 @@ class _Drain:
             if todo:
                 with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(todo))) as pool:
                     results = list(pool.map(one, todo))
-        refused = []
+        answered, refused = {}, 0
         for p, outcome in results:
-            p["serverDryRun"] = outcome.to_dict()
-            if outcome.result not in ("done", "gone") and p["action"] != "blocked":
-                refused.append(p)
-                p["reasons"].append({"code": "SERVER_REFUSED", "severity": "critical",
-                                     "message": f"server dry run: {outcome.result} {outcome.message}".strip()})
-        plan["serverDryRun"] = {"sent": len(results), "refused": len(refused)}
-        plan["safe"] = plan["safe"] and not refused
+            reasons = p.reasons
+            if outcome.result not in ("done", "gone") and p.action is not Action.BLOCKED:
+                refused += 1
+                reasons += (Reason("SERVER_REFUSED", Severity.CRITICAL,
+                                   f"server dry run: {outcome.result} {outcome.message}".strip()),)
+            answered[id(p)] = replace(p, reasons=reasons, server_dry_run=outcome)
+        plan = replace(plan, nodes=nodes, pods=tuple(answered.get(id(p), p) for p in plan.pods),
+                       server_dry_run=ServerDryRun(len(results), refused), safe=plan.safe and not refused)
         emit(plan, self.s.g.output, render_plan)
-        return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
+        return ExitCode.OK if plan.safe else ExitCode.UNSAFE
 
 
 def _eviction_blocked(p) -> bool:
     """Blocked by the Eviction API's rules (not by a kubectl filter): the server can confirm it."""
     from kubectl_safety.analysis.drain import FILTER_CODES
 
-    return all(r["code"] not in FILTER_CODES for r in p["reasons"] if r["severity"] == "critical")
+    return all(r.code not in FILTER_CODES for r in p.reasons if r.severity is Severity.CRITICAL)
 
 
 def _raw(p) -> dict:
-    return {"metadata": {"namespace": p["namespace"], "name": p["name"], "uid": p["uid"]},
-            "spec": {"nodeName": p["node"]}}
+    return {"metadata": {"namespace": p.namespace, "name": p.name, "uid": p.uid}, "spec": {"nodeName": p.node}}
 
 
 def exit_code(result) -> int:
@@ -368,8 +369,8 @@ class _Report:
             "evicted": sorted(set(r.evicted)) if r else [], "goneMeanwhile": sorted(set(r.gone)) if r else [],
             "left": left, "appeared": r.appeared if r else [], "outcomes": self.outcomes,
             "requests": r.requests if r else {},
-            "plan": {"summary": self.initial["summary"], "waves": len(self.initial["waves"]),
-                     "estimatedSeconds": self.initial["estimatedSeconds"]},
+            "plan": {"summary": published(self.initial)["summary"], "waves": len(self.initial.waves),
+                     "estimatedSeconds": self.initial.estimated_seconds},
         }
 
     def to_dict(self):
