@@ -45,7 +45,8 @@ class DrainResult:
     requests: dict = field(default_factory=dict)  # lists, watches, evictions sent
 
 
-def _raw(p) -> dict:
+def raw_pod(p) -> dict:
+    """What the executor needs of a planned pod (``PodAction``) to evict or delete it."""
     return {"metadata": {"namespace": p.namespace, "name": p.name, "uid": p.uid}, "spec": {"nodeName": p.node}}
 
 
@@ -224,9 +225,9 @@ class Drainer:
                 self.emit("evicting", pod=p.ref, timeLeft=_left(deadline, self.clock()))
         self._sent += 1
         if p.entry.action is Action.DELETE:
-            p.last = self.executor.delete(_raw(p.entry), grace)
+            p.last = self.executor.delete(raw_pod(p.entry), grace)
         else:
-            p.last = self.executor.evict(_raw(p.entry), grace)
+            p.last = self.executor.evict(raw_pod(p.entry), grace)
         return p.last
 
     def _wait(self, waiting, budgets, group, deadline):

@@ -7,18 +7,16 @@ import click
 
 from kubectl_safety.cli.completers import complete_dry_run, complete_names
 from kubectl_safety.cli.interaction import confirm, interrupts
-from kubectl_safety.analysis.plans import Action, Reason, ServerDryRun, Severity
+from kubectl_safety.analysis.plans import Action
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.published import published
 from kubectl_safety.cli.render import as_text, emit, table, warn
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
-SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions
-MAX_WORKERS = 32
 EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)\n"
         "Exit codes: 0 SAFE: the drain can complete and leaves no workload worse off (dry run) /\n"
         "nodes drained, 1 error, 2 usage, 3 not safe: risks not accepted (listed in risks[]; nothing\n"
@@ -244,28 +242,25 @@ class _Drain:
     # -- real drain --------------------------------------------------------------------------
     def run(self, plan, timeout, order="default") -> int:
         """Cordon, re-plan the pods there once cordoned, let the engine drain them; report."""
+        from kubectl_safety.engine.drain import cordon_and_drain
         from kubectl_safety.engine.drainer import Drainer
         from kubectl_safety.engine.watch import WatchGroup
 
         drainer = Drainer(self.s.connection("drain"), on_event=self.progress)
         started = time.monotonic()
-        deadline = started + timeout if timeout else None
         report = _Report(self.nodes, plan)
         with interrupts(drainer.executor, "stopping after the requests in flight; nodes stay cordoned"), \
                 WatchGroup(drainer.connection) as group:  # the nodes' watches: plan, drainer
-            for outcome in drainer.cordon(self.nodes):
-                report.outcomes.append(outcome.to_dict())
-                if outcome.result != "done":
-                    report.finish(started, "error", f"unable to cordon node {outcome.pod!r}: {outcome.message}")
-                    return self._emit(report, ExitCode.ERROR)
-            try:  # the pods there once cordoned: only these are drained
-                _, plan = self.plan(group if self.view else None, self.nodes)
-            except ClusterError as e:
-                self.progress({"event": "unreachable", "message": str(e)})
-            result = drainer.drain(plan.node_names, plan.pods, deadline=deadline, order=order,
-                                   grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
-                                   skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout,
-                                   watches=group)
+            run = cordon_and_drain(
+                drainer, self.nodes, lambda: self.plan(group if self.view else None, self.nodes)[1], group=group,
+                plan=plan, deadline=started + timeout if timeout else None, order=order,
+                grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
+                skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout)
+        report.outcomes += [o.to_dict() for o in run.cordons]
+        if run.failed is not None:
+            report.finish(started, "error", f"unable to cordon node {run.failed.pod!r}: {run.failed.message}")
+            return self._emit(report, ExitCode.ERROR)
+        result = run.result
         report.absorb(result)
         report.finish(started, result.status, result.message)
         if report.data["drained"]:
@@ -279,60 +274,16 @@ class _Drain:
 
     # -- server dry run ----------------------------------------------------------------------
     def server_dry_run(self, plan, timeout) -> int:
-        """Send the evictions the plan allows now with dryRun=All; compare with the prediction.
+        """The plan with the server's answers to its requests sent with dryRun=All (engine/drain.py)."""
+        from kubectl_safety.engine.drain import server_dry_run
 
-        Pods the plan evicts now are retried (throttling) within a bound; pods blocked by the
-        Eviction API's rules are sent once to confirm the refusal; pods waiting for a later
-        wave are not sent (the server judges each eviction alone, against today's budget).
-        """
-        from concurrent.futures import ThreadPoolExecutor
-        from dataclasses import replace
-
-        from kubectl_safety.cluster.executor import Executor
-
-        executor = Executor(self.s.connection("drain"), dry_run_server=True, on_event=self.progress)
-        bound = min(timeout, SERVER_DRY_RUN_WAIT) if timeout else SERVER_DRY_RUN_WAIT
-        deadline = time.monotonic() + bound
-        with interrupts(executor, "stopping after the requests in flight; nodes stay cordoned"):
-            nodes = tuple(replace(node, server_dry_run=executor.cordon(node.name)) for node in plan.nodes)
-            todo = [p for p in plan.pods if p.action in (Action.EVICT, Action.DELETE)
-                    or p.action is Action.BLOCKED and _eviction_blocked(p)]
-            grace = self.options.grace_period if self.options.grace_period >= 0 else None
-
-            def one(p):
-                if p.action is Action.DELETE:
-                    return p, executor.delete(_raw(p), grace)
-                if p.action is Action.BLOCKED:  # confirm the refusal once, without retrying
-                    return p, executor.evict(_raw(p), grace)
-                return p, executor.evict_with_retry(_raw(p), deadline, grace, retry_delay=2.0)
-
-            results = []
-            if todo:
-                with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(todo))) as pool:
-                    results = list(pool.map(one, todo))
-        answered, refused = {}, 0
-        for p, outcome in results:
-            reasons = p.reasons
-            if outcome.result not in ("done", "gone") and p.action is not Action.BLOCKED:
-                refused += 1
-                reasons += (Reason("SERVER_REFUSED", Severity.CRITICAL,
-                                   f"server dry run: {outcome.result} {outcome.message}".strip()),)
-            answered[id(p)] = replace(p, reasons=reasons, server_dry_run=outcome)
-        plan = replace(plan, nodes=nodes, pods=tuple(answered.get(id(p), p) for p in plan.pods),
-                       server_dry_run=ServerDryRun(len(results), refused), safe=plan.safe and not refused)
+        plan = server_dry_run(self.s.connection("drain"), plan, timeout=timeout,
+                              grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
+                              on_event=self.progress,
+                              interrupts=lambda executor: interrupts(
+                                  executor, "stopping after the requests in flight; nodes stay cordoned"))
         emit(plan, self.s.g.output, render_plan)
         return ExitCode.OK if plan.safe else ExitCode.UNSAFE
-
-
-def _eviction_blocked(p) -> bool:
-    """Blocked by the Eviction API's rules (not by a kubectl filter): the server can confirm it."""
-    from kubectl_safety.analysis.drain import FILTER_CODES
-
-    return all(r.code not in FILTER_CODES for r in p.reasons if r.severity is Severity.CRITICAL)
-
-
-def _raw(p) -> dict:
-    return {"metadata": {"namespace": p.namespace, "name": p.name, "uid": p.uid}, "spec": {"nodeName": p.node}}
 
 
 def exit_code(result) -> int:
