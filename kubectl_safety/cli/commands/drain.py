@@ -6,6 +6,8 @@ import time
 import click
 
 from kubectl_safety.cli.completers import complete_dry_run, complete_names
+from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, build_drain_options, drain_flags, dry_run_value, duration
+from kubectl_safety.cli.drain_flags import selector as drain_selector
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.analysis.plans import Action
 from kubectl_safety.cli.options import get_globals, global_options
@@ -24,51 +26,16 @@ EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport
         "130 interrupted (nodes stay cordoned).")
 
 
-def _dry_run_value(ctx, param, value):
-    """kubectl's bare ``--dry-run`` is client; a following word that is no mode is a node name."""
-    if value in ("none", "client", "server"):
-        return value
-    ctx.meta["node_after_dry_run"] = value
-    return "client"
-
-
-def drain_flags(f):
-    """kubectl drain's flags that drain and rollout share (and --no-capacity, --accept-risk, --order, --yes)."""
-    options = [
-        click.option("--ignore-daemonsets", is_flag=True, help="Skip DaemonSet-managed pods."),
-        click.option("--delete-emptydir-data", is_flag=True, help="Evict pods using emptyDir (their data is lost)."),
-        click.option("--force", is_flag=True, help="Also evict pods without a controller (they are not recreated)."),
-        click.option("--grace-period", type=int, default=-1, show_default=True, metavar="SECONDS",
-                     help="Grace period for each pod (negative: the pod's own)."),
-        click.option("--skip-wait-for-delete-timeout", type=int, default=0, show_default=True, metavar="SECONDS",
-                     help="Skip pods terminating for longer than this (0: never skip)."),
-        click.option("--no-capacity", is_flag=True,
-                     help="Do not check where replacements fit: read only the nodes' pods, PDBs and DaemonSets "
-                          "(as fast as kubectl drain on a large cluster); budgets still hold."),
-        click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
-                     help="Go ahead despite these risks (codes of risks[], or aliases such as unplaceable); "
-                          "repeatable. Nothing is accepted implicitly; accepted risks stay listed."),
-        click.option("--order", type=click.Choice(["default", "priority"]), default="default", show_default=True,
-                     help="priority: evict lower-priority pods first, each priority level gone before the next."),
-        click.option("--yes", "-y", is_flag=True,
-                     help="Do not ask for confirmation (required when stdin is not a terminal)."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
 @click.command("drain", epilog=EXIT)
 @click.argument("nodes", nargs=-1, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes matching this label selector instead of NODEs.")
-@click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_value,
+@click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=dry_run_value,
               metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send every eviction the "
                                         "plan allows now with dryRun=All. Bare --dry-run means client.")
-@drain_flags
+@drain_flags(*KUBECTL, *ACTING)
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="Give up after this long, e.g. 5m (0: wait forever). Nodes stay cordoned.")
-@click.option("--pod-selector", default="", metavar="SELECTOR", help="Only pods matching this label selector.")
-@click.option("--disable-eviction", is_flag=True, help="Delete instead of evicting: bypasses PodDisruptionBudgets.")
+@drain_flags("pod_selector", "disable_eviction")
 @click.option("--chunk-size", type=int, default=500, show_default=True, metavar="N",
               help="List large collections in pages of this size (0: no paging).")
 @global_options
@@ -98,33 +65,17 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
       kubectl safety drain node-a1 --dry-run --ignore-daemonsets --no-capacity   # large cluster, budgets only
       kubectl safety drain node-d1 --ignore-daemonsets --force --accept-risk=unreachable --skip-wait-for-delete-timeout=60
     """
-    from kubectl_safety.analysis.drain import DrainOptions
-    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
-    from kubectl_safety.model.selectors import LabelSelector
-
     s = Session(get_globals())
     extra = click.get_current_context().meta.get("node_after_dry_run")
     nodes = ((extra,) if extra else ()) + tuple(nodes)
     if bool(nodes) == bool(selector):
         raise UsageError("cannot specify both a node name and a --selector option" if nodes
                          else "specify the nodes to drain: kubectl safety drain NODE... or -l SELECTOR")
-    deadline_seconds = _duration(timeout, "--timeout")
-    try:
-        accepted = accepted_codes(accept_risk)
-    except UnknownRisk as e:
-        raise UsageError(str(e)) from None
-    if deadline_seconds and _duration(s.g.request_timeout, "--request-timeout") == 0:
+    deadline_seconds = duration(timeout, "--timeout")
+    options = build_drain_options(click.get_current_context().params, deadline_seconds)
+    if deadline_seconds and duration(s.g.request_timeout, "--request-timeout") == 0:
         s.limit_requests(timeout, "--timeout")  # a frozen API server cannot hold a request past --timeout
-    try:
-        pods_sel = LabelSelector.from_string(pod_selector) if pod_selector else None
-        node_sel = LabelSelector.from_string(selector) if selector else None
-    except Exception:
-        raise UsageError(f"--pod-selector={pod_selector} must be a valid label selector" if pod_selector
-                         else f"--selector={selector} must be a valid label selector") from None
-    options = DrainOptions(ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data,
-                           force=force, grace_period=grace_period, disable_eviction=disable_eviction,
-                           skip_wait_for_delete_timeout=skip_wait_for_delete_timeout, pod_selector=pods_sel,
-                           check_capacity=not no_capacity, timeout=deadline_seconds, accept_risks=accepted)
+    node_sel = drain_selector(selector, "--selector")
     if dry_run == "none" or dry_run == "server":
         s.require_live("a drain" if dry_run == "none" else "--dry-run=server")
     ctx = _Drain(s, options, nodes, node_sel, chunk_size, selector)
@@ -146,15 +97,6 @@ def _act(ctx, yes, deadline_seconds, order) -> int:
                            + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
     _confirm(plan, yes)
     return ctx.run(plan, deadline_seconds, order)
-
-
-def _duration(text, flag) -> float:
-    from kubectl_safety.cluster.live import parse_timeout
-
-    try:
-        return parse_timeout(text)
-    except UsageError:
-        raise UsageError(f"invalid {flag} {text!r}: use a duration such as 30s, 5m or 0") from None
 
 
 def _confirm(plan, yes):
