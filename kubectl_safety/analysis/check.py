@@ -20,7 +20,7 @@ from kubectl_safety.analysis.budgets import BudgetTracker
 from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_replacement, plan_drain
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
-from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.risks import obj, pod_obj
 from kubectl_safety.analysis.room import Room
 from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,
@@ -110,7 +110,7 @@ def _plan(snapshot, node, options, now, shared, room) -> tuple:
 
 
 def _node_entry(snapshot, node, plan, removal, now) -> dict:
-    state = node_state(node, now)
+    state = node_health(node, now)
     entry = {"name": node.name, "state": state["state"], "unschedulable": node.unschedulable,
              "drainable": plan.safe, "removable": None, "pods": len(plan.pods),
              "risks": list(plan.risks), "estimatedSeconds": plan.estimated_seconds}

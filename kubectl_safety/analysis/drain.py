@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
 from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters
-from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.plans import (
     MOVING, Action, BudgetUse, CapacityCheck, DrainedNode, DrainPlan, Losses, ObjectRef, PodAction, Reason, Risk,
     RiskCode, Severity, Unplaceable, Wave)
@@ -430,7 +430,7 @@ def _node_risks(snapshot, targets, pods, risks, now):
         node = snapshot.node(name)
         if node is None:
             continue
-        state = node_state(node, now)
+        state = node_health(node, now)
         if state["state"] == "Ready":
             continue
         going = [p for p in pods if p.node == name and p.action in MOVING]

@@ -6,7 +6,7 @@ termination timeline (seed 003); domain.md sections 6 and 7.
 """
 
 from kubectl_safety.analysis import termination
-from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.findings import Finding
 
 UNSAFE_INLINE_TYPES = {"iscsi": "iSCSI", "fc": "Fibre Channel", "nfs": "NFS"}
@@ -75,7 +75,7 @@ def _node(pod, snapshot, now, readable) -> dict:
     if not readable:
         return {"name": name, "state": "Unreadable", "partitioned": None, "heartbeatAgeSeconds": None,
                 "message": f"node {name} could not be read: its state is unknown"}
-    state = node_state(snapshot.node(name), now)
+    state = node_health(snapshot.node(name), now)
     return {"name": name, **{k: state.get(k) for k in ("state", "partitioned", "heartbeatAgeSeconds", "message")}}
 
 

@@ -42,7 +42,7 @@ def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, s
     run = DrainRun(plan=plan)
     if cordon:
         run.cordons = drainer.cordon(nodes)
-        run.cordoned = [o.pod for o in run.cordons
+        run.cordoned = [o.target for o in run.cordons
                         if o.result == "done" and not (o.message or "").startswith("already")]
         failed = [o for o in run.cordons if o.result != "done"]
         if failed and stop_at_failed_cordon:

@@ -213,7 +213,7 @@ class Drainer:
                 else:
                     result.outcomes.append(outcome.to_dict())
                     self.emit(outcome.result, pod=p.ref, status=outcome.status, message=outcome.message)
-                    failures.append(f"{outcome.pod}: {outcome.result} {outcome.message}".strip())
+                    failures.append(f"{outcome.target}: {outcome.result} {outcome.message}".strip())
             if failures:
                 return "failed", "; ".join(failures)
             self._wait(waiting, budgets, group, deadline)

@@ -325,7 +325,7 @@ def _progress(event):
 def _failure_line(outcome) -> str:
     if outcome.result == "forbidden":
         return f"Error from server (Forbidden): {outcome.message}"
-    return f"{outcome.action} {outcome.pod} failed ({outcome.status or 'no answer'}): {outcome.message}"
+    return f"{outcome.action} {outcome.target} failed ({outcome.status or 'no answer'}): {outcome.message}"
 
 
 def _exit_code(report, deleter) -> int:

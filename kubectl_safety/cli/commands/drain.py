@@ -200,7 +200,7 @@ class _Drain:
                 skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout)
         report.outcomes += [o.to_dict() for o in run.cordons]
         if run.failed is not None:
-            report.finish(started, "error", f"unable to cordon node {run.failed.pod!r}: {run.failed.message}")
+            report.finish(started, "error", f"unable to cordon node {run.failed.target!r}: {run.failed.message}")
             return self._emit(report, ExitCode.ERROR)
         result = run.result
         report.absorb(result)

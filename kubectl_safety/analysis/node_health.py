@@ -1,7 +1,7 @@
 """A node's health as seen from the API: Ready, NotReady/Unknown (partitioned?) or gone."""
 
 
-def node_state(node, now) -> dict:
+def node_health(node, now) -> dict:
     """Ready, NotReady or Unknown with the heartbeat age; ``gone`` when the Node object is missing."""
     if node is None:
         return {"state": "Gone", "partitioned": True, "heartbeatAgeSeconds": None,
