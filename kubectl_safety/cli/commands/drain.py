@@ -8,14 +8,16 @@ import click
 from kubectl_safety.cli.completers import complete_dry_run, complete_names
 from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, build_drain_options, drain_flags, dry_run_value, duration
 from kubectl_safety.cli.drain_flags import selector as drain_selector
+from kubectl_safety.cli.drain_progress import DrainProgress
+from kubectl_safety.cli.drain_reads import DrainReads
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.analysis.plans import Action
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.published import published
-from kubectl_safety.cli.render import as_text, emit, table, warn
+from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.errors import ExitCode, RefusedError, UsageError
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
@@ -108,78 +110,12 @@ def _confirm(plan, yes):
             f"in {len(plan.waves)} wave(s), about {plan.estimated_seconds}s?", yes, "drain")
 
 
-class _Drain:
-    """One drain: loading and planning, and the real or server-side dry-run execution."""
+class _Drain(DrainReads):
+    """One drain: its reads and plan, and the real or server-side dry-run execution."""
 
-    def __init__(self, session, options, nodes, node_selector, chunk_size, selector_text=None):
-        self.s = session
-        self.selector_text = selector_text
-        self.options = options
-        self.nodes = list(nodes)
-        self.node_selector = node_selector
-        self.chunk_size = chunk_size
-        self.progress = _Progress()
-        self.view = None  # LiveView once acting: plans from watches
-
-    def shared_queries(self) -> list:
-        """What every plan reads whatever its nodes: the whole cluster for the capacity check, else
-        the PDBs and DaemonSets."""
-        from kubectl_safety.cluster.scopes import cluster_scope, drain_scope
-
-        return cluster_scope() if self.options.check_capacity else drain_scope([])
-
-    def node_queries(self, names) -> list:
-        """What a plan of these nodes reads besides (node-scoped reads: cost independent of the cluster's size)."""
-        from kubectl_safety.cluster.scopes import node_queries
-
-        return [] if self.options.check_capacity else node_queries(names)
-
-    def watch(self):
-        """From now on the shared reads are LIST once + WATCH (engine/live_view.py): a re-plan costs
-        no request. The view's watches end with ``self.view.stop()``."""
-        from kubectl_safety.engine.live_view import LiveView
-
-        self.view = LiveView(self.s.connection("drain"), self.shared_queries(), warnings=self.s.g.warnings)
-        return self.view
-
-    def snapshot(self, group=None, cordoned=()):
-        """The cluster as the plan needs it; with a view, from its watches (``group``: the batch's
-        watches for its nodes; ``cordoned``: nodes whose cordon the snapshot must show)."""
-        from kubectl_safety.cluster.source import load_snapshot
-
-        if self.s.offline:
-            return self.s.snapshot((), "drain")
-        warnings = self.s.g.warnings
-        connection = self.s.connection("drain")
-        names = self.nodes
-        if self.node_selector is not None and not self.options.check_capacity:
-            listing = connection.list("nodes", label_selector=self.selector_text, chunk_size=self.chunk_size or None)
-            names = sorted(n["metadata"]["name"] for n in listing["items"])
-        if self.view is not None:
-            snap = self.view.snapshot(self.s.now(), self.node_queries(names), group, cordoned)
-        else:
-            snap = load_snapshot(connection=connection, queries=self.node_queries(names) + self.shared_queries(),
-                                 now=self.s.now(), chunk_size=self.chunk_size or None, warnings=warnings)
-        for line in warnings:
-            warn(line)
-        warnings.clear()
-        return snap
-
-    def plan(self, group=None, cordoned=()):
-        from kubectl_safety.analysis.drain import plan_drain
-
-        snap = self.snapshot(group, cordoned)
-        if self.node_selector is not None:
-            self.nodes = sorted(n.name for n in snap.nodes if self.node_selector.matches(n.labels))
-            if not self.nodes:
-                raise NotFoundError("no nodes match the selector")
-            self.node_selector = None  # the nodes are known now: re-plans keep them
-        missing = [n for n in self.nodes if snap.node(n) is None]
-        if missing:
-            hint = (" (--dry-run takes none, client or server)"
-                    if missing[0] == click.get_current_context().meta.get("node_after_dry_run") else "")
-            raise NotFoundError(f'node "{missing[0]}" not found{hint}')
-        return snap, plan_drain(snap, self.nodes, self.options, snap.taken_at)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.progress = DrainProgress()
 
     # -- real drain --------------------------------------------------------------------------
     def run(self, plan, timeout, order="default") -> int:
@@ -268,58 +204,6 @@ class _Report:
 
     def to_dict(self):
         return self.data
-
-
-class _Progress:
-    """Progress events on stderr (cli/progress.py): a line each; retries and waits on a live line."""
-
-    def __init__(self):
-        from kubectl_safety.cli.progress import Progress
-
-        self.out = Progress()
-
-    LIVE = ("retrying", "waiting", "unreachable")  # events shown on the live status line
-
-    def __call__(self, event):
-        line = self.text(event)
-        if not line:
-            return
-        if event["event"] in self.LIVE:
-            self.out.status(line, event.get("timeLeft"))
-        else:
-            self.out.line(line)
-
-    @staticmethod
-    def text(event) -> str:
-        return _event_line(event)
-
-
-def _event_line(e) -> str:
-    kind, pod = e["event"], e.get("pod")
-    if kind == "drained":
-        return f"node/{pod} drained"
-    if kind == "cordon":
-        return f"node/{pod} {e.get('message') or e.get('result')}"
-    if kind == "evicting":
-        return f"evicting pod {pod}" + (" (server dry run)" if e.get("dryRun") else "")
-    if kind == "retrying":
-        return (f"cannot evict pod {pod} yet ({e.get('result')}): {e.get('message')} "
-                f"(retry in {e.get('retryIn'):.0f}s)")
-    if kind == "waiting":
-        return f"waiting: {e.get('message')}"
-    if kind == "evicted":
-        return f"pod/{pod.rsplit('/', 1)[-1]} evicted"
-    if kind == "unreachable":
-        return f"lost the API server, watching again: {e.get('message')}"
-    if kind == "appeared":
-        return f"pod/{pod.rsplit('/', 1)[-1]} appeared on node/{e.get('node')} after the drain (reported, not evicted)"
-    if kind == "uncordon":
-        return f"node/{pod} {e.get('message') or e.get('result')}"
-    if kind == "gave-up":
-        return f"gave up evicting pod {pod} ({e.get('reason')}): {e.get('message')}"
-    if kind in ("done", "gone"):
-        return "" if kind == "done" else f"pod/{pod.rsplit('/', 1)[-1]} already gone"
-    return f"error evicting pod {pod}: {kind} {e.get('message') or ''}".strip()
 
 
 # -- text rendering ------------------------------------------------------------------------------

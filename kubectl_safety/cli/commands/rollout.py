@@ -85,7 +85,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, ke
       kubectl safety rollout node-a1 node-a2 --dry-run -o json | jq '.batches[] | {batch, nodes, safe}'
     """
     from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size, plan_rollout
-    from kubectl_safety.cli.commands.drain import _Drain
+    from kubectl_safety.cli.drain_reads import DrainReads
     from kubectl_safety.model.selectors import LabelSelector
 
     s = Session(get_globals())
@@ -110,7 +110,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, ke
         raise UsageError(f"--selector={selector} must be a valid label selector") from None
     if dry_run == "none":
         s.require_live("a rollout")
-    loader = _Drain(s, drain_options, nodes, node_sel, 500, selector)
+    loader = DrainReads(s, drain_options, nodes, node_sel, 500, selector)
     flags = dict(precordon=not no_precordon, keep_cordoned=keep_cordoned, exec_command=exec_command,
                  wait_for=wait_for, order=order, lease_namespace=lease_namespace)
     # acting, batches are planned again: from watches (LIST once + WATCH), never by re-reading the cluster
@@ -201,17 +201,17 @@ def _confirm(plan, yes):
 
 
 def _progress():
-    from kubectl_safety.cli.commands.drain import _event_line, _Progress
+    from kubectl_safety.cli.drain_progress import DrainProgress, event_line
 
-    class Progress(_Progress):
+    class Progress(DrainProgress):
         """The drain's events, and the rollout's: batches, maintenance, readiness, health gates."""
 
-        LIVE = _Progress.LIVE + ("waiting-ready", "gate")
+        LIVE = DrainProgress.LIVE + ("waiting-ready", "gate")
 
         @staticmethod
         def text(event) -> str:
             line = ROLLOUT_LINES.get(event["event"])
-            return line(event) if line else _event_line(event)
+            return line(event) if line else event_line(event)
 
     return Progress()
 
