@@ -170,7 +170,7 @@ class Cluster:
         config = self.workdir / "kwokctl.yaml"
         config.write_text(json.dumps(self._kwokctl_config(), indent=2))
         # kwokctl picks free ports when it creates a cluster: one creation at a time.
-        with _exclusive(self.workdir.parent / ".create.lock"):
+        with exclusive(self.workdir.parent / ".create.lock"):
             start = time.monotonic()
             try:
                 self._create(config, deadline=start + timeout)
@@ -357,8 +357,9 @@ def _split_nodes(manifest: str) -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def _exclusive(lock_file: Path):
+def exclusive(lock_file: Path):
     """Hold an exclusive lock on ``lock_file`` (blocks other processes using the same file)."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_file, "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:

@@ -19,7 +19,6 @@ Stdlib only: the pytest fixtures import this module.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import ipaddress
 import json
 import os
@@ -30,7 +29,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from controlplane.cluster import Cluster, ClusterError, cache_dir
+from controlplane.cluster import Cluster, ClusterError, cache_dir, exclusive
 
 NODE_VERSIONS = "node-k8s-v1.36.3_containerd-v2.3.7_runc-v1.5.2_cni-v1.10.0"
 NODE_BINARIES = ("kubelet", "containerd", "containerd-shim-runc-v2", "ctr", "runc",
@@ -103,7 +102,7 @@ class Node:
             if time.monotonic() - start > wait_for_other:
                 raise ClusterError(f"the real node is in use by the cluster in {owner['cluster']}")
             time.sleep(2)
-        with _exclusive(LOCK):
+        with exclusive(LOCK):
             owner = _owner()
             if owner and owner.get("cluster") != str(self.cluster.workdir) and _cluster_alive(owner):
                 raise ClusterError(f"the real node is in use by the cluster in {owner['cluster']}")
@@ -119,7 +118,7 @@ class Node:
     def down(self) -> float:
         """Stop the kubelet and containerd, kill the pods' processes, wipe the node's state."""
         start = time.monotonic()
-        with _exclusive(LOCK):
+        with exclusive(LOCK):
             owner = _owner()
             if owner and owner.get("cluster") not in (None, str(self.cluster.workdir)) and _cluster_alive(owner):
                 return 0.0  # another cluster's node: not ours to stop
@@ -456,14 +455,3 @@ def _tail(path: Path, lines: int = 8, width: int = 300) -> str:
         return "\n".join(line[:width] for line in path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
-
-
-@contextlib.contextmanager
-def _exclusive(lock_file: Path):
-    lock_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_file, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)

@@ -16,7 +16,7 @@
 
 from dataclasses import dataclass, field, replace
 
-from kubectl_safety.analysis.budgets import BudgetTracker
+from kubectl_safety.analysis.budgets import BudgetTracker, skips_pdb_check
 from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_replacement, plan_drain
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
@@ -222,7 +222,7 @@ def _pdb_obj(b) -> dict:
 def pdb_findings(snapshot, shared) -> list:
     out, overlaps = [], {}
     for pod in snapshot.pods:
-        if pod.is_terminal:
+        if skips_pdb_check(pod):  # terminal, terminating or Pending: evicted without a PDB check
             continue
         budgets = snapshot.pdbs_for(pod)
         if len(budgets) > 1:

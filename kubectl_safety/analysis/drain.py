@@ -18,6 +18,7 @@
 from dataclasses import dataclass
 
 from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
+from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
 from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.plans import (
@@ -25,6 +26,7 @@ from kubectl_safety.analysis.plans import (
     RiskCode, Severity, Unplaceable, Wave)
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.termination import api_grace_period, last_kill
 
 RETRY_SECONDS = 5  # kubectl's (and our) eviction retry delay: a wave starts up to this late
@@ -368,8 +370,17 @@ def _budget_use(tracker) -> BudgetUse:
 
 
 def _plan_warnings(snapshot, verdicts, targets, index) -> tuple:
-    """Plan-wide findings: PDBs selecting nothing in the affected namespaces, missing nodes."""
+    """Plan-wide findings: PDBs selecting nothing in the affected namespaces, missing nodes, and
+    volumes not judged because storage could not be read."""
     out = []
+    unread = snapshot.storage_unread
+    claims = [(v.pod, claim_names(v.pod)) for v in verdicts] if unread else []
+    claims = [f"{pod.namespace}/{pod.name} ({', '.join(names)})" for pod, names in claims if names]
+    if claims:
+        kinds = ", ".join(f"{resource} ({why})" for resource, why in sorted(unread.items()))
+        out.append(Reason("STORAGE_NOT_JUDGED", Severity.WARNING,
+                          f"volumes not checked, {kinds} could not be read: whether these pods' claims "
+                          f"can follow them is not judged: {'; '.join(claims)}"))
     for name in targets:
         if snapshot.node(name) is None:
             out.append(Reason("NODE_NOT_FOUND", Severity.CRITICAL, f'node "{name}" not found'))
@@ -389,6 +400,7 @@ def _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, optio
         if snapshot.node(name) is None:
             risks.add("NODE_NOT_FOUND", f'node "{name}" not found', [obj("Node", "", name)])
     _node_risks(snapshot, targets, pods, risks, now)
+    _finalizer_risks(snapshot, pods, risks)
     for p in pods:
         if p.action is not Action.BLOCKED:
             continue
@@ -433,6 +445,8 @@ def _node_risks(snapshot, targets, pods, risks, now):
         state = node_health(node, now)
         if state["state"] == "Ready":
             continue
+        if pod_gc_force_deletes(node, state):
+            continue  # no kubelet needed; finalizers are judged on their own
         going = [p for p in pods if p.node == name and p.action in MOVING]
         alive = [p for p in going if not (snapshot.pod(p.namespace, p.name) or _NONE).is_terminal]
         if not alive:
@@ -441,6 +455,19 @@ def _node_risks(snapshot, targets, pods, risks, now):
         risks.add(code, f"node {name} is {state['message']}: {len(alive)} evicted pod(s) stay Terminating until its "
                   f"kubelet confirms, so the drain does not finish. Way out: {NODE_WAY_OUT}",
                   [obj("Node", "", name)] + [pod_obj(p) for p in alive])
+
+
+def _finalizer_risks(snapshot, pods, risks):
+    """Pods asked to go that a finalizer keeps: kubectl waits for an object that stays."""
+    for p in pods:
+        if p.action not in MOVING:
+            continue
+        pod = snapshot.pod(p.namespace, p.name)
+        held = holding_finalizers(pod) if pod is not None else []
+        if held:
+            risks.add("POD_HELD_BY_FINALIZER", f"{p.ref} has finalizer(s) {', '.join(held)}: "
+                      "the pod object stays Terminating until they are removed, so the drain does not finish",
+                      [pod_obj(p)])
 
 
 class _NONE:

@@ -7,6 +7,8 @@ model (``Container``), priority by ``analysis/priority.resolve`` (admission).
 from kubectl_safety.model.objects import Pod
 
 TEMPLATE_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob")
+TEMPLATE_HASH = "pod-template-hash"
+NEW_TEMPLATE_HASH = "preview"  # stands for ComputeHash of a template no running pod was made from
 
 
 class UnsupportedManifest(Exception):
@@ -17,7 +19,9 @@ def pod_from_manifest(obj: dict, namespace: str) -> tuple:
     """``(Pod, info)``: the pod and ``{kind, name, replicas}`` of the manifest it came from.
 
     ``namespace`` applies when the manifest has none. A workload's pod is named like its
-    controller would name it (``NAME-0`` for a StatefulSet, ``NAME-preview`` otherwise).
+    controller would name it (``NAME-0`` for a StatefulSet, ``NAME-preview`` otherwise); a
+    Deployment's carries ``pod-template-hash`` (which ``matchLabelKeys`` spreads select by) with a
+    value no existing pod has: the previewed template is taken to be a new revision.
     """
     kind = obj.get("kind")
     meta = obj.get("metadata") or {}
@@ -44,5 +48,18 @@ def pod_from_manifest(obj: dict, namespace: str) -> tuple:
            "metadata": {"name": pod_name, "namespace": ns, "labels": dict(tmeta.get("labels") or {}),
                         "annotations": dict(tmeta.get("annotations") or {})},
            "spec": dict(template["spec"]), "status": {"phase": "Pending"}}
-    replicas = spec.get("parallelism") if kind in ("Job", "CronJob") else spec.get("replicas")
-    return Pod(raw), {"kind": kind, "name": name, "replicas": 1 if replicas is None else int(replicas)}
+    if kind == "Deployment":  # the new ReplicaSet's template carries the hash (a new template: no pod has it yet)
+        raw["metadata"]["labels"].setdefault(TEMPLATE_HASH, NEW_TEMPLATE_HASH)
+    return Pod(raw), {"kind": kind, "name": name, "replicas": _replicas(kind, spec)}
+
+
+def _replicas(kind, spec) -> int:
+    """How many pods the controller starts: a Job (and a CronJob's) min(parallelism, completions),
+    both defaulting to 1 (completions unset: parallelism); others ``replicas`` (default 1)."""
+    if kind in ("Job", "CronJob"):
+        parallelism = spec.get("parallelism")
+        parallelism = 1 if parallelism is None else int(parallelism)
+        completions = spec.get("completions")
+        return parallelism if completions is None else min(parallelism, int(completions))
+    replicas = spec.get("replicas")
+    return 1 if replicas is None else int(replicas)

@@ -31,12 +31,14 @@ from kubectl_safety.analysis.scheduling.filters import (NodeState, filter_node, 
                                                       required_terms, requests_of, scheduling_gated)
 from kubectl_safety.analysis.priority import resolve
 from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.analysis.scheduling.score import score_nodes
 from kubectl_safety.analysis.termination import api_grace_period
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.objects import Pod
 
 MIN_CANDIDATES_PERCENT = 10
 MIN_CANDIDATES_ABSOLUTE = 100
+MIN_FEASIBLE_SCORED = 100  # below this many nodes the scheduler scores every feasible node
 PRIORITY_OFFSET = 2 ** 31
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -82,8 +84,9 @@ def _place(pod, snapshot, now) -> dict:
             "eligible": None, "eligibility": "", "outcome": "", "node": None, "potential": 0}
     if feasible:
         nominated_fits = pod.nominated_node_name in feasible  # the scheduler tries it first
-        base.update(outcome="fits", node=pod.nominated_node_name if nominated_fits
-                    else _least_allocated(pod, snapshot, feasible))
+        best = [pod.nominated_node_name] if nominated_fits else \
+            score_nodes(pod, [snapshot.node(n) for n in feasible], snapshot).best
+        base.update(outcome="fits", node=best[0], tied=best)
         base["excluded"] = [_excluded(n, f) for n, f in failures.items() if f]
         return base
     eligible, why, waiting = _eligibility(pod, prio, snapshot, failures)
@@ -313,20 +316,6 @@ def _apply(snapshot, pod, result):
     return snapshot.replace(pods=[p for p in snapshot.pods if p.key not in gone] + [placed])
 
 
-def _least_allocated(pod, snapshot, names) -> str:
-    """The feasible node with the most free cpu and memory after placing the pod."""
-    want = pod_requests(pod)
-
-    def free(name):
-        node = snapshot.node(name)
-        used = NodeState.from_snapshot(node, snapshot).requested
-        share = 0.0
-        for r in ("cpu", "memory"):
-            alloc = node.allocatable.get(r, 0)
-            if alloc:
-                share += (alloc - used.get(r, 0) - want.get(r, 0)) / alloc
-        return (-share, name)
-    return min(names, key=free)
 
 
 def _excluded(node, failures, why=None, hint="") -> dict:
@@ -397,9 +386,15 @@ def _sampling(result) -> dict:
     """How the scheduler's candidate sampling and ties could change the pick (§1.4, §1.7)."""
     potential, cands = result["potential"], result["candidates"]
     if result["outcome"] == "fits":
-        return {"potentialNodes": 0, "minCandidates": 0, "tiedBest": [], "mayDiffer": len(result["feasible"]) > 1,
-                "note": f"no preemption: scoring (not modelled) picks one of the {len(result['feasible'])} feasible "
-                        "node(s); node shows the least allocated"}
+        tied = result["tied"] if len(result["tied"]) > 1 else []
+        sampled = len(result["feasible"]) > MIN_FEASIBLE_SCORED
+        note = f"no preemption: the Score stage picks {result['node']} of {len(result['feasible'])} feasible node(s)"
+        if tied:
+            note += f"; it ties with {', '.join(n for n in tied if n != result['node'])} (the scheduler picks one)"
+        if sampled:
+            note += f"; with more than {MIN_FEASIBLE_SCORED} feasible nodes the scheduler scores a sample of them"
+        return {"potentialNodes": 0, "minCandidates": 0, "tiedBest": tied, "mayDiffer": bool(tied) or sampled,
+                "note": note}
     wanted = min(max(potential * MIN_CANDIDATES_PERCENT // 100, MIN_CANDIDATES_ABSOLUTE), potential)
     tied = [c["node"] for c in cands if c["sortKey"][:5] == cands[0]["sortKey"][:5]] if cands else []
     may_differ = len(tied) > 1 or (len(cands) > wanted)

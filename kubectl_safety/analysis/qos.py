@@ -1,5 +1,7 @@
 """QoS class (``ComputePodQOS``) with the reason for each container."""
 
+from kubectl_safety.model.quantity import parse_quantity
+
 QOS_RESOURCES = ("cpu", "memory")
 
 
@@ -41,9 +43,26 @@ def compute_qos(pod) -> str:
                 guaranteed = False
     if not requests and not limits:
         return "BestEffort"
-    if guaranteed and len(requests) == len(limits) and all(limits.get(r) == v for r, v in requests.items()):
+    if guaranteed and len(requests) == len(limits) and all(limits.get(r) == v for r, v in requests.items()) \
+            and (pod.pod_level is not None or _equal_as_held(pod)):
         return "Guaranteed"
     return "Burstable"
+
+
+def _equal_as_held(pod) -> bool:
+    """Requests equal limits in the quantities as the object holds them: the model reads amounts at the
+    milli precision an API server stores, but a dump never stored by one may hold finer ones."""
+    requests, limits = {}, {}
+    for c in list(pod.containers) + list(pod.init_containers):
+        resources = c.raw.get("resources") or {}
+        lim = {r: parse_quantity(v) for r, v in (resources.get("limits") or {}).items() if r in QOS_RESOURCES}
+        req = {**lim, **{r: parse_quantity(v) for r, v in (resources.get("requests") or {}).items()
+                         if r in QOS_RESOURCES}}
+        for total, part in ((requests, req), (limits, lim)):
+            for r, v in part.items():
+                if v > 0:
+                    total[r] = total.get(r, 0) + v
+    return requests == limits
 
 
 def qos_class(pod) -> str:

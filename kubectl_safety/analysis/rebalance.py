@@ -15,12 +15,14 @@ from dataclasses import dataclass
 
 from kubectl_safety.analysis.budgets import Budgets
 from kubectl_safety.analysis import topology
+from kubectl_safety.analysis.deletion import pod_gc_force_deletes
 from kubectl_safety.analysis.eviction import refusals
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
-from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, reuse_node_states
+from kubectl_safety.analysis.scheduling.filters import filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
+from kubectl_safety.analysis.scheduling.score import score_nodes
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.objects import Pod
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
@@ -149,13 +151,6 @@ def not_evictable(pod, snapshot, options) -> str:
     return found[0].message if found else ""
 
 
-def _allocated(state) -> float:
-    """Requested share of cpu and memory (LeastAllocated scoring prefers the emptier node)."""
-    alloc = state.node.allocatable
-    shares = [state.requested.get(r, 0) / alloc[r] for r in ("cpu", "memory") if alloc.get(r)]
-    return sum(shares) / len(shares) if shares else 0.0
-
-
 def replacement(pod):
     """The pod its controller would create, unscheduled, without its spread constraints (what a
     domain's nodes can take at all, spread aside)."""
@@ -236,25 +231,28 @@ class Planner:
         self.evictions = []
         self.blocked = []
         self.evicted = set()
+        self.tied = []  # the nodes tied with the last move's expected node
 
     def place(self, pod, group, src, view):
         """The node the scheduler would choose for ``pod``'s replacement on ``view``, or (None, reasons).
 
         Feasibility is ``filter_node`` (every Filter plugin, the pod's own spread constraints
-        included, counted on the simulated cluster); the ranking prefers the least-loaded domain.
+        included, counted on the simulated cluster); the choice is the scheduler's Score stage
+        (``score_nodes``): of nodes tied for the highest score, the first by name, and the others
+        in ``tied``.
         """
-        best, reasons = None, {}
+        reasons, feasible = {}, []
         new = unscheduled_copy(pod, name=f"{pod.name}-moved")
         for node in view.nodes:
             why = placement_failure(new, node, view)
             if why:
                 reasons[why] = reasons.get(why, 0) + 1
                 continue
-            rank = (tuple(s.counts.get(s.domain_of.get(node.name), 0) for s in group.spreads),
-                    node.name == src, _allocated(NodeState.from_snapshot(node, view)), node.name)
-            if best is None or rank < best[0]:
-                best = (rank, node)
-        return (best[1] if best else None), new, reasons
+            feasible.append(node)
+        if not feasible:
+            return None, new, reasons, []
+        best = score_nodes(new, feasible, view).best
+        return view.node(best[0]), new, reasons, best[1:]
 
     def try_move(self, pod, group, target):
         """Commit the eviction of ``pod`` if it reduces ``target``'s imbalance and worsens nothing."""
@@ -264,7 +262,7 @@ class Planner:
         view = self.current.replace(pods=[terminating(p, self.snapshot.taken_at) if p is pod else p
                                           for p in self.current.pods])  # an evicted pod is never moved again
         reuse_node_states(self.current, view, {src}, [pod])
-        dst, new, reasons = self.place(pod, group, src, view)
+        dst, new, reasons, tied = self.place(pod, group, src, view)
         after = {id(s): s.moved(pod, None, dst.name) if dst else s.counts for s in group.spreads}
         before = {id(s): s.moved(pod, None, src) for s in group.spreads}
         ok = dst is not None and _squares(after[id(target)]) < _squares(before[id(target)]) and all(
@@ -281,6 +279,7 @@ class Planner:
         self.current = view.replace(pods=list(view.pods) + [placed])
         reuse_node_states(view, self.current, {dst.name}, [placed])
         self.node_of[pod.key] = dst.name
+        self.tied = tied
         return dst, ""
 
     def candidates(self, group, target):
@@ -329,6 +328,7 @@ class Planner:
                     "topologyKey": target.key, "workload": _wref(group.workload),
                     "round": self.budgets.round, "expectedNode": dst.name,
                     "expectedDomain": target.domain_of.get(dst.name),
+                    "tiedNodes": self.tied,
                 })
                 return True
             if waiting:
@@ -483,8 +483,9 @@ def plan_risks(snapshot, evictions, now) -> RiskList:
     for e in evictions:
         by_node.setdefault(e["node"], []).append(e)
     for name, moved in sorted(by_node.items()):
-        state = node_health(snapshot.node(name), now)
-        if state["state"] in ("Unknown", "NotReady"):
+        node = snapshot.node(name)
+        state = node_health(node, now)
+        if state["state"] in ("Unknown", "NotReady") and not pod_gc_force_deletes(node, state):
             code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"
             risks.add(code, f"node {name} is {state['message']}: {len(moved)} evicted pod(s) stay Terminating until "
                       f"its kubelet confirms, and their replacements are not counted before. Way out: {NODE_WAY_OUT}",

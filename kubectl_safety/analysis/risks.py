@@ -22,6 +22,8 @@ RISKS = {
                          "Terminating until its kubelet returns"),
     "NODE_NOT_READY": ("not-ready", "the node is NotReady: evicted pods may stay Terminating until its kubelet "
                        "recovers"),
+    "POD_HELD_BY_FINALIZER": ("finalizer", "a finalizer holds an evicted pod: the object stays Terminating until "
+                              "whoever owns the finalizer removes it, so the drain does not finish"),
     "NODE_NOT_FOUND": ("not-found", "a node to drain does not exist"),
     "DRAIN_TIMEOUT": ("timeout", "the plan takes longer than --timeout: it stops part way"),
     "SYSTEM_CRITICAL": ("system-critical", "a system-critical pod would be moved"),

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.plans import BatchRisk
+from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
 from kubectl_safety.model.constants import API_VERSION, ZONE
-from kubectl_safety.model.objects import Node
 
 MAINTENANCE_SECONDS = 60  # assumed time for --exec and the node's return to Ready (not knowable beforehand)
 GATE_SECONDS = 10  # assumed time for the health gate after a batch
@@ -105,9 +105,7 @@ def _state_for(snapshot, pool, batches, index, precordon):
         if want is None or node.unschedulable == want:
             nodes.append(node)
         else:
-            raw = dict(node.raw)
-            raw["spec"] = {**(node.raw.get("spec") or {}), "unschedulable": want}
-            nodes.append(Node(raw))
+            nodes.append(cordoned(node) if want else uncordoned(node))
     return snapshot.replace(nodes=nodes)
 
 

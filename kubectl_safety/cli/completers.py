@@ -1,7 +1,6 @@
 """Dynamic completers (click's ``shell_complete=``): names read from ``--snapshot`` files when given,
 else from ``kubectl get`` with a short timeout; [] on any problem, never an error."""
 
-import os
 
 from click.shell_completion import CompletionItem
 
@@ -180,17 +179,10 @@ def _kubectl_get(g, resources, template, namespaced):
 
 
 def _kubeconfig_contexts(path):
-    import yaml
+    from kubectl_safety.cluster.kubeconfig import context_names
+    from kubectl_safety.errors import ClusterError
 
-    if path:
-        paths = [path]
-    else:
-        paths = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
-        paths = paths or [os.path.expanduser("~/.kube/config")]
-    names = []
-    for p in paths:
-        if os.path.isfile(p):
-            with open(p, encoding="utf-8") as f:
-                config = yaml.safe_load(f) or {}
-            names += [c.get("name") for c in config.get("contexts") or [] if isinstance(c, dict) and c.get("name")]
-    return names
+    try:
+        return context_names(path)
+    except ClusterError:
+        return []

@@ -170,7 +170,10 @@ def _arg(word, dot, env):
     if w in ("true", "false"):
         return w == "true"
     if re.fullmatch(r"-?\d+(\.\d+)?", w):
-        return float(w) if "." in w else int(w)
+        try:
+            return float(w) if "." in w else int(w)
+        except ValueError:  # int() of thousands of digits is refused
+            raise TemplateError(f"number {w[:20]}...: out of range") from None
     if w == "nil":
         return None
     if w.startswith("$"):

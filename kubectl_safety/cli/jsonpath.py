@@ -126,10 +126,16 @@ def _bracket(b):
         if not m:
             return ("filter", _path(b[2:-1]), None, None)
         right = m.group(3)
-        value = _literal(right) if right[:1] in "'\"" else _path(right) if right[:1] in "@$" else json.loads(right)
+        try:
+            value = _literal(right) if right[:1] in "'\"" else _path(right) if right[:1] in "@$" else json.loads(right)
+        except ValueError:  # not JSON, or a number of thousands of digits
+            raise TemplateError(f"invalid filter value {right[:40]}") from None
         return ("filter", _path(m.group(1)), m.group(2), value)
     if ":" in b:
-        parts = [int(p) if p.strip() else None for p in (b.split(":") + [""])[:3]]
+        try:
+            parts = [int(p) if p.strip() else None for p in (b.split(":") + [""])[:3]]
+        except ValueError:  # not a number, or one of thousands of digits
+            raise TemplateError(f"invalid array slice [{b[:40]}]") from None
         return ("slice", *parts)
     try:
         return ("index", int(b))

@@ -137,20 +137,19 @@ def get_globals(ctx=None) -> Globals:
 
 
 # flags whose values are sent as HTTP request headers: (Globals field, flag, header, the value may be shown)
-HEADER_FLAGS = (("as_user", "--as", "Impersonate-User", True), ("as_groups", "--as-group", "Impersonate-Group", True),
-                ("as_uid", "--as-uid", "Impersonate-Uid", True), ("token", "--token", "Authorization", False))
+HEADER_FLAGS = (("token", "--token", "Authorization"),)  # flags sent as a header that must be ASCII
 
 
 def _check_header_values(g):
-    """A header-bound flag whose value is not ASCII is a usage error naming the flag (never "unable to connect")."""
+    """A token that is not ASCII is a usage error naming the flag, never "unable to connect" (its value is not shown).
+
+    Impersonation values are sent as UTF-8, as kubectl sends them."""
     from kubectl_safety.errors import UsageError
 
-    for name, flag, header, shown in HEADER_FLAGS:
+    for name, flag, header in HEADER_FLAGS:
         value = getattr(g, name)
-        for v in value if isinstance(value, (tuple, list)) else (value,):
-            if v and not str(v).isascii():
-                given = f"={v!r}" if shown else " value"
-                raise UsageError(f"{flag}{given} is not ASCII: the {header} header is sent in ASCII only")
+        if value and not str(value).isascii():
+            raise UsageError(f"{flag} value is not ASCII: the {header} header is sent in ASCII only")
 
 
 def duration_flag(text, flag, bare_seconds=False) -> float:

@@ -146,11 +146,18 @@ def formatted(report, kind, template) -> str:
 
 
 def _read_template(path) -> str:
+    """A regular file of at most ``MAX_TEMPLATE`` bytes (``/dev/zero`` or a FIFO would never end)."""
+    from kubectl_safety.cluster.files import read_limited
+
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        return read_limited(path, MAX_TEMPLATE).decode("utf-8")
     except OSError as e:
-        raise UsageError(f"cannot read the template file {path}: {e.strerror}") from None
+        raise UsageError(f"cannot read the template file {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise UsageError(f"cannot read the template file {path}: not UTF-8 text (byte {e.start})") from None
+
+
+MAX_TEMPLATE = 1024 * 1024
 
 
 def objects(data) -> list:

@@ -63,6 +63,10 @@ def as_text(data, path: str) -> str:
 MAX_C_NESTING = 200
 MAX_DEPTH = 100  # no Kubernetes object nests half as deep
 MAX_NODES = 20_000_000  # YAML nodes after expanding aliases (an alias bomb expands to billions)
+# YAML nodes composed: each costs some 350 bytes while a document is composed and built, so that
+# the bound holds well before a small machine's memory does. Large clusters: ``-o json`` dumps,
+# decoded slice by slice into the trimmed model.
+MAX_YAML_NODES = 2_500_000
 _BRACKETS = re.compile(r"[\[\]{}]")
 # What could make a block-style document nest deeply, or use anchors: then the bounded loader.
 _RISKY = re.compile(r"^[ \t]{150}|(?:[-?][ \t]+){50}|(?:^|[\s\[{,])&[^\s]", re.M)
@@ -83,20 +87,32 @@ def _nesting(text: str) -> int:
 
 
 def parse_documents(text: str, path: str) -> list:
-    """JSON (one value) or YAML (one or more documents); raises InputError naming the line."""
+    """JSON (one value) or YAML (one or more documents); raises InputError naming the line.
+    Text that starts as JSON does but is not JSON is read as YAML (a flow mapping, ``{kind: List}``),
+    unless the file is named ``.json``."""
     stripped = text.lstrip()
     if not stripped:
         raise InputError(f"{path}: empty file")
     if stripped[0] in "{[":
         try:
             value = json.loads(text, parse_constant=_no_constant)
-        except json.JSONDecodeError as e:
-            raise InputError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        except json.JSONDecodeError as e:  # YAML in flow style starts so too (but not in a .json file)
+            json_error = f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}"
+            if path.lower().endswith(".json"):
+                raise InputError(json_error) from None
+            try:
+                return _yaml_documents(text, path)
+            except InputError as yaml_error:
+                raise InputError(f"{json_error} (nor YAML:{str(yaml_error)[len(path) + 1:]})") from None
         except RecursionError:
             raise InputError(f"{path}: invalid JSON: nested too deeply") from None
         except ValueError as e:  # NaN/Infinity, integers of thousands of digits
             raise InputError(f"{path}: invalid JSON: {str(e).split(';')[0][:120]}") from None
         return value if isinstance(value, list) else [value]
+    return _yaml_documents(text, path)
+
+
+def _yaml_documents(text: str, path: str) -> list:
     import yaml
 
     try:
@@ -125,9 +141,35 @@ def load_yaml_all(text: str) -> list:
     import yaml
 
     fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None and _node_bound(text) > MAX_YAML_NODES:
+        _count_nodes(text, fast)  # libyaml's parser keeps its own stack: events are safe at any depth
     if fast is not None and _nesting(text) <= MAX_C_NESTING and not _RISKY.search(text):
         return list(yaml.load_all(text, Loader=fast))
     return list(yaml.load_all(text, Loader=_bounded_loader()))
+
+
+def _node_bound(text: str) -> int:
+    """An upper bound on the YAML nodes of ``text``, counted without building any: but the root,
+    every node follows a ``-``, ``:`` (key and value), ``?``, ``,``, ``[`` or ``{``."""
+    return 1 + text.count("-") + 2 * text.count(":") + 2 * text.count("?") + \
+        text.count(",") + text.count("[") + text.count("{")
+
+
+def _count_nodes(text: str, loader):
+    """Parse events only (one at a time: no memory kept) and refuse more than ``MAX_YAML_NODES`` nodes."""
+    import yaml
+
+    nodes = 0
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > MAX_YAML_NODES:
+                raise yaml.YAMLError(_too_many_nodes(event.start_mark))
+
+
+def _too_many_nodes(mark) -> str:
+    where = f" (line {mark.line + 1})" if mark else ""
+    return f"more than {MAX_YAML_NODES} nodes{where}: for a cluster this large, dump it with -o json"
 
 
 def safe_yaml(text: str):
@@ -145,13 +187,16 @@ def _bounded_loader():
     import yaml
 
     class BoundedLoader(yaml.SafeLoader):
-        """SafeLoader with a nesting bound and a bound on the size aliases expand to."""
+        """SafeLoader with bounds on nesting, on the nodes composed and on the size aliases expand to."""
 
-        depth = 0
+        depth = nodes = 0
 
         def compose_node(self, parent, index):
             self.depth += 1
+            self.nodes += 1
             try:
+                if self.nodes > MAX_YAML_NODES:
+                    raise yaml.YAMLError(_too_many_nodes(self.peek_event().start_mark))
                 if self.depth > MAX_DEPTH:
                     mark = self.peek_event().start_mark
                     raise yaml.YAMLError(f"nested more than {MAX_DEPTH} levels deep (line {mark.line + 1})")

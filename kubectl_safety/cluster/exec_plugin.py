@@ -38,10 +38,10 @@ def run(spec: dict, base: str, timeout: float, limit: int, cluster=None) -> dict
     import threading
 
     box = []
-    reader = threading.Thread(target=lambda: box.append(proc.stdout.read(limit + 1)), daemon=True)
+    reader = threading.Thread(target=lambda: box.append(_read_output(proc.stdout, limit)), daemon=True)
     reader.start()
     try:
-        reader.join(timeout)
+        reader.join(min(timeout, threading.TIMEOUT_MAX))
         if reader.is_alive() or (box and len(box[0]) > limit):
             _kill(proc)
             if not box or len(box[0]) <= limit:
@@ -75,6 +75,18 @@ def run(spec: dict, base: str, timeout: float, limit: int, cluster=None) -> dict
         if any(c in status["token"] for c in "\r\n\0"):
             raise ClusterError(f"exec plugin {name}: status.token has line breaks")
     return status
+
+
+def _read_output(pipe, limit: int) -> bytes:
+    """The plugin's output until it ends, or the first ``limit + 1`` bytes: read as it comes, in pieces."""
+    parts, total = [], 0
+    while total <= limit:
+        piece = pipe.read1(1 << 16)
+        if not piece:
+            break
+        parts.append(piece)
+        total += len(piece)
+    return b"".join(parts)
 
 
 def _kill(proc):

@@ -12,12 +12,23 @@ _BLOCK = 1 << 20
 
 
 def read_limited(path: str, limit: int) -> bytes:
-    """The bytes of the regular file ``path``; OSError (with ``strerror``) otherwise or when larger than ``limit``."""
+    """The bytes of the regular file ``path``; OSError (with ``strerror``) otherwise or when larger than ``limit``.
+
+    The first read is as large as the file (``fstat``), never as the limit; a file that grows
+    while it is read is read on block by block, up to the limit.
+    """
     with open_limited(path, limit) as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
+        size = os.fstat(f.fileno()).st_size
+        data = f.read(size + 1)
+        if len(data) <= size:
+            return data
+        parts, total = [data], len(data)
+        while parts[-1] and total <= limit:
+            parts.append(f.read(_BLOCK))
+            total += len(parts[-1])
+    if total > limit:
         raise OSError(0, f"larger than {limit} bytes")
-    return data
+    return b"".join(parts)
 
 
 def open_limited(path: str, limit: int):

@@ -75,12 +75,13 @@ def kubeconfig_paths(path=None) -> list:
     return [default] if os.path.exists(default) else []
 
 
-def resolve(path=None, context=None, overrides=None):
+def resolve(path=None, context=None, overrides=None, request_timeout=0.0):
     """The ``Endpoint`` of the chosen context (or in-cluster), or None when the kubernetes client must decide.
 
     ``overrides``: kubectl's connection flags (``cluster user server token certificate_authority
     client_certificate client_key tls_server_name insecure_skip_tls_verify``), applied after the
-    context is resolved, as kubectl's ConfigOverrides are. An invalid kubeconfig raises
+    context is resolved, as kubectl's ConfigOverrides are. ``request_timeout`` (seconds, 0: none)
+    also bounds an exec credential plugin's run. An invalid kubeconfig raises
     ``ClusterError`` naming the file and the field.
     """
     paths = kubeconfig_paths(path)
@@ -90,8 +91,14 @@ def resolve(path=None, context=None, overrides=None):
     if any(os.environ.get(v) for v in PROXY_VARIABLES):
         return None
     if overrides:
-        return _overridden(merged, context, overrides)
-    return _endpoint(merged, context)
+        return _overridden(merged, context, overrides, request_timeout)
+    return _endpoint(merged, context, request_timeout)
+
+
+def context_names(path=None) -> list:
+    """The context names of the kubeconfig files kubectl would merge (read bounded, like every kubeconfig)."""
+    paths = kubeconfig_paths(path)
+    return list(_merge(paths)["contexts"]) if paths else []
 
 
 def in_cluster():
@@ -163,7 +170,7 @@ class OverrideError(Exception):
     """A connection flag names something the kubeconfig does not define (one line for the user)."""
 
 
-def _overridden(merged, context, o):
+def _overridden(merged, context, o, request_timeout=0.0):
     """The context with ``--cluster``/``--user`` swapped in, then the other flags on top."""
     merged = merged or {"clusters": {}, "users": {}, "contexts": {}, "current-context": None}
     for section, key in (("clusters", "cluster"), ("users", "user")):
@@ -196,7 +203,7 @@ def _overridden(merged, context, o):
     one = {"clusters": {"c": (cluster, *cluster_entry[1:])}, "users": {"u": (user, *user_entry[1:])},
            "contexts": {"x": ({"cluster": "c", "user": "u", "namespace": ctx.get("namespace")}, base, where)},
            "current-context": "x"}
-    return _endpoint(one, "x")
+    return _endpoint(one, "x", request_timeout)
 
 
 def _kind(value) -> str:
@@ -243,7 +250,7 @@ def _bad(where, wanted, value, path):
     raise ClusterError(f"invalid kubeconfig {path}: {where or 'the file'} must be {wanted}, not {_kind(value)}")
 
 
-def _endpoint(merged, context):
+def _endpoint(merged, context, request_timeout=0.0):
     name = context or merged["current-context"]
     if not name:
         raise ClusterError("invalid kubeconfig: no current-context is set: pass --context NAME")
@@ -290,7 +297,8 @@ def _endpoint(merged, context):
 
         def refresh():
             info = _cluster_info(cluster, host) if user["exec"].get("provideClusterInfo") else None
-            credential = run(user["exec"], user_base, exec_timeout(), MAX_EXEC_OUTPUT, info)
+            timeout = min(exec_timeout(), request_timeout) if request_timeout else exec_timeout()
+            credential = run(user["exec"], user_base, timeout, MAX_EXEC_OUTPUT, info)
             if credential.get("clientCertificateData") and host.startswith("https"):
                 ep.cert_file = in_memory_file(credential["clientCertificateData"].encode())
                 ep.key_file = in_memory_file((credential.get("clientKeyData") or "").encode())

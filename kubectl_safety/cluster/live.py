@@ -22,6 +22,9 @@ RESOURCES = {
     "poddisruptionbudgets": ("/apis/policy/v1", True, "PodDisruptionBudget"),
     "priorityclasses": ("/apis/scheduling.k8s.io/v1", False, "PriorityClass"),
     "storageclasses": ("/apis/storage.k8s.io/v1", False, "StorageClass"),
+    "limitranges": ("/api/v1", True, "LimitRange"),
+    "resourcequotas": ("/api/v1", True, "ResourceQuota"),
+    "runtimeclasses": ("/apis/node.k8s.io/v1", False, "RuntimeClass"),
     "replicasets": ("/apis/apps/v1", True, "ReplicaSet"),
     "deployments": ("/apis/apps/v1", True, "Deployment"),
     "statefulsets": ("/apis/apps/v1", True, "StatefulSet"),
@@ -92,7 +95,7 @@ class Connection:
         if self.kubeconfig and not os.path.exists(self.kubeconfig):
             raise ClusterError(f"kubeconfig {self.kubeconfig}: no such file")
         try:
-            endpoint = resolve(self.kubeconfig, self.context, self.overrides)
+            endpoint = resolve(self.kubeconfig, self.context, self.overrides, parse_timeout(self.request_timeout))
         except OverrideError as e:
             raise ClusterError(f"invalid kubeconfig: {e}") from None
         if endpoint is None:
@@ -142,7 +145,10 @@ class Connection:
                 config.load_incluster_config(client_configuration=configuration)
                 ns_file = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
                 if os.path.exists(ns_file):
-                    self._namespace = open(ns_file).read().strip()
+                    from kubectl_safety.cluster.files import read_limited
+                    from kubectl_safety.cluster.kubeconfig import MAX_FILE
+
+                    self._namespace = read_limited(ns_file, MAX_FILE).decode("utf-8", "replace").strip()
             else:
                 raise ClusterError("no kubeconfig found: set KUBECONFIG, pass --kubeconfig, "
                                    "or use --snapshot FILE for offline analysis")
@@ -226,14 +232,16 @@ class Connection:
         return status, payload
 
     def _headers(self, transport) -> list:
-        """Accept, User-Agent, credentials and impersonation, as every request sends them."""
+        """Accept, User-Agent, credentials and impersonation, as every request sends them.
+
+        Impersonation values go out as UTF-8 bytes, as kubectl sends them (a str would be Latin-1)."""
         headers = [("Accept", "application/json"), ("User-Agent", self.user_agent)]
         headers += transport.auth_headers().items()
         if self.as_user:  # client-go sends a UID only with the user it impersonates
-            headers.append(("Impersonate-User", self.as_user))
+            headers.append(("Impersonate-User", _utf8(self.as_user)))
             if self.as_uid:
-                headers.append(("Impersonate-Uid", self.as_uid))
-        headers += [("Impersonate-Group", group) for group in self.as_groups]
+                headers.append(("Impersonate-Uid", _utf8(self.as_uid)))
+        headers += [("Impersonate-Group", _utf8(group)) for group in self.as_groups]
         return headers
 
     def _transport_error(self, e):
@@ -494,3 +502,8 @@ def _connection_reason(text):
         if marker.lower() in text.lower():
             return marker.lower()
     return text[:160]
+
+
+def _utf8(value: str):
+    """A header value as kubectl sends it: ASCII as is, anything else as its UTF-8 bytes."""
+    return value if value.isascii() else value.encode("utf-8")

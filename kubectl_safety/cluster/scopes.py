@@ -1,12 +1,11 @@
 """The reads each command needs on a live cluster: few requests, independent of cluster size."""
 
 from kubectl_safety.cluster.source import Query
+from kubectl_safety.model.snapshot import STORAGE_RESOURCES
 
 OWNER_RESOURCES = {"ReplicaSet": "replicasets", "Deployment": "deployments", "StatefulSet": "statefulsets",
                    "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
                    "ReplicationController": "replicationcontrollers"}
-
-STORAGE_RESOURCES = ("persistentvolumeclaims", "persistentvolumes", "storageclasses")
 
 
 def owner_queries(connection, obj: dict) -> list:
@@ -66,3 +65,8 @@ def cluster_scope(namespaces=None) -> list:
     for resource in ("replicasets", "deployments", "statefulsets", "daemonsets", "jobs"):
         queries.append(Query(resource, optional=True))
     return queries
+
+
+def admission_scope() -> list:
+    """What admission of a manifest's pod reads: LimitRanges, ResourceQuotas and RuntimeClasses."""
+    return [Query(resource, optional=True) for resource in ("limitranges", "resourcequotas", "runtimeclasses")]

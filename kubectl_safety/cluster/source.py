@@ -14,7 +14,7 @@ class Query:
     name: str = None
     field_selector: str = None
     label_selector: str = None
-    optional: bool = False  # tolerate 404/403: the snapshot is then partial (a warning says so)
+    optional: bool = False  # tolerate 403 (and 404 on a LIST): the snapshot is then partial (a warning says so)
 
 
 def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, chunk_size=500,
@@ -22,7 +22,8 @@ def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, c
     """A ClusterSnapshot from dump files or, if none are given, from the queries on the live API.
 
     ``now`` is the time the snapshot counts as taken (for dumps: the newest file's mtime unless
-    given). Optional queries that are forbidden or missing add a line to ``warnings``.
+    given). Optional queries that are forbidden or not served add a line to ``warnings`` and
+    their resource to the snapshot's ``unread``.
     """
     if snapshot_paths:
         from kubectl_safety.cluster.dump import load_objects
@@ -33,12 +34,12 @@ def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, c
     from kubectl_safety.cluster.dump import bulk_load
     from kubectl_safety.model.typed import Pairs
 
-    checked = []  # shape-checked by their Struct; kept alive here while their ids mark them
+    checked, unread = [], {}  # shape-checked by their Struct; kept alive here while their ids mark them
     with bulk_load():  # many acyclic objects: no cyclic GC passes while they arrive
-        objects = Pairs(unique(fetch(connection, queries, chunk_size, warnings, checked)))
+        objects = Pairs(unique(fetch(connection, queries, chunk_size, warnings, checked, unread)))
     objects.checked.update(map(id, checked))
     return build_snapshot(objects, taken_at=now, source=f"cluster {connection.host}",
-                          complete_pod_namespaces=complete_pod_namespaces(queries))
+                          complete_pod_namespaces=complete_pod_namespaces(queries), unread=unread)
 
 
 def unique(pairs) -> list:
@@ -62,17 +63,19 @@ def complete_pod_namespaces(queries):
     return frozenset(q.namespace for q in lists)
 
 
-def fetch(connection, queries, chunk_size=500, warnings=None, checked=None):
+def fetch(connection, queries, chunk_size=500, warnings=None, checked=None, unread=None):
     """Run each query once; yield ``(origin, object)`` pairs in the queries' order.
 
     Node-scoped reads go one after the other on one kept-alive connection (measured: parallel
     ones cost more in TLS handshakes than they save). Whole-cluster reads go two at a time: the
     small LISTs are answered while the pods' pages are (``cluster/background.py``).
-    ``checked``: a list to which the objects their Struct shape-checked are added.
+    ``checked``: a list to which the objects their Struct shape-checked are added; ``unread``: a
+    dict to which the optional resources that could not be read are added, with the reason.
     """
     def read(q):
         return _read(connection, q, chunk_size, checked)
 
+    queries = list(queries)
     if complete_pod_namespaces(queries) is None:  # every pod is read: a LIST of many pages
         from kubectl_safety.cluster.background import in_order
 
@@ -80,9 +83,11 @@ def fetch(connection, queries, chunk_size=500, warnings=None, checked=None):
         answers = in_order(read, queries)
     else:
         answers = map(read, queries)
-    for pairs, warning in answers:
+    for q, (pairs, warning) in zip(queries, answers):
         if warning and warnings is not None:
             warnings.append(warning)
+        if warning and unread is not None:
+            unread[q.resource] = warning.reason
         yield from pairs
 
 
@@ -102,7 +107,32 @@ def _read(connection, q, chunk_size, checked):
         listing = connection.list(q.resource, q.namespace, field_selector=q.field_selector,
                                   label_selector=q.label_selector, chunk_size=chunk_size, checked=checked)
     except SafetyError as e:
-        if not q.optional or "Forbidden" not in str(e):
+        warning = unreadable(q, e)
+        if warning is None:
             raise
-        return [], f"{e} (continuing without {q.resource}: the analysis is partial)"
+        return [], warning
     return list(flatten(listing, origin)), None
+
+
+class Unreadable(str):
+    """A warning that an optional resource could not be read; ``reason``: why, in a word or two."""
+
+    reason = ""
+
+
+def unreadable(q, error):
+    """The warning for an optional query the API refused (403) or does not serve (404 on a LIST:
+    an API group a distribution leaves out), else None (the error stands)."""
+    from kubectl_safety.errors import NotFoundError
+
+    if not q.optional:
+        return None
+    if "Forbidden" in str(error):
+        reason = "forbidden"
+    elif isinstance(error, NotFoundError) and not q.name:
+        reason = "not served"
+    else:
+        return None
+    warning = Unreadable(f"{error} (continuing without {q.resource}: the analysis is partial)")
+    warning.reason = reason
+    return warning

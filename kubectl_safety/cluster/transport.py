@@ -38,33 +38,41 @@ class Stream:
     ``pieces``: the body's bytes as they come. ``stop`` wakes a reader blocked on the socket and
     may run on any thread (``close()``); ``release`` frees the connection, on the reading thread
     only (a client's response object is not safe to close under a read). A line longer than
-    ``MAX_BODY`` raises ``ResponseTooLarge``.
+    ``MAX_BODY`` raises ``ResponseTooLarge``; ``deadline`` (seconds) stops the stream when it passes.
     """
 
-    def __init__(self, pieces, stop, release):
+    def __init__(self, pieces, stop, release, deadline=None):
         self._pieces, self._stop, self._release = pieces, stop, release
         self._closed = self._reading = False
+        self._watchdog = _Watchdog(deadline, stop) if deadline else None
 
     def lines(self):
         """Non-blank lines (bytes, without the newline) until the server ends the body or ``close()``."""
-        self._reading, pending = True, b""
+        self._reading, pending, size = True, [], 0
         try:
             for piece in self._pieces:
-                pending += piece
-                *complete, pending = pending.split(b"\n")
-                if len(pending) > MAX_BODY:
-                    raise ResponseTooLarge(f"a streamed line is too large (more than {MAX_BODY} bytes)")
-                yield from (line for line in complete if line.strip())
-            if pending.strip():
-                yield pending
-        except Exception as e:  # noqa: BLE001 - a read interrupted by close() ends the stream quietly
-            if self._closed:
+                if b"\n" not in piece:  # (a line arriving in many pieces is joined once)
+                    pending.append(piece)
+                    size += len(piece)
+                    if size > MAX_BODY:
+                        raise ResponseTooLarge(f"a streamed line is too large (more than {MAX_BODY} bytes)")
+                    continue
+                first, *complete, rest = (b"".join(pending) + piece).split(b"\n")
+                pending, size = [rest], len(rest)
+                yield from (line for line in (first, *complete) if line.strip())
+            last = b"".join(pending)
+            if last.strip():
+                yield last
+        except Exception as e:  # noqa: BLE001 - a read interrupted by close() (or the deadline) ends it quietly
+            if self._closed or (self._watchdog is not None and self._watchdog.fired):
                 return
             if isinstance(e, _http().HTTPException):  # e.g. IncompleteRead: the server went away mid-body
                 raise ConnectionResetError(f"the stream broke: {type(e).__name__}") from None
             raise
         finally:
             self._reading = False
+            if self._watchdog is not None:
+                self._watchdog.cancel()
             _quietly(self._release)
 
     def read(self) -> bytes:
@@ -72,6 +80,8 @@ class Stream:
 
     def close(self):
         self._closed = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         _quietly(self._stop)
         if not self._reading:
             _quietly(self._release)
@@ -97,7 +107,7 @@ class _Watchdog:
             except Exception:  # noqa: BLE001 - the socket may be gone already
                 pass
 
-        self._timer = threading.Timer(seconds, fire)
+        self._timer = threading.Timer(min(seconds, threading.TIMEOUT_MAX), fire)
         self._timer.daemon = True
         self._timer.start()
 
@@ -191,8 +201,9 @@ class HttpTransport:
     def stream(self, url, headers, timeout):
         """A GET whose body is read as it arrives (a watch), on a connection of its own.
 
-        ``timeout`` bounds connecting, the response's head and every read: the server ends a
-        watch at its ``timeoutSeconds``, so a silent stream past that is a dead one.
+        ``timeout`` bounds connecting, the response's head and every read, and the whole stream:
+        the server ends a watch at its ``timeoutSeconds``, so a stream past that is a dead (or a
+        hostile) one.
         """
         _check_headers(headers)
         conn, deadline = self._new(timeout), timeout or DEFAULT_DEADLINE
@@ -208,7 +219,7 @@ class HttpTransport:
             watchdog.cancel()
 
         return response.status, Stream(iter(lambda: response.read1(_STREAM_PIECE), b""),
-                                       lambda: _shutdown(conn), conn.close)
+                                       lambda: _shutdown(conn), conn.close, deadline)
 
     @staticmethod
     def _exchange(conn, method, path, headers, body):
@@ -257,7 +268,8 @@ def _send(conn, method, path, headers, body):
 
 def _check_headers(headers):
     for name, value in headers:
-        if any(c in str(name) + str(value) for c in "\r\n\0"):
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        if any(c in str(name) + text for c in "\r\n\0"):
             raise ValueError(f"invalid header {name}: line breaks are not allowed")
 
 
@@ -349,7 +361,7 @@ class ClientTransport:
 
         worker = threading.Thread(target=run, daemon=True)
         worker.start()
-        worker.join(deadline)
+        worker.join(min(deadline, threading.TIMEOUT_MAX))
         if not box:  # still waiting: abandoned (a daemon thread; its socket goes with the process)
             raise DeadlineExceeded(f"timed out after {deadline:g}s")
         ok, value = box[0]
@@ -374,7 +386,8 @@ class ClientTransport:
         return response.status, data
 
     def stream(self, url, headers, timeout):
-        """A GET read as it arrives (a watch): ``(status, Stream)``; ``timeout`` bounds every read."""
+        """A GET read as it arrives (a watch): ``(status, Stream)``; ``timeout`` bounds every read and
+        the whole stream."""
         from urllib3 import HTTPHeaderDict, Timeout
 
         header_dict = HTTPHeaderDict()
@@ -388,4 +401,4 @@ class ClientTransport:
                 response.shutdown()
 
         return response.status, Stream(response.stream(_STREAM_PIECE, decode_content=True), stop,
-                                       response.release_conn)
+                                       response.release_conn, timeout or DEFAULT_DEADLINE)

@@ -17,7 +17,7 @@ cordoned.
 import time
 
 from kubectl_safety.cluster.live import RESOURCES
-from kubectl_safety.cluster.source import complete_pod_namespaces, fetch, unique
+from kubectl_safety.cluster.source import complete_pod_namespaces, fetch, unique, unreadable
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.errors import SafetyError
 from kubectl_safety.model.parse import build_snapshot
@@ -34,6 +34,7 @@ class LiveView:
         self.group = group or WatchGroup(connection)
         self.queries = list(queries)
         self.warnings = warnings
+        self.unread = {}  # resource -> why it could not be read (``cluster/source.py``)
         self.shared = self._watch(self.group, self.queries)
 
     def stop(self):
@@ -53,10 +54,12 @@ class LiveView:
                 watches.append(group.watch(q.resource, q.namespace, field_selector=selector,
                                            label_selector=q.label_selector))
             except SafetyError as e:
-                if not q.optional or "Forbidden" not in str(e):  # as a read once (cluster/source.py)
+                warning = unreadable(q, e)  # as a read once (cluster/source.py)
+                if warning is None:
                     raise
+                self.unread[q.resource] = warning.reason
                 if self.warnings is not None:
-                    self.warnings.append(f"{e} (continuing without {q.resource}: the analysis is partial)")
+                    self.warnings.append(warning)
         return watches
 
     def snapshot(self, now, queries=(), group=None, cordoned=()):
@@ -67,7 +70,7 @@ class LiveView:
         if group is not None:
             watches += self._watch(group, queries)
         else:
-            pairs = list(fetch(self.connection, queries, warnings=self.warnings))
+            pairs = list(fetch(self.connection, queries, warnings=self.warnings, unread=self.unread))
         self._settle(watches, cordoned)
         for w in watches:
             if w.error:  # not current (or not watchable: RBAC): read it again (raises as a LIST would)
@@ -78,7 +81,8 @@ class LiveView:
                 obj.setdefault("apiVersion", api_version)
                 pairs.append((f"{w.resource} from the API server (watched)", obj))
         return build_snapshot(unique(pairs), taken_at=now, source=f"cluster {self.connection.host}",
-                              complete_pod_namespaces=complete_pod_namespaces(self.queries + list(queries)))
+                              complete_pod_namespaces=complete_pod_namespaces(self.queries + list(queries)),
+                              unread=self.unread)
 
     @staticmethod
     def _settle(watches, cordoned, clock=time.monotonic):

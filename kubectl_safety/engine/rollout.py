@@ -23,6 +23,7 @@ the drainer and the health gate share), a ``RolloutReport`` dict out; progress t
 import json
 import os
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -288,14 +289,16 @@ class Rollout:
     def _exec(self, name):
         self.emit("exec", pod=name, command=self.spec.exec_command)
         started = self.clock()
-        try:
-            done = self._run(self.spec.exec_command, shell=True, env={**os.environ, "NODE": name},
-                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             timeout=self.spec.exec_timeout or None)
-            code, output = done.returncode, (done.stdout or b"")
-        except subprocess.TimeoutExpired as e:
-            code, output = None, (e.output or b"")
-        text = output.decode("utf-8", "replace").strip() if isinstance(output, bytes) else str(output).strip()
+        with tempfile.TemporaryFile() as log:  # its output on disk, never all of it in memory: its tail is read
+            try:
+                done = self._run(self.spec.exec_command, shell=True, env={**os.environ, "NODE": name},
+                                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                 timeout=self.spec.exec_timeout or None)
+                code = done.returncode
+            except subprocess.TimeoutExpired:
+                code = None
+            output = _tail(log)
+        text = output.decode("utf-8", "replace").strip()
         tail = text.splitlines()[-1][:200] if text else ""
         self.nodes[name]["exec"] = {"exitCode": code, "seconds": round(self.clock() - started, 1), "output": tail}
         self.emit("exec-done", pod=name, exitCode=code, message=tail)
@@ -341,3 +344,10 @@ class Rollout:
 
 def _on(pods, ref, node) -> bool:
     return any(p.ref == ref and p.node == node for p in pods)
+
+
+def _tail(f, size=64 * 1024) -> bytes:
+    """The last ``size`` bytes of the file ``f``."""
+    f.seek(0, os.SEEK_END)
+    f.seek(max(0, f.tell() - size))
+    return f.read(size)

@@ -6,6 +6,9 @@ _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0
 _PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
+MAX_SECONDS = (2 ** 63 - 1) / 1e9  # Go's time.Duration: int64 nanoseconds (about 292 years)
+
+
 class DurationError(ValueError):
     """Not a Go duration (the CLI names the flag)."""
 
@@ -13,11 +16,12 @@ class DurationError(ValueError):
 def parse_duration(text, bare_seconds=False) -> float:
     """Seconds of a Go duration such as ``1h30m`` or ``-1.5h``; ``0`` alone needs no unit.
 
-    ``bare_seconds`` accepts a plain number as seconds (kubectl's ``--request-timeout``).
+    ``bare_seconds`` accepts a plain number as seconds (kubectl's ``--request-timeout``). More
+    than Go's ``time.Duration`` holds is out of range, as Go's ``ParseDuration`` says.
     """
     s = str(text).strip()
     if bare_seconds and re.fullmatch(r"\d+\.?\d*", s):
-        return float(s)
+        return _in_range(float(s))
     sign = -1.0 if s.startswith("-") else 1.0
     body = s.lstrip("+-")
     if body == "0":
@@ -31,7 +35,13 @@ def parse_duration(text, bare_seconds=False) -> float:
     if not body or pos != len(body):
         hint = "missing unit" if re.fullmatch(r"\d+\.?\d*", body) else "not a duration"
         raise DurationError(f"{hint}: use a Go duration such as 30s, 5m30s, 1h30m or 500ms")
-    return sign * total
+    return sign * _in_range(total)
+
+
+def _in_range(seconds: float) -> float:
+    if not seconds <= MAX_SECONDS:
+        raise DurationError("out of range: at most 2562047h47m16s")
+    return seconds
 
 
 # (below this many seconds, big unit, its name, small unit or None, its name): kubectl's HumanDuration tiers

@@ -439,6 +439,36 @@ class PriorityClass(ApiObject):
         return self.raw.get("preemptionPolicy") or "PreemptLowerPriority"
 
 
+class LimitRange(ApiObject):
+    """Per-namespace defaults and bounds LimitRanger admission applies to pods' containers."""
+
+    kind = "LimitRange"
+
+    @property
+    def limits(self) -> list:
+        return self.spec.get("limits") or []
+
+
+class RuntimeClass(ApiObject):
+    """A container runtime configuration: the overhead and scheduling admission adds to its pods."""
+
+    kind = "RuntimeClass"
+
+    @property
+    def overhead(self) -> dict:
+        return (self.raw.get("overhead") or {}).get("podFixed") or {}
+
+    @property
+    def scheduling(self) -> dict:
+        return self.raw.get("scheduling") or {}
+
+
+class ResourceQuota(ApiObject):
+    """A namespace's quota: ``status.hard`` and ``status.used`` as the quota controller last wrote them."""
+
+    kind = "ResourceQuota"
+
+
 class Workload(ApiObject):
     """A pod owner: ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, ReplicationController."""
 
@@ -540,6 +570,7 @@ KINDS = {
     "Pod": Pod, "Node": Node, "PodDisruptionBudget": PodDisruptionBudget,
     "PriorityClass": PriorityClass, "PersistentVolumeClaim": PersistentVolumeClaim,
     "PersistentVolume": PersistentVolume, "StorageClass": StorageClass,
+    "LimitRange": LimitRange, "RuntimeClass": RuntimeClass, "ResourceQuota": ResourceQuota,
 }
 WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob",
                   "ReplicationController")

@@ -5,7 +5,7 @@ from kubectl_safety.model.objects import KINDS, WORKLOAD_KINDS, Workload
 from kubectl_safety.model.schema import check_shape
 from kubectl_safety.model.snapshot import ClusterSnapshot
 
-CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace", "PersistentVolume", "StorageClass")
+CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace", "PersistentVolume", "StorageClass", "RuntimeClass")
 
 
 def flatten(document, origin: str):
@@ -51,11 +51,12 @@ def check_object(obj: dict, origin: str, typed: bool = False):
 
 
 def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
-                   namespaces=None, complete_pod_namespaces=None) -> ClusterSnapshot:
+                   namespaces=None, complete_pod_namespaces=None, unread=None) -> ClusterSnapshot:
     """Build a snapshot from ``(origin, dict)`` pairs; unknown kinds are ignored.
 
     Duplicate objects (same kind, namespace and name) are an error naming both origins.
     ``objects.checked``, if present: ids of objects whose shape msgspec already checked.
+    ``unread``: the resources a live read could not read, and why.
     """
     checked = getattr(objects, "checked", ())
     buckets = {kind: [] for kind in KINDS}
@@ -86,6 +87,7 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
         nodes=buckets["Node"], pods=buckets["Pod"], pdbs=buckets["PodDisruptionBudget"],
         priority_classes=buckets["PriorityClass"], workloads=buckets["workloads"],
         pvcs=buckets["PersistentVolumeClaim"], pvs=buckets["PersistentVolume"],
-        storage_classes=buckets["StorageClass"],
+        storage_classes=buckets["StorageClass"], limit_ranges=buckets["LimitRange"],
+        runtime_classes=buckets["RuntimeClass"], resource_quotas=buckets["ResourceQuota"],
         namespaces=found_namespaces, taken_at=taken_at, source=source,
-        server_version=server_version, complete_pod_namespaces=complete_pod_namespaces)
+        server_version=server_version, complete_pod_namespaces=complete_pod_namespaces, unread=unread)

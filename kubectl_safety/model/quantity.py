@@ -8,6 +8,10 @@ from kubectl_safety.errors import InputError
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}  # powers of ten
+# Bounds far past any real amount (int64 milli-units: 9.2e15 cores, 9.2e18 bytes), so that no input
+# makes numbers of thousands of digits (slow to compute, refused by int/str conversion).
+MAX_DIGITS = 64
+MAX_QUANTITY = 10 ** 40
 _PATTERN = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE]?)$")
 
 
@@ -21,19 +25,30 @@ def parse_quantity(value):
 
     if isinstance(value, bool):
         raise InputError(f"invalid quantity {value!r}")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
-        return Fraction(str(value))
+    if isinstance(value, (int, float)):
+        if not abs(value) < MAX_QUANTITY:  # (also NaN)
+            raise InputError("invalid quantity: out of range")  # (str() of a huge int may be refused)
+        return Fraction(value) if isinstance(value, int) else Fraction(str(value))
     text = str(value).strip()
     match = _PATTERN.match(text)
     if not match:
         raise InputError(f"invalid quantity {value!r}")
     number, suffix = match.groups()
+    exponent = suffix[1:].lstrip("+-").lstrip("0") if suffix[:1] in ("e", "E") else ""
+    if len(number) > MAX_DIGITS or len(exponent) > 3:
+        raise InputError(f"invalid quantity {_short(text)}: out of range")
     amount = Fraction(number)
     if suffix[:1] in ("e", "E"):
-        return amount * Fraction(10) ** int(suffix[1:])
-    return amount * (_BINARY.get(suffix) or Fraction(10) ** _DECIMAL[suffix])
+        amount *= Fraction(10) ** int(suffix[1:])
+    else:
+        amount *= _BINARY.get(suffix) or Fraction(10) ** _DECIMAL[suffix]
+    if abs(amount) >= MAX_QUANTITY:
+        raise InputError(f"invalid quantity {_short(text)}: out of range")
+    return amount
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 MILLI = 1000  # exact amounts: integers in thousandths of the scheduler's unit (see ``_exact``)

@@ -121,7 +121,8 @@ def _type_ok(value, expected) -> bool:
         return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
     if expected == INT_OR_STR:  # as a PDB's minAvailable/maxUnavailable: >= 0, at most 100%
         if isinstance(value, str):
-            return value.endswith("%") and value[:-1].isdigit() and int(value[:-1]) <= 100
+            digits = value[:-1].lstrip("0")  # (never int() of thousands of digits)
+            return value.endswith("%") and value[:-1].isdigit() and len(digits) <= 3 and int(digits or "0") <= 100
         return _int(value, 0, INT32_RANGE[1])
     return isinstance(value, expected)
 

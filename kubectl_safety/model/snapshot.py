@@ -3,12 +3,15 @@
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.cached import cached
 
+# The storage the scheduler's volume filters read (API resource names).
+STORAGE_RESOURCES = ("persistentvolumeclaims", "persistentvolumes", "storageclasses")
 # Each lazily built index (a ``cached`` property) and the field it is derived from.
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
                 "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
                 "_classes_by_name": "priority_classes", "global_default_class": "priority_classes",
                 "_workloads_by_key": "workloads", "_workloads_by_uid": "workloads",
-                "_pvcs_by_key": "pvcs", "_pvs_by_name": "pvs", "_classes_of_storage": "storage_classes"}
+                "_pvcs_by_key": "pvcs", "_pvs_by_name": "pvs", "_classes_of_storage": "storage_classes",
+                "_runtime_classes_by_name": "runtime_classes"}
 
 
 class _index(cached):
@@ -35,7 +38,8 @@ class ClusterSnapshot:
 
     def __init__(self, *, nodes=(), pods=(), pdbs=(), priority_classes=(), workloads=(),
                  namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None,
-                 pvcs=(), pvs=(), storage_classes=()):
+                 pvcs=(), pvs=(), storage_classes=(), limit_ranges=(), runtime_classes=(), resource_quotas=(),
+                 unread=None):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.pdbs = tuple(pdbs)
@@ -44,6 +48,10 @@ class ClusterSnapshot:
         self.pvcs = tuple(pvcs)
         self.pvs = tuple(pvs)
         self.storage_classes = tuple(storage_classes)
+        self.limit_ranges = tuple(limit_ranges)
+        self.runtime_classes = tuple(runtime_classes)
+        self.resource_quotas = tuple(resource_quotas)
+        self.unread = dict(unread or {})  # resource -> why it could not be read (a live read's optional kinds)
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.taken_at = taken_at
         self.source = source
@@ -67,7 +75,9 @@ class ClusterSnapshot:
                       priority_classes=self.priority_classes, workloads=self.workloads,
                       namespaces=self.namespaces, taken_at=self.taken_at, source=self.source,
                       server_version=self.server_version, complete_pod_namespaces=self.complete_pod_namespaces,
-                      pvcs=self.pvcs, pvs=self.pvs, storage_classes=self.storage_classes)
+                      pvcs=self.pvcs, pvs=self.pvs, storage_classes=self.storage_classes,
+                      limit_ranges=self.limit_ranges, runtime_classes=self.runtime_classes,
+                      resource_quotas=self.resource_quotas, unread=self.unread)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
         new._origins = {field: self._origins.get(field, self)  # indexes of unchanged fields stay valid
@@ -138,8 +148,14 @@ class ClusterSnapshot:
     # -- lookups ---------------------------------------------------------------------------
     @property
     def storage_known(self) -> bool:
-        """Whether storage was read at all (a dump without pvc,pv,storageclass: volumes are not judged)."""
-        return bool(self.pvcs or self.pvs or self.storage_classes)
+        """Whether storage was read, all of it (a dump without pvc,pv,storageclass, or a kind the
+        user may not list: volumes are not judged)."""
+        return bool(self.pvcs or self.pvs or self.storage_classes) and not (self.unread and self.storage_unread)
+
+    @property
+    def storage_unread(self) -> dict:
+        """The storage kinds a live read could not read, and why (``{"storageclasses": "forbidden"}``)."""
+        return {r: why for r, why in self.unread.items() if r in STORAGE_RESOURCES}
 
     def pvc(self, namespace, name):
         return self._pvcs_by_key.get((namespace, name))
@@ -162,6 +178,19 @@ class ClusterSnapshot:
         if "_pods_by_key" in self.__dict__:
             return self.pod(namespace, name) is not None
         return any(p.name == name and p.namespace == namespace for p in self.pods)
+
+    def runtime_class(self, name):
+        return self._runtime_classes_by_name.get(name)
+
+    @_index
+    def _runtime_classes_by_name(self):
+        return {c.name: c for c in self.runtime_classes}
+
+    def limit_ranges_in(self, namespace) -> list:
+        return [r for r in self.limit_ranges if r.namespace == namespace]
+
+    def resource_quotas_in(self, namespace) -> list:
+        return [q for q in self.resource_quotas if q.namespace == namespace]
 
     def pods_on(self, node_name) -> list:
         return self._pods_by_node.get(node_name, [])

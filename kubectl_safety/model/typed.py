@@ -45,6 +45,8 @@ KEPT = {
                      "allowedTopologies": WHOLE, "parameters": WHOLE, "reclaimPolicy": WHOLE,
                      "allowVolumeExpansion": WHOLE, "mountOptions": WHOLE},
     "Namespace": {"metadata": _META},
+    "LimitRange": {"metadata": _META, "spec": WHOLE}, "ResourceQuota": _FEW,
+    "RuntimeClass": {"metadata": _META, "handler": WHOLE, "overhead": WHOLE, "scheduling": WHOLE},
 }
 KEPT.update({kind: _FEW for kind in WORKLOAD_KINDS})
 _OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)
@@ -231,7 +233,8 @@ def _decode_items(data, origin, decoders):
 def _each(items, origin, start, decoders, pairs, item_kind=None, api_version=None):
     """Add the raw JSON ``items`` (numbered from ``start``) to ``pairs`` one by one: typed where
     they decode (as ``item_kind`` of a typed list: ``PodList``), else by the generic path, which
-    keeps what the shape checks name (another kind, a wrong type, a null where a value belongs)."""
+    keeps what the shape checks name (another kind, a wrong type, a null where a value belongs).
+    None when an item is not even generic msgspec JSON: then the caller's generic path says why."""
     from kubectl_safety.model.parse import flatten
 
     errors = decoders["errors"]
@@ -242,7 +245,10 @@ def _each(items, origin, start, decoders, pairs, item_kind=None, api_version=Non
         try:
             obj = to_builtins(decoder.decode(raw))
         except errors:
-            obj = generic(raw)
+            try:
+                obj = generic(raw)
+            except errors:  # what msgspec cannot hold (an integer past 64 bits): json names it
+                return None
             if isinstance(obj, dict) and item_kind:
                 obj.setdefault("kind", item_kind)
                 obj.setdefault("apiVersion", api_version)
@@ -312,8 +318,7 @@ def _decode_slice(buffer, end, decoders, origin, index, pairs):
         raws = decoders["raw_items"].decode(bytes(buffer[:end + 1]))
     except errors:
         return None
-    _each(raws, origin, index, decoders, pairs)
-    return len(raws)
+    return None if _each(raws, origin, index, decoders, pairs) is None else len(raws)
 
 
 def decode_json_slices(f, origin: str, limit: int):

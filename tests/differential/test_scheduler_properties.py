@@ -197,6 +197,13 @@ def created(oracle, case):
     return nodes, [stored(p) for p in pods], stored(incoming), namespaces
 
 
+def ask_about(oracle, question, case):
+    """The oracle's answer to ``question`` on the case as stored, our snapshot of it and the incoming Pod."""
+    nodes, pods, incoming, namespaces = created(oracle, case)
+    expected = oracle.ask(question, pod=incoming, nodes=nodes, pods=scheduler_view(pods), namespaces=namespaces)
+    return expected, snapshot(*nodes, *pods, *namespaces), Pod(incoming)
+
+
 def assert_agrees(expected, node, failures):
     theirs = expected[node.name]
     ours = {"fits": not failures, "plugin": failures[0].plugin if failures else None}
@@ -209,10 +216,7 @@ def assert_agrees(expected, node, failures):
 def test_scheduler_filters(oracle, case):
     """Fits or not on every node, and the first failing plugin, as the scheduler's Filter stage."""
     count("test_scheduler_filters")
-    nodes, pods, incoming, namespaces = created(oracle, case)
-    expected = oracle.ask("filter", pod=incoming, nodes=nodes, pods=scheduler_view(pods), namespaces=namespaces)
-    snap = snapshot(*nodes, *pods, *namespaces)
-    pod = Pod(incoming)
+    expected, snap, pod = ask_about(oracle, "filter", case)
     for n in snap.nodes:
         assert_agrees(expected, n, filter_node(pod, n, snap))
 

@@ -149,3 +149,58 @@ def test_deploy_manifests_are_accepted_by_the_api_server(cluster):
     for kind in ("clusterrole.rbac.authorization.k8s.io/kubectl-safety-read", "job.batch/kubectl-safety-preflight",
                  "cronjob.batch/kubectl-safety-nightly", "serviceaccount/kubectl-safety"):
         assert kind in out.stdout, out.stdout
+
+
+@pytest.fixture
+def namespaced_operator(cluster, namespace):
+    """A ServiceAccount with the read role but no cluster-scope storage (PersistentVolumes,
+    StorageClasses): as a namespaced operator's, whose cluster admin grants those to nobody."""
+    read = next(doc for doc in yaml.safe_load_all(RBAC.read_text())
+                if doc and doc["kind"] == "ClusterRole" and doc["metadata"]["name"] == "kubectl-safety-read")
+    rules = []
+    for rule in read["rules"]:
+        kept = [r for r in rule["resources"] if r not in ("persistentvolumes", "storageclasses")]
+        if kept:
+            rules.append({**rule, "resources": kept})
+    role = f"{namespace}-no-storage"
+    create(cluster, None, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                           "metadata": {"name": role}, "rules": rules})
+    cluster.kubectl("create", "serviceaccount", "operator", "-n", namespace)
+    cluster.kubectl("create", "clusterrolebinding", role, f"--clusterrole={role}",
+                    f"--serviceaccount={namespace}:operator")
+    yield f"system:serviceaccount:{namespace}:operator"
+    cluster.kubectl("delete", "clusterrolebinding,clusterrole", role, "--ignore-not-found", check=False)
+
+
+def test_a_drain_without_storage_read_names_the_volumes_it_could_not_check(cluster, namespace, make_node,
+                                                                           namespaced_operator):
+    nodes = [make_node(f"st-{namespace[-6:]}-{i}")["metadata"]["name"] for i in range(2)]
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"},
+             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "zonal",
+                      "resources": {"requests": {"storage": "1Gi"}}}}
+    db = deployment("db", 1, node_name=nodes[0], requests={"cpu": "100m"})
+    db["spec"]["template"]["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    create(cluster, namespace, claim, db)
+    pod = wait_pods_running(cluster, namespace, "app=db", count=1, ready=False)[0]["metadata"]["name"]
+    base = ["--kubeconfig", str(cluster.kubeconfig), "-n", namespace, "--request-timeout", "30s",
+            "--as", namespaced_operator]
+    code, out, err = run_cli(["drain", nodes[0], "--dry-run", "--ignore-daemonsets", "-o", "json"] + base)
+    assert code == 0, err
+    assert "continuing without persistentvolumes" in err and "continuing without storageclasses" in err, err
+    plan = json.loads(out)
+    storage = [w for w in plan["warnings"] if w["code"] == "STORAGE_NOT_JUDGED"]
+    assert len(storage) == 1, plan["warnings"]
+    assert f"{namespace}/{pod} (data)" in storage[0]["message"], storage
+    assert "persistentvolumes (forbidden), storageclasses (forbidden)" in storage[0]["message"], storage
+    code, text, err = run_cli(["drain", nodes[0], "--dry-run", "--ignore-daemonsets"] + base)
+    assert code == 0 and "warning: volumes not checked" in text, text + err
+
+
+@pytest.mark.parametrize("user", ["ユーザー", "José"], ids=["non-latin-1", "latin-1"])
+def test_a_non_ascii_as_is_impersonated_as_kubectl_impersonates_it(cluster, namespace, user):
+    """kubectl sends --as as UTF-8: the server names the same user in its refusal to both."""
+    theirs = cluster.kubectl("get", "pod", "nope", "-n", namespace, as_user=user, check=False)
+    code, out, err = run_cli(["explain", "pod", "nope", "-n", namespace, "--kubeconfig", str(cluster.kubeconfig),
+                              "--as", user, "--request-timeout", "30s"])
+    assert f'User "{user}" cannot get resource "pods"' in theirs.stderr
+    assert code == 1 and f'User "{user}" cannot' in err, err

@@ -345,3 +345,28 @@ def test_skewed_zone_spreads_are_proved_or_planned_as_drain_alone_plans_them(mon
             proved_skewed += bool(proved.get(entry["name"]) and _skewed_here(snap, entry["name"]))
             unplaceable += bool(plan["capacity"]["unplaceable"])
     assert proved_skewed >= 10 and unplaceable >= 10, (proved_skewed, unplaceable)
+
+
+def test_check_pdbs_overlapping_only_on_a_pending_pod_do_not_block():
+    """The Eviction API deletes a Pending pod without a PDB check (multiple PDBs included): two
+    PDBs that share only a Pending pod are no overlap a drain meets."""
+    objects = [make_node("n1"), make_node("n2"), make_pod("a-0", labels={"app": "a", "tier": "x"}),
+               make_pod("shared", node=None, phase="Pending", labels={"app": "a", "tier": "x", "b": "y"}),
+               make_pod("b-0", node="n2", labels={"b": "y"}),
+               make_pdb("pa", selector={"app": "a"}, allowed=1, healthy=1, desired=0, expected=2),
+               make_pdb("pb", selector={"b": "y"}, allowed=1, healthy=1, desired=0, expected=2)]
+    snap = snapshot(*objects)
+    assert "PDB_OVERLAP" not in codes(check(snap, CheckOptions(), snap.taken_at))
+
+
+def test_check_pdb_over_a_deployment_plus_an_unmanaged_pod_still_allows():
+    """An integer minAvailable needs no controller's scale: the unmanaged pod counts as expected and
+    healthy, and the budget allows what the disruption controller says it does."""
+    dep = make_workload("Deployment", "web", replicas=2)
+    objects = [make_node("n1"), make_node("n2"), dep,
+               make_pod("web-0", labels={"app": "web"}), make_pod("web-1", node="n2", labels={"app": "web"}),
+               make_pod("bare", owner=None, labels={"app": "web"}),
+               make_pdb("web", selector={"app": "web"}, min_available=2, allowed=1, healthy=3, desired=2, expected=3)]
+    snap = snapshot(*objects)
+    report = check(snap, CheckOptions(), snap.taken_at)
+    assert not [f for f in report["findings"] if f["code"] in ("PDB_NEVER_ALLOWS", "PDB_CONTROLLER_NO_SCALE")]

@@ -315,3 +315,16 @@ def test_fish_descriptions_stay_whole(monkeypatch, capsys):
     assert "plain,delete\tDelete pods gracefully, or force-delete them only with --confirm." in lines
     script = open(os.path.join(ROOT, "completions", "kubectl-safety.fish")).read()
     assert '(string split -m 1 "," $completion)' in script
+
+
+def test_context_names_complete_from_a_kubeconfig_read_bounded(tmp_path):
+    """An alias bomb as kubeconfig completes nothing (before: yaml.safe_load expanded it whole)."""
+    from kubectl_safety.cli.completers import _kubeconfig_contexts
+
+    bomb = ['a0: &a0 ["x","x","x","x","x","x","x","x","x"]']
+    bomb += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    path = tmp_path / "config"
+    path.write_text("\n".join(bomb) + "\ncontexts: [{name: c, context: {cluster: x}}]\n")
+    assert _kubeconfig_contexts(str(path)) == []
+    path.write_text("contexts: [{name: c1, context: {cluster: x}}, {name: c2, context: {cluster: x}}]\n")
+    assert _kubeconfig_contexts(str(path)) == ["c1", "c2"]

@@ -54,6 +54,7 @@ def plan(*objects, nodes=("n1",), **options):
 def risk_codes(report) -> list:
     return [r["code"] for r in report["risks"]]
 
+OUT_OF_SERVICE = {"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}
 
 # (id, objects, drained, options, expected risk codes, (code, object kind/name that must be listed))
 SCENARIOS = [
@@ -73,6 +74,22 @@ SCENARIOS = [
                           make_pod("a")], ("n1",), {}, ["NODE_UNREACHABLE"], ("NODE_UNREACHABLE", "Node", "n1")),
     ("node-not-ready", [make_node("n1", ready="False"), make_node("n2"), make_pod("a")], ("n1",), {},
      ["NODE_NOT_READY"], ("NODE_NOT_READY", "Pod", "a")),
+    ("out-of-service-not-ready-node-pod-gc-force-deletes",
+     [make_node("n1", ready="False", taints=[OUT_OF_SERVICE]), make_node("n2"), make_pod("a")], ("n1",), {}, [], None),
+    ("out-of-service-unreachable-node-pod-gc-force-deletes",
+     [make_node("n1", ready="Unknown", taints=[OUT_OF_SERVICE]), make_node("n2"), make_pod("a")], ("n1",), {}, [],
+     None),
+    ("finalizer-holds-an-evicted-pod",
+     [make_node("n1"), make_node("n2"), make_pod("held", meta={"finalizers": ["example.com/backup"]})], ("n1",), {},
+     ["POD_HELD_BY_FINALIZER"], ("POD_HELD_BY_FINALIZER", "Pod", "held")),
+    ("finalizer-holds-a-pod-the-pod-gc-force-deletes",
+     [make_node("n1", ready="False", taints=[OUT_OF_SERVICE]), make_node("n2"),
+      make_pod("held", meta={"finalizers": ["example.com/backup"]})], ("n1",), {},
+     ["POD_HELD_BY_FINALIZER"], ("POD_HELD_BY_FINALIZER", "Pod", "held")),
+    ("job-tracking-finalizer-is-removed-by-the-job-controller",
+     [make_node("n1"), make_node("n2"), make_pod("job-x", owner=("Job", "x"),
+                                                 meta={"finalizers": ["batch.kubernetes.io/job-tracking"]})],
+     ("n1",), {}, [], None),
     ("unreachable-node-with-only-skipped-pods", [make_node("n1", ready="Unknown"), make_node("n2")], ("n1",), {}, [],
      None),
     ("pdb-never-allows", [make_node("n1"), make_node("n2"), make_pod("db-0", labels=APP),

@@ -389,3 +389,16 @@ def test_fitting_nominated_node_is_used_first():
     r = run(pending(cpu="1", status={"nominatedNodeName": "n2"}), make_node("n1"), make_node("n2"),
             low("a", "n2", cpu="2"))
     assert (r["outcome"], r["node"], r["feasibleNodes"]) == ("fits", "n2", ["n1", "n2"])
+
+
+def test_preemption_fits_node_is_the_schedulers_score_choice():
+    """A pod that fits goes where the Score stage puts it: the emptier node has a PreferNoSchedule
+    taint the pod does not tolerate (TaintToleration, weight 3), so the busier one wins."""
+    r = run(pending(cpu="1"), make_node("empty", cpu="8", taints=[{"key": "spot", "effect": "PreferNoSchedule"}]),
+            make_node("busy"), low("a", "busy"))
+    assert (r["outcome"], r["node"], r["sampling"]["tiedBest"]) == ("fits", "busy", [])
+
+
+def test_preemption_fits_names_the_tied_nodes():
+    r = run(pending(cpu="1"), make_node("n1"), make_node("n2"))
+    assert (r["node"], r["sampling"]["tiedBest"], r["sampling"]["mayDiffer"]) == ("n1", ["n1", "n2"], True)

@@ -75,3 +75,14 @@ def test_per_container_reasons():
     pod = Pod(make_pod("p", containers=SEED_GUARANTEED + SEED_BURSTABLE))
     reasons = {c["class"] for c in explain_qos(pod)["containers"]}
     assert reasons == {"Guaranteed", "Burstable"}
+
+
+def test_qos_of_exact_quantities_as_a_dump_holds_them():
+    """A dump never stored by an API server may hold sub-milli quantities: GetPodQOS compares them
+    as held (0.0001 and 0.0002 cpu differ: Burstable), though both would be stored as 1m."""
+    from kubectl_safety.analysis.qos import compute_qos
+    from kubectl_safety.model.objects import Pod
+    pod = Pod({"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [
+        {"name": "c", "resources": {"requests": {"cpu": "0.0001", "memory": "1Gi"},
+                                    "limits": {"cpu": "0.0002", "memory": "1Gi"}}}]}})
+    assert compute_qos(pod) == "Burstable"

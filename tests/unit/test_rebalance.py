@@ -376,3 +376,24 @@ def test_cluster_defaults_do_not_require_every_key():
     host = next(c for c in report["constraints"] if c["topologyKey"] == HOSTNAME)
     assert host["domains"] == {"h0": 6, "h1": 0, "h2": 0} and host["violated"]
     assert len(report["evictions"]) == 2 and after(report, HOSTNAME)["skew"] <= 3
+
+
+def test_rebalance_expected_node_is_the_schedulers_score_choice():
+    """The replacement goes where the Score stage puts it, not to the least-loaded domain: a
+    PreferNoSchedule taint the pod does not tolerate (TaintToleration, weight 3) outweighs a
+    ScheduleAnyway spread (weight 2), so the scheduler picks z2's node, not the empty zone z1."""
+    nodes, placement = zones([4, 0, 1])
+    nodes[1]["spec"]["taints"] = [{"key": "old", "value": "x", "effect": "PreferNoSchedule"}]
+    pods = web_pods(placement, [spread(when="ScheduleAnyway")])
+    report = plan(nodes + pods + web_workloads(len(pods)), RebalanceOptions(include_soft=True))
+    first = report["evictions"][0]
+    assert (first["expectedNode"], first["expectedDomain"], first["tiedNodes"]) == ("n2-0", "z2", [])
+
+
+def test_rebalance_names_the_nodes_tied_with_the_expected_one():
+    """Two nodes of the emptiest zone score alike: the plan names the first and lists the other."""
+    nodes, placement = zones([3, 0], per_zone=2)
+    pods = web_pods(placement, [spread()])
+    report = plan(nodes + pods + web_workloads(len(pods)))
+    first = report["evictions"][0]
+    assert first["expectedDomain"] == "z1" and first["expectedNode"] == "n1-0" and first["tiedNodes"] == ["n1-1"]

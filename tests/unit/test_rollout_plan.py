@@ -99,3 +99,17 @@ def test_estimates_add_up_with_maintenance():
     report = plan(*POOL, *SPARE, web("w1", "a1"), maintenance=True)
     assert report["estimatedSeconds"] == sum(b["estimatedSeconds"] for b in report["batches"])
     assert all(b["estimatedSeconds"] >= 70 for b in report["batches"])  # 60 s maintenance + 10 s gate
+
+
+def test_rollout_cordon_adds_the_unschedulable_taint():
+    """A later batch's pre-cordoned node carries node.kubernetes.io/unschedulable:NoSchedule, as a real
+    cordon leaves it (the node lifecycle controller taints unschedulable nodes): a spread constraint with
+    nodeTaintsPolicy: Honor leaves that node's zone out of its domains, so the replacement fits."""
+    spread = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "web"}}, "nodeTaintsPolicy": "Honor"}]
+    nodes = [make_node("a1", zone="zone-a"), make_node("b1", zone="zone-b"),
+             make_node("spare-a", zone="zone-a", labels={"spare": "yes"})]
+    pods = [web("w1", "a1", topologySpreadConstraints=spread), web("w0", "spare-a", topologySpreadConstraints=spread)]
+    report = plan(*nodes, *pods, nodes=["a1", "b1"], max_unavailable="1")
+    assert report["batches"][0]["nodes"] == ["a1"]
+    assert report["safe"] and report["stopsAtBatch"] is None

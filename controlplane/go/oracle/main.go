@@ -20,19 +20,23 @@ import (
 type handler func(raw json.RawMessage) (any, error)
 
 var handlers = map[string]handler{
-	"ping":          func(json.RawMessage) (any, error) { return "pong", nil },
-	"defaultPod":    defaultPod,
-	"admitPriority": admitPriority,
-	"qos":           podQOS,
-	"podRequests":   podRequests,
-	"oomScoreAdj":   oomScoreAdj,
-	"memoryRank":    memoryRank,
-	"deleteGrace":   deleteGrace,
-	"evict":         evict,
-	"drainPods":     drainPods,
-	"pdbStatus":     pdbStatus,
-	"filter":        schedulerFilter,
-	"preempt":       preempt,
+	"ping":           func(json.RawMessage) (any, error) { return "pong", nil },
+	"defaultPod":     defaultPod,
+	"admitPriority":  admitPriority,
+	"qos":            podQOS,
+	"podRequests":    podRequests,
+	"oomScoreAdj":    oomScoreAdj,
+	"memoryRank":     memoryRank,
+	"deleteGrace":    deleteGrace,
+	"evict":          evict,
+	"drainPods":      drainPods,
+	"pdbStatus":      pdbStatus,
+	"filter":         schedulerFilter,
+	"preempt":        preempt,
+	"admitPods":      admitPods,
+	"score":          schedulerScore,
+	"podGC":          podGC,
+	"controllerPods": controllerPods,
 }
 
 func answer(line []byte) (out map[string]any) {

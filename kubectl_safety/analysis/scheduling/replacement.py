@@ -31,3 +31,16 @@ def cordoned(node) -> Node:
         taints.append(dict(UNSCHEDULABLE_TAINT))
     spec["taints"] = taints
     return Node({**raw, "spec": spec})
+
+
+def uncordoned(node) -> Node:
+    """``node`` after ``kubectl uncordon``: schedulable, without the taint the node controller removes."""
+    raw = node.raw
+    spec = dict(raw.get("spec") or {})
+    spec.pop("unschedulable", None)
+    taints = [t for t in spec.get("taints") or [] if t.get("key") != UNSCHEDULABLE_TAINT["key"]]
+    if taints:
+        spec["taints"] = taints
+    else:
+        spec.pop("taints", None)
+    return Node({**raw, "spec": spec})

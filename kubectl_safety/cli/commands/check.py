@@ -116,9 +116,9 @@ def _check_many(g, names, options) -> list:
 
 
 def _all_contexts(kubeconfig) -> list:
-    from kubectl_safety.cli.completers import _kubeconfig_contexts
+    from kubectl_safety.cluster.kubeconfig import context_names
 
-    names = _kubeconfig_contexts(kubeconfig)
+    names = context_names(kubeconfig)
     if not names:
         raise UsageError("--all-contexts: the kubeconfig has no contexts")
     return list(dict.fromkeys(names))

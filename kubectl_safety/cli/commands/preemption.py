@@ -66,10 +66,11 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode):
       kustomize build overlays/prod | kubectl safety preemption -f - -o name
       kubectl safety preemption report-xyz -n jobs --snapshot cluster.yaml
     """
+    from kubectl_safety.analysis.admission import AdmissionRejected, admit
     from kubectl_safety.analysis.preemption import preview
     from kubectl_safety.analysis.priority import UnknownPriorityClass
     from kubectl_safety.cluster.dump import bulk_load
-    from kubectl_safety.cluster.scopes import cluster_scope
+    from kubectl_safety.cluster.scopes import admission_scope, cluster_scope
 
     s = Session(get_globals())
     if bool(pod) == bool(filename):
@@ -81,7 +82,7 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode):
     targets, classes = _read(filename, kubernetes_version, VALIDATE[validate_mode.lower()], s) if filename else ([], [])
     if replicas is not None and len(targets) > 1:
         raise UsageError(f"--replicas applies to one workload: {filename} has {len(targets)}")
-    snap = s.snapshot(() if s.offline else cluster_scope(), "preemption")
+    snap = s.snapshot(() if s.offline else cluster_scope() + (admission_scope() if filename else []), "preemption")
     snap = _with_classes(snap, classes)
     if pod:
         target = snap.pod(s.namespace, pod)
@@ -93,8 +94,10 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode):
         for target, info in targets:
             copies = replicas or min(max(1, info["replicas"]), MAX_COPIES)
             try:
+                if filename:  # a manifest's pod is what admission makes of it
+                    target = admit(target, snap)
                 reports.append(preview(target, snap, s.now() or snap.taken_at, copies))
-            except UnknownPriorityClass as e:
+            except (UnknownPriorityClass, AdmissionRejected) as e:
                 raise InputError(f"the API server would reject the pod: {e}") from None
     if len(reports) == 1:
         emit(reports[0], s.g.output, render)

@@ -223,8 +223,8 @@ def render(r, wide=False) -> str:
         lines.append(f"\nEvicted ({len(r['execution']['rounds'])} round(s)):")
         lines.append(table(rows, ["round", "namespace", "pod", "node", "domain", "result"]).rstrip() or "  none")
     elif r["evictions"]:
-        rows = [[e["round"], e["namespace"], e["name"], e["node"], e["domain"], f"{e['expectedNode']} ({e['expectedDomain']})"]
-                for e in r["evictions"]]
+        rows = [[e["round"], e["namespace"], e["name"], e["node"], e["domain"], f"{e['expectedNode']} ({e['expectedDomain']})"
+                 + (f", tied with {', '.join(e['tiedNodes'])}" if e.get("tiedNodes") else "")] for e in r["evictions"]]
         lines.append(f"\nEvictions ({r['summary']['evictions']} in {r['summary']['rounds']} round(s)):")
         lines.append(table(rows, ["round", "namespace", "pod", "node", "domain", "expected node"]).rstrip())
     if r["blocked"]:

@@ -1,0 +1,311 @@
+"""The scheduler's Score stage for one pod over its feasible nodes, as the default profile runs it.
+
+Each plugin scores every feasible node, normalizes its scores (as upstream: integer arithmetic,
+the same rounding), is weighted and summed:
+
+- TaintToleration (3): PreferNoSchedule taints the pod does not tolerate, fewer is better.
+- NodeAffinity (2): the weights of the preferred node affinity terms the node matches.
+- NodeResourcesFit (1): LeastAllocated on cpu and memory; a container without a request counts as
+  100m cpu / 200Mi memory, on the node and for the pod.
+- PodTopologySpread (2): ScheduleAnyway constraints only (DoNotSchedule filters, it does not score);
+  a node without one of the constraints' keys scores 0.
+- InterPodAffinity (2): the pod's preferred (anti-)affinity to the pods already placed, their
+  preferred terms and required affinity (weight 1) toward the pod.
+- NodeResourcesBalancedAllocation (1): how the node's cpu/memory balance changes, for a pod with
+  requests.
+- ImageLocality (1): the sizes of the pod's images the node already has, scaled by how many nodes
+  have them.
+
+``score_nodes(pod, nodes, snapshot)`` -> ``Scores``: per node the weighted plugin scores and the
+total, and ``best`` (every node with the highest total: the scheduler picks one of them at random).
+System default spreading (the constraints it derives from a pod's Services and controllers) is
+not applied: docs/deviations.md.
+"""
+
+import math
+from dataclasses import dataclass
+
+from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.analysis.scheduling.filters import _Term
+from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
+from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.selectors import node_selector_term_matches, toleration_tolerates
+
+MAX = 100
+WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+           "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+DEFAULT_CPU = 100  # millicores charged for a container without a cpu request
+DEFAULT_MEMORY = 200 * 1024 * 1024
+HARD_AFFINITY_WEIGHT = 1  # InterPodAffinityArgs.hardPodAffinityWeight
+HOSTNAME = "kubernetes.io/hostname"
+MB = 1024 * 1024
+
+
+@dataclass
+class Scores:
+    table: dict  # node name -> {"total": int, "plugins": {plugin: weighted score}}
+    best: list  # the names with the highest total, sorted
+
+    @property
+    def tied(self) -> bool:
+        return len(self.best) > 1
+
+
+def score_nodes(pod, nodes, snapshot) -> Scores:
+    """The Score stage for ``pod`` over ``nodes`` (feasible, in any order) on ``snapshot``."""
+    nodes = list(nodes)
+    raw = {}
+    for name, plugin in _PLUGINS:
+        scores = plugin(pod, nodes, snapshot)
+        if scores is not None:  # None: the plugin's PreScore skipped it
+            raw[name] = scores
+    table = {}
+    for node in nodes:
+        plugins = {name: scores[node.name] * WEIGHTS[name] for name, scores in raw.items()}
+        table[node.name] = {"total": sum(plugins.values()), "plugins": plugins}
+    top = max((v["total"] for v in table.values()), default=None)
+    return Scores(table, sorted(n for n, v in table.items() if v["total"] == top))
+
+
+def _default_normalize(scores, reverse) -> dict:
+    top = max(scores.values(), default=0)
+    if top == 0:
+        return {n: MAX if reverse else 0 for n in scores}
+    return {n: (MAX - MAX * s // top) if reverse else MAX * s // top for n, s in scores.items()}
+
+
+def _taint_toleration(pod, nodes, snapshot):
+    tolerations = [t for t in pod.tolerations if not t.get("effect") or t.get("effect") == "PreferNoSchedule"]
+    counts = {n.name: sum(1 for t in n.taints if t.get("effect") == "PreferNoSchedule"
+                          and not any(toleration_tolerates(x, t) for x in tolerations)) for n in nodes}
+    return _default_normalize(counts, reverse=True)
+
+
+def _node_affinity(pod, nodes, snapshot):
+    terms = ((pod.affinity.get("nodeAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+    if not terms:
+        return None
+    sums = {n.name: sum(int(t.get("weight") or 0) for t in terms
+                        if node_selector_term_matches(t.get("preference") or {}, n)) for n in nodes}
+    return _default_normalize(sums, reverse=False)
+
+
+def _with_default_requests(pod) -> Pod:
+    """``pod`` with 100m cpu / 200Mi memory in each container that requests none (NonMissingContainerRequests)."""
+    spec = dict(pod.spec)
+    for key in ("containers", "initContainers"):
+        out = []
+        for c in spec.get(key) or ():
+            requests = dict((c.get("resources") or {}).get("requests") or {})
+            requests.setdefault("cpu", f"{DEFAULT_CPU}m")
+            requests.setdefault("memory", str(DEFAULT_MEMORY))
+            out.append({**c, "resources": {**(c.get("resources") or {}), "requests": requests}})
+        if key in spec:
+            spec[key] = out
+    return Pod({**pod.raw, "spec": spec})
+
+
+def _placed(snapshot, node_name) -> list:
+    """The pods the scheduler's cache has on the node (it never sees terminal pods)."""
+    return [p for p in snapshot.pods_on(node_name) if not p.is_terminal]
+
+
+def _requested(node, snapshot, nonzero) -> tuple:
+    cpu = memory = 0
+    for p in _placed(snapshot, node.name):
+        r = pod_requests(_with_default_requests(p) if nonzero else p)
+        cpu += r.get("cpu", 0)
+        memory += r.get("memory", 0)
+    return cpu, memory
+
+
+def _allocatable(node) -> tuple:
+    alloc = node.allocatable
+    return alloc.get("cpu", 0), alloc.get("memory", 0)
+
+
+def _resources_fit(pod, nodes, snapshot):
+    want = pod_requests(_with_default_requests(pod))
+    out = {}
+    for n in nodes:
+        total = weights = 0
+        for have, cap, asked in zip(_requested(n, snapshot, True), _allocatable(n),
+                                    (want.get("cpu", 0), want.get("memory", 0))):
+            if not cap:
+                continue
+            used = have + asked
+            total += 0 if used > cap else (cap - used) * MAX // cap
+            weights += 1
+        out[n.name] = total // weights if weights else 0
+    return out
+
+
+def _balance(requested, allocatable) -> int:
+    fractions = [min(r / a, 1.0) for r, a in zip(requested, allocatable) if a]
+    std = abs(fractions[0] - fractions[1]) / 2 if len(fractions) == 2 else 0.0
+    return int((1 - std) * MAX)
+
+
+def _balanced_allocation(pod, nodes, snapshot):
+    want = pod_requests(pod)
+    asked = (want.get("cpu", 0), want.get("memory", 0))
+    if not any(asked):
+        return None  # a BestEffort pod: PreScore skips the plugin
+    out = {}
+    for n in nodes:
+        have, cap = _requested(n, snapshot, False), _allocatable(n)
+        with_pod = _balance([h + a for h, a in zip(have, asked)], cap)
+        out[n.name] = MAX // 2 + (MAX // 2 + with_pod - _balance(have, cap)) // 2
+    return out
+
+
+def _spread(pod, nodes, snapshot):
+    soft = [c for c in pod.topology_spread_constraints or () if c.get("whenUnsatisfiable") == "ScheduleAnyway"]
+    if not soft:
+        return None
+    constraints = [(normalized(c), constraint_selector(pod, c)) for c in soft]
+    keys = [c["topologyKey"] for c, _ in constraints]
+    ignored = {n.name for n in nodes if any(k not in n.labels for k in keys)}
+    counts = [{} for _ in constraints]  # per constraint: domain -> matching pods (the feasible nodes' domains)
+    for n in nodes:
+        if n.name in ignored:
+            continue
+        for i, (c, _) in enumerate(constraints):
+            if c["topologyKey"] != HOSTNAME:
+                counts[i].setdefault(n.labels[c["topologyKey"]], 0)
+    weights = []
+    for i, (c, _) in enumerate(constraints):
+        size = len(nodes) - len(ignored) if c["topologyKey"] == HOSTNAME else len(counts[i])
+        weights.append(math.log(size + 2))
+    for node in snapshot.nodes:
+        if any(k not in node.labels for k in keys):
+            continue
+        for i, (c, selector) in enumerate(constraints):
+            if not node_eligible(pod, node, c, ()):
+                continue
+            domain = node.labels[c["topologyKey"]]
+            if domain in counts[i]:
+                counts[i][domain] += _matching(_placed(snapshot, node.name), selector, pod.namespace)
+    raw = {}
+    for n in nodes:
+        if n.name in ignored:
+            continue
+        score = 0.0
+        for i, (c, selector) in enumerate(constraints):
+            value = n.labels.get(c["topologyKey"])
+            if value is None:
+                continue
+            if c["topologyKey"] == HOSTNAME:
+                count = _matching(_placed(snapshot, n.name), selector, pod.namespace)
+            else:
+                count = counts[i][value]
+            score += count * weights[i] + (c["maxSkew"] - 1)
+        raw[n.name] = _round_half_away(score)
+    low, high = min(raw.values(), default=0), max(raw.values(), default=0)
+    out = {}
+    for n in nodes:
+        if n.name in ignored:
+            out[n.name] = 0
+        elif high == 0:
+            out[n.name] = MAX
+        else:
+            out[n.name] = MAX * (high + low - raw[n.name]) // high
+    return out
+
+
+def _round_half_away(x) -> int:
+    """Go's math.Round: halves away from zero."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+def _matching(pods, selector, namespace) -> int:
+    """``countPodsMatchSelector``: same namespace, not terminating, labels match (nil/empty: none)."""
+    if selector is None or selector.is_empty:
+        return 0
+    return sum(1 for p in pods if p.namespace == namespace and not p.is_terminating and selector.matches(p.labels))
+
+
+def _weighted_terms(pod, kind, incoming) -> list:
+    raw = (pod.affinity.get(kind) or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    return [(int(t.get("weight") or 0), _Term.parse(t.get("podAffinityTerm") or {}, pod, incoming)) for t in raw]
+
+
+def _required(pod) -> list:
+    raw = (pod.affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
+    return [_Term.parse(t, pod, False) for t in raw]
+
+
+def _inter_pod_affinity(pod, nodes, snapshot):
+    mine = [(w, t, 1) for w, t in _weighted_terms(pod, "podAffinity", True)]
+    mine += [(w, t, -1) for w, t in _weighted_terms(pod, "podAntiAffinity", True)]
+    topology = {}  # key -> value -> score
+
+    def add(term, weight, node, sign):
+        value = node.labels.get(term.key)
+        if value is not None:
+            per_key = topology.setdefault(term.key, {})
+            per_key[value] = per_key.get(value, 0) + weight * sign
+
+    for node in snapshot.nodes:
+        if not node.labels:
+            continue
+        for other in _placed(snapshot, node.name):
+            if not mine and not other.affinity:
+                continue
+            for weight, term, sign in mine:
+                if term.matches(other):
+                    add(term, weight, node, sign)
+            if not other.affinity:
+                continue
+            for term in _required(other):
+                if term.matches(pod):
+                    add(term, HARD_AFFINITY_WEIGHT, node, 1)
+            for kind, sign in (("podAffinity", 1), ("podAntiAffinity", -1)):
+                for weight, term in _weighted_terms(other, kind, False):
+                    if term.matches(pod):
+                        add(term, weight, node, sign)
+    if not topology:
+        return None  # nothing matched anywhere: PreScore skips the plugin
+    raw = {n.name: sum(values.get(n.labels[key], 0) for key, values in topology.items() if key in n.labels)
+           for n in nodes}
+    low, high = min(raw.values()), max(raw.values())
+    return {n: int(MAX * ((s - low) / (high - low))) if high > low else 0 for n, s in raw.items()}
+
+
+def normalized_image(name) -> str:
+    """``normalizedImageName``: a pod's image without a tag gets ``:latest`` (node image names are
+    matched as the kubelet reports them)."""
+    return name + ":latest" if name.rfind(":") <= name.rfind("/") else name
+
+
+def _images(node) -> dict:
+    out = {}
+    for image in ((node.raw.get("status") or {}).get("images") or ()):
+        for name in image.get("names") or ():
+            out[name] = int(image.get("sizeBytes") or 0)  # as the kubelet reports it: not normalized
+    return out
+
+
+def _image_locality(pod, nodes, snapshot):
+    per_node = {n.name: _images(n) for n in snapshot.nodes}
+    spread = {}
+    for images in per_node.values():
+        for name in images:
+            spread[name] = spread.get(name, 0) + 1
+    total = len(snapshot.nodes)
+    wanted = [normalized_image(c.get("image") or "") for key in ("initContainers", "containers")
+              for c in pod.spec.get(key) or ()]
+    low, high = 23 * MB, 1000 * MB * len(wanted)
+    out = {}
+    for n in nodes:
+        images = per_node.get(n.name) or _images(n)
+        found = sum(int(images[w] * (spread.get(w, 1) / total)) for w in wanted if w in images)
+        found = min(max(found, low), high)
+        out[n.name] = MAX * (found - low) // (high - low) if high > low else 0
+    return out
+
+
+_PLUGINS = (("TaintToleration", _taint_toleration), ("NodeAffinity", _node_affinity),
+            ("NodeResourcesFit", _resources_fit), ("PodTopologySpread", _spread),
+            ("InterPodAffinity", _inter_pod_affinity), ("NodeResourcesBalancedAllocation", _balanced_allocation),
+            ("ImageLocality", _image_locality))

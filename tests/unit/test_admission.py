@@ -1,0 +1,95 @@
+"""``preemption -f`` previews the pod admission makes of a manifest: LimitRanger defaults and
+bounds, Priority (a pod contradicting its class is rejected), RuntimeClass overhead and
+scheduling, ResourceQuota. Each scenario on the demo dump plus the objects it needs."""
+
+import json
+
+import pytest
+import yaml
+
+from kubectl_safety.analysis.admission import AdmissionRejected, admit
+from kubectl_safety.model.objects import Pod
+from tests.builders import make_class, snapshot
+from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
+
+
+def manifest_pod(**spec):
+    spec.setdefault("containers", [{"name": "c", "image": "x"}])
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "jobs"}, "spec": spec}
+
+
+def preview(tmp_path, pod, *extra):
+    """preemption -f on the demo dump with ``extra`` objects added to it: (exit code, report or stderr)."""
+    dump = yaml.safe_load(open(DEMO))
+    dump["items"] += list(extra)
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(dump))
+    manifest = tmp_path / "pod.json"
+    manifest.write_text(json.dumps(pod))
+    code, out, err = run_cli(["preemption", "--snapshot", str(path), "--as-of", DEMO_NOW, "-f", str(manifest),
+                              "-o", "json"])
+    return code, (json.loads(out) if out else err)
+
+
+LIMIT_RANGE = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "defaults", "namespace": "jobs"},
+               "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "3"}, "default": {"cpu": "3"}}]}}
+KATA = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "kata"}, "handler": "kata",
+        "overhead": {"podFixed": {"cpu": "250m"}}, "scheduling": {"nodeSelector": {"sandbox": "kata"}}}
+QUOTA = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "pods", "namespace": "jobs"},
+         "spec": {"hard": {"pods": "3"}}, "status": {"hard": {"pods": "3"}, "used": {"pods": "3"}}}
+
+
+def test_admission_priority_contradicting_its_class_is_rejected(tmp_path):
+    code, err = preview(tmp_path, manifest_pod(priorityClassName="batch-low", priority=999999))
+    assert code == 1 and "the API server would reject the pod: Priority: the integer value of priority" in err
+
+
+def test_admission_preemption_policy_contradicting_its_class_is_rejected(tmp_path):
+    never = make_class("gentle", 1000, policy="Never")
+    code, err = preview(tmp_path, manifest_pod(priorityClassName="gentle", preemptionPolicy="PreemptLowerPriority"),
+                        never)
+    assert code == 1 and "the string value of PreemptionPolicy (PreemptLowerPriority)" in err
+
+
+def test_admission_limitrange_defaults_the_requests_the_preview_places(tmp_path):
+    code, report = preview(tmp_path, manifest_pod(), LIMIT_RANGE)
+    assert report["pod"]["requests"]["cpu"] == 3000
+
+
+def test_admission_runtimeclass_adds_overhead_and_its_node_selector(tmp_path):
+    code, report = preview(tmp_path, manifest_pod(runtimeClassName="kata"), KATA)
+    assert report["pod"]["requests"]["cpu"] == 250
+    assert report["feasibleNodes"] == [] and report["outcome"] != "fits"  # no demo node is labelled sandbox=kata
+
+
+def test_admission_unknown_runtimeclass_is_rejected(tmp_path):
+    code, err = preview(tmp_path, manifest_pod(runtimeClassName="kata"))
+    assert code == 1 and 'RuntimeClass "kata" not found' in err
+
+
+def test_admission_quota_exceeded_is_rejected(tmp_path):
+    code, err = preview(tmp_path, manifest_pod(), QUOTA)
+    assert code == 1 and "ResourceQuota: exceeded quota: pods" in err
+
+
+@pytest.mark.parametrize("spec, objects, expected", [
+    ({"priority": 7}, [], "Priority"),  # no class, no global default: 0
+    ({}, [LIMIT_RANGE | {"spec": {"limits": [{"type": "Container", "min": {"cpu": "1"}}]}}], None),  # min defaults
+    ({"overhead": {"cpu": "1"}}, [], "RuntimeClass"),
+    ({"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}]},
+     [], "validation"),
+])
+def test_admission_rejects_as_upstream(spec, objects, expected):
+    try:
+        admit(Pod(manifest_pod(**spec)), snapshot(*objects))
+    except AdmissionRejected as e:
+        assert e.plugin == expected
+    else:
+        assert expected is None
+
+
+def test_admission_host_network_manifest_gets_its_default_host_port():
+    """The API's defaulting gives a hostNetwork pod's ports their containerPort as hostPort (NodePorts reads it)."""
+    pod = manifest_pod(hostNetwork=True, containers=[{"name": "c", "image": "x", "ports": [{"containerPort": 9100}]}])
+    admitted = admit(Pod(pod), snapshot())
+    assert [p["hostPort"] for p in admitted.spec["containers"][0]["ports"]] == [9100]
