@@ -65,9 +65,10 @@ build kwok "-X $KWOK_CONSTS.Version=$KWOK_VERSION -X $KWOK_CONSTS.KubeVersion=$K
 
 # The oracle (tests only) changes with its sources: its name carries their hash (the same
 # hash tests/oracle.py computes), so an edited oracle is rebuilt and a stale one never used.
+# Oracles of other sources (other checkouts on this machine) stay a week, then go.
 ORACLE_HASH=$(cd "$HERE/go/oracle" && LC_ALL=C ls *.go go.mod go.sum | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
 build oracle "" oracle-$ORACLE_HASH=.
-find "$BIN" -maxdepth 1 -name 'oracle-*' ! -name "oracle-$ORACLE_HASH" -delete
+find "$BIN" -maxdepth 1 -name 'oracle-*' ! -name "oracle-$ORACLE_HASH" -mtime +7 -delete
 
 # The real test node (controlplane/node.py): the kubelet from the control plane's release, containerd,
 # runc (cgo: libseccomp), the CNI plugins, and the test images built from controlplane/go/testapp.

@@ -14,12 +14,12 @@ set -uo pipefail
 selector=${1:?usage: pool-gate.sh SELECTOR [global flags...]}
 shift
 read -r -a safety <<< "${KUBECTL_SAFETY:-kubectl safety}"
-# check plans each drain with --ignore-daemonsets --delete-emptydir-data: the rollout plan uses the same
+# check and the rollout plan drain with the same flags (both default to kubectl drain's)
 drain=(--ignore-daemonsets --delete-emptydir-data)
 verdict=0
 
 echo "== gate: kubectl safety check -l $selector" >&2
-"${safety[@]}" check -l "$selector" "$@" > /dev/null
+"${safety[@]}" check -l "$selector" "${drain[@]}" "$@" > /dev/null
 rc=$?
 case $rc in
     0) echo "ready: every node of the pool can be drained now, no finding at --fail-on" ;;
@@ -27,7 +27,7 @@ case $rc in
        echo "not ready; what blocks the pool:"
        blockers='{range .blockers[*]}  {.object.kind}/{.object.name} blocks {.blocks} node(s): {.codes[*]}{"\n"}{end}'
        findings='{range .findings[*]}  finding {.severity} {.code}{"\n"}{end}'
-       "${safety[@]}" check -l "$selector" "$@" -o jsonpath="$blockers$findings" ;;
+       "${safety[@]}" check -l "$selector" "${drain[@]}" "$@" -o jsonpath="$blockers$findings" ;;
     *) echo "error: check failed (exit $rc)" >&2; exit "$rc" ;;
 esac
 

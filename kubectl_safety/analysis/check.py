@@ -18,13 +18,13 @@
   above (``none``: findings never gate).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kubectl_safety.analysis.budgets import BudgetTracker, skips_pdb_check
 from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_replacement, plan_drain
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
-from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.risks import obj, pod_obj
 from kubectl_safety.analysis.room import Room
 from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,
@@ -71,7 +71,7 @@ def check(snapshot, options=None, now=None) -> dict:
     quick = _with(drain_options, check_capacity=False)  # the plan without placements
     for node in selected:  # each plan is dropped once read: 5,000 of them would hold 150,000 pod entries
         plan, removal = _plan(snapshot, node, (drain_options, quick), now, shared, room)
-        unplaceable[node.name] = plan["capacity"]["unplaceable"]
+        unplaceable[node.name] = plan.capacity.unplaceable
         nodes.append(_node_entry(snapshot, node, plan, removal, now))
     findings = (node_findings(nodes) + pdb_findings(snapshot, shared)
                 + workload_findings(snapshot, shared, unplaceable)
@@ -124,8 +124,6 @@ def _touched(snapshot, nodes) -> set:
 
 
 def _with(options, **changes):
-    from dataclasses import replace
-
     return replace(options, **changes)
 
 
@@ -139,20 +137,18 @@ def _plan(snapshot, node, options, now, shared, room) -> tuple:
                  if needs_replacement(p) and not p.is_mirror]
     if room is not None and room.proves(node, recreated):  # as if all left: else no quick plan to try
         quick = plan_drain(snapshot, [node.name], without_capacity, now, shared=shared)
-        leaving = {(e["namespace"], e["name"]) for e in quick["pods"] if e["action"] in ("evict", "delete", "wait")}
-        if room.still_proved(recreated, leaving):
-            quick["capacity"] = {"checked": True, "proved": True, "ok": True, "unplaceable": []}
+        leaving = {(p.namespace, p.name) for p in quick.moving()}
+        if room.still_proved(recreated, leaving):  # every replacement fits: proved, none to place
             return quick, {"removable": True, "unplaceable": [], "notRecreated": _lost(snapshot, node)}
     plan = plan_drain(snapshot, [node.name], options, now, shared=shared)
     return plan, _removal(snapshot, node, plan, recreated, shared)
 
 
 def _node_entry(snapshot, node, plan, removal, now) -> dict:
-    state = node_state(node, now)
-    risks = plan["risks"]
+    state = node_health(node, now)
     entry = {"name": node.name, "state": state["state"], "unschedulable": node.unschedulable,
-             "drainable": plan["safe"], "removable": None, "pods": len(plan["pods"]),
-             "risks": risks, "estimatedSeconds": plan["estimatedSeconds"]}
+             "drainable": plan.safe, "removable": None, "pods": len(plan.pods),
+             "risks": list(plan.risks), "estimatedSeconds": plan.estimated_seconds}
     entry.update(removal)
     if state["partitioned"]:
         entry["stateMessage"] = state["message"]
@@ -165,8 +161,8 @@ def _removal(snapshot, node, plan, recreated, shared) -> dict:
     """Could the node go for good: do the replacements of all its recreated pods fit elsewhere?
     The plan placed the pods it lets go; the others (blocked, waiting) are placed after them."""
     capacity = shared.last_capacity
-    unplaceable = [f"{u['namespace']}/{u['name']}" for u in plan["capacity"]["unplaceable"]]
-    placed = {(e["namespace"], e["name"]) for e in plan["pods"] if e["replacementNode"]}
+    unplaceable = [f"{u.namespace}/{u.name}" for u in plan.capacity.unplaceable]
+    placed = {(p.namespace, p.name) for p in plan.pods if p.replacement_node}
     for pod in recreated:
         if pod.key in placed or f"{pod.namespace}/{pod.name}" in unplaceable:
             continue
@@ -211,15 +207,15 @@ def _blockers(nodes) -> list:
     found = {}
     for n in nodes:
         for r in n["risks"]:
-            if r["accepted"]:
+            if r.accepted:
                 continue
             target = _blocking_object(r, n["name"])
             key = (target["kind"], target["namespace"], target["name"])
             b = found.setdefault(key, {"object": target, "nodes": [], "codes": []})
             if n["name"] not in b["nodes"]:
                 b["nodes"].append(n["name"])
-            if r["code"] not in b["codes"]:
-                b["codes"].append(r["code"])
+            if r.code.value not in b["codes"]:
+                b["codes"].append(r.code.value)
     out = sorted(found.values(), key=lambda b: (-len(b["nodes"]), b["object"]["kind"], b["object"]["namespace"],
                                                b["object"]["name"]))
     return [{**b, "blocks": len(b["nodes"])} for b in out]
@@ -227,11 +223,10 @@ def _blockers(nodes) -> list:
 
 def _blocking_object(risk, node) -> dict:
     """The object to fix: the PDB when one is named, else the pod, else the node."""
-    objects = risk["objects"]
     for kind in ("PodDisruptionBudget", "Pod", "Node"):
-        hit = next((o for o in objects if o["kind"] == kind), None)
+        hit = next((o for o in risk.objects if o.kind == kind), None)
         if hit is not None:
-            return hit
+            return obj(hit.kind, hit.namespace, hit.name)
     return obj("Node", "", node)
 
 
@@ -396,10 +391,10 @@ def _no_room_findings(snapshot, unplaceable) -> list:
     found = {}
     for node, pods in sorted(unplaceable.items()):
         for u in pods:
-            why = u["reason"] + " " + " ".join(u["nodes"].values())
+            why = u.reason + " " + " ".join(u.nodes.values())
             code = ("SPREAD_UNSATISFIABLE_NODE_OUT" if "topology spread" in why else
                     "ANTI_AFFINITY_NO_ROOM" if "anti-affinity" in why else None)
-            pod = snapshot.pod(u["namespace"], u["name"])
+            pod = snapshot.pod(u.namespace, u.name)
             if code is None or pod is None:
                 continue
             ref = snapshot.owner_chain(pod)[-1][0] if pod.controller_ref else {"kind": "Pod", "name": pod.name}

@@ -12,7 +12,7 @@ CONTROLLER_FINALIZERS = frozenset({"batch.kubernetes.io/job-tracking", "orphan",
 
 
 def pod_gc_force_deletes(node, state) -> bool:
-    """Whether the pod GC force-deletes the node's terminating pods (``state`` from node_state)."""
+    """Whether the pod GC force-deletes the node's terminating pods (``state`` from node_health)."""
     return (node is not None and state["state"] != "Ready"
             and any(t.get("key") == OUT_OF_SERVICE_TAINT for t in node.taints))
 

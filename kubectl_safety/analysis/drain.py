@@ -1,6 +1,6 @@
 """Drain planner: what draining nodes will do to every pod, wave by wave (pure, no I/O).
 
-``plan_drain(snapshot, node_names, options, now)`` returns a ``DrainPlan`` report:
+``plan_drain(snapshot, node_names, options, now)`` returns a typed ``plans.DrainPlan``:
 
 1. per pod, kubectl drain's filters and the Eviction API's rules (``eviction``);
 2. cumulative PodDisruptionBudget accounting across pods and nodes (like cluster-autoscaler's
@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
 from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
 from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters
-from kubectl_safety.analysis.node_state import node_state
-from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
+from kubectl_safety.analysis.node_health import node_health
+from kubectl_safety.analysis.plans import (
+    MOVING, Action, BudgetUse, CapacityCheck, DrainedNode, DrainPlan, Losses, ObjectRef, PodAction, Reason, Risk,
+    RiskCode, Severity, Unplaceable, Wave)
+from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.termination import api_grace_period, last_kill
-from kubectl_safety.model.constants import API_VERSION
 
 RETRY_SECONDS = 5  # kubectl's (and our) eviction retry delay: a wave starts up to this late
 STARTUP_SECONDS = 10  # assumed time for a replacement to be scheduled and started
@@ -49,9 +51,10 @@ class DrainOptions:
     accept_risks: frozenset = frozenset()  # risk codes accepted by --accept-risk
 
 
-def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> dict:
-    """The DrainPlan report for draining ``node_names`` (in that order). ``shared``: a
-    ``SharedPlanning`` of this snapshot, when many plans are made of it (same report, less work)."""
+
+def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> DrainPlan:
+    """The plan for draining ``node_names`` (in that order). ``shared``: a ``SharedPlanning`` of this
+    snapshot, when many plans are made of it (same plan, less work)."""
     options = options or DrainOptions()
     now = now or snapshot.taken_at
     targets = [n for n in dict.fromkeys(node_names)]
@@ -90,20 +93,25 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> dic
                                          if needs_replacement(v.pod)])
     else:
         placements = {v.pod.key: (NOT_CHECKED, None) for v in going if needs_replacement(v.pod)}
-    entries = {v.pod.key: _entry(v) for v in verdicts}
+    entries = {v.pod.key: _Entry(v) for v in verdicts}
     for key, node in sorted((capacity.returns_to if capacity else {}).items()):
-        _add(entries[key], "REPLACEMENT_RETURNS_TO_NODE", "warning", "it tolerates node.kubernetes.io/unschedulable: "
-             f"its replacement can be scheduled back onto {node} (cordoned)")
+        entries[key].add("REPLACEMENT_RETURNS_TO_NODE", "warning", "it tolerates node.kubernetes.io/unschedulable: "
+                         f"its replacement can be scheduled back onto {node} (cordoned)")
     _assign_waves(leaving, placements, entries, trackers)
     for v in leaving:
         _finish_entry(entries[v.pod.key], v, placements.get(v.pod.key))
     waves = _waves(verdicts, entries, options)
-    report = _report(snapshot, targets, verdicts, entries, trackers, placements, waves, capacity, options, index)
-    risks = _risks(snapshot, targets, verdicts, entries, trackers, placements, capacity, options, report, now)
-    report["risks"] = risks.judged(options.accept_risks)
-    report["safe"] = is_safe(report["risks"])
-    report["losses"] = _losses(verdicts, entries)
-    return report
+    pods = tuple(entries[v.pod.key].frozen() for v in verdicts)
+    checked = _capacity(verdicts, placements, capacity)
+    risks = _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, options,
+                   sum(w.estimated_seconds for w in waves), now)
+    risks = typed_risks(risks.judged(options.accept_risks))
+    return DrainPlan(
+        safe=all(r.accepted for r in risks), nodes=_nodes(snapshot, targets, pods), options=options, pods=pods,
+        pdbs=tuple(_budget_use(t) for _, t in sorted(trackers.items())), capacity=checked, waves=waves,
+        warnings=_plan_warnings(snapshot, verdicts, targets, index),
+        taken_at=snapshot.taken_at.isoformat() if snapshot.taken_at else None,
+        risks=risks, losses=_losses(pods))
 
 
 def needs_replacement(pod) -> bool:
@@ -116,18 +124,26 @@ def _placement_order(v):
     return (-v.pod.priority_value, -pod_requests(v.pod).get("cpu", 0), v.pod.key)
 
 
-def _entry(v) -> dict:
-    pod = v.pod
-    action = {"skip": "skip", "blocked": "blocked"}.get(v.decision,
-                                                         "delete" if v.eviction == "delete" else "evict")
-    return {"namespace": pod.namespace, "name": pod.name, "node": pod.node_name, "uid": pod.uid,
-            "priority": pod.priority_value, "action": action, "reasons": [r.to_dict() for r in v.reasons],
-            "pdb": _ref(v.pdb) if v.pdb is not None else None,
-            "wave": None, "replacementNode": None, "gracePeriodSeconds": None}
+class _Entry:
+    """A pod's action while the plan is made; ``frozen()`` is its ``PodAction``."""
 
+    __slots__ = ("pod", "action", "reasons", "pdb", "wave", "replacement_node", "grace")
 
-def _add(entry, code, severity, message):
-    entry["reasons"].append({"code": code, "severity": severity, "message": message})
+    def __init__(self, v):
+        self.pod = v.pod
+        self.action = (Action.SKIP if v.decision == "skip" else Action.BLOCKED if v.decision == "blocked"
+                       else Action.DELETE if v.eviction == "delete" else Action.EVICT)
+        self.reasons = v.reasons
+        self.pdb = _ref(v.pdb) if v.pdb is not None else None
+        self.wave = self.replacement_node = self.grace = None
+
+    def add(self, code, severity, message):
+        self.reasons.append(Reason(code, Severity(severity), message))
+
+    def frozen(self) -> PodAction:
+        pod = self.pod
+        return PodAction(pod.namespace, pod.name, pod.node_name, pod.uid, pod.priority_value, self.action,
+                         tuple(self.reasons), self.pdb, self.wave, self.replacement_node, self.grace)
 
 
 # -- PodDisruptionBudget accounting ----------------------------------------------------------
@@ -223,6 +239,7 @@ class SharedPlanning:
         return self._base
 
 
+
 def _assign_waves(leaving, placements, entries, trackers):
     """Give pods that need a budget their wave, cumulatively per PDB; mark waits and blocks."""
     by_pdb = {}
@@ -237,33 +254,33 @@ def _assign_waves(leaving, placements, entries, trackers):
         for v in pods:
             entry = entries[v.pod.key]
             if tracker.never:
-                entry["action"] = "blocked"
-                _add(entry, "PDB_NEVER_ALLOWS", "critical", f"PDB {ref} never allows a disruption: "
-                     f"{tracker.never} ({tracker.numbers()})")
+                entry.action = Action.BLOCKED
+                entry.add("PDB_NEVER_ALLOWS", "critical", f"PDB {ref} never allows a disruption: "
+                          f"{tracker.never} ({tracker.numbers()})")
                 continue
             if tracker.per_wave() <= 0 and used == 0 and wave == 1:
-                entry["action"] = "wait"
-                _add(entry, "PDB_NOT_HEALTHY", "warning", f"PDB {ref} allows no disruption now ({tracker.numbers()}): "
-                     "the eviction waits until enough of its pods are Ready")
+                entry.action = Action.WAIT
+                entry.add("PDB_NOT_HEALTHY", "warning", f"PDB {ref} allows no disruption now ({tracker.numbers()}): "
+                          "the eviction waits until enough of its pods are Ready")
                 continue
             if used >= tracker.per_wave():
                 wave, used = wave + 1, 0
                 if tracker.per_wave() <= 0:
-                    entry["action"] = "blocked"
-                    _add(entry, "PDB_EXHAUSTED", "critical", f"PDB {ref} has no disruption left after earlier "
-                         f"waves: {tracker.lost} evicted pod(s) will not be replaced ({tracker.numbers()})")
+                    entry.action = Action.BLOCKED
+                    entry.add("PDB_EXHAUSTED", "critical", f"PDB {ref} has no disruption left after earlier "
+                              f"waves: {tracker.lost} evicted pod(s) will not be replaced ({tracker.numbers()})")
                     continue
             used += 1
             tracker.waves[wave] = tracker.waves.get(wave, 0) + 1
-            entry["wave"] = wave
+            entry.wave = wave
             if v.pod.is_ready and not _recovers(v, placements):
                 tracker.lost += 1
             if wave > 1:
-                entry["action"] = "wait"
-                _add(entry, "PDB_WAIT", "info", f"PDB {ref} allows {tracker.allowed} disruption(s) at a time "
-                     f"({tracker.numbers()}): wave {wave}, after the replacements of wave {wave - 1} are Ready")
+                entry.action = Action.WAIT
+                entry.add("PDB_WAIT", "info", f"PDB {ref} allows {tracker.allowed} disruption(s) at a time "
+                          f"({tracker.numbers()}): wave {wave}, after the replacements of wave {wave - 1} are Ready")
             else:
-                _add(entry, "PDB_ALLOWS", "info", f"PDB {ref} allows it ({tracker.numbers()})")
+                entry.add("PDB_ALLOWS", "info", f"PDB {ref} allows it ({tracker.numbers()})")
 
 
 def _ref(obj) -> str:
@@ -276,48 +293,45 @@ def _recovers(v, placements) -> bool:
 
 
 def _finish_entry(entry, v, placement):
-    if entry["wave"] is None and entry["action"] in ("evict", "delete"):
-        entry["wave"] = 1
-    if v.decision == "blocked" or entry["action"] == "blocked":
+    if entry.wave is None and entry.action in (Action.EVICT, Action.DELETE):
+        entry.wave = 1
+    if v.decision == "blocked" or entry.action is Action.BLOCKED:
         return
     if placement is None:
         return  # not recreated: UNMANAGED / TERMINAL / DAEMONSET_ORPHANED say so
     node, why = placement
     if node == NOT_CHECKED:
         return
-    entry["replacementNode"] = node
+    entry.replacement_node = node
     if node is None:
-        _add(entry, "REPLACEMENT_UNPLACEABLE", "warning", f"its replacement fits on no remaining node: {why}")
+        entry.add("REPLACEMENT_UNPLACEABLE", "warning", f"its replacement fits on no remaining node: {why}")
 
 
 # -- waves and durations ---------------------------------------------------------------------
-def _waves(verdicts, entries, options) -> list:
+def _waves(verdicts, entries, options) -> tuple:
     requested = options.grace_period if options.grace_period >= 0 else None
     waves = {}
     for v in verdicts:
         entry = entries[v.pod.key]
-        if entry["wave"] is None or entry["action"] == "blocked":
+        if entry.wave is None or entry.action is Action.BLOCKED:
             continue
         grace = api_grace_period(v.pod, requested)["seconds"]
-        entry["gracePeriodSeconds"] = grace
-        w = waves.setdefault(entry["wave"], {"wave": entry["wave"], "pods": [], "pdbs": set(),
-                                             "gracePeriodSeconds": 0, "readySeconds": 0})
+        entry.grace = grace
+        w = waves.setdefault(entry.wave, {"pods": [], "pdbs": set(), "grace": 0, "ready": 0})
         w["pods"].append(f"{v.pod.namespace}/{v.pod.name}")
-        if entry["pdb"]:
-            w["pdbs"].add(entry["pdb"])
+        if entry.pdb:
+            w["pdbs"].add(entry.pdb)
         # The pod is gone when the kubelet has stopped it: a preStop hook or sidecars can take 2 s more.
-        w["gracePeriodSeconds"] = max(w["gracePeriodSeconds"], last_kill(v.pod, grace) if grace else 0)
-        if entry["pdb"] and needs_replacement(v.pod):
-            w["readySeconds"] = max(w["readySeconds"], STARTUP_SECONDS + _readiness_delay(v.pod))
+        w["grace"] = max(w["grace"], last_kill(v.pod, grace) if grace else 0)
+        if entry.pdb and needs_replacement(v.pod):
+            w["ready"] = max(w["ready"], STARTUP_SECONDS + _readiness_delay(v.pod))
     out, last = [], max(waves, default=0)
     for n in sorted(waves):
         w = waves[n]
-        w["pdbs"] = sorted(w["pdbs"])
-        if n == last:
-            w["readySeconds"] = 0  # nothing waits for the last wave's replacements
-        w["estimatedSeconds"] = w["gracePeriodSeconds"] + w["readySeconds"] + (RETRY_SECONDS if n > 1 else 0)
-        out.append(w)
-    return out
+        ready = 0 if n == last else w["ready"]  # nothing waits for the last wave's replacements
+        out.append(Wave(n, tuple(w["pods"]), tuple(sorted(w["pdbs"])), w["grace"], ready,
+                        w["grace"] + ready + (RETRY_SECONDS if n > 1 else 0)))
+    return tuple(out)
 
 
 def _readiness_delay(pod) -> int:
@@ -330,52 +344,32 @@ def _readiness_delay(pod) -> int:
     return delay
 
 
-# -- report ----------------------------------------------------------------------------------
-def _report(snapshot, targets, verdicts, entries, trackers, placements, waves, capacity, options, index) -> dict:
-    pods = [entries[v.pod.key] for v in verdicts]
-    counts = {}
-    for e in pods:
-        counts[e["action"]] = counts.get(e["action"], 0) + 1
-    unplaceable = [{"namespace": v.pod.namespace, "name": v.pod.name, "node": v.pod.node_name,
-                    "reason": placements[v.pod.key][1], "nodes": capacity.why_not.get(v.pod.key, {}),
-                    "nodesNotListed": capacity.not_listed.get(v.pod.key, 0)}
-                   for v in verdicts if v.pod.key in placements and placements[v.pod.key][0] is None]
-    nodes = []
+# -- the plan's parts ------------------------------------------------------------------------
+def _nodes(snapshot, targets, pods) -> tuple:
+    out = []
     for name in targets:
         node = snapshot.node(name)
-        mine = [e for e in pods if e["node"] == name]
-        nodes.append({"name": name, "found": node is not None,
-                      "unschedulable": bool(node and node.unschedulable),
-                      "pods": len(mine),
-                      "filterErrors": [f"{e['namespace']}/{e['name']}" for e in mine
-                                       if any(r["severity"] == "critical" and r["code"] in FILTER_CODES
-                                              for r in e["reasons"])]})
-    warnings = _plan_warnings(snapshot, verdicts, targets, index)
-    return {
-        "kind": "DrainPlan", "apiVersion": API_VERSION,
-        "safe": None,  # set from the risks
-        "nodes": nodes,
-        "options": {"ignoreDaemonsets": options.ignore_daemonsets, "deleteEmptydirData": options.delete_emptydir_data,
-                    "force": options.force, "gracePeriod": options.grace_period,
-                    "disableEviction": options.disable_eviction,
-                    "skipWaitForDeleteTimeout": options.skip_wait_for_delete_timeout,
-                    "podSelector": str(options.pod_selector) if options.pod_selector is not None else None},
-        "summary": {"pods": len(pods), **{a: counts.get(a, 0) for a in ACTIONS}},
-        "pods": pods,
-        "pdbs": [t.to_dict() for _, t in sorted(trackers.items())],
-        "capacity": ({**capacity.summary(), "checked": True, "ok": not unplaceable, "unplaceable": unplaceable}
-                     if capacity else {"checked": False, "ok": None, "unplaceable": []}),
-        "waves": waves,
-        "estimatedSeconds": sum(w["estimatedSeconds"] for w in waves),
-        "warnings": warnings,
-        "takenAt": snapshot.taken_at.isoformat() if snapshot.taken_at else None,
-    }
+        mine = [p for p in pods if p.node == name]
+        out.append(DrainedNode(name, node is not None, bool(node and node.unschedulable), len(mine),
+                               tuple(p.ref for p in mine if any(r.severity is Severity.CRITICAL
+                                                                and r.code in FILTER_CODES for r in p.reasons))))
+    return tuple(out)
 
 
-ACTIONS = ("evict", "delete", "wait", "skip", "blocked")
+def _capacity(verdicts, placements, capacity) -> CapacityCheck:
+    if capacity is None:
+        return CapacityCheck(checked=False, ok=None)
+    unplaceable = tuple(Unplaceable(v.pod.namespace, v.pod.name, v.pod.node_name, placements[v.pod.key][1],
+                                    capacity.why_not.get(v.pod.key, {}), capacity.not_listed.get(v.pod.key, 0))
+                        for v in verdicts if v.pod.key in placements and placements[v.pod.key][0] is None)
+    return CapacityCheck(checked=True, ok=not unplaceable, unplaceable=unplaceable, figures=capacity.summary())
 
 
-def _plan_warnings(snapshot, verdicts, targets, index) -> list:
+def _budget_use(tracker) -> BudgetUse:
+    return BudgetUse(tracker.summary, tracker.never, sum(tracker.waves.values()), len(tracker.waves), tracker.lost)
+
+
+def _plan_warnings(snapshot, verdicts, targets, index) -> tuple:
     """Plan-wide findings: PDBs selecting nothing in the affected namespaces, missing nodes, and
     volumes not judged because storage could not be read."""
     out = []
@@ -384,102 +378,107 @@ def _plan_warnings(snapshot, verdicts, targets, index) -> list:
     claims = [f"{pod.namespace}/{pod.name} ({', '.join(names)})" for pod, names in claims if names]
     if claims:
         kinds = ", ".join(f"{resource} ({why})" for resource, why in sorted(unread.items()))
-        out.append({"code": "STORAGE_NOT_JUDGED", "severity": "warning",
-                    "message": f"volumes not checked, {kinds} could not be read: whether these pods' claims "
-                               f"can follow them is not judged: {'; '.join(claims)}"})
+        out.append(Reason("STORAGE_NOT_JUDGED", Severity.WARNING,
+                          f"volumes not checked, {kinds} could not be read: whether these pods' claims "
+                          f"can follow them is not judged: {'; '.join(claims)}"))
     for name in targets:
         if snapshot.node(name) is None:
-            out.append({"code": "NODE_NOT_FOUND", "severity": "critical", "message": f'node "{name}" not found'})
+            out.append(Reason("NODE_NOT_FOUND", Severity.CRITICAL, f'node "{name}" not found'))
     for ns in sorted({v.pod.namespace for v in verdicts if snapshot.pods_complete_in(v.pod.namespace)}):
         for b in index.selecting_nothing(ns):
-            out.append({"code": "PDB_SELECTS_NOTHING", "severity": "warning",
-                        "message": f"PDB {ns}/{b.name} selects no pod (selector {b.selector}): "
-                                   "it protects nothing; check its labels"})
-    return out
+            out.append(Reason("PDB_SELECTS_NOTHING", Severity.WARNING,
+                              f"PDB {ns}/{b.name} selects no pod (selector {b.selector}): "
+                              "it protects nothing; check its labels"))
+    return tuple(out)
 
 
 # -- the SAFE contract -----------------------------------------------------------------------
-def _risks(snapshot, targets, verdicts, entries, trackers, placements, capacity, options, report, now) -> RiskList:
+def _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, options, seconds, now) -> RiskList:
     risks = RiskList()
     by_key = {v.pod.key: v for v in verdicts}
     for name in targets:
         if snapshot.node(name) is None:
             risks.add("NODE_NOT_FOUND", f'node "{name}" not found', [obj("Node", "", name)])
-    _node_risks(snapshot, targets, entries, risks, now)
-    _finalizer_risks(snapshot, entries, risks)
-    for e in report["pods"]:
-        if e["action"] != "blocked":
+    _node_risks(snapshot, targets, pods, risks, now)
+    _finalizer_risks(snapshot, pods, risks)
+    for p in pods:
+        if p.action is not Action.BLOCKED:
             continue
-        codes = [r["code"] for r in e["reasons"] if r["severity"] == "critical"]
-        pdb = [obj("PodDisruptionBudget", *e["pdb"].split("/"))] if e["pdb"] else []
-        if "PDB_NEVER_ALLOWS" in codes or "PDB_EXHAUSTED" in codes:
-            code = "PDB_NEVER_ALLOWS" if "PDB_NEVER_ALLOWS" in codes else "PDB_EXHAUSTED"
-            message = next(r["message"] for r in e["reasons"] if r["code"] == code)
-            risks.add(code, message, pdb + [pod_obj(e)])
+        critical = [r for r in p.reasons if r.severity is Severity.CRITICAL]
+        pdb = [obj("PodDisruptionBudget", *p.pdb.split("/"))] if p.pdb else []
+        budget = ([r for r in critical if r.code == "PDB_NEVER_ALLOWS"]
+                  or [r for r in critical if r.code == "PDB_EXHAUSTED"])
+        if budget:
+            risks.add(budget[0].code, budget[0].message, pdb + [pod_obj(p)])
         else:
-            risks.add("POD_NOT_EVICTABLE", "; ".join(r["message"] for r in e["reasons"] if r["severity"] == "critical"),
-                      [pod_obj(e)])
-    for u in report["capacity"]["unplaceable"]:
-        risks.add("REPLACEMENT_UNPLACEABLE", f"the replacement of {u['namespace']}/{u['name']} fits on no node: "
-                  f"{u['reason']}", [pod_obj(u)], nodes=u["nodes"], nodesNotListed=u["nodesNotListed"])
+            risks.add("POD_NOT_EVICTABLE", "; ".join(r.message for r in critical), [pod_obj(p)])
+    for u in checked.unplaceable:
+        risks.add("REPLACEMENT_UNPLACEABLE", f"the replacement of {u.namespace}/{u.name} fits on no node: "
+                  f"{u.reason}", [pod_obj(u)], nodes=u.nodes, nodesNotListed=u.not_listed)
     for key, node in sorted((capacity.returns_to if capacity else {}).items()):
         v = by_key[key]
         risks.add("REPLACEMENT_RETURNS_TO_NODE",
                   f"{v.pod.namespace}/{v.pod.name} tolerates node.kubernetes.io/unschedulable: its replacement can "
                   f"be scheduled back onto {node} (cordoned), so the node is not emptied",
                   [pod_obj(v.pod), obj("Node", "", node)])
-    _bypass_risks(snapshot, verdicts, entries, trackers, risks)
-    if options.timeout and report["estimatedSeconds"] > options.timeout:
-        risks.add("DRAIN_TIMEOUT", f"the plan needs about {report['estimatedSeconds']}s, more than --timeout "
+    _bypass_risks(snapshot, verdicts, pods, trackers, risks)
+    if options.timeout and seconds > options.timeout:
+        risks.add("DRAIN_TIMEOUT", f"the plan needs about {seconds}s, more than --timeout "
                   f"{options.timeout:g}s: the drain stops part way (the nodes stay cordoned)",
                   [obj("Node", "", n) for n in targets])
     return risks
 
 
-def _node_risks(snapshot, targets, entries, risks, now):
+def typed_risks(judged) -> tuple:
+    """``RiskList.judged()`` as ``Risk`` objects."""
+    return tuple(Risk(RiskCode(r["code"]), r["message"], tuple(ObjectRef(o["kind"], o["namespace"], o["name"])
+                                                               for o in r["objects"]),
+                      r["accepted"], r.get("nodes"), r.get("nodesNotListed")) for r in judged)
+
+
+def _node_risks(snapshot, targets, pods, risks, now):
     """Pods evicted from a node that cannot confirm their deletion stay Terminating."""
     for name in targets:
         node = snapshot.node(name)
         if node is None:
             continue
-        state = node_state(node, now)
+        state = node_health(node, now)
         if state["state"] == "Ready":
             continue
         if pod_gc_force_deletes(node, state):
             continue  # no kubelet needed; finalizers are judged on their own
-        going = [e for e in entries.values() if e["node"] == name and e["action"] in ("evict", "delete", "wait")]
-        pod = {e["name"]: e for e in going}
-        alive = [e for e in going if not (snapshot.pod(e["namespace"], e["name"]) or _NONE).is_terminal]
+        going = [p for p in pods if p.node == name and p.action in MOVING]
+        alive = [p for p in going if not (snapshot.pod(p.namespace, p.name) or _NONE).is_terminal]
         if not alive:
             continue
         code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"
         risks.add(code, f"node {name} is {state['message']}: {len(alive)} evicted pod(s) stay Terminating until its "
                   f"kubelet confirms, so the drain does not finish. Way out: {NODE_WAY_OUT}",
-                  [obj("Node", "", name)] + [pod_obj(e) for e in alive if e["name"] in pod])
+                  [obj("Node", "", name)] + [pod_obj(p) for p in alive])
 
 
-def _finalizer_risks(snapshot, entries, risks):
+def _finalizer_risks(snapshot, pods, risks):
     """Pods asked to go that a finalizer keeps: kubectl waits for an object that stays."""
-    for e in entries.values():
-        if e["action"] not in ("evict", "delete", "wait"):
+    for p in pods:
+        if p.action not in MOVING:
             continue
-        pod = snapshot.pod(e["namespace"], e["name"])
+        pod = snapshot.pod(p.namespace, p.name)
         held = holding_finalizers(pod) if pod is not None else []
         if held:
-            risks.add("POD_HELD_BY_FINALIZER", f"{e['namespace']}/{e['name']} has finalizer(s) {', '.join(held)}: "
+            risks.add("POD_HELD_BY_FINALIZER", f"{p.ref} has finalizer(s) {', '.join(held)}: "
                       "the pod object stays Terminating until they are removed, so the drain does not finish",
-                      [pod_obj(e)])
+                      [pod_obj(p)])
 
 
 class _NONE:
     is_terminal = False
 
 
-def _bypass_risks(snapshot, verdicts, entries, trackers, risks):
+def _bypass_risks(snapshot, verdicts, pods, trackers, risks):
     """--disable-eviction: deletions beyond what each PDB allows (or of pods several PDBs select)."""
     by_pdb = {}
-    for v in verdicts:
-        if v.eviction != "delete" or entries[v.pod.key]["action"] != "delete" or v.pod.is_terminal:
+    for v, p in zip(verdicts, pods):
+        if v.eviction != "delete" or p.action is not Action.DELETE or v.pod.is_terminal:
             continue
         budgets = snapshot.pdbs_for(v.pod)
         if len(budgets) > 1:
@@ -488,29 +487,20 @@ def _bypass_risks(snapshot, verdicts, entries, trackers, risks):
                       [obj("PodDisruptionBudget", b.namespace, b.name) for b in budgets] + [pod_obj(v.pod)])
         elif budgets and v.pod.is_ready and not v.pod.is_terminating:
             by_pdb.setdefault(_ref(budgets[0]), (budgets[0], []))[1].append(v)
-    for ref, (pdb, pods) in sorted(by_pdb.items()):
+    for ref, (pdb, bypassed) in sorted(by_pdb.items()):
         tracker = trackers.get(ref)
         allowed = tracker.allowed if tracker else pdb.disruptions_allowed
         never = tracker.never if tracker else None
-        if len(pods) <= allowed and not never:
+        if len(bypassed) <= allowed and not never:
             continue
         why = f"it never allows a disruption ({never})" if never else f"it allows {allowed} disruption(s)"
-        risks.add("PDB_BYPASSED", f"--disable-eviction deletes {len(pods)} healthy pod(s) of PDB {ref}, but {why}: "
+        risks.add("PDB_BYPASSED", f"--disable-eviction deletes {len(bypassed)} healthy pod(s) of PDB {ref}, but {why}: "
                   "the budget is broken; drop --disable-eviction to drain within it",
-                  [obj("PodDisruptionBudget", pdb.namespace, pdb.name)] + [pod_obj(v.pod) for v in pods])
+                  [obj("PodDisruptionBudget", pdb.namespace, pdb.name)] + [pod_obj(v.pod) for v in bypassed])
 
 
-def _losses(verdicts, entries) -> dict:
+def _losses(pods) -> Losses:
     """What the flags kubectl requires accept: emptyDir data and unmanaged pods that go for good."""
-    out = {"emptyDirData": [], "unmanagedPods": []}
-    for v in verdicts:
-        e = entries[v.pod.key]
-        if e["action"] not in ("evict", "delete", "wait"):
-            continue
-        codes = {r["code"] for r in e["reasons"]}
-        ref = f"{v.pod.namespace}/{v.pod.name}"
-        if "LOCAL_STORAGE" in codes:
-            out["emptyDirData"].append(ref)
-        if "UNMANAGED" in codes:
-            out["unmanagedPods"].append(ref)
-    return out
+    moving = [p for p in pods if p.action in MOVING]
+    return Losses(tuple(p.ref for p in moving if p.has("LOCAL_STORAGE")),
+                  tuple(p.ref for p in moving if p.has("UNMANAGED")))

@@ -3,7 +3,7 @@
 from kubectl_safety.analysis import budgets as pdbs, node_pressure, priority, qos, termination, topology
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.force_delete import assessment_for_explain
-from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.quantity import format_amount
@@ -117,7 +117,7 @@ def explain_pod(pod, snapshot, now, eviction_max_pod_grace=None) -> dict:
         "pdbs": [pdbs.summary(b, snapshot) for b in matched],
         "owners": owner_chain(pod, snapshot),
         "topologySpread": spread,
-        "nodeState": node_state(node, now) if pod.node_name else None,
+        "nodeState": node_health(node, now) if pod.node_name else None,
         "forceDelete": assessment_for_explain(pod, snapshot, now),
         "findings": [x.to_dict() for x in findings],
     }
@@ -148,7 +148,7 @@ def explain_node(node, snapshot, now) -> dict:
                      "qos": qos.qos_class(p), "priority": row["priority"],
                      "oomScoreAdj": node_pressure.oom_scores(p, node)["max"],
                      "pdb": ",".join(b.name for b in matched) or None, "reason": row["reason"]})
-    state = node_state(node, now)
+    state = node_health(node, now)
     findings = []
     if state["partitioned"]:
         code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"

@@ -6,7 +6,7 @@ termination timeline (seed 003); domain.md sections 6 and 7.
 """
 
 from kubectl_safety.analysis import termination
-from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.findings import Finding
 
 UNSAFE_INLINE_TYPES = {"iscsi": "iSCSI", "fc": "Fibre Channel", "nfs": "NFS"}
@@ -75,7 +75,7 @@ def _node(pod, snapshot, now, readable) -> dict:
     if not readable:
         return {"name": name, "state": "Unreadable", "partitioned": None, "heartbeatAgeSeconds": None,
                 "message": f"node {name} could not be read: its state is unknown"}
-    state = node_state(snapshot.node(name), now)
+    state = node_health(snapshot.node(name), now)
     return {"name": name, **{k: state.get(k) for k in ("state", "partitioned", "heartbeatAgeSeconds", "message")}}
 
 
@@ -147,7 +147,7 @@ def _owner_risks(pod, snapshot, node) -> list:
 def _node_risks(node, force) -> list:
     state, name, age = node["state"], node["name"], node["heartbeatAgeSeconds"]
     if state == "Ready" and force:
-        from kubectl_safety.analysis.node_state import stale
+        from kubectl_safety.analysis.node_health import stale
 
         beat = (f"is Ready, but its last heartbeat is {_age(age)} old (a stale snapshot? --as-of TIME sets when the "
                 "dump was taken)" if stale(age) else "is Ready and heartbeating")

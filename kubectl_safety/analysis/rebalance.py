@@ -18,7 +18,7 @@ from kubectl_safety.analysis import topology
 from kubectl_safety.analysis.deletion import pod_gc_force_deletes
 from kubectl_safety.analysis.eviction import refusals
 from kubectl_safety.analysis.findings import Finding
-from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
 from kubectl_safety.analysis.scheduling.filters import filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
@@ -484,7 +484,7 @@ def plan_risks(snapshot, evictions, now) -> RiskList:
         by_node.setdefault(e["node"], []).append(e)
     for name, moved in sorted(by_node.items()):
         node = snapshot.node(name)
-        state = node_state(node, now)
+        state = node_health(node, now)
         if state["state"] in ("Unknown", "NotReady") and not pod_gc_force_deletes(node, state):
             code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"
             risks.add(code, f"node {name} is {state['message']}: {len(moved)} evicted pod(s) stay Terminating until "

@@ -1,5 +1,5 @@
-"""The risks that make a plan not SAFE: one table of stable codes shared by drain, rebalance (and the
-coming check and rollout), and how a plan lists, accepts and judges them (pure).
+"""The risks that make a plan not SAFE: one table of stable codes shared by drain, rebalance, check
+and rollout, and how a plan lists, accepts and judges them (pure).
 
 A plan is safe (exit 0) only when every risk it lists is accepted by name (``--accept-risk``);
 nothing is accepted implicitly. What a kubectl flag already accepts (``--force``,

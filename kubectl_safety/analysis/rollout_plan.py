@@ -21,11 +21,11 @@
    ``workload`` of its first pod, so repeated risks group by workload.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
-from kubectl_safety.analysis.risks import is_safe
+from kubectl_safety.analysis.plans import BatchRisk
 from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
 from kubectl_safety.model.constants import API_VERSION, ZONE
 
@@ -153,8 +153,7 @@ def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
         again = _plan_batches(snapshot, pool, batches, options, now)
         if (again[2] or len(batches) + 1) > stops_at:  # kept when it stops later (a batch blocked by the
             out, risks, stops_at = again               # state it meets, not by its nodes, stays first)
-    for risk in risks:
-        risk["workload"] = _workload(snapshot, risk)
+    risks = [replace(r, workload=_workload(snapshot, r.risk)) for r in risks]
     causes = _causes(snapshot, pool, [b["nodes"] for b in out], out, options, now, stops_at)
     total = sum(b["estimatedSeconds"] for b in out)
     left = ([n for b in out if not b["safe"] for n in b["nodes"]] if options.skip_blocked else
@@ -162,7 +161,7 @@ def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
     missing = [n for n in pool if snapshot.node(n) is None]
     return {
         "kind": "RolloutPlan", "apiVersion": API_VERSION,
-        "safe": is_safe(risks) and not missing and all(b["safe"] for b in out),
+        "safe": all(r.risk.accepted for r in risks) and not missing and all(b["safe"] for b in out),
         "nodes": pool, "done": sorted(set(pool) & set(options.done)), "missing": missing,
         "options": {"maxUnavailable": str(options.max_unavailable), "batchSize": size, "byZone": options.by_zone,
                     "precordon": options.precordon, "maintenance": options.maintenance,
@@ -176,10 +175,10 @@ def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
 def _workload(snapshot, risk):
     """``Kind namespace/name`` of the controller at the top of the risk's first pod's owner chain
     (the pod itself when it has none; None when the risk names no pod)."""
-    pod = next((o for o in risk.get("objects") or [] if o.get("kind") == "Pod"), None)
-    found = snapshot.pod(pod.get("namespace"), pod.get("name")) if pod else None
+    pod = next((o for o in risk.objects if o.kind == "Pod"), None)
+    found = snapshot.pod(pod.namespace, pod.name) if pod else None
     if found is None:
-        return f"Pod {pod['namespace']}/{pod['name']}" if pod else None
+        return f"Pod {pod.namespace}/{pod.name}" if pod else None
     chain = snapshot.owner_chain(found)
     if not chain:
         return f"Pod {found.namespace}/{found.name}"
@@ -193,12 +192,12 @@ def _causes(snapshot, pool, batches, out, options, now, stops_at) -> list:
     if not stops_at or not options.precordon:
         return []
     stop = out[stops_at - 1]
-    codes = {r["code"] for r in stop["drain"]["risks"] if not r["accepted"]}
+    codes = {r.code.value for r in stop["drain"].risks if not r.accepted}
     if "REPLACEMENT_UNPLACEABLE" not in codes:
         return []
     state = _state_for(snapshot, pool, batches, stops_at - 1, False)
     relaxed = plan_drain(state, stop["nodes"], options.drain, now)
-    left = {r["code"] for r in relaxed["risks"] if not r["accepted"]}
+    left = {r.code.value for r in relaxed.risks if not r.accepted}
     if "REPLACEMENT_UNPLACEABLE" in left:
         return []
     cordoned = len([n for b in batches[stops_at:] for n in b])
@@ -219,15 +218,14 @@ def _plan_batches(snapshot, pool, batches, options, now) -> tuple:
     for i, names in enumerate(batches):
         state = _state_for(snapshot, pool, batches, i, options.precordon)
         drain = plan_drain(state, names, options.drain, now)
-        seconds = drain["estimatedSeconds"] + (MAINTENANCE_SECONDS if options.maintenance else 0) + GATE_SECONDS
-        blocked = _blocked_nodes(drain) if not drain["safe"] else []
-        if not drain["safe"] and stops_at is None:
+        seconds = drain.estimated_seconds + (MAINTENANCE_SECONDS if options.maintenance else 0) + GATE_SECONDS
+        blocked = _blocked_nodes(drain) if not drain.safe else []
+        if not drain.safe and stops_at is None:
             stops_at = i + 1
-        for risk in drain["risks"]:
-            risks.append({**risk, "batch": i + 1})
+        risks += [BatchRisk(i + 1, risk) for risk in drain.risks]
         out.append({"batch": i + 1, "nodes": names,
                     "zones": sorted({(state.node(n).labels.get(ZONE) or "") for n in names if state.node(n)}),
-                    "safe": drain["safe"], "blockedNodes": blocked,
+                    "safe": drain.safe, "blockedNodes": blocked,
                     "capacity": capacity_left(state, set(names)),
                     "estimatedSeconds": seconds, "drain": drain})
     return out, risks, stops_at
@@ -239,16 +237,14 @@ def drain_time(snapshot):
 
 def _blocked_nodes(drain) -> list:
     """The batch's nodes that hold what a risk not accepted concerns (all of them if none is named)."""
-    pod_nodes = {(p["namespace"], p["name"]): p["node"] for p in drain["pods"]}
-    names = {n["name"] for n in drain["nodes"]}
+    pod_nodes = {(p.namespace, p.name): p.node for p in drain.pods}
+    names = set(drain.node_names)
     found = set()
-    for risk in drain["risks"]:
-        if risk["accepted"]:
-            continue
-        for o in risk.get("objects") or []:
-            if o.get("kind") == "Pod" and (o.get("namespace"), o.get("name")) in pod_nodes:
-                found.add(pod_nodes[(o["namespace"], o["name"])])
-            elif o.get("kind") == "Node" and o.get("name") in names:
-                found.add(o["name"])
-        found |= set(risk.get("nodes") or {}) & names
+    for risk in drain.unaccepted():
+        for o in risk.objects:
+            if o.kind == "Pod" and (o.namespace, o.name) in pod_nodes:
+                found.add(pod_nodes[(o.namespace, o.name)])
+            elif o.kind == "Node" and o.name in names:
+                found.add(o.name)
+        found |= set(risk.nodes or {}) & names
     return sorted(found or names)

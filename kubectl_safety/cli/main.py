@@ -140,8 +140,8 @@ def _stdout_failed(e) -> int:
 
 def run():
     """The installed command, ``bin/kubectl-safety`` and ``python -m kubectl_safety``: ``main`` in a
-    process of its own, which exits without freeing its objects one by one. A 5,000-node snapshot
-    is 150,000 pods of small dicts: tearing them down costs a second after the answer is out,
+    process of its own, which exits without freeing its objects one by one. A large snapshot is
+    many small dicts: tearing them down one by one delays the exit after the answer is out,
     and the operating system takes the memory back at once. Exit handlers still run; with a thread
     still alive the exit is the usual one (which waits for it)."""
     import threading

@@ -86,9 +86,12 @@ def _plain_cells(rows, columns):
 
 
 def emit(report: dict, output: str, text=None, out=None):
-    """Write ``report`` in the ``-o`` format; ``text(report, wide)`` renders table/wide."""
+    """Write ``report`` (its typed plans as their published JSON) in the ``-o`` format;
+    ``text(report, wide)`` renders table/wide from that JSON."""
     from kubectl_safety.cli.progress import end_live_line
+    from kubectl_safety.cli.published import published
 
+    report = published(report)
     end_live_line()  # a rewritten status line on stderr ends before the report
     out = out or sys.stdout
     kind, _, template = output.partition("=")

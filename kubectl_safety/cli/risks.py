@@ -2,7 +2,11 @@
 
 
 def unaccepted_codes(plan) -> str:
-    return ", ".join(sorted({r["code"] for r in plan.get("risks") or [] if not r["accepted"]})) or "none"
+    """The codes of the risks not accepted (of a typed plan, or of a report holding its risks)."""
+    from kubectl_safety.cli.published import published
+
+    risks = plan.get("risks") or [] if isinstance(plan, dict) else plan.risks
+    return ", ".join(sorted({r["code"] for r in map(published, risks) if not r["accepted"]})) or "none"
 
 
 def render_risks(risks) -> list:

@@ -32,7 +32,7 @@ MAX_THROTTLE_DELAY = 30.0
 class Outcome:
     """What one mutating call did."""
 
-    pod: str  # "ns/name" (node name for cordon)
+    target: str  # what the request was about: "ns/name" of a pod, or a node's name (cordon, uncordon)
     action: str  # evict | delete | cordon | uncordon | event
     result: str  # see the module docstring
     status: int = None  # HTTP status
@@ -41,7 +41,7 @@ class Outcome:
     retry_after: float = field(default=0, repr=False)  # Status details.retryAfterSeconds
 
     def to_dict(self) -> dict:
-        return {"pod": self.pod, "action": self.action, "result": self.result,
+        return {"pod": self.target, "action": self.action, "result": self.result,
                 "status": self.status, "message": self.message}
 
 

@@ -1,6 +1,6 @@
 """Drain nodes as a DrainPlan says: cordon, evict every planned pod (by UID) once, wait for it to go.
 
-Plan in (``analysis/drain.py``), ``DrainResult`` out; progress through ``on_event``. While it waits,
+The plan's pods in (``analysis/plans.PodAction``), ``DrainResult`` out; progress through ``on_event``. While it waits,
 the state comes from watches (``engine/watch.py``: the pods of each drained node, each PDB of
 its pods), so the requests a drain makes depend on its pods, not on the cluster's size
 or on how long it waits:
@@ -19,11 +19,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from kubectl_safety.analysis.plans import MOVING, Action, Severity
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.model.constants import MIRROR_ANNOTATION
 
-ACTIVE = ("evict", "delete", "wait")  # plan actions the drainer carries out
 PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # throttled or unavailable
 ORDERS = ("default", "priority")
@@ -45,14 +45,14 @@ class DrainResult:
     requests: dict = field(default_factory=dict)  # lists, watches, evictions sent
 
 
-def _raw(p) -> dict:
-    return {"metadata": {"namespace": p["namespace"], "name": p["name"], "uid": p["uid"]},
-            "spec": {"nodeName": p["node"]}}
+def raw_pod(p) -> dict:
+    """What the executor needs of a planned pod (``PodAction``) to evict or delete it."""
+    return {"metadata": {"namespace": p.namespace, "name": p.name, "uid": p.uid}, "spec": {"nodeName": p.node}}
 
 
 def _why(p) -> str:
-    reasons = [r for r in p["reasons"] if r["severity"] != "info"] or p["reasons"]
-    return reasons[-1]["message"] if reasons else p["action"]
+    reasons = [r for r in p.reasons if r.severity is not Severity.INFO] or p.reasons
+    return reasons[-1].message if reasons else p.action.value
 
 
 def owner_of(obj) -> str:
@@ -65,8 +65,8 @@ class _Pod:
     """One planned pod while draining."""
 
     def __init__(self, entry):
-        self.entry = entry
-        self.ref = f"{entry['namespace']}/{entry['name']}"
+        self.entry = entry  # its PodAction
+        self.ref = entry.ref
         self.key = self.ref
         self.accepted = False  # the eviction (or delete) was accepted: only waited for now
         self.done = False  # gone
@@ -101,37 +101,37 @@ class Drainer:
         return outcomes
 
     # -- evicting --------------------------------------------------------------------------
-    def drain(self, plan, *, deadline=None, order="default", grace_period=None,
+    def drain(self, nodes, pods, *, deadline=None, order="default", grace_period=None,
               skip_wait_for_delete_timeout=0, watches=None) -> DrainResult:
-        """Evict the plan's pods from its (cordoned) nodes; return when they are gone, or at the
-        monotonic ``deadline``, on a failure, or when interrupted."""
+        """Evict the planned ``pods`` (``PodAction``s) from the (cordoned) ``nodes``; return when they
+        are gone, or at the monotonic ``deadline``, on a failure, or when interrupted."""
         own = watches is None
         group = watches or WatchGroup(self.connection)
         before = group.requests()
         try:
-            return self._drain(plan, group, deadline, order, grace_period, skip_wait_for_delete_timeout, before)
+            return self._drain(nodes, pods, group, deadline, order, grace_period, skip_wait_for_delete_timeout,
+                               before)
         finally:
             if own:
                 group.stop()
 
-    def _drain(self, plan, group, deadline, order, grace, skip_after, before):
-        nodes = [n["name"] for n in plan["nodes"]]
-        entries = [p for p in plan["pods"] if p["action"] in ACTIVE]
-        blocked = [p for p in plan["pods"] if p["action"] == "blocked"]
+    def _drain(self, nodes, planned, group, deadline, order, grace, skip_after, before):
+        entries = [p for p in planned if p.action in MOVING]
+        blocked = [p for p in planned if p.action is Action.BLOCKED]
         pods_of = {n: group.watch("pods", field_selector=f"spec.nodeName={n}") for n in nodes}
-        budgets = {ref: budget_watch(group, ref) for ref in sorted({p["pdb"] for p in entries if p["pdb"]})}
+        budgets = {ref: budget_watch(group, ref) for ref in sorted({p.pdb for p in entries if p.pdb})}
         result = DrainResult("drained")
         self._sent = 0
         pods = [_Pod(p) for p in entries]
-        planned_uids = {p["uid"] for p in plan["pods"]}
+        planned_uids = {p.uid for p in planned}
         planned_per_owner = {}
         for p in pods:
-            owner = owner_of(pods_of[p.entry["node"]].get(p.key))
+            owner = owner_of(pods_of[p.entry.node].get(p.key))
             planned_per_owner[owner] = planned_per_owner.get(owner, 0) + 1
 
         def present(p):
-            obj = pods_of[p.entry["node"]].get(p.key)
-            if obj is None or (obj.get("metadata") or {}).get("uid") != p.entry["uid"]:
+            obj = pods_of[p.entry.node].get(p.key)
+            if obj is None or (obj.get("metadata") or {}).get("uid") != p.entry.uid:
                 return False
             return not (skip_after and _terminating_for(obj) > skip_after)
 
@@ -144,20 +144,20 @@ class Drainer:
         if status == "drained":
             self._await_returns(entries, pods_of, planned_uids, group, deadline)
         self._appeared(pods_of, planned_uids, result)
-        result.left = [{"namespace": p.entry["namespace"], "name": p.entry["name"], "node": p.entry["node"],
-                        "action": p.entry["action"],
+        result.left = [{"namespace": p.entry.namespace, "name": p.entry.name, "node": p.entry.node,
+                        "action": p.entry.action.value,
                         "reason": (f"{p.last.result}: {p.last.message}" if p.last and p.last.result != "done"
                                    else "not gone yet" if p.accepted else _why(p.entry))}
                        for p in pods if not p.done]
         still_blocked = [p for p in blocked if present(_Pod(p))]
-        result.left += [{"namespace": p["namespace"], "name": p["name"], "node": p["node"], "action": "blocked",
+        result.left += [{"namespace": p.namespace, "name": p.name, "node": p.node, "action": "blocked",
                          "reason": _why(p)} for p in still_blocked]
         unknown = group.errors()
         if status != "drained" and unknown:  # the API server is gone again: what we last saw
             message = "; ".join(filter(None, [message, f"final state unknown: {unknown[0]}"]))
         if status == "drained" and still_blocked:
             status = "blocked"
-            message = "blocked: " + "; ".join(f"{p['namespace']}/{p['name']}: {_why(p)}" for p in still_blocked[:5])
+            message = "blocked: " + "; ".join(f"{p.ref}: {_why(p)}" for p in still_blocked[:5])
         result.status, result.message = status, message
         after = group.requests()
         result.requests = {"lists": after["lists"] - before["lists"], "watches": after["watches"] - before["watches"],
@@ -188,7 +188,7 @@ class Drainer:
             for p in waiting:
                 if p.accepted or p.retry_at > now:
                     continue
-                owner = owner_of(pods_of[p.entry["node"]].get(p.key))
+                owner = owner_of(pods_of[p.entry.node].get(p.key))
                 if owner and result.evictions.get(owner, 0) >= planned_per_owner.get(owner, 0):
                     return "failed", f"stopped: {owner} reached its bound of evictions (never churn)"
                 outcome = self._send(p, grace, deadline)
@@ -213,7 +213,7 @@ class Drainer:
                 else:
                     result.outcomes.append(outcome.to_dict())
                     self.emit(outcome.result, pod=p.ref, status=outcome.status, message=outcome.message)
-                    failures.append(f"{outcome.pod}: {outcome.result} {outcome.message}".strip())
+                    failures.append(f"{outcome.target}: {outcome.result} {outcome.message}".strip())
             if failures:
                 return "failed", "; ".join(failures)
             self._wait(waiting, budgets, group, deadline)
@@ -221,13 +221,13 @@ class Drainer:
     def _send(self, p, grace, deadline):
         if not p.announced:
             p.announced = True
-            if p.entry["action"] != "delete":
+            if p.entry.action is not Action.DELETE:
                 self.emit("evicting", pod=p.ref, timeLeft=_left(deadline, self.clock()))
         self._sent += 1
-        if p.entry["action"] == "delete":
-            p.last = self.executor.delete(_raw(p.entry), grace)
+        if p.entry.action is Action.DELETE:
+            p.last = self.executor.delete(raw_pod(p.entry), grace)
         else:
-            p.last = self.executor.evict(_raw(p.entry), grace)
+            p.last = self.executor.evict(raw_pod(p.entry), grace)
         return p.last
 
     def _wait(self, waiting, budgets, group, deadline):
@@ -243,7 +243,7 @@ class Drainer:
         for error in group.errors():
             self.emit("unreachable", message=error, timeLeft=_left(deadline, self.clock()))
         for p in blocked:  # a budget that allows a disruption again: its pods are retried now
-            ref = p.entry["pdb"]
+            ref = p.entry.pdb
             if ref:
                 watch = budgets.get(ref)
                 obj = watch.get(ref) if watch else None
@@ -253,12 +253,12 @@ class Drainer:
     def _await_returns(self, entries, pods_of, planned_uids, group, deadline):
         """Replacements the plan said come back to the node (REPLACEMENT_RETURNS_TO_NODE): give them
         ``RETURN_SECONDS`` to appear, so the report says the node is not empty."""
-        returning = [p for p in entries if any(r["code"] == "REPLACEMENT_RETURNS_TO_NODE" for r in p["reasons"])]
+        returning = [p for p in entries if p.has("REPLACEMENT_RETURNS_TO_NODE")]
         if not returning:
             return
 
         def back():
-            new = [o for n in {p["node"] for p in returning} for o in pods_of[n].items()
+            new = [o for n in {p.node for p in returning} for o in pods_of[n].items()
                    if (o.get("metadata") or {}).get("uid") not in planned_uids]
             return len(new) >= len(returning)
 
@@ -292,7 +292,7 @@ def _levels(pods, order):
         return [pods]
     by = {}
     for p in pods:
-        by.setdefault(p.entry.get("priority") or 0, []).append(p)
+        by.setdefault(p.entry.priority or 0, []).append(p)
     return [by[k] for k in sorted(by)]
 
 

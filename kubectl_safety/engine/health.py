@@ -5,7 +5,8 @@ Watches only what moved (each workload's pods by their labels, each PDB by name)
 depends on what moved, not on the cluster's size.
 """
 
-from kubectl_safety.engine.drainer import ACTIVE, owner_of, budget_watch
+from kubectl_safety.analysis.plans import MOVING
+from kubectl_safety.engine.drainer import owner_of, budget_watch
 
 PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
 OWNERS = {"ReplicaSet": "replicasets", "StatefulSet": "statefulsets", "ReplicationController": "replicationcontrollers",
@@ -47,16 +48,16 @@ class HealthGate:
     its pods' labels) and each PDB that covers them are watched; never a whole namespace.
     ``recorded``: what an earlier run's gate checked (``record()``), checked again with its counts."""
 
-    def __init__(self, group, plan, recorded=None):
-        moving = [p for p in plan["pods"] if p["action"] in ACTIVE]
+    def __init__(self, group, pods, recorded=None):
+        moving = [p for p in pods if p.action in MOVING]
         recorded = recorded or {}
         self.group = group
-        refs = {p["pdb"] for p in moving if p["pdb"]} | set(recorded.get("pdbs") or [])
+        refs = {p.pdb for p in moving if p.pdb} | set(recorded.get("pdbs") or [])
         self.pdbs = {ref: budget_watch(group, ref) for ref in sorted(refs)}
         before = {owner: s[2] for owner, s in (recorded.get("owners") or {}).items()}
         self.selectors = {owner: (s[0], s[1]) for owner, s in (recorded.get("owners") or {}).items()}
-        uids = self.moved = {p["uid"] for p in moving}
-        for node in sorted({p["node"] for p in moving}):
+        uids = self.moved = {p.uid for p in moving}
+        for node in sorted({p.node for p in moving}):
             for obj in group.watch("pods", field_selector=f"spec.nodeName={node}").items():
                 meta = obj.get("metadata") or {}
                 owner = owner_of(obj)

@@ -8,6 +8,7 @@ rounds out; progress through ``on_event`` (``round``, ``settling``, ``measured``
 
 import time
 
+from kubectl_safety.analysis.plans import Action, PodAction
 from kubectl_safety.engine.drainer import Drainer
 from kubectl_safety.engine.health import HealthGate
 from kubectl_safety.engine.watch import WatchGroup
@@ -20,14 +21,14 @@ def first_round(plan) -> list:
 
 
 def drain_entries(snap, batch) -> list:
-    """The round's evictions as the drainer's pod entries (UID, node, PDB from the snapshot)."""
+    """The round's evictions as the drainer's ``PodAction``s (UID, node, PDB from the snapshot)."""
     entries = []
     for e in batch:
         pod = snap.pod(e["namespace"], e["name"])
         pdbs = snap.pdbs_for(pod) if pod is not None else []
-        entries.append({"namespace": e["namespace"], "name": e["name"], "node": e["node"],
-                        "uid": pod.uid if pod is not None else "", "priority": 0, "action": "evict",
-                        "reasons": [], "pdb": f"{pdbs[0].namespace}/{pdbs[0].name}" if len(pdbs) == 1 else None})
+        entries.append(PodAction(e["namespace"], e["name"], e["node"], pod.uid if pod is not None else "", 0,
+                                 Action.EVICT, (), f"{pdbs[0].namespace}/{pdbs[0].name}" if len(pdbs) == 1 else None,
+                                 1, None, None))
     return entries
 
 
@@ -61,10 +62,9 @@ class Rebalancer:
 
     def _round(self, snap, batch, wait, deadline):
         entries = drain_entries(snap, batch)
-        plan = {"nodes": [{"name": n} for n in sorted({e["node"] for e in entries})], "pods": entries}
         with WatchGroup(self.connection) as group:
-            gate = HealthGate(group, plan) if wait else None
-            result = self.drainer.drain(plan, deadline=deadline, watches=group)
+            gate = HealthGate(group, entries) if wait else None
+            result = self.drainer.drain(sorted({e.node for e in entries}), entries, deadline=deadline, watches=group)
             outcomes = {o["pod"]: o for o in result.outcomes}
             for e in batch:
                 ref = f"{e['namespace']}/{e['name']}"

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.engine.drain import cordon_and_drain
 from kubectl_safety.engine.drainer import Drainer
 from kubectl_safety.engine.health import HealthGate
 from kubectl_safety.engine.lease import RolloutLease, describe, is_live
@@ -192,28 +193,27 @@ class Rollout:
         """Plan the batch's nodes once cordoned, record what the health gate must check (so a resumed
         run gates the pods moved earlier too), drain; ``(status, message, gate)``."""
         to_drain = [n for n in todo if self.nodes[n]["state"] not in ("maintained", "gating")]
-        cordoned = []
-        if not self.spec.precordon:  # before the plan: it sees the pods there once cordoned
-            cordoned = [o.pod for o in self.drainer.cordon(to_drain)
-                        if o.result == "done" and not (o.message or "").startswith("already")]
-        plan = self.replan(to_drain, group) if to_drain else {"nodes": [], "pods": [], "safe": True, "risks": []}
-        if not plan["safe"]:
-            self.drainer.cordon(cordoned, False)  # nothing changed
-            codes = sorted({r["code"] for r in plan["risks"] if not r["accepted"]})
-            return "blocked", (f"batch {number} ({', '.join(todo)}) is not safe now: {', '.join(codes)} "
+        gate = None
+
+        def before_drain(plan):  # the gate's pods, recorded before any of them moves
+            nonlocal gate
+            gate = HealthGate(group, plan.pods if plan is not None else (), self._recorded_gate(todo, group))
+            for n in todo:
+                state = self.nodes[n]["state"]
+                self._record(n, "draining" if state == "pending" else state, gate=gate.record())
+
+        run = cordon_and_drain(self.drainer, to_drain, lambda: self.replan(to_drain, group) if to_drain else None,
+                               group=group, cordon=not self.spec.precordon, stop_at_failed_cordon=False,
+                               refuse_unsafe=True, before_drain=before_drain, timeout=self.spec.drain_timeout,
+                               order=self.spec.order, grace_period=self.spec.grace_period,
+                               skip_wait_for_delete_timeout=self.spec.skip_wait_for_delete_timeout)
+        if run.refused:
+            return "blocked", (f"batch {number} ({', '.join(todo)}) is not safe now: {run.refused} "
                                "(see the dry run; --accept-risk=CODE to go ahead anyway)"), None
-        gate = HealthGate(group, plan, self._recorded_gate(todo, group))
-        for n in todo:
-            state = self.nodes[n]["state"]
-            self._record(n, "draining" if state == "pending" else state, gate=gate.record())
-        deadline = self.clock() + self.spec.drain_timeout if self.spec.drain_timeout else None
-        result = self.drainer.drain(plan, deadline=deadline, order=self.spec.order,
-                                    grace_period=self.spec.grace_period,
-                                    skip_wait_for_delete_timeout=self.spec.skip_wait_for_delete_timeout,
-                                    watches=group)
+        result, pods = run.result, run.plan.pods if run.plan is not None else ()
         for n in todo:
             self.nodes[n]["drain"] = {"status": result.status,
-                                      "evicted": sorted(p for p in result.evicted if _on(plan, p, n)),
+                                      "evicted": sorted(p for p in result.evicted if _on(pods, p, n)),
                                       "appeared": [a for a in result.appeared if a["node"] == n],
                                       "left": [p for p in result.left if p["node"] == n]}
         for k, v in result.requests.items():
@@ -342,8 +342,8 @@ class Rollout:
                 "requests": dict(self.requests)}
 
 
-def _on(plan, ref, node) -> bool:
-    return any(f"{p['namespace']}/{p['name']}" == ref and p["node"] == node for p in plan["pods"])
+def _on(pods, ref, node) -> bool:
+    return any(p.ref == ref and p.node == node for p in pods)
 
 
 def _tail(f, size=64 * 1024) -> bytes:

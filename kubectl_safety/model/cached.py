@@ -4,8 +4,8 @@
 class cached:  # noqa: N801 (a decorator, named like the one it replaces)
     """A property computed on first read and stored in the instance's ``__dict__``, which then
     shadows this non-data descriptor: later reads cost a dict lookup. Python 3.11's
-    ``cached_property`` also takes a lock on every first read, and a check of 1,000 nodes makes
-    560,000 first reads; two threads racing on one object at worst compute the same pure value
+    ``cached_property`` also takes a lock on every first read, and a check makes one first read per
+    pod and property; two threads racing on one object at worst compute the same pure value
     twice."""
 
     def __init__(self, func):

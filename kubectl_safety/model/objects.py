@@ -1,7 +1,7 @@
 """Thin, read-only views over API-shaped camelCase dicts (as the API server returns them).
 
-Each view keeps ``raw`` (the dict, never modified) and derives fields lazily, so that a
-150,000-pod snapshot costs little more than the JSON it came from.
+Each view keeps ``raw`` (the dict, never modified) and derives fields lazily, so that a large
+snapshot costs little more than the JSON it came from.
 """
 
 from datetime import datetime, timezone

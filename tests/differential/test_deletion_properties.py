@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_safety.analysis.deletion import pod_gc_force_deletes
-from kubectl_safety.analysis.node_state import node_state
+from kubectl_safety.analysis.node_health import node_health
 from tests.builders import NOW, make_node, make_pod, snapshot
 from tests.differential.conftest import PROPERTY, count, tally
 
@@ -48,6 +48,6 @@ def test_pod_gc_out_of_service(oracle, case):
     theirs = set(oracle.ask("podGC", nodes=nodes, pods=pods, terminatedPodThreshold=0)["forceDeleted"])
     snap = snapshot(*nodes, *pods, now=NOW)
     ours = {f"{p.namespace}/{p.name}" for p in snap.pods
-            if p.is_terminating and pod_gc_force_deletes(snap.node(p.node_name), node_state(snap.node(p.node_name), NOW))}
+            if p.is_terminating and pod_gc_force_deletes(snap.node(p.node_name), node_health(snap.node(p.node_name), NOW))}
     assert ours == theirs
     tally("test_pod_gc_out_of_service", "some force-deleted" if theirs else "none")

@@ -191,7 +191,7 @@ def test_failing_health_gate_stops_the_rollout(cluster, namespace, make_node, tm
     upgrade.write_text(f'#!/bin/sh\n{cluster.bin_dir}/kubectl --kubeconfig {cluster.kubeconfig} '
                        'label node "$NODE" os=v2 --overwrite >/dev/null\n')
     upgrade.chmod(0o755)
-    argv = ["rollout", *pool, "--exec", str(upgrade), "--gate-timeout", "5s", "--accept-risk=unplaceable",
+    argv = ["rollout", *pool, "--exec", str(upgrade), "--gate-timeout", "5s", "--accept-risk=unplaceable", "--timeout", "120s",
             "--lease-namespace", namespace, "--yes", "--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
     code, out, err = run_cli(argv)
     report = json.loads(out)

@@ -19,11 +19,12 @@ def node(name, ready=True, **annotations):
 
 
 def entry(p, action="evict", pdb=None):
-    """A DrainPlan pod entry for the raw pod ``p``."""
+    """The drain plan's ``PodAction`` for the raw pod ``p``."""
+    from kubectl_safety.analysis.plans import Action, PodAction
+
     m = p["metadata"]
-    return {"namespace": m["namespace"], "name": m["name"], "node": p["spec"]["nodeName"], "uid": m["uid"],
-            "priority": p["spec"].get("priority", 0), "action": action, "reasons": [], "pdb": pdb,
-            "wave": 1, "replacementNode": None, "gracePeriodSeconds": 0}
+    return PodAction(m["namespace"], m["name"], p["spec"]["nodeName"], m["uid"], p["spec"].get("priority", 0),
+                     Action(action), (), pdb, 1, None, 0)
 
 
 class FakeApi:

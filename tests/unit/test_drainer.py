@@ -9,13 +9,14 @@ from tests.unit.fake_api import FakeApi, entry, pod
 
 
 def plan_for(pods, **actions):
-    return {"nodes": [{"name": n} for n in sorted({p["spec"]["nodeName"] for p in pods})],
-            "pods": [entry(p, *actions.get(p["metadata"]["name"], ("evict",))) for p in pods]}
+    """(the nodes, the plan's pod actions) of a drain of ``pods``."""
+    return (sorted({p["spec"]["nodeName"] for p in pods}),
+            [entry(p, *actions.get(p["metadata"]["name"], ("evict",))) for p in pods])
 
 
 def drain(api, plan, **kwargs):
     events = []
-    result = Drainer(api, on_event=events.append).drain(plan, deadline=time.monotonic() + 10, **kwargs)
+    result = Drainer(api, on_event=events.append).drain(*plan, deadline=time.monotonic() + 10, **kwargs)
     return result, events
 
 
@@ -84,5 +85,5 @@ def test_interrupt_stops_before_any_eviction():
     api = FakeApi(pods)
     d = Drainer(api)
     d.interrupted.set()
-    result = d.drain(plan_for(pods))
+    result = d.drain(*plan_for(pods))
     assert result.status == "interrupted" and api.evictions() == [] and result.left[0]["name"] == "a"

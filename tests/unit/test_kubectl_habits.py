@@ -364,7 +364,7 @@ def test_request_timeout_values_as_kubectl(value, accepted):
     ({"event": "gone", "pod": "shop/web-1"}, "pod/web-1 already gone"),
 ], ids=["cordoned", "already-cordoned", "evicted", "drained", "gone"])
 def test_drain_progress_lines_read_as_kubectl(event, line):
-    from kubectl_safety.cli.commands.drain import _event_line
+    from kubectl_safety.cli.drain_progress import event_line as _event_line
 
     assert _event_line(event) == line
 

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from kubectl_safety.analysis.check import CheckOptions, check
-from kubectl_safety.analysis.drain import DrainOptions, plan_drain
+from kubectl_safety.analysis.check import CheckOptions
+from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.cluster.source import load_snapshot
 from kubectl_safety.model.objects import parse_time
 from tests.unit.cli_helpers import DEMO, DEMO_NOW
@@ -17,6 +17,7 @@ from tests.unit.cli_helpers import DEMO, DEMO_NOW
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import generate  # noqa: E402
+from tests.published import check, plan_drain
 
 
 @pytest.fixture(scope="module")

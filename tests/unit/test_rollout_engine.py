@@ -2,6 +2,7 @@
 
 import os
 import socket
+from types import SimpleNamespace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -98,7 +99,7 @@ def cluster():
 def rollout(api, maintained, stop_on=None, **spec):
     def replan(nodes, group):
         pods = [p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes]
-        return {"nodes": [{"name": n} for n in nodes], "pods": [entry(p) for p in pods], "safe": True, "risks": []}
+        return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True)
 
     states = {n["metadata"]["name"]: n["metadata"]["annotations"].get(ANNOTATION_STATE)
               for n in api.store["nodes"].values() if n["metadata"]["annotations"].get(ANNOTATION_STATE)}

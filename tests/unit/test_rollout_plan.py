@@ -4,9 +4,9 @@ on the state each batch meets (pre-cordon), the blocked batch, resume."""
 import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions
-from kubectl_safety.analysis.rollout_plan import (BadMaxUnavailable, RolloutOptions, batch_size, order_batches,
-                                                  plan_rollout)
+from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size, order_batches
 from tests.builders import NOW, make_node, make_pdb, make_pod, snapshot
+from tests.published import plan_rollout
 
 POOL = [make_node(f"{z}{i}", zone=f"zone-{z}", cpu="2") for z in "abc" for i in (1, 2)]
 SPARE = [make_node(f"spare-{z}", zone=f"zone-{z}", cpu="2", labels={"spare": "yes"}) for z in "abc"]

@@ -7,11 +7,12 @@ import pytest
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
 OFFLINE = ["--snapshot", DEMO, "--as-of", DEMO_NOW]
+RUNBOOK = ["--ignore-daemonsets", "--delete-emptydir-data"]  # check plans with drain's defaults otherwise
 A1 = ["-l", "kubernetes.io/hostname=node-a1"]
 
 
 def check(*flags):
-    code, out, err = run_cli(["check", "-o", "json", *flags] + OFFLINE)
+    code, out, err = run_cli(["check", "-o", "json", *RUNBOOK, *flags] + OFFLINE)
     return code, json.loads(out), err
 
 
@@ -34,7 +35,7 @@ def test_check_scope_cluster_gates_on_every_finding():
 
 
 def test_check_text_reports_the_rest_apart():
-    code, out, _ = run_cli(["check", *A1] + OFFLINE)
+    code, out, _ = run_cli(["check", *RUNBOOK, *A1] + OFFLINE)
     assert code == 0
     assert "Elsewhere in the cluster (not gating; --scope cluster gates on them):" in out
     assert out.index("Elsewhere") < out.index("READY")
@@ -97,8 +98,10 @@ def _plan(*objects, **options):
     from kubectl_safety.analysis.rollout_plan import RolloutOptions, plan_rollout
     from tests.builders import NOW, snapshot
 
+    from kubectl_safety.cli.published import published
+
     names = [o["metadata"]["name"] for o in objects if o["kind"] == "Node" and "pool" in o["metadata"]["labels"]]
-    return plan_rollout(snapshot(*objects), names, RolloutOptions(drain=DrainOptions(), **options), NOW)
+    return published(plan_rollout(snapshot(*objects), names, RolloutOptions(drain=DrainOptions(), **options), NOW))
 
 
 def _pool(count, zones="abc"):
@@ -168,13 +171,13 @@ def test_an_unknown_node_is_node_unreachable_in_explain_and_check():
 
 def test_durations_print_one_way():
     from kubectl_safety.analysis.force_delete import _age
-    from kubectl_safety.analysis.node_state import node_state
+    from kubectl_safety.analysis.node_health import node_health
     from tests.builders import NOW, make_node
     from kubectl_safety.model.objects import Node
     from datetime import timedelta
 
     node = Node(make_node("n1", ready="Unknown"))
-    assert node_state(node, NOW + timedelta(seconds=1200))["message"] == "Unknown, last heartbeat 20m ago"
+    assert node_health(node, NOW + timedelta(seconds=1200))["message"] == "Unknown, last heartbeat 20m ago"
     assert _age(3900) == "65m"  # kubectl's HumanDuration, as every other age
 
 
@@ -268,7 +271,7 @@ def test_schema_command_publishes_every_kind():
 
 # -- item 7: scripting --------------------------------------------------------------------------------
 def test_check_table_headers_are_the_json_names():
-    out = run_cli(["check"] + OFFLINE)[1]
+    out = run_cli(["check", *RUNBOOK] + OFFLINE)[1]
     header = out.split("What blocks a rolling upgrade of all nodes:\n")[1].splitlines()[0].split()
     report = check()[1]
     assert header == ["OBJECT", "BLOCKS", "CODES", "NODES"]
@@ -286,7 +289,7 @@ def test_o_name_works_for_cluster_check_and_rollout_plan(args, expected):
 
 
 def test_custom_columns_over_a_report_iterate_its_items_and_show_none():
-    code, out, _ = run_cli(["check", "-o", "custom-columns=NODE:.name,DRAINABLE:.drainable,STATE:.stateMessage"]
+    code, out, _ = run_cli(["check", *RUNBOOK, "-o", "custom-columns=NODE:.name,DRAINABLE:.drainable,STATE:.stateMessage"]
                            + OFFLINE)
     rows = [line.split(None, 2) for line in out.splitlines()]
     assert rows[0] == ["NODE", "DRAINABLE", "STATE"] and len(rows) == 8  # a row per node, as kubectl over a List

@@ -7,6 +7,9 @@ msgspec path) and a generated cluster (``benchmarks/generate.py``: realistic noi
 managedFields, images, env). Commands: every explain, drain of every node (capacity-aware and not),
 preemption, rebalance of every workload and of all of them (the cluster's default spreading too),
 check, rollout, delete's force assessment; JSON and text.
+
+``golden/demo-answers.json`` pins the demo's answers byte for byte (exit code, stdout, stderr) across
+refactors of the plans, the engine and the CLI: regenerate it only for an output change an issue asks for.
 """
 
 import json
@@ -62,6 +65,9 @@ def commands(objects, preemptor):
              ["preemption", "-f", preemptor], ["rollout", *nodes[:4], "--dry-run", *drain]]
     asked += [["explain", "node", n] for n in nodes]
     asked += [["drain", n, "--dry-run", *drain, *extra] for n in nodes for extra in ([], ["--no-capacity"])]
+    asked += [["drain", n, "--dry-run", *extra] for n in nodes[:3]
+              for extra in (["--disable-eviction", "--force"], ["--timeout", "5s", "--accept-risk", "returns,blocked"],
+                            ["--ignore-daemonsets", "--grace-period", "3", "--skip-wait-for-delete-timeout", "20"])]
     asked += [["explain", "pod", p["metadata"]["name"], "-n", p["metadata"]["namespace"]] for p in pods[:25]]
     asked += [["delete", "pod", p["metadata"]["name"], "-n", p["metadata"]["namespace"], "--force"] for p in pods[:5]]
     asked += [["rebalance", w, "-n", ns, "--dry-run"] for ns, w in workloads[:6]]
@@ -86,3 +92,14 @@ def test_every_command_answers_the_same_from_trimmed_and_whole_objects(name, sna
     assert sum(code in (0, 3) for code, _, _ in whole) > len(asked) // 2  # the commands ran: answers compared
     for args, a, b in zip(asked, trimmed, whole):
         assert a == b, f"kubectl safety {' '.join(args)}: trimmed objects answer otherwise"
+
+
+GOLDEN = os.path.join(ROOT, "tests", "unit", "golden", "demo-answers.json")
+
+
+def test_the_demo_answers_exactly_as_pinned():
+    with open(GOLDEN) as f:
+        pinned = json.load(f)
+    for args, want in sorted(pinned.items()):
+        code, out, err = run_cli(args.split() + ["--snapshot", DEMO, "--as-of", DEMO_NOW])
+        assert (code, out, err) == (want["exit"], want["stdout"], want["stderr"]), f"kubectl safety {args}"

@@ -1,81 +1,15 @@
 """Does a pod fit a node? kube-scheduler's default-profile Filter plugins, reproduced: the one
 implementation drain capacity, the preemption preview and rebalance all use.
 
-API (stable; ``analysis.fit`` re-exports it)::
+``filter_node(pod, node, snapshot, state=None)`` returns the ``Failure``s of every plugin, in the
+default profile's order ([] means the pod fits). ``NodeState`` is one node's pods, requested sums
+and host ports; pass a modified copy to ask "would it fit if these pods were gone / added" (only that
+node may differ from the snapshot: cluster-wide counts are computed once per (pod, snapshot) and
+corrected by the node's difference, like the scheduler's PreFilter AddPod/RemovePod). Reuse one Pod
+object for all nodes (the PreFilter state is cached per Pod object and snapshot); a pod that is
+itself in the snapshot is asked with ``snapshot.without_pods([pod.key])``.
 
-    Failure(plugin, code, message, resolvable)   # scheduling.failure
-
-    class NodeState:      # one node's pods, requested sums and host ports
-        NodeState.from_snapshot(node, snapshot) -> NodeState   # a private, modifiable copy
-        state.add(pod); state.remove(pod); state.copy()
-        state.pods (dict key -> Pod), state.requested (dict), state.pod_count
-
-    filter_node(pod, node, snapshot, state=None) -> list[Failure]   # [] means the pod fits
-    node_failures(pod, node); pod_failures(pod, node, snapshot, state)   # its two halves
-    fit_failures(pod, node, state, pre)   # pod_failures of a pod that no other pod affects
-    node_decides_alone(pod, snapshot)      # whether fit_failures is all pod_failures says of it
-
-Helpers others may use: ``requests_of(pod)`` (cached ``pod_requests``), ``implied_taints(node)``,
-``required_terms(pod, "podAffinity" | "podAntiAffinity")``, ``port_conflict(port, used)``,
-``existing_anti_affinity(snapshot)`` (scheduled pods with required anti-affinity, cached; their
-terms that may select a namespace's pods: ``existing_anti_terms(snapshot, namespace)``),
-``tolerates_cordon(pod)``,
-``scheduling_gated(pod)``, ``reuse_node_states(old, new, changed)`` (a derived snapshot keeps the
-unchanged nodes' precomputed states), ``anti_affinity_terms(pod)`` (an existing pod's required
-anti-affinity, cached).
-
-Many short-lived views of one snapshot (``capacity.SharedBase``: one per planned drain)::
-
-    share_node_states(parent, view, changed, pods)   # view reads parent's unchanged node states
-    base = prefilter_state(pod, parent)              # PreFilter state, computed once per pod shape
-    seed_prefilter(pod, view, base, changes)         # view's state: base minus the pods gone (RemovePod)
-
-``state`` describes what is on ``node`` (default: the snapshot's pods there). Pass a modified
-state to ask "would it fit if these pods were gone / added" (preemption's dry run). Only that
-node's pods may differ from the snapshot: cluster-wide counts (inter-pod affinity, topology
-spread, ReadWriteOncePod users) are computed once per (pod, snapshot) and corrected by the
-node's difference, like the scheduler's PreFilter extensions AddPod/RemovePod. To change
-several nodes at once, build a new snapshot (``snapshot.replace(pods=...)``) instead.
-
-Usage notes: reuse the same Pod object for all nodes (the PreFilter state is cached per Pod
-object and snapshot). If the incoming pod is itself in the snapshot on some node, pass
-``snapshot.without_pods([pod.key])`` so it does not count against itself.
-
-Plugins, in the default profile's order (upstream-algorithms.md §1.10, §2, §6); all failures
-are returned in that order (the first one is the status the scheduler reports):
-
-- SchedulingGates (PreEnqueue): a pod with ``spec.schedulingGates`` is never scheduled; it is
-  the only failure returned. Unresolvable.
-- NodeUnschedulable: ``spec.unschedulable`` unless the pod tolerates
-  ``node.kubernetes.io/unschedulable:NoSchedule``. Unresolvable.
-- NodeName: ``spec.nodeName`` set and different. Unresolvable.
-- TaintToleration: an untolerated NoSchedule/NoExecute taint. Unresolvable. A node whose
-  conditions (Ready False/Unknown, pressure, network) lack the taint the node lifecycle
-  controller adds for them is treated as carrying it (dumps may omit it).
-- NodeAffinity: ``nodeSelector`` AND required node affinity. Unresolvable.
-- NodePorts: host ports of containers and sidecars (0.0.0.0 conflicts with every IP). Resolvable.
-- NodeResourcesFit: pod count, then cpu/memory/ephemeral-storage/extended requests > 0 against
-  allocatable - requested; a request larger than allocatable itself is unresolvable.
-  Terminal (Succeeded/Failed) pods consume nothing; terminating pods still count.
-- VolumeRestrictions, VolumeBinding, VolumeZone: ``scheduling.volumes``.
-- PodTopologySpread (DoNotSchedule only): a node missing a constraint's topologyKey is
-  unresolvable; ``count + selfMatch - minMatch > maxSkew`` is resolvable. An empty selector
-  (``labelSelector: {}``) counts no pod (upstream's ``selector.Empty()``) but matches the pod itself.
-  Pods a modified state adds or removes move the counts as upstream's AddPod/RemovePod do, which
-  skip neither terminating pods nor an empty selector's matches.
-- InterPodAffinity: the incoming pod's required affinity (unresolvable; every term's topology
-  key must be on the node, also for the first pod of a self-affine series), its required
-  anti-affinity and existing pods' required anti-affinity (resolvable). A term covers its
-  ``namespaces`` plus those its ``namespaceSelector`` selects (``{}``: all; neither field: the
-  owner's namespace); namespace labels are read as ``kubernetes.io/metadata.name`` only (the
-  snapshot keeps namespace names, not labels: docs/deviations.md). As upstream, the incoming
-  pod's own terms also match a namespace when their selector accepts empty labels (``_Term.matches``). ``matchLabelKeys`` /
-  ``mismatchLabelKeys`` are merged into a non-nil ``labelSelector`` as the API server does on create.
-  With no term at stake (the pod has none and no scheduled pod's anti-affinity matches it) the
-  PreFilter skips the plugin: pods a modified state adds (nominated pods) are not judged either.
-
-NodeVolumeLimits and DRA are not modelled. Everything expensive is computed once per snapshot
-(node states) or once per (pod, snapshot) (PreFilter state) and cached weakly on the snapshot.
+Each plugin's rules, what is modelled and what is not: docs/scheduling-filters.md.
 """
 
 import copy

@@ -3,6 +3,8 @@
 import click
 
 from kubectl_safety.cli.completers import complete_contexts
+from kubectl_safety.cli.drain_flags import KUBECTL, build_drain_options, drain_flags, duration
+from kubectl_safety.cli.drain_flags import selector as selector_of
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.risks import render_risks
@@ -25,21 +27,10 @@ EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
                    "those pods' PDBs and workloads) and reports the rest apart; cluster gates on every finding.")
 @click.option("--ignore-finding", "ignore_finding", multiple=True, metavar="CODE[,CODE]",
               help="A finding code that never fails the check (it is still reported); repeatable.")
-@click.option("--ignore-daemonsets/--no-ignore-daemonsets", default=True, show_default=True,
-              help="Plan each drain as kubectl drain --ignore-daemonsets.")
-@click.option("--delete-emptydir-data/--no-delete-emptydir-data", default=True, show_default=True,
-              help="Plan each drain as kubectl drain --delete-emptydir-data (emptyDir data is lost).")
-@click.option("--force", is_flag=True, help="Plan each drain with --force (pods without a controller are deleted).")
-@click.option("--disable-eviction", is_flag=True, help="Plan each drain with --disable-eviction.")
-@click.option("--grace-period", type=int, default=-1, show_default=True, metavar="SECONDS",
-              help="Grace period for each pod (negative: the pod's own).")
+@drain_flags(*KUBECTL)
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="A node whose drain would take longer is not drainable (0: no limit).")
-@click.option("--skip-wait-for-delete-timeout", type=int, default=0, show_default=True, metavar="SECONDS",
-              help="As kubectl drain: pods terminating for longer than this are not waited for.")
-@click.option("--pod-selector", default="", metavar="SELECTOR", help="Only pods matching this label selector.")
-@click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
-              help="Risks a node's drain may have and still count as drainable (codes or aliases); repeatable.")
+@drain_flags("pod_selector", "disable_eviction", "accept_risk")
 @click.option("--context", "contexts", multiple=True, metavar="NAME", shell_complete=complete_contexts,
               help="The kubeconfig context to check; repeatable: the clusters are checked in parallel.")
 @click.option("--all-contexts", is_flag=True, help="Check every context of the kubeconfig, in parallel.")
@@ -51,8 +42,9 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
 
     One pass over one snapshot (live: the capacity-aware drain's few LIST requests, or
     --snapshot). Each node is planned alone exactly as `drain NODE --dry-run` plans it, with
-    the flags a maintenance runbook uses: --ignore-daemonsets --delete-emptydir-data (change
-    them with the drain flags below). A node is drainable when that plan is SAFE, removable
+    the same drain flags and the same defaults (the report starts with the flags it assumed;
+    a runbook draining with --ignore-daemonsets --delete-emptydir-data passes them here too,
+    as it does to rollout). A node is drainable when that plan is SAFE, removable
     when the replacements of all its pods fit on the other nodes. Findings cover
     PodDisruptionBudgets (never allow, select nothing, overlap, stale status, no scale
     subresource, unhealthy-pod policy), workloads (one replica without a PDB, all replicas on
@@ -66,26 +58,18 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
                                 [--context NAME... | --all-contexts] [-o table|wide|json|yaml]
     Examples:
       kubectl safety check
+      kubectl safety check --ignore-daemonsets --delete-emptydir-data   # as the runbook drains
       kubectl safety check -l pool=blue --fail-on warning      # a pre-upgrade gate of pool blue in CI
       kubectl safety check -o json | jq '.nodes[] | select(.drainable | not) | .name'
       kubectl safety check --context prod-eu --context prod-us
       kubectl safety check --snapshot cluster.yaml --now 2026-11-22T09:00:00Z
     """
     from kubectl_safety.analysis.check import CheckOptions
-    from kubectl_safety.analysis.drain import DrainOptions
-    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
-    from kubectl_safety.cli.commands.drain import _duration
 
     g = get_globals()
-    try:
-        accepted = accepted_codes(accept_risk)
-    except UnknownRisk as e:
-        raise UsageError(str(e)) from None
-    pods_sel, node_sel = _selector(pod_selector, "--pod-selector"), _selector(selector, "--selector")
-    drain = DrainOptions(ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data, force=force,
-                         grace_period=grace_period, disable_eviction=disable_eviction,
-                         skip_wait_for_delete_timeout=skip_wait_for_delete_timeout, pod_selector=pods_sel,
-                         timeout=_duration(timeout, "--timeout"), accept_risks=accepted)
+    params = click.get_current_context().params
+    drain = build_drain_options(params, duration(timeout, "--timeout"))
+    node_sel = selector_of(selector, "--selector")
     ignore = frozenset(c.strip() for x in ignore_finding for c in x.split(",") if c.strip())
     bad = sorted(c for c in ignore if not c.replace("_", "").isalnum() or c.upper() != c)
     if bad:
@@ -114,15 +98,6 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
     if any("error" in r for r in items):
         return ExitCode.ERROR
     return ExitCode.OK if all(r["summary"]["ready"] for r in items) else ExitCode.UNSAFE
-
-
-def _selector(text, flag):
-    from kubectl_safety.model.selectors import LabelSelector
-
-    try:
-        return LabelSelector.from_string(text) if text else None
-    except Exception:
-        raise UsageError(f"{flag}={text} must be a valid label selector") from None
 
 
 def _check_one(g, options) -> dict:

@@ -274,54 +274,49 @@ def _optional_get(conn, resource, name, namespace=None):
 # -- acting --------------------------------------------------------------------------------------
 
 def _act(s, report, pods, grace_period, wait, timeout, server_dry_run=False):
-    """Send the DELETEs (with dryRun=All for --dry-run=server), record force deletes, wait until gone."""
-    from kubectl_safety.cli.progress import Progress, object_line
-    from kubectl_safety.cluster.executor import Executor
+    """Let the engine send the DELETEs (with dryRun=All for --dry-run=server) and record force deletes;
+    wait until gone; report."""
+    from kubectl_safety.engine.delete import Deleter
 
     conn = s.connection("delete pod")
-    ex = Executor(conn, on_event=_progress, dry_run_server=server_dry_run)
+    deleter = Deleter(conn, server_dry_run=server_dry_run, on_event=_progress)
     force = report["force"]
     who = s.g.as_user or _kubeconfig_user(conn)
     if not server_dry_run:
         report["kind"] = "DeleteReport"
+    messages = {pod.key: _event_message(entry, who, report["reason"]) for pod, entry in zip(pods, report["pods"])}
+    deletions = deleter.delete(pods, grace_period=grace_period, force=force, event_messages=messages)
     done = []
-    for pod, entry in zip(pods, report["pods"]):
-        outcome = ex.delete(pod, 0 if force else grace_period)
+    for pod, entry, deletion in zip(pods, report["pods"], deletions):
+        outcome = deletion.outcome
         entry.update(result=outcome.result, message=outcome.message)
         if outcome.result == "done" and server_dry_run:
             entry["action"] = "wouldDelete"
-            Progress().line(object_line("pod", pod.name, "deleted (server dry run)"))
         elif outcome.result == "done":
             entry["action"] = "forceDeleted" if force else "deleted"
-            Progress().line(object_line("pod", pod.name, "force deleted" if force else "deleted"))
             done.append(pod)
-            if force:
-                entry["event"] = _record(ex, pod, entry, who, report["reason"])
+            if deletion.event is not None:
+                entry["event"] = deletion.event
         elif outcome.result == "gone":
             entry["action"] = "alreadyGone"
         else:
             entry["action"] = "failed"
-            click.echo(f"error: {_failure_line(outcome)}", err=True)
-    gone = _wait(ex, done, report["pods"], timeout) if wait and done else {}
+    gone = _wait(deleter, done, report["pods"], timeout) if wait and done else {}
     for pod, entry in zip(pods, report["pods"]):
         if pod.key in gone:
             entry["gone"] = gone[pod.key]
     emit(_summarize(report), s.g.output, render)
-    return _exit_code(report, ex)
+    return _exit_code(report, deleter)
 
 
-def _record(ex, pod, entry, who, reason) -> dict:
-    """The ForceDeleted Event: who, why, and the node state at the time."""
+def _event_message(entry, who, reason) -> str:
+    """The ForceDeleted Event's message: who, why, and the node state at the time."""
     node = entry["node"]
-    message = (f"force deleted by {who} with kubectl-safety; node {node['name'] or '-'} was {node['state']}; "
-               f"reason: {reason or '(none given)'}")
-    outcome = ex.record_event(pod, "ForceDeleted", message)
-    if outcome.result != "done":
-        warn(f"the pod was force deleted but the ForceDeleted Event was not recorded: {_failure_line(outcome)}")
-    return {"reason": "ForceDeleted", "message": message, "recorded": outcome.result == "done"}
+    return (f"force deleted by {who} with kubectl-safety; node {node['name'] or '-'} was {node['state']}; "
+            f"reason: {reason or '(none given)'}")
 
 
-def _wait(ex, pods, entries, timeout) -> dict:
+def _wait(deleter, pods, entries, timeout) -> dict:
     """Wait until the pods are gone, a countdown on a live status line (``--timeout``: a Go duration)."""
     import threading
 
@@ -341,28 +336,36 @@ def _wait(ex, pods, entries, timeout) -> dict:
     ticker = threading.Thread(target=tick, daemon=True)
     ticker.start()
     try:
-        with interrupts(ex):
-            return ex.wait_gone(pods, deadline)
+        with interrupts(deleter):
+            return deleter.wait_gone(pods, deadline)
     finally:
         stop.set()
         ticker.join()
 
 
 def _progress(event):
-    if event.get("event") == "evicted":  # wait_gone's word for "no longer there"
-        from kubectl_safety.cli.progress import Progress, object_line
+    from kubectl_safety.cli.progress import Progress, object_line
 
+    kind = event.get("event")
+    if kind == "evicted":  # wait_gone's word for "no longer there"
         Progress().line(object_line("pod", event["pod"].rsplit("/", 1)[-1], "gone"))
+    elif kind == "pod-deleted":
+        Progress().line(object_line("pod", event["pod"], event["how"]))
+    elif kind == "pod-delete-failed":
+        click.echo(f"error: {_failure_line(event['outcome'])}", err=True)
+    elif kind == "event-not-recorded":
+        warn("the pod was force deleted but the ForceDeleted Event was not recorded: "
+             f"{_failure_line(event['outcome'])}")
 
 
 def _failure_line(outcome) -> str:
     if outcome.result == "forbidden":
         return f"Error from server (Forbidden): {outcome.message}"
-    return f"{outcome.action} {outcome.pod} failed ({outcome.status or 'no answer'}): {outcome.message}"
+    return f"{outcome.action} {outcome.target} failed ({outcome.status or 'no answer'}): {outcome.message}"
 
 
-def _exit_code(report, ex) -> int:
-    if ex.interrupted.is_set():
+def _exit_code(report, deleter) -> int:
+    if deleter.interrupted.is_set():
         return ExitCode.INTERRUPTED
     entries = report["pods"]
     failed = [e for e in entries if e["action"] == "failed"]

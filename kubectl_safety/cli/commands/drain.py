@@ -6,17 +6,21 @@ import time
 import click
 
 from kubectl_safety.cli.completers import complete_dry_run, complete_names
+from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, build_drain_options, drain_flags, dry_run_value, duration
+from kubectl_safety.cli.drain_flags import selector as drain_selector
+from kubectl_safety.cli.drain_progress import DrainProgress
+from kubectl_safety.cli.drain_reads import DrainReads
 from kubectl_safety.cli.interaction import confirm, interrupts
+from kubectl_safety.analysis.plans import Action
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import as_text, emit, table, warn
+from kubectl_safety.cli.published import published
+from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.errors import ExitCode, RefusedError, UsageError
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
-SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions
-MAX_WORKERS = 32
 EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)\n"
         "Exit codes: 0 SAFE: the drain can complete and leaves no workload worse off (dry run) /\n"
         "nodes drained, 1 error, 2 usage, 3 not safe: risks not accepted (listed in risks[]; nothing\n"
@@ -24,51 +28,16 @@ EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport
         "130 interrupted (nodes stay cordoned).")
 
 
-def _dry_run_value(ctx, param, value):
-    """kubectl's bare ``--dry-run`` is client; a following word that is no mode is a node name."""
-    if value in ("none", "client", "server"):
-        return value
-    ctx.meta["node_after_dry_run"] = value
-    return "client"
-
-
-def drain_flags(f):
-    """kubectl drain's flags that drain and rollout share (and --no-capacity, --accept-risk, --order, --yes)."""
-    options = [
-        click.option("--ignore-daemonsets", is_flag=True, help="Skip DaemonSet-managed pods."),
-        click.option("--delete-emptydir-data", is_flag=True, help="Evict pods using emptyDir (their data is lost)."),
-        click.option("--force", is_flag=True, help="Also evict pods without a controller (they are not recreated)."),
-        click.option("--grace-period", type=int, default=-1, show_default=True, metavar="SECONDS",
-                     help="Grace period for each pod (negative: the pod's own)."),
-        click.option("--skip-wait-for-delete-timeout", type=int, default=0, show_default=True, metavar="SECONDS",
-                     help="Skip pods terminating for longer than this (0: never skip)."),
-        click.option("--no-capacity", is_flag=True,
-                     help="Do not check where replacements fit: read only the nodes' pods, PDBs and DaemonSets "
-                          "(as fast as kubectl drain on a large cluster); budgets still hold."),
-        click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
-                     help="Go ahead despite these risks (codes of risks[], or aliases such as unplaceable); "
-                          "repeatable. Nothing is accepted implicitly; accepted risks stay listed."),
-        click.option("--order", type=click.Choice(["default", "priority"]), default="default", show_default=True,
-                     help="priority: evict lower-priority pods first, each priority level gone before the next."),
-        click.option("--yes", "-y", is_flag=True,
-                     help="Do not ask for confirmation (required when stdin is not a terminal)."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
 @click.command("drain", epilog=EXIT)
 @click.argument("nodes", nargs=-1, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes matching this label selector instead of NODEs.")
-@click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_value,
+@click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=dry_run_value,
               metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send every eviction the "
                                         "plan allows now with dryRun=All. Bare --dry-run means client.")
-@drain_flags
+@drain_flags(*KUBECTL, *ACTING)
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="Give up after this long, e.g. 5m (0: wait forever). Nodes stay cordoned.")
-@click.option("--pod-selector", default="", metavar="SELECTOR", help="Only pods matching this label selector.")
-@click.option("--disable-eviction", is_flag=True, help="Delete instead of evicting: bypasses PodDisruptionBudgets.")
+@drain_flags("pod_selector", "disable_eviction")
 @click.option("--chunk-size", type=int, default=500, show_default=True, metavar="N",
               help="List large collections in pages of this size (0: no paging).")
 @global_options
@@ -98,33 +67,17 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
       kubectl safety drain node-a1 --dry-run --ignore-daemonsets --no-capacity   # large cluster, budgets only
       kubectl safety drain node-d1 --ignore-daemonsets --force --accept-risk=unreachable --skip-wait-for-delete-timeout=60
     """
-    from kubectl_safety.analysis.drain import DrainOptions
-    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
-    from kubectl_safety.model.selectors import LabelSelector
-
     s = Session(get_globals())
     extra = click.get_current_context().meta.get("node_after_dry_run")
     nodes = ((extra,) if extra else ()) + tuple(nodes)
     if bool(nodes) == bool(selector):
         raise UsageError("cannot specify both a node name and a --selector option" if nodes
                          else "specify the nodes to drain: kubectl safety drain NODE... or -l SELECTOR")
-    deadline_seconds = _duration(timeout, "--timeout")
-    try:
-        accepted = accepted_codes(accept_risk)
-    except UnknownRisk as e:
-        raise UsageError(str(e)) from None
-    if deadline_seconds and _duration(s.g.request_timeout, "--request-timeout") == 0:
+    deadline_seconds = duration(timeout, "--timeout")
+    options = build_drain_options(click.get_current_context().params, deadline_seconds)
+    if deadline_seconds and duration(s.g.request_timeout, "--request-timeout") == 0:
         s.limit_requests(timeout, "--timeout")  # a frozen API server cannot hold a request past --timeout
-    try:
-        pods_sel = LabelSelector.from_string(pod_selector) if pod_selector else None
-        node_sel = LabelSelector.from_string(selector) if selector else None
-    except Exception:
-        raise UsageError(f"--pod-selector={pod_selector} must be a valid label selector" if pod_selector
-                         else f"--selector={selector} must be a valid label selector") from None
-    options = DrainOptions(ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data,
-                           force=force, grace_period=grace_period, disable_eviction=disable_eviction,
-                           skip_wait_for_delete_timeout=skip_wait_for_delete_timeout, pod_selector=pods_sel,
-                           check_capacity=not no_capacity, timeout=deadline_seconds, accept_risks=accepted)
+    node_sel = drain_selector(selector, "--selector")
     if dry_run == "none" or dry_run == "server":
         s.require_live("a drain" if dry_run == "none" else "--dry-run=server")
     ctx = _Drain(s, options, nodes, node_sel, chunk_size, selector)
@@ -134,13 +87,13 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     snap, plan = ctx.plan()
     if dry_run == "client":
         emit(plan, s.g.output, render_plan)
-        return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
+        return ExitCode.OK if plan.safe else ExitCode.UNSAFE
     return ctx.server_dry_run(plan, deadline_seconds)
 
 
 def _act(ctx, yes, deadline_seconds, order) -> int:
     _, plan = ctx.plan()
-    if not plan["safe"]:
+    if not plan.safe:
         emit(plan, ctx.s.g.output, render_plan)
         raise RefusedError("the drain is not safe: " + unaccepted_codes(plan)
                            + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
@@ -148,122 +101,44 @@ def _act(ctx, yes, deadline_seconds, order) -> int:
     return ctx.run(plan, deadline_seconds, order)
 
 
-def _duration(text, flag) -> float:
-    from kubectl_safety.cluster.live import parse_timeout
-
-    try:
-        return parse_timeout(text)
-    except UsageError:
-        raise UsageError(f"invalid {flag} {text!r}: use a duration such as 30s, 5m or 0") from None
-
-
 def _confirm(plan, yes):
     """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
     if not yes and sys.stdin.isatty():
-        click.echo(as_text(plan, render_plan, stream=sys.stderr), err=True, nl=False)
-    s = plan["summary"]
-    confirm(f"Cordon {', '.join(n['name'] for n in plan['nodes'])} and evict {s['evict'] + s['wait']} pod(s) "
-            f"in {len(plan['waves'])} wave(s), about {plan['estimatedSeconds']}s?", yes, "drain")
+        click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
+    s = plan.counts()
+    confirm(f"Cordon {', '.join(plan.node_names)} and evict {s[Action.EVICT] + s[Action.WAIT]} pod(s) "
+            f"in {len(plan.waves)} wave(s), about {plan.estimated_seconds}s?", yes, "drain")
 
 
-class _Drain:
-    """One drain: loading and planning, and the real or server-side dry-run execution."""
+class _Drain(DrainReads):
+    """One drain: its reads and plan, and the real or server-side dry-run execution."""
 
-    def __init__(self, session, options, nodes, node_selector, chunk_size, selector_text=None):
-        self.s = session
-        self.selector_text = selector_text
-        self.options = options
-        self.nodes = list(nodes)
-        self.node_selector = node_selector
-        self.chunk_size = chunk_size
-        self.progress = _Progress()
-        self.view = None  # LiveView once acting: plans from watches
-
-    def shared_queries(self) -> list:
-        """What every plan reads whatever its nodes: the whole cluster for the capacity check, else
-        the PDBs and DaemonSets."""
-        from kubectl_safety.cluster.scopes import cluster_scope, drain_scope
-
-        return cluster_scope() if self.options.check_capacity else drain_scope([])
-
-    def node_queries(self, names) -> list:
-        """What a plan of these nodes reads besides (node-scoped reads: cost independent of the cluster's size)."""
-        from kubectl_safety.cluster.scopes import node_queries
-
-        return [] if self.options.check_capacity else node_queries(names)
-
-    def watch(self):
-        """From now on the shared reads are LIST once + WATCH (engine/live_view.py): a re-plan costs
-        no request. The view's watches end with ``self.view.stop()``."""
-        from kubectl_safety.engine.live_view import LiveView
-
-        self.view = LiveView(self.s.connection("drain"), self.shared_queries(), warnings=self.s.g.warnings)
-        return self.view
-
-    def snapshot(self, group=None, cordoned=()):
-        """The cluster as the plan needs it; with a view, from its watches (``group``: the batch's
-        watches for its nodes; ``cordoned``: nodes whose cordon the snapshot must show)."""
-        from kubectl_safety.cluster.source import load_snapshot
-
-        if self.s.offline:
-            return self.s.snapshot((), "drain")
-        warnings = self.s.g.warnings
-        connection = self.s.connection("drain")
-        names = self.nodes
-        if self.node_selector is not None and not self.options.check_capacity:
-            listing = connection.list("nodes", label_selector=self.selector_text, chunk_size=self.chunk_size or None)
-            names = sorted(n["metadata"]["name"] for n in listing["items"])
-        if self.view is not None:
-            snap = self.view.snapshot(self.s.now(), self.node_queries(names), group, cordoned)
-        else:
-            snap = load_snapshot(connection=connection, queries=self.node_queries(names) + self.shared_queries(),
-                                 now=self.s.now(), chunk_size=self.chunk_size or None, warnings=warnings)
-        for line in warnings:
-            warn(line)
-        warnings.clear()
-        return snap
-
-    def plan(self, group=None, cordoned=()):
-        from kubectl_safety.analysis.drain import plan_drain
-
-        snap = self.snapshot(group, cordoned)
-        if self.node_selector is not None:
-            self.nodes = sorted(n.name for n in snap.nodes if self.node_selector.matches(n.labels))
-            if not self.nodes:
-                raise NotFoundError("no nodes match the selector")
-            self.node_selector = None  # the nodes are known now: re-plans keep them
-        missing = [n for n in self.nodes if snap.node(n) is None]
-        if missing:
-            hint = (" (--dry-run takes none, client or server)"
-                    if missing[0] == click.get_current_context().meta.get("node_after_dry_run") else "")
-            raise NotFoundError(f'node "{missing[0]}" not found{hint}')
-        return snap, plan_drain(snap, self.nodes, self.options, snap.taken_at)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.progress = DrainProgress()
 
     # -- real drain --------------------------------------------------------------------------
     def run(self, plan, timeout, order="default") -> int:
         """Cordon, re-plan the pods there once cordoned, let the engine drain them; report."""
+        from kubectl_safety.engine.drain import cordon_and_drain
         from kubectl_safety.engine.drainer import Drainer
         from kubectl_safety.engine.watch import WatchGroup
 
         drainer = Drainer(self.s.connection("drain"), on_event=self.progress)
         started = time.monotonic()
-        deadline = started + timeout if timeout else None
         report = _Report(self.nodes, plan)
         with interrupts(drainer.executor, "stopping after the requests in flight; nodes stay cordoned"), \
                 WatchGroup(drainer.connection) as group:  # the nodes' watches: plan, drainer
-            for outcome in drainer.cordon(self.nodes):
-                report.outcomes.append(outcome.to_dict())
-                if outcome.result != "done":
-                    report.finish(started, "error", f"unable to cordon node {outcome.pod!r}: {outcome.message}")
-                    return self._emit(report, ExitCode.ERROR)
-            try:  # the pods there once cordoned: only these are drained
-                _, plan = self.plan(group if self.view else None, self.nodes)
-            except ClusterError as e:
-                self.progress({"event": "unreachable", "message": str(e)})
-            result = drainer.drain(plan, deadline=deadline, order=order,
-                                   grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
-                                   skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout,
-                                   watches=group)
+            run = cordon_and_drain(
+                drainer, self.nodes, lambda: self.plan(group if self.view else None, self.nodes)[1], group=group,
+                plan=plan, deadline=started + timeout if timeout else None, order=order,
+                grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
+                skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout)
+        report.outcomes += [o.to_dict() for o in run.cordons]
+        if run.failed is not None:
+            report.finish(started, "error", f"unable to cordon node {run.failed.target!r}: {run.failed.message}")
+            return self._emit(report, ExitCode.ERROR)
+        result = run.result
         report.absorb(result)
         report.finish(started, result.status, result.message)
         if report.data["drained"]:
@@ -277,61 +152,16 @@ class _Drain:
 
     # -- server dry run ----------------------------------------------------------------------
     def server_dry_run(self, plan, timeout) -> int:
-        """Send the evictions the plan allows now with dryRun=All; compare with the prediction.
+        """The plan with the server's answers to its requests sent with dryRun=All (engine/drain.py)."""
+        from kubectl_safety.engine.drain import server_dry_run
 
-        Pods the plan evicts now are retried (throttling) within a bound; pods blocked by the
-        Eviction API's rules are sent once to confirm the refusal; pods waiting for a later
-        wave are not sent (the server judges each eviction alone, against today's budget).
-        """
-        from concurrent.futures import ThreadPoolExecutor
-
-        from kubectl_safety.cluster.executor import Executor
-
-        executor = Executor(self.s.connection("drain"), dry_run_server=True, on_event=self.progress)
-        bound = min(timeout, SERVER_DRY_RUN_WAIT) if timeout else SERVER_DRY_RUN_WAIT
-        deadline = time.monotonic() + bound
-        with interrupts(executor, "stopping after the requests in flight; nodes stay cordoned"):
-            for node in plan["nodes"]:
-                outcome = executor.cordon(node["name"])
-                node["serverDryRun"] = outcome.to_dict()
-            todo = [p for p in plan["pods"] if p["action"] in ("evict", "delete")
-                    or p["action"] == "blocked" and _eviction_blocked(p)]
-            grace = self.options.grace_period if self.options.grace_period >= 0 else None
-
-            def one(p):
-                if p["action"] == "delete":
-                    return p, executor.delete(_raw(p), grace)
-                if p["action"] == "blocked":  # confirm the refusal once, without retrying
-                    return p, executor.evict(_raw(p), grace)
-                return p, executor.evict_with_retry(_raw(p), deadline, grace, retry_delay=2.0)
-
-            results = []
-            if todo:
-                with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(todo))) as pool:
-                    results = list(pool.map(one, todo))
-        refused = []
-        for p, outcome in results:
-            p["serverDryRun"] = outcome.to_dict()
-            if outcome.result not in ("done", "gone") and p["action"] != "blocked":
-                refused.append(p)
-                p["reasons"].append({"code": "SERVER_REFUSED", "severity": "critical",
-                                     "message": f"server dry run: {outcome.result} {outcome.message}".strip()})
-        plan["serverDryRun"] = {"sent": len(results), "refused": len(refused)}
-        plan["safe"] = plan["safe"] and not refused
+        plan = server_dry_run(self.s.connection("drain"), plan, timeout=timeout,
+                              grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
+                              on_event=self.progress,
+                              interrupts=lambda executor: interrupts(
+                                  executor, "stopping after the requests in flight; nodes stay cordoned"))
         emit(plan, self.s.g.output, render_plan)
-        return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
-
-
-def _eviction_blocked(p) -> bool:
-    """Blocked by the Eviction API's rules (not by a kubectl filter): the server can confirm it."""
-    from kubectl_safety.analysis.drain import FILTER_CODES
-
-    return all(r["code"] not in FILTER_CODES for r in p["reasons"] if r["severity"] == "critical")
-
-
-def _raw(p) -> dict:
-    return {"metadata": {"namespace": p["namespace"], "name": p["name"], "uid": p["uid"]},
-            "spec": {"nodeName": p["node"]}}
+        return ExitCode.OK if plan.safe else ExitCode.UNSAFE
 
 
 def exit_code(result) -> int:
@@ -368,64 +198,12 @@ class _Report:
             "evicted": sorted(set(r.evicted)) if r else [], "goneMeanwhile": sorted(set(r.gone)) if r else [],
             "left": left, "appeared": r.appeared if r else [], "outcomes": self.outcomes,
             "requests": r.requests if r else {},
-            "plan": {"summary": self.initial["summary"], "waves": len(self.initial["waves"]),
-                     "estimatedSeconds": self.initial["estimatedSeconds"]},
+            "plan": {"summary": published(self.initial)["summary"], "waves": len(self.initial.waves),
+                     "estimatedSeconds": self.initial.estimated_seconds},
         }
 
     def to_dict(self):
         return self.data
-
-
-class _Progress:
-    """Progress events on stderr (cli/progress.py): a line each; retries and waits on a live line."""
-
-    def __init__(self):
-        from kubectl_safety.cli.progress import Progress
-
-        self.out = Progress()
-
-    LIVE = ("retrying", "waiting", "unreachable")  # events shown on the live status line
-
-    def __call__(self, event):
-        line = self.text(event)
-        if not line:
-            return
-        if event["event"] in self.LIVE:
-            self.out.status(line, event.get("timeLeft"))
-        else:
-            self.out.line(line)
-
-    @staticmethod
-    def text(event) -> str:
-        return _event_line(event)
-
-
-def _event_line(e) -> str:
-    kind, pod = e["event"], e.get("pod")
-    if kind == "drained":
-        return f"node/{pod} drained"
-    if kind == "cordon":
-        return f"node/{pod} {e.get('message') or e.get('result')}"
-    if kind == "evicting":
-        return f"evicting pod {pod}" + (" (server dry run)" if e.get("dryRun") else "")
-    if kind == "retrying":
-        return (f"cannot evict pod {pod} yet ({e.get('result')}): {e.get('message')} "
-                f"(retry in {e.get('retryIn'):.0f}s)")
-    if kind == "waiting":
-        return f"waiting: {e.get('message')}"
-    if kind == "evicted":
-        return f"pod/{pod.rsplit('/', 1)[-1]} evicted"
-    if kind == "unreachable":
-        return f"lost the API server, watching again: {e.get('message')}"
-    if kind == "appeared":
-        return f"pod/{pod.rsplit('/', 1)[-1]} appeared on node/{e.get('node')} after the drain (reported, not evicted)"
-    if kind == "uncordon":
-        return f"node/{pod} {e.get('message') or e.get('result')}"
-    if kind == "gave-up":
-        return f"gave up evicting pod {pod} ({e.get('reason')}): {e.get('message')}"
-    if kind in ("done", "gone"):
-        return "" if kind == "done" else f"pod/{pod.rsplit('/', 1)[-1]} already gone"
-    return f"error evicting pod {pod}: {kind} {e.get('message') or ''}".strip()
 
 
 # -- text rendering ------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from kubectl_safety.cli.commands.drain import _dry_run_value, drain_flags
 from kubectl_safety.cli.completers import complete_names
+from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, build_drain_options, drain_flags, dry_run_value, duration
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit, table
@@ -32,7 +32,7 @@ def _wait_for(ctx, param, value):
 def _no_server_dry_run(ctx, param, value):
     if value == "server":
         raise click.BadParameter("rollout has no server dry run: use --dry-run (client)")
-    return _dry_run_value(ctx, param, value)
+    return dry_run_value(ctx, param, value)
 
 
 @click.command("rollout", epilog=EXIT)
@@ -58,7 +58,7 @@ def _no_server_dry_run(ctx, param, value):
               help="Bound on the health gate after each batch (PDBs healthy, replacements Ready).")
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="Bound on each batch's drain (0: none).")
-@drain_flags
+@drain_flags(*KUBECTL, *ACTING)
 @click.option("--lease-namespace", default="kube-system", show_default=True, metavar="NAMESPACE",
               help="Namespace of the Lease that makes the rollout exclusive.")
 @global_options
@@ -86,10 +86,8 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
           --exec './patch-and-reboot.sh "$NODE"' --wait-for boot-id --yes
       kubectl safety rollout node-a1 node-a2 --dry-run -o json | jq '.batches[] | {batch, nodes, safe}'
     """
-    from kubectl_safety.analysis.drain import DrainOptions
-    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
     from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size, plan_rollout
-    from kubectl_safety.cli.commands.drain import _Drain, _duration
+    from kubectl_safety.cli.drain_reads import DrainReads
     from kubectl_safety.model.selectors import LabelSelector
 
     s = Session(get_globals())
@@ -100,26 +98,21 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
                          else "specify the pool: kubectl safety rollout NODE... or -l SELECTOR")
     if wait_for and not exec_command and wait_for in WAIT_FOR:
         raise UsageError(f"--wait-for={wait_for} needs --exec (the maintenance that changes it)")
-    seconds = {flag: _duration(value, flag) for flag, value in
+    seconds = {flag: duration(value, flag) for flag, value in
                (("--exec-timeout", exec_timeout), ("--ready-timeout", ready_timeout),
                 ("--gate-timeout", gate_timeout), ("--timeout", timeout))}
+    drain_options = build_drain_options(click.get_current_context().params, seconds["--timeout"])
     try:
-        accepted = accepted_codes(accept_risk)
         batch_size(max_unavailable, 1)
-    except (UnknownRisk, BadMaxUnavailable) as e:
+    except BadMaxUnavailable as e:
         raise UsageError(str(e)) from None
     try:
         node_sel = LabelSelector.from_string(selector) if selector else None
     except Exception:
         raise UsageError(f"--selector={selector} must be a valid label selector") from None
-    drain_options = DrainOptions(ignore_daemonsets=ignore_daemonsets, delete_emptydir_data=delete_emptydir_data,
-                                 force=force, grace_period=grace_period,
-                                 skip_wait_for_delete_timeout=skip_wait_for_delete_timeout,
-                                 check_capacity=not no_capacity, timeout=seconds["--timeout"],
-                                 accept_risks=accepted)
     if dry_run == "none":
         s.require_live("a rollout")
-    loader = _Drain(s, drain_options, nodes, node_sel, 500, selector)
+    loader = DrainReads(s, drain_options, nodes, node_sel, 500, selector)
     flags = dict(precordon=not no_precordon, keep_cordoned=keep_cordoned, exec_command=exec_command,
                  wait_for=wait_for, order=order, lease_namespace=lease_namespace)
     # acting, batches are planned again: from watches (LIST once + WATCH), never by re-reading the cluster
@@ -218,17 +211,17 @@ def _confirm(plan, yes):
 
 
 def _progress():
-    from kubectl_safety.cli.commands.drain import _event_line, _Progress
+    from kubectl_safety.cli.drain_progress import DrainProgress, event_line
 
-    class Progress(_Progress):
+    class Progress(DrainProgress):
         """The drain's events, and the rollout's: batches, maintenance, readiness, health gates."""
 
-        LIVE = _Progress.LIVE + ("waiting-ready", "gate")
+        LIVE = DrainProgress.LIVE + ("waiting-ready", "gate")
 
         @staticmethod
         def text(event) -> str:
             line = ROLLOUT_LINES.get(event["event"])
-            return line(event) if line else _event_line(event)
+            return line(event) if line else event_line(event)
 
     return Progress()
 

@@ -5,7 +5,7 @@ from kubectl_safety.model.duration import human_duration
 STALE_SECONDS = 300  # a Ready node's heartbeat older than this: the snapshot's time is later than the dump
 
 
-def node_state(node, now) -> dict:
+def node_health(node, now) -> dict:
     """Ready, NotReady or Unknown with the heartbeat age; ``gone`` when the Node object is missing."""
     if node is None:
         return {"state": "Gone", "partitioned": True, "heartbeatAgeSeconds": None,

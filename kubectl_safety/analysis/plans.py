@@ -1,0 +1,207 @@
+"""What the planners return: frozen, typed plans (pure data, no behaviour beyond derived figures).
+
+They become published JSON only at the CLI edge (``cli/published.py``, one serializer per kind).
+"""
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Mapping, Optional, Tuple
+
+from kubectl_safety.analysis.risks import RISKS
+
+
+class Action(str, Enum):
+    """What a drain does to a pod."""
+
+    EVICT = "evict"  # through the Eviction API, now (wave 1)
+    DELETE = "delete"  # deleted (--disable-eviction)
+    WAIT = "wait"  # evicted once its PDB allows it (a later wave)
+    SKIP = "skip"  # stays on the node (kubectl's filters skip it)
+    BLOCKED = "blocked"  # cannot go as asked
+
+    @property
+    def moves(self) -> bool:
+        """The pod leaves the node during the drain."""
+        return self in MOVING
+
+
+MOVING = frozenset({Action.EVICT, Action.DELETE, Action.WAIT})
+ACTIONS = tuple(Action)  # the summary's order
+
+
+class Severity(str, Enum):
+    INFO = "info"
+    WARNING = "warning"
+    CRITICAL = "critical"
+
+
+RiskCode = Enum("RiskCode", {code: code for code in RISKS}, type=str)
+RiskCode.__doc__ = "The stable codes of the risks that make a plan not SAFE (``risks.RISKS``, in its order)."
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a pod gets its action, or a plan-wide warning: a stable code, its severity, a message."""
+
+    code: str
+    severity: Severity
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    kind: str
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Risk:
+    """An exception to the SAFE contract, with the objects concerned; ``accepted`` by --accept-risk."""
+
+    code: RiskCode
+    message: str
+    objects: Tuple[ObjectRef, ...]
+    accepted: bool = False
+    nodes: Optional[Mapping] = None  # REPLACEMENT_UNPLACEABLE: why each node refuses the replacement
+    nodes_not_listed: Optional[int] = None  # REPLACEMENT_UNPLACEABLE: how many more nodes than ``nodes`` lists
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRisk:
+    """A risk of one rollout batch's drain plan."""
+
+    batch: int
+    risk: Risk
+    workload: Optional[str] = None  # "Kind namespace/name" at the top of the first pod's owner chain
+
+
+@dataclass(frozen=True, slots=True)
+class PodAction:
+    """One pod of a drain plan: what happens to it, and why."""
+
+    namespace: str
+    name: str
+    node: str
+    uid: Optional[str]
+    priority: int
+    action: Action
+    reasons: Tuple[Reason, ...]
+    pdb: Optional[str]  # "namespace/name" of the PDB it spends a disruption of
+    wave: Optional[int]
+    replacement_node: Optional[str]
+    grace_period_seconds: Optional[int]
+    server_dry_run: object = None  # the server's answer to the eviction sent with dryRun=All
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def has(self, code) -> bool:
+        return any(r.code == code for r in self.reasons)
+
+
+@dataclass(frozen=True, slots=True)
+class Wave:
+    """Pods evicted together; the next wave starts when this one's replacements are Ready."""
+
+    number: int
+    pods: Tuple[str, ...]
+    pdbs: Tuple[str, ...]
+    grace_period_seconds: int
+    ready_seconds: int
+    estimated_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class DrainedNode:
+    name: str
+    found: bool
+    unschedulable: bool
+    pods: int
+    filter_errors: Tuple[str, ...]
+    server_dry_run: object = None  # the server's answer to the cordon sent with dryRun=All
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetUse:
+    """A PDB the plan spends: its summary (``budgets.summary``) and what the plan takes of it."""
+
+    summary: Mapping
+    never_allows: Optional[str]
+    pods_to_evict: int
+    waves: int
+    lost_for_good: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unplaceable:
+    namespace: str
+    name: str
+    node: str
+    reason: str
+    nodes: Mapping  # node -> why it refuses the replacement
+    not_listed: int = 0  # how many more nodes refuse it than ``nodes`` lists
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityCheck:
+    """Whether every replacement fits on a remaining node (``checked`` False: not looked at)."""
+
+    checked: bool
+    ok: Optional[bool]
+    unplaceable: Tuple[Unplaceable, ...] = ()
+    figures: Optional[Mapping] = None  # nodesConsidered, replacementsPlaced, placedOn (when checked)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerDryRun:
+    sent: int
+    refused: int
+
+
+@dataclass(frozen=True, slots=True)
+class Losses:
+    """What the flags kubectl requires accept: emptyDir data and unmanaged pods that go for good."""
+
+    empty_dir_data: Tuple[str, ...]
+    unmanaged_pods: Tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DrainPlan:
+    """What draining ``nodes`` does to every pod, wave by wave, and whether it is SAFE."""
+
+    safe: bool
+    nodes: Tuple[DrainedNode, ...]
+    options: object  # the DrainOptions planned with
+    pods: Tuple[PodAction, ...]
+    pdbs: Tuple[BudgetUse, ...]
+    capacity: CapacityCheck
+    waves: Tuple[Wave, ...]
+    warnings: Tuple[Reason, ...]
+    taken_at: Optional[str]
+    risks: Tuple[Risk, ...]
+    losses: Losses
+    server_dry_run: Optional[ServerDryRun] = None
+
+    @property
+    def node_names(self) -> list:
+        return [n.name for n in self.nodes]
+
+    @property
+    def estimated_seconds(self) -> int:
+        return sum(w.estimated_seconds for w in self.waves)
+
+    def counts(self) -> dict:
+        """{action: pods} for every action, in ``ACTIONS`` order."""
+        counts = dict.fromkeys(ACTIONS, 0)
+        for p in self.pods:
+            counts[p.action] += 1
+        return counts
+
+    def moving(self) -> list:
+        return [p for p in self.pods if p.action in MOVING]
+
+    def unaccepted(self) -> list:
+        return [r for r in self.risks if not r.accepted]

@@ -1,0 +1,98 @@
+"""kubectl drain's flags, declared once for drain, rollout and check (same names, defaults and help),
+and the one builder of the ``DrainOptions`` they plan with."""
+
+import click
+
+from kubectl_safety.errors import UsageError
+
+FLAGS = {
+    "ignore_daemonsets": click.option("--ignore-daemonsets", is_flag=True, help="Skip DaemonSet-managed pods."),
+    "delete_emptydir_data": click.option("--delete-emptydir-data", is_flag=True,
+                                         help="Evict pods using emptyDir (their data is lost)."),
+    "force": click.option("--force", is_flag=True,
+                          help="Also evict pods without a controller (they are not recreated)."),
+    "grace_period": click.option("--grace-period", type=int, default=-1, show_default=True, metavar="SECONDS",
+                                 help="Grace period for each pod (negative: the pod's own)."),
+    "skip_wait_for_delete_timeout": click.option(
+        "--skip-wait-for-delete-timeout", type=int, default=0, show_default=True, metavar="SECONDS",
+        help="Skip pods terminating for longer than this (0: never skip)."),
+    "pod_selector": click.option("--pod-selector", default="", metavar="SELECTOR",
+                                 help="Only pods matching this label selector."),
+    "disable_eviction": click.option("--disable-eviction", is_flag=True,
+                                     help="Delete instead of evicting: bypasses PodDisruptionBudgets."),
+    "no_capacity": click.option("--no-capacity", is_flag=True,
+                                help="Do not check where replacements fit: read only the nodes' pods, PDBs and "
+                                     "DaemonSets (as fast as kubectl drain on a large cluster); budgets still hold."),
+    "accept_risk": click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
+                                help="Go ahead despite these risks (codes of risks[], or aliases such as "
+                                     "unplaceable); repeatable. Nothing is accepted implicitly; accepted risks "
+                                     "stay listed."),
+    "order": click.option("--order", type=click.Choice(["default", "priority"]), default="default",
+                          show_default=True, help="priority: evict lower-priority pods first, each priority level "
+                                                  "gone before the next."),
+    "yes": click.option("--yes", "-y", is_flag=True,
+                        help="Do not ask for confirmation (required when stdin is not a terminal)."),
+}
+KUBECTL = ("ignore_daemonsets", "delete_emptydir_data", "force", "grace_period", "skip_wait_for_delete_timeout")
+ACTING = ("no_capacity", "accept_risk", "order", "yes")  # drain and rollout: they act
+
+
+def drain_flags(*names):
+    """A decorator adding the flags ``names`` (keys of ``FLAGS``), in that order."""
+    def decorate(f):
+        for name in reversed(names):
+            f = FLAGS[name](f)
+        return f
+    return decorate
+
+
+def dry_run_value(ctx, param, value):
+    """kubectl's bare ``--dry-run`` is client; a following word that is no mode is a node name."""
+    if value in ("none", "client", "server"):
+        return value
+    ctx.meta["node_after_dry_run"] = value
+    return "client"
+
+
+def duration(text, flag) -> float:
+    """Seconds of a duration flag (``30s``, ``5m``, ``0``; bare numbers are seconds)."""
+    from kubectl_safety.model.duration import DurationError, parse_duration
+
+    try:
+        seconds = parse_duration(text or "0", bare_seconds=True)
+    except DurationError:
+        seconds = -1
+    if seconds < 0:
+        raise UsageError(f"invalid {flag} {text!r}: use a duration such as 30s, 5m or 0")
+    return seconds
+
+
+def selector(text, flag):
+    """The label selector given to ``flag`` (None when empty)."""
+    from kubectl_safety.model.selectors import LabelSelector
+
+    try:
+        return LabelSelector.from_string(text) if text else None
+    except Exception:
+        raise UsageError(f"{flag}={text} must be a valid label selector") from None
+
+
+def build_drain_options(params, timeout=0.0):
+    """The ``DrainOptions`` of a command's parsed flags (``params``: its click parameters; a flag the
+    command does not take keeps kubectl drain's default); ``timeout``: --timeout in seconds."""
+    from kubectl_safety.analysis.drain import DrainOptions
+    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
+
+    try:
+        accepted = accepted_codes(params.get("accept_risk"))
+    except UnknownRisk as e:
+        raise UsageError(str(e)) from None
+    return DrainOptions(ignore_daemonsets=params.get("ignore_daemonsets", False),
+                        delete_emptydir_data=params.get("delete_emptydir_data", False),
+                        force=params.get("force", False), grace_period=params.get("grace_period", -1),
+                        disable_eviction=params.get("disable_eviction", False),
+                        skip_wait_for_delete_timeout=params.get("skip_wait_for_delete_timeout", 0),
+                        pod_selector=selector(params.get("pod_selector"), "--pod-selector"),
+                        check_capacity=not params.get("no_capacity", False), timeout=timeout,
+                        accept_risks=accepted)
+

@@ -1,0 +1,54 @@
+"""Delete pods as ``delete pod`` decided (graceful, or forced with a grace period of 0), record each
+force delete as a ``ForceDeleted`` Event on the pod, and wait until they are gone.
+
+No printing: progress goes out through ``on_event`` (``pod-deleted``, ``pod-delete-failed``,
+``event-not-recorded``, and the executor's ``evicted`` when a pod is gone).
+"""
+
+from dataclasses import dataclass
+
+from kubectl_safety.cluster.executor import Executor
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """What deleting one pod did: the DELETE's outcome and, for a force delete, the Event recorded."""
+
+    outcome: object  # the executor's Outcome
+    event: dict = None  # {"reason", "message", "recorded"} of the ForceDeleted Event
+
+
+class Deleter:
+    """Sends the DELETEs of ``delete pod`` (with dryRun=All when ``server_dry_run``)."""
+
+    def __init__(self, connection, *, server_dry_run=False, on_event=None):
+        self.executor = Executor(connection, on_event=on_event, dry_run_server=server_dry_run)
+        self.server_dry_run = server_dry_run
+        self.interrupted = self.executor.interrupted
+
+    def delete(self, pods, *, grace_period=None, force=False, event_messages=None) -> list:
+        """One ``Deletion`` per pod, in order. ``force``: grace period 0, and each pod deleted gets a
+        ForceDeleted Event with its message from ``event_messages`` ({pod key: message})."""
+        out = []
+        for pod in pods:
+            outcome = self.executor.delete(pod, 0 if force else grace_period)
+            event = None
+            if outcome.result == "done":
+                self.executor.emit("pod-deleted", pod=pod.name, how="deleted (server dry run)" if self.server_dry_run
+                                   else "force deleted" if force else "deleted")
+                if force and not self.server_dry_run:
+                    event = self._record(pod, (event_messages or {}).get(pod.key, ""))
+            elif outcome.result != "gone":
+                self.executor.emit("pod-delete-failed", outcome=outcome)
+            out.append(Deletion(outcome, event))
+        return out
+
+    def _record(self, pod, message) -> dict:
+        outcome = self.executor.record_event(pod, "ForceDeleted", message)
+        if outcome.result != "done":
+            self.executor.emit("event-not-recorded", outcome=outcome)
+        return {"reason": "ForceDeleted", "message": message, "recorded": outcome.result == "done"}
+
+    def wait_gone(self, pods, deadline) -> dict:
+        """{pod key: gone} once every pod is gone, or at the monotonic ``deadline``."""
+        return self.executor.wait_gone(pods, deadline)

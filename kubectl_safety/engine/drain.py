@@ -1,0 +1,109 @@
+"""One drain on the live cluster, as ``drain`` and each rollout batch run it: cordon the nodes, plan
+again from the pods there once cordoned, drain what that plan says; and the server-side dry run of
+a plan (every eviction it allows now, sent with dryRun=All).
+
+No printing: progress goes out through the drainer's ``on_event``.
+"""
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
+
+from kubectl_safety.analysis.drain import FILTER_CODES
+from kubectl_safety.analysis.plans import Action, Reason, ServerDryRun, Severity
+from kubectl_safety.cluster.executor import Executor
+from kubectl_safety.engine.drainer import raw_pod
+from kubectl_safety.errors import ClusterError
+
+SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions (at most --timeout)
+MAX_WORKERS = 32  # server dry-run requests in flight
+
+
+@dataclass
+class DrainRun:
+    """What one cordon -> re-plan -> drain did."""
+
+    cordons: list = field(default_factory=list)  # the Outcome of each cordon sent
+    cordoned: list = field(default_factory=list)  # nodes this run cordoned (not cordoned before)
+    failed: object = None  # the Outcome of the cordon that failed (then nothing was drained)
+    plan: object = None  # the DrainPlan drained: made once the nodes were cordoned
+    refused: str = ""  # the plan was not safe (with ``refuse_unsafe``): its unaccepted risk codes
+    result: object = None  # the DrainResult
+
+
+def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, stop_at_failed_cordon=True,
+                     refuse_unsafe=False, before_drain=None, timeout=None, **drain_args) -> DrainRun:
+    """Cordon ``nodes`` (unless ``cordon`` is off), re-plan with ``replan()`` (``plan`` stays when the
+    API server cannot be read: said through ``unreachable``; None: nothing to drain), then drain the
+    plan's pods with the drainer in the watch ``group``. ``refuse_unsafe``: a plan that is not safe
+    uncordons what this run cordoned and drains nothing. ``before_drain(plan)`` runs just before the
+    first eviction; ``timeout`` (seconds) starts then, ``deadline`` (monotonic) is absolute."""
+    run = DrainRun(plan=plan)
+    if cordon:
+        run.cordons = drainer.cordon(nodes)
+        run.cordoned = [o.target for o in run.cordons
+                        if o.result == "done" and not (o.message or "").startswith("already")]
+        failed = [o for o in run.cordons if o.result != "done"]
+        if failed and stop_at_failed_cordon:
+            run.failed = failed[0]
+            return run
+    try:
+        run.plan = replan()
+    except ClusterError as e:
+        if plan is None:
+            raise
+        drainer.emit("unreachable", message=str(e))
+    if refuse_unsafe and run.plan is not None and not run.plan.safe:
+        drainer.cordon(run.cordoned, False)  # nothing changed
+        run.refused = ", ".join(sorted({r.code.value for r in run.plan.unaccepted()}))
+        return run
+    if before_drain is not None:
+        before_drain(run.plan)
+    if timeout:
+        drain_args["deadline"] = drainer.clock() + timeout
+    nodes, pods = (run.plan.node_names, run.plan.pods) if run.plan is not None else ([], ())
+    run.result = drainer.drain(nodes, pods, watches=group, **drain_args)
+    return run
+
+
+def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=None, interrupts=None):
+    """``plan`` with the server's answer to each request it implies, sent with dryRun=All: the cordons,
+    the evictions it allows now (throttled ones retried within a bound), and the evictions the
+    Eviction API's rules block (sent once to confirm the refusal). Pods waiting for a later wave are
+    not sent (the server judges each eviction alone, against today's budget). A refusal the plan did
+    not predict makes it not safe. ``interrupts(executor)``: a context manager around the requests."""
+    executor = Executor(connection, dry_run_server=True, on_event=on_event)
+    bound = min(timeout, SERVER_DRY_RUN_WAIT) if timeout else SERVER_DRY_RUN_WAIT
+    deadline = time.monotonic() + bound
+    with interrupts(executor) if interrupts else nullcontext():
+        nodes = tuple(replace(node, server_dry_run=executor.cordon(node.name)) for node in plan.nodes)
+        todo = [p for p in plan.pods if p.action in (Action.EVICT, Action.DELETE)
+                or p.action is Action.BLOCKED and _eviction_blocked(p)]
+
+        def one(p):
+            if p.action is Action.DELETE:
+                return p, executor.delete(raw_pod(p), grace_period)
+            if p.action is Action.BLOCKED:  # confirm the refusal once, without retrying
+                return p, executor.evict(raw_pod(p), grace_period)
+            return p, executor.evict_with_retry(raw_pod(p), deadline, grace_period, retry_delay=2.0)
+
+        results = []
+        if todo:
+            with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(todo))) as pool:
+                results = list(pool.map(one, todo))
+    answered, refused = {}, 0
+    for p, outcome in results:
+        reasons = p.reasons
+        if outcome.result not in ("done", "gone") and p.action is not Action.BLOCKED:
+            refused += 1
+            reasons += (Reason("SERVER_REFUSED", Severity.CRITICAL,
+                               f"server dry run: {outcome.result} {outcome.message}".strip()),)
+        answered[id(p)] = replace(p, reasons=reasons, server_dry_run=outcome)
+    return replace(plan, nodes=nodes, pods=tuple(answered.get(id(p), p) for p in plan.pods),
+                   server_dry_run=ServerDryRun(len(results), refused), safe=plan.safe and not refused)
+
+
+def _eviction_blocked(p) -> bool:
+    """Blocked by the Eviction API's rules (not by a kubectl filter): the server can confirm it."""
+    return all(r.code not in FILTER_CODES for r in p.reasons if r.severity is Severity.CRITICAL)

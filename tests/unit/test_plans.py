@@ -1,0 +1,56 @@
+"""The typed plans: frozen, enums for actions and codes, read by attribute downstream, and published
+as the shipped schema says only by the serializer at the output edge."""
+
+import dataclasses
+import json
+
+import pytest
+
+from kubectl_safety.analysis.drain import DrainOptions, plan_drain
+from kubectl_safety.analysis.plans import Action, DrainPlan, PodAction, RiskCode, Severity
+from kubectl_safety.cli.published import published
+from kubectl_safety.cluster.source import load_snapshot
+from kubectl_safety.model.objects import parse_time
+from tests.schemas import problems
+from tests.unit.cli_helpers import DEMO, DEMO_NOW
+
+OPTIONS = [DrainOptions(), DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True),
+           DrainOptions(ignore_daemonsets=True, check_capacity=False), DrainOptions(disable_eviction=True, force=True)]
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_snapshot(snapshot_paths=[DEMO], now=parse_time(DEMO_NOW))
+
+
+def test_a_drain_plan_is_typed_and_frozen(demo):
+    plan = plan_drain(demo, ["node-c2"], OPTIONS[1])
+    assert isinstance(plan, DrainPlan) and plan.pods and all(isinstance(p, PodAction) for p in plan.pods)
+    assert all(isinstance(p.action, Action) for p in plan.pods)
+    assert all(isinstance(r.severity, Severity) for p in plan.pods for r in p.reasons)
+    assert all(isinstance(r.code, RiskCode) for r in plan.risks)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.safe = True
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.pods[0].action = Action.SKIP
+    assert isinstance(plan.pods, tuple) and isinstance(plan.risks, tuple) and isinstance(plan.waves, tuple)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["defaults", "runbook", "no-capacity", "disable-eviction"])
+def test_every_published_drain_plan_of_the_demo_fits_its_schema(demo, options):
+    for node in demo.nodes:
+        plan = plan_drain(demo, [node.name], options)
+        data = json.loads(json.dumps(published(plan)))
+        assert problems(data) == [], node.name
+        assert data["safe"] is plan.safe and len(data["pods"]) == len(plan.pods)
+        assert data["summary"] == {"pods": len(plan.pods), **{a.value: n for a, n in plan.counts().items()}}
+        assert [p["action"] for p in data["pods"]] == [p.action.value for p in plan.pods]
+        assert data["estimatedSeconds"] == sum(w["estimatedSeconds"] for w in data["waves"])
+
+
+def test_a_report_holding_plans_is_published_at_any_depth(demo):
+    plan = plan_drain(demo, ["node-c2"], OPTIONS[1])
+    report = {"kind": "X", "batches": [{"drain": plan, "risks": list(plan.risks)}]}
+    out = published(report)
+    assert out["batches"][0]["drain"] == published(plan) and out["batches"][0]["drain"]["kind"] == "DrainPlan"
+    assert all(isinstance(r, dict) and r["code"] == x.code.value for r, x in zip(out["batches"][0]["risks"], plan.risks))
