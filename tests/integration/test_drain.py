@@ -242,7 +242,7 @@ def test_dry_run_sends_no_mutating_request(cluster, namespace, make_node, audit)
     # make sure the dry run's reads reached the audit log before looking for writes
     wait_until(lambda: [e for e in audit.entries(started) if "kubectl-safety/" in e.user_agent], 15, "audit entries")
     code, _, err = safety(cluster, nodes[0])  # a real drain, but stdin is no terminal and no --yes
-    assert code == 3 and "add --yes" in err
+    assert code == 2 and "add --yes" in err
     assert audit.mutating_requests(started, user_agent_contains="kubectl-safety/") == []
     assert get_json(cluster, f"node/{nodes[0]}")["spec"].get("unschedulable") is None
 

@@ -403,3 +403,101 @@ def test_rollout_groups_workloads_that_share_a_cause():
     text = render_plan(plan)
     lines = [line for line in text.splitlines() if line.startswith("  REPLACEMENT_UNPLACEABLE")]
     assert len(lines) == 1 and "2 workloads (" in lines[0], text
+
+
+# -- item 4: exit codes that mean one thing each ------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["drain", "node-a1", "--ignore-daemonsets"],
+    ["drain", "node-a1", "--dry-run=server"],
+    ["rollout", "node-a1", "--ignore-daemonsets", "--yes"],
+    ["delete", "pod", "db-0", "-n", "shop", "--dry-run=server"],
+    ["delete", "pod", "db-0", "-n", "shop"],
+    ["rebalance", "deploy/web", "-n", "shop", "--yes"],
+], ids=["drain", "drain-server-dry-run", "rollout", "delete-server-dry-run", "delete", "rebalance"])
+def test_exit_code_usage_refusals_are_2_not_3(args):
+    code, _, err = run_cli(args + OFFLINE)
+    assert code == 2 and err.startswith("error: ") and "needs a live cluster" in err, (code, err)
+
+
+def test_exit_code_no_yes_without_a_terminal_is_usage(monkeypatch):
+    from kubectl_safety.cli.interaction import confirm
+    from kubectl_safety.cli.report import ExitCode, Report
+
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False, raising=False)
+    report = Report()
+    with pytest.raises(Exception) as raised:
+        confirm("Drain?", False, "drain")
+    assert report.failed(raised.value).startswith("error: stdin is not a terminal: add --yes")
+    assert report.exit_code == ExitCode.USAGE == 2
+
+
+def test_exit_code_a_declined_prompt_has_its_own_code(monkeypatch):
+    import click
+
+    from kubectl_safety.cli import interaction
+    from kubectl_safety.cli.report import ExitCode, Report
+
+    class Terminal:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(interaction.sys, "stdin", Terminal())
+    monkeypatch.setattr(click, "confirm", lambda *a, **k: False)
+    report = Report()
+    with pytest.raises(Exception) as raised:
+        interaction.confirm("Drain?", False, "drain")
+    assert report.failed(raised.value) == "error: not confirmed; nothing was changed"
+    assert report.exit_code == ExitCode.DECLINED == 5
+
+
+def test_exit_code_3_stays_for_unsafe_plans_refusals_for_safety_and_a_held_lease():
+    from kubectl_safety.cli.report import ExitCode, Report
+    from kubectl_safety.errors import RefusedError
+
+    assert run_cli(["drain", "node-a2", "--dry-run", "--ignore-daemonsets"] + OFFLINE)[0] == 3
+    assert run_cli(["delete", "pod", "db-0", "-n", "shop", "--force"] + OFFLINE)[0] == 3  # force without --confirm
+    report = Report()
+    report.failed(RefusedError("rollout x is held by someone (Lease kube-system/x)"))
+    assert report.exit_code == ExitCode.UNSAFE == 3
+
+
+@pytest.mark.parametrize("outcomes, worst", [
+    ([], 0), ([0], 0), ([3], 3), ([3, 4], 4), ([4, 3], 4), ([5, 3], 5), ([3, 1], 1), ([1, 130], 130), ([2, 4], 2),
+])
+def test_exit_code_of_a_report_is_its_worst_outcome(outcomes, worst):
+    from kubectl_safety.cli.report import Report
+
+    report = Report()
+    for code in outcomes:
+        report.done(code)
+    assert report.exit_code == worst
+
+
+def _help_pages():
+    from tests.unit.test_packaging_help import COMMANDS
+
+    return [list(path) for path, _ in COMMANDS] + [[]]
+
+
+def test_exit_code_table_is_one_table_in_every_help_and_the_readme():
+    from kubectl_safety.cli.report import EXIT_CODES, ExitCode, markdown_table
+
+    table = " ".join(EXIT_CODES.split())
+    for path in _help_pages():
+        out = " ".join(run_cli(path + ["--help"])[1].split())
+        assert out.count(table) == 1 and out.count("Exit codes") == 1, path
+    readme = _readme()
+    assert readme.count(markdown_table()) == 1 and readme.count("| code | meaning |") == 1
+    assert [c.value for c in ExitCode] == [0, 1, 2, 3, 4, 5, 130]
+
+
+@pytest.mark.parametrize("script", ["examples/rollout-pool.sh", "examples/pool-gate.sh"])
+def test_exit_code_every_documented_code_has_a_branch_in_the_runbook_scripts(script):
+    import re
+    from pathlib import Path
+
+    from kubectl_safety.cli.report import ExitCode
+
+    text = (Path(__file__).resolve().parents[2] / script).read_text()
+    arms = {int(c) for arm in re.findall(r"^\s*([0-9|]+)\)", text, re.M) for c in arm.split("|")}
+    assert {c.value for c in ExitCode} <= arms, sorted(arms)

@@ -17,15 +17,12 @@ from kubectl_safety.cli.published import published
 from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ExitCode, RefusedError, UsageError
+from kubectl_safety.cli.report import ExitCode, drain_code
+from kubectl_safety.errors import RefusedError, UsageError
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
-EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)\n"
-        "Exit codes: 0 SAFE: the drain can complete and leaves no workload worse off (dry run) /\n"
-        "nodes drained, 1 error, 2 usage, 3 not safe: risks not accepted (listed in risks[]; nothing\n"
-        "evicted), 4 partial (timeout or a pod failed; nodes stay cordoned, run again to resume),\n"
-        "130 interrupted (nodes stay cordoned).")
+EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)"
 
 
 @click.command("drain", epilog=EXIT)
@@ -144,7 +141,7 @@ class _Drain(DrainReads):
         if report.data["drained"]:
             for node in self.nodes:
                 self.progress({"event": "drained", "pod": node})
-        return self._emit(report, exit_code(result))
+        return self._emit(report, drain_code(result))
 
     def _emit(self, report, code) -> int:
         emit(report.to_dict(), self.s.g.output, render_report)
@@ -162,13 +159,6 @@ class _Drain(DrainReads):
                                   executor, "stopping after the requests in flight; nodes stay cordoned"))
         emit(plan, self.s.g.output, render_plan)
         return ExitCode.OK if plan.safe else ExitCode.UNSAFE
-
-
-def exit_code(result) -> int:
-    """A drain's exit code: 0 drained, 3 blocked before anything moved, 130 interrupted, else 4."""
-    if result.status == "blocked" and not (result.evicted or result.gone):
-        return ExitCode.UNSAFE
-    return {"drained": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED}.get(result.status, ExitCode.PARTIAL)
 
 
 class _Report:

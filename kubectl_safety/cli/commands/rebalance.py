@@ -13,13 +13,10 @@ from kubectl_safety.cli.options import duration_flag, get_globals, global_option
 from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
 
-EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)\n"
-        "Exit codes: 0 nothing to do or the plan fixes every constraint safely (after acting: fixed),\n"
-        "1 error, 2 usage, 3 the plan cannot fix everything, has risks not accepted (risks[]; same\n"
-        "codes as drain) or acting was refused (nothing changed),\n"
-        "4 partially done (rounds left, timeout, failed evictions), 130 interrupted.")
+EXIT = "\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)"
 
 
 def _dry_run_mode(ctx, param, value):
@@ -84,7 +81,7 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
     if target and s.g.all_namespaces:
         raise UsageError("WORKLOAD names one workload in one namespace: drop -A")
     if not dry_run and s.offline:
-        raise RefusedError("rebalance needs a live cluster: --snapshot files can only be planned (add --dry-run)")
+        raise UsageError("rebalance needs a live cluster: --snapshot files can only be planned (add --dry-run)")
     try:
         accepted = accepted_codes(accept_risk)
     except UnknownRisk as e:
