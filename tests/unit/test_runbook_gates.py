@@ -501,3 +501,100 @@ def test_exit_code_every_documented_code_has_a_branch_in_the_runbook_scripts(scr
     text = (Path(__file__).resolve().parents[2] / script).read_text()
     arms = {int(c) for arm in re.findall(r"^\s*([0-9|]+)\)", text, re.M) for c in arm.split("|")}
     assert {c.value for c in ExitCode} <= arms, sorted(arms)
+
+
+# -- item 5: every unsafe verdict names a risk; a refused cordon says the node was not cordoned ---------
+FROZEN = "pods \"{name}\" is forbidden: ValidatingAdmissionPolicy 'freeze' with binding 'freeze' denied request: " \
+         "evictions are frozen"
+
+
+class _AdmissionApi:
+    """An API server whose admission policy refuses every eviction (and, with ``refuse_cordon``, the cordon)."""
+
+    def __init__(self, refuse_cordon=False):
+        self.refuse_cordon = refuse_cordon
+
+    def request(self, method, path, query=None, body=None):
+        name = path.split("/")[-2 if path.endswith("/eviction") else -1]
+        denied = {"kind": "Status", "status": "Failure", "reason": "Invalid", "code": 422,
+                  "message": FROZEN.format(name=name)}
+        if method == "GET":
+            return 200, {"metadata": {"name": name}, "spec": {}}
+        if method == "PATCH":
+            return (422, dict(denied, message=f'nodes "{name}" is forbidden: cordons are frozen')) \
+                if self.refuse_cordon else (200, {})
+        return 422, denied
+
+
+def _server_dry_run(api, **options):
+    from kubectl_safety.analysis.drain import DrainOptions, plan_drain
+    from kubectl_safety.cli.published import published
+    from kubectl_safety.engine.drain import server_dry_run
+    from tests.builders import NOW, make_node, make_pod, snapshot
+
+    snap = snapshot(make_node("n1"), make_node("n2"),
+                    make_pod("web-1", node="n1", cpu="100m", owner=("ReplicaSet", "web-rs"), labels={"app": "web"}))
+    plan = plan_drain(snap, ["n1"], DrainOptions(**options), NOW)
+    assert plan.safe
+    return published(server_dry_run(api, plan, timeout=5))
+
+
+@pytest.mark.parametrize("refuse_cordon, objects", [(False, ["Pod/web-1"]), (True, ["Node/n1", "Pod/web-1"])],
+                         ids=["evictions-refused", "cordon-and-evictions-refused"])
+def test_server_refused_is_a_risk_with_the_api_reason(refuse_cordon, objects):
+    from kubectl_safety.cli.commands.drain import render_plan
+
+    plan = _server_dry_run(_AdmissionApi(refuse_cordon))
+    assert not plan["safe"] and {r["code"] for r in plan["risks"]} == {"SERVER_REFUSED"}
+    assert sorted(f"{o['kind']}/{o['name']}" for r in plan["risks"] for o in r["objects"]) == objects
+    assert any("evictions are frozen" in r["message"] and "(422)" in r["message"] for r in plan["risks"])
+    text = render_plan(plan)
+    assert "NOT SAFE (SERVER_REFUSED)" in text and "(none)" not in text and "evictions are frozen" in text
+
+
+def test_server_refused_can_be_accepted_by_name():
+    plan = _server_dry_run(_AdmissionApi(), accept_risks=frozenset({"SERVER_REFUSED"}))
+    assert plan["safe"] and [r["accepted"] for r in plan["risks"]] == [True]
+    from kubectl_safety.analysis.risks import accepted_codes
+
+    assert accepted_codes(["server-refused"]) == {"SERVER_REFUSED"}
+
+
+@pytest.mark.parametrize("node", ["node-a1", "node-a2", "node-b1", "node-b2", "node-c1", "node-c2", "node-d1"])
+def test_server_refused_every_unsafe_verdict_names_a_risk(node):
+    for flags in ([], ["--ignore-daemonsets"], ["--force", "--disable-eviction"]):
+        code, out, _ = run_cli(["drain", node, "--dry-run", "-o", "json", *flags] + OFFLINE)
+        plan = json.loads(out)
+        assert plan["safe"] or [r for r in plan["risks"] if not r["accepted"]], (node, flags)
+
+
+@pytest.mark.parametrize("outcomes, says, not_said", [
+    ([("n1", "forbidden")], ["Not cordoned: n1, n2 (the cordon was refused); nothing was evicted."], ["stay cordoned",
+                                                                                                    "Cordoned:"]),
+    ([("n1", "done"), ("n2", "error")], ["Not cordoned: n2 (the cordon was refused)", "Cordoned: n1 (kubectl uncordon"],
+     ["stay cordoned"]),
+    ([("n1", "done"), ("n2", "done")], ["The nodes stay cordoned; run the same command again to resume."],
+     ["Not cordoned"]),
+], ids=["first-refused", "second-refused", "both-cordoned-then-stopped"])
+def test_server_refused_cordon_says_the_node_was_not_cordoned(outcomes, says, not_said):
+    from kubectl_safety.cli.commands.drain import render_report
+
+    report = {"nodes": ["n1", "n2"], "status": "error", "message": "unable to cordon node", "drained": False,
+              "evicted": [], "elapsedSeconds": 0.1, "left": [],
+              "outcomes": [{"pod": n, "action": "cordon", "result": r, "status": 200, "message": ""}
+                           for n, r in outcomes]}
+    text = render_report(report)
+    assert all(s in text for s in says) and not any(s in text for s in not_said), text
+
+
+@pytest.mark.parametrize("event", [
+    {"event": "cordon", "pod": "n1", "result": "forbidden", "message": 'nodes "n1" is forbidden: frozen'},
+    {"event": "uncordon", "pod": "n1", "result": "error", "message": "conflict"},
+    {"event": "error", "pod": "shop/web-1", "message": "the server refused"},
+    {"event": "forbidden", "pod": "shop/web-1", "message": "denied"},
+], ids=["cordon-refused", "uncordon-failed", "eviction-error", "eviction-forbidden"])
+def test_server_refused_error_lines_start_with_error(event):
+    from kubectl_safety.cli.drain_progress import event_line
+
+    line = event_line(event)
+    assert line.startswith("error: ") and event["message"] in line, line

@@ -264,6 +264,20 @@ def render_report(r, wide=False) -> str:
     if r["left"]:
         lines.append("Left on the nodes:")
         lines += [f"  {p['namespace']}/{p['name']} ({p['action']}): {p['reason']}" for p in r["left"]]
-    if not r["drained"]:
-        lines.append("The nodes stay cordoned; run the same command again to resume.")
+    lines += _cordon_state(r)
     return "\n".join(lines) + "\n"
+
+
+def _cordon_state(r) -> list:
+    """Which nodes a drain that did not finish leaves cordoned: all of them, or, when a cordon was refused,
+    those cordoned before it (the rest were NOT cordoned)."""
+    if r["drained"]:
+        return []
+    cordons = [o for o in r["outcomes"] if o["action"] == "cordon"]
+    if all(o["result"] == "done" for o in cordons):
+        return ["The nodes stay cordoned; run the same command again to resume."]
+    cordoned = [o["pod"] for o in cordons if o["result"] == "done"]
+    left = [n for n in r["nodes"] if n not in cordoned]
+    return [f"Not cordoned: {', '.join(left)} (the cordon was refused); nothing was evicted."] + (
+        [f"Cordoned: {', '.join(cordoned)} (kubectl uncordon NODE to undo, or run the same command again)."]
+        if cordoned else [])

@@ -187,7 +187,7 @@ def _progress(event):
     elif kind in ("done", "evicted", "gone"):  # the executor's "done", the drainer's "evicted" once gone
         SHARED.line(object_line("pod", name, "already gone" if kind == "gone" else "evicted"))
     elif kind not in ("evicting", "waiting", "appeared"):
-        SHARED.line(f"error evicting pod/{name}: {kind}" + (f" ({detail})" if detail else ""))
+        SHARED.line(f"error: cannot evict pod/{name}: {kind}" + (f" ({detail})" if detail else ""))
 
 
 def _skews(plan) -> str:
