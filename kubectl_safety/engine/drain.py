@@ -97,11 +97,11 @@ def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=Non
     answered, refusals = {}, []
     for node in nodes:
         if node.server_dry_run is not None and node.server_dry_run.result != "done":
-            refusals.append((ObjectRef("Node", "", node.name), _answer("cordon", node.server_dry_run)))
+            refusals.append((ObjectRef("Node", "", node.name), server_answer("cordon", node.server_dry_run)))
     for p, outcome in results:
         reasons = p.reasons
         if outcome.result not in ("done", "gone") and p.action is not Action.BLOCKED:
-            message = _answer("eviction" if p.action is Action.EVICT else "delete", outcome)
+            message = server_answer("eviction" if p.action is Action.EVICT else "delete", outcome)
             refusals.append((ObjectRef("Pod", p.namespace, p.name), message))
             reasons += (Reason("SERVER_REFUSED", Severity.CRITICAL, message),)
         answered[id(p)] = replace(p, reasons=reasons, server_dry_run=outcome)
@@ -113,7 +113,7 @@ def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=Non
                    safe=plan.safe and all(r.accepted for r in risks))
 
 
-def _answer(request, outcome) -> str:
+def server_answer(request, outcome) -> str:
     """The server's refusal of a dry-run request, as a risk's message."""
     status = f" ({outcome.status})" if outcome.status else ""
     return f"server dry run: the {request} was refused{status}: {outcome.result} {outcome.message}".strip()

@@ -264,3 +264,33 @@ def test_ctrl_c_while_waiting_for_replacements_stops_cleanly(cluster, namespace,
     assert report["execution"]["interrupted"] is True
     assert [e["result"] for r in report["execution"]["rounds"] for e in r["evictions"]] == ["done", "done"]
     assert len(accepted(wait_accepted(t, since, 2))) == 2  # one round (no PDB), then no second round after Ctrl-C
+
+
+def test_rebalance_dry_run_server_sends_the_first_round_and_names_a_refusal(cluster, namespace, make_node, audit):
+    from test_drain import _policy
+
+    t = setup(cluster, namespace, make_node, audit)
+    t.node("a"), t.node("a")
+    t.deploy(4, [t.spread()])
+    t.node("b")
+    uids, since = t.uids(), audit.now()
+    code, plan, err = t.rebalance("--dry-run=server")
+    assert code == 0, err
+    first = [e for e in plan["evictions"] if e["round"] == 1]
+    assert first and [e["serverDryRun"]["result"] for e in first] == ["done"] * len(first)
+    assert plan["serverDryRun"] == {"sent": len(first), "refused": 0}
+    assert all("serverDryRun" not in e for e in plan["evictions"] if e["round"] > 1)
+    assert accepted(wait_accepted(t, since, len(first))) and t.uids() == uids  # sent, and nothing changed
+
+    name = f"freeze-rebalance-{namespace}"
+    try:
+        create(cluster, None, *_policy(name, ["pods/eviction"], ["CREATE"], "false", "evictions are frozen",
+                                       namespace))
+        plan = wait_until(lambda: (lambda r: r[1] if r[0] == 3 else None)(t.rebalance("--dry-run=server")), 60,
+                          "the eviction policy in force")
+        refused = [r for r in plan["risks"] if r["code"] == "SERVER_REFUSED"]
+        assert not plan["safe"] and refused and all("evictions are frozen" in r["message"] for r in refused)
+        assert plan["serverDryRun"]["refused"] == len(first) and t.uids() == uids
+    finally:
+        for kind in ("validatingadmissionpolicybinding", "validatingadmissionpolicy"):
+            cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)

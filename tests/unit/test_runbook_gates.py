@@ -337,8 +337,8 @@ def test_delete_pod_selection_usage_errors(args, message):
 def test_rebalance_dry_run_takes_kubectl_modes(flag, code):
     got, _, err = run_cli(["rebalance", "deploy/web", "-n", "shop", flag] + OFFLINE)
     assert got == code, err
-    if code == 2:
-        assert "rebalance has no server dry run yet" in err
+    if code == 2:  # the server's answer needs a live cluster
+        assert "--dry-run=server needs a live cluster" in err
     assert run_cli(["rebalance", "--dry-run", "deploy/web", "-n", "shop"] + OFFLINE)[0] == 0  # bare, then WORKLOAD
 
 
@@ -598,3 +598,51 @@ def test_server_refused_error_lines_start_with_error(event):
 
     line = event_line(event)
     assert line.startswith("error: ") and event["message"] in line, line
+
+
+# -- item 8: rebalance --dry-run=server ----------------------------------------------------------------
+class _EvictionApi(_AdmissionApi):
+    """An API server that accepts dry-run evictions, or (``refuse``) refuses them by admission policy."""
+
+    def __init__(self, refuse=False):
+        super().__init__()
+        self.refuse, self.sent = refuse, []
+
+    def request(self, method, path, query=None, body=None):
+        self.sent.append((method, path, (body or {}).get("deleteOptions", {}).get("dryRun")))
+        return super().request(method, path, query, body) if self.refuse else (201, {"kind": "Status",
+                                                                                      "status": "Success"})
+
+
+def _rebalance_server_dry_run(api, accepted=frozenset()):
+    from kubectl_safety.analysis.rebalance import RebalanceOptions, plan_rebalance
+    from kubectl_safety.cluster.source import load_snapshot
+    from kubectl_safety.engine.rebalancer import first_round, server_dry_run
+    from kubectl_safety.model.objects import parse_time
+
+    snap = load_snapshot(snapshot_paths=[DEMO], now=parse_time(DEMO_NOW))
+    plan = plan_rebalance(snap, [snap.workload("Deployment", "shop", "web")], RebalanceOptions(), snap.taken_at)
+    assert plan["safe"] and first_round(plan)
+    return first_round(plan), server_dry_run(api, snap, plan, accepted=accepted, timeout=5)
+
+
+def test_rebalance_dry_run_server_sends_the_first_round_with_dry_run_all():
+    api = _EvictionApi()
+    first, plan = _rebalance_server_dry_run(api)
+    assert plan["safe"] and plan["serverDryRun"] == {"sent": len(first), "refused": 0}
+    assert [e["serverDryRun"]["result"] for e in first] == ["done"] * len(first)
+    assert api.sent and all(m == "POST" and dry == ["All"] for m, _, dry in api.sent)  # evictions only, dry run
+    assert len(api.sent) == len(first)
+
+
+def test_rebalance_dry_run_server_refusal_is_a_risk():
+    from kubectl_safety.cli.commands.rebalance import render
+
+    first, plan = _rebalance_server_dry_run(_EvictionApi(refuse=True))
+    assert not plan["safe"] and plan["serverDryRun"]["refused"] == len(first)
+    assert {r["code"] for r in plan["risks"]} == {"SERVER_REFUSED"}
+    assert all("evictions are frozen" in r["message"] for r in plan["risks"])
+    plan["scope"] = {"namespace": "shop", "selector": None, "workload": "Deployment/web"}
+    text = render(plan)
+    assert "NOT SAFE (SERVER_REFUSED)" in text and "SERVER" in text.split("Evictions")[1].splitlines()[1]
+    assert _rebalance_server_dry_run(_EvictionApi(refuse=True), frozenset({"SERVER_REFUSED"}))[1]["safe"]
