@@ -103,7 +103,7 @@ def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=Non
         if outcome.result not in ("done", "gone") and p.action is not Action.BLOCKED:
             message = server_answer("eviction" if p.action is Action.EVICT else "delete", outcome)
             refusals.append((ObjectRef("Pod", p.namespace, p.name), message))
-            reasons += (Reason("SERVER_REFUSED", Severity.CRITICAL, message),)
+            reasons += (Reason("SERVER_REFUSED", Severity.ERROR, message),)
         answered[id(p)] = replace(p, reasons=reasons, server_dry_run=outcome)
     accepted = "SERVER_REFUSED" in plan.options.accept_risks
     risks = tuple(Risk(RiskCode.SERVER_REFUSED, message, tuple(o for o, m in refusals if m == message), accepted)
@@ -121,4 +121,4 @@ def server_answer(request, outcome) -> str:
 
 def _eviction_blocked(p) -> bool:
     """Blocked by the Eviction API's rules (not by a kubectl filter): the server can confirm it."""
-    return all(r.code not in FILTER_CODES for r in p.reasons if r.severity is Severity.CRITICAL)
+    return all(r.code not in FILTER_CODES for r in p.reasons if r.severity is Severity.ERROR)

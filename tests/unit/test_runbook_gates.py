@@ -646,3 +646,41 @@ def test_rebalance_dry_run_server_refusal_is_a_risk():
     text = render(plan)
     assert "NOT SAFE (SERVER_REFUSED)" in text and "SERVER" in text.split("Evictions")[1].splitlines()[1]
     assert _rebalance_server_dry_run(_EvictionApi(refuse=True), frozenset({"SERVER_REFUSED"}))[1]["safe"]
+
+
+# -- item 9, leftover: one severity vocabulary in every report -----------------------------------------
+def _severities(node) -> set:
+    if isinstance(node, dict):
+        found = {node["severity"]} if isinstance(node.get("severity"), str) else set()
+        return found.union(*(_severities(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_severities(v) for v in node))
+    return set()
+
+
+@pytest.mark.parametrize("args", [
+    ["drain", "node-a2", "--dry-run"], ["drain", "node-c2", "--dry-run", "--force", "--disable-eviction"],
+    ["rollout", "node-a1", "node-a2", "node-b2", "--dry-run"], ["explain", "pod", "db-0", "-n", "shop"],
+    ["delete", "pod", "legacy-0", "-n", "shop", "--force", "--dry-run"], ["check", "--scope", "cluster"],
+], ids=["drain-blocked", "drain-disable-eviction", "rollout", "explain", "delete", "check"])
+def test_severity_is_one_vocabulary_in_drain_rollout_explain_and_check(args):
+    code, out, err = run_cli(args + ["-o", "json"] + OFFLINE)
+    found = _severities(json.loads(out))
+    assert found and found <= {"error", "warning", "info"}, (found, err)
+
+
+@pytest.mark.parametrize("kind", ["DrainPlan", "RolloutPlan", "ForceDeleteAssessment", "DeleteReport",
+                                  "PodExplanation"])
+def test_severity_is_one_vocabulary_in_the_schemas(kind):
+    schema = run_cli(["schema", kind])[1]
+    enums = {tuple(s for s in e if s) for e in _enums(json.loads(schema), "severity")}
+    assert enums == {("error", "warning", "info")}, enums
+
+
+def _enums(node, key):
+    if isinstance(node, dict):
+        here = [node["properties"][key].get("enum") or ()] if key in (node.get("properties") or {}) else []
+        return here + [e for v in node.values() for e in _enums(v, key)]
+    if isinstance(node, list):
+        return [e for v in node for e in _enums(v, key)]
+    return []

@@ -215,7 +215,7 @@ def render_plan(r, wide=False) -> str:
     lines.append("")
     lines.append(table(rows, headers).rstrip() or "no pods")
     if not wide:
-        details = [(p, x) for p in r["pods"] for x in p["reasons"] if x["severity"] == "critical"]
+        details = [(p, x) for p in r["pods"] for x in p["reasons"] if x["severity"] == "error"]
         if details:
             lines.append("\nBlocked:")
             lines += [f"  {p['namespace']}/{p['name']}: {x['message']}" for p, x in details]
