@@ -8,7 +8,8 @@
 #   examples/pool-gate.sh topology.kubernetes.io/zone=eu-west-1a --snapshot cluster.json --as-of 2026-11-22T09:00:00Z
 # Environment: KUBECTL_SAFETY (the command, default "kubectl safety").
 # Exit codes: 0 the pool can be maintained now (check READY and the plan SAFE), 3 not now (what
-# blocks it is printed; nothing was changed), 1 error, 2 usage: those of kubectl safety.
+# blocks it is printed; nothing was changed), 1 error, 2 usage, 130 interrupted: those of
+# kubectl safety (4 and 5 come only from acting: a dry run that returns them is passed on as an error).
 set -uo pipefail
 
 selector=${1:?usage: pool-gate.sh SELECTOR [global flags...]}
@@ -28,6 +29,9 @@ case $rc in
        blockers='{range .blockers[*]}  {.object.kind}/{.object.name} blocks {.blocks} node(s): {.codes[*]}{"\n"}{end}'
        findings='{range .findings[*]}  finding {.severity} {.code}{"\n"}{end}'
        "${safety[@]}" check -l "$selector" "${drain[@]}" "$@" -o jsonpath="$blockers$findings" ;;
+    1|2) echo "error: check failed (exit $rc)" >&2; exit "$rc" ;;
+    4|5) echo "error: check cannot exit $rc (it changes nothing)" >&2; exit 1 ;;
+    130) echo "interrupted" >&2; exit 130 ;;
     *) echo "error: check failed (exit $rc)" >&2; exit "$rc" ;;
 esac
 
@@ -49,6 +53,9 @@ case $rc in
                *) echo "error: the plan without pre-cordon failed" >&2; exit 1 ;;
            esac
        fi ;;
+    1|2) echo "error: the plan failed (exit $rc)" >&2; exit "$rc" ;;
+    4|5) echo "error: a dry run cannot exit $rc (it changes nothing)" >&2; exit 1 ;;
+    130) echo "interrupted" >&2; exit 130 ;;
     *) echo "error: the plan failed (exit $rc)" >&2; exit "$rc" ;;
 esac
 exit "$verdict"

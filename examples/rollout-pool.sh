@@ -13,8 +13,9 @@
 # or 130 (Ctrl-C), fix the cause and run the same command again: it continues where it stopped.
 # Environment: KUBE_CONTEXT (kubeconfig context), MAX_UNAVAILABLE (default 1), TIMEOUT (each
 # batch's drain, default 15m), GATE_TIMEOUT (health gate, default 10m).
-# Exit codes: those of `kubectl safety rollout` (0 done, 3 not safe or held by another rollout,
-# 4 stopped part way, 130 interrupted, 1 error).
+# Exit codes: those of `kubectl safety rollout`, each with its own message: 0 done, 1 error,
+# 2 usage, 3 not safe or held by another rollout (nothing changed), 4 stopped part way,
+# 5 declined, 130 interrupted.
 set -uo pipefail
 
 selector=${1:?usage: rollout-pool.sh SELECTOR [kubectl safety rollout flags...]}
@@ -28,7 +29,11 @@ kubectl safety rollout "${flags[@]}" --dry-run
 rc=$?
 case $rc in
     0) ;;
+    1) echo "== the plan failed (see the error above); nothing was changed" >&2; exit 1 ;;
+    2) echo "== usage: check the selector and flags; nothing was changed" >&2; exit 2 ;;
     3) echo "== not safe: nothing was changed (see the risks; --accept-risk=CODE to go ahead)" >&2; exit 3 ;;
+    4|5) echo "== unexpected exit $rc from a dry run; nothing was changed" >&2; exit "$rc" ;;
+    130) echo "== interrupted; nothing was changed" >&2; exit 130 ;;
     *) exit "$rc" ;;
 esac
 
@@ -37,7 +42,10 @@ kubectl safety rollout "${flags[@]}" --yes
 rc=$?
 case $rc in
     0) echo "== every node of $selector maintained and back" >&2 ;;
-    3) echo "== refused (another rollout holds the pool, or the cluster changed); nothing was changed" >&2 ;;
+    1) echo "== error (see above); progress is kept: fix it and run the same command again" >&2 ;;
+    2) echo "== usage: nothing was changed" >&2 ;;
+    3) echo "== refused (another rollout holds the pool, or the plan is no longer safe); nothing was changed" >&2 ;;
     4|130) echo "== stopped part way; progress is kept: run the same command again to resume" >&2 ;;
+    5) echo "== declined at the question; nothing was changed" >&2 ;;
 esac
 exit "$rc"

@@ -1,34 +1,13 @@
-"""Exit codes and the few error types that carry them to the CLI boundary."""
-
-from enum import IntEnum
-
-
-class ExitCode(IntEnum):
-    """Documented exit codes (README, every command's --help)."""
-
-    OK = 0
-    ERROR = 1
-    USAGE = 2
-    UNSAFE = 3  # unsafe, blocked or refused; a dry run that found blockers
-    PARTIAL = 4  # partially done (timeout, some pods left)
-    INTERRUPTED = 130
+"""The few error types that carry a failure to the CLI boundary (``cli/report.py`` gives each its exit code)."""
 
 
 class SafetyError(Exception):
-    """An error shown to the user as one line on stderr, with an exit code."""
-
-    exit_code = ExitCode.ERROR
-
-    def __init__(self, message, exit_code=None):
-        super().__init__(message)
-        if exit_code is not None:
-            self.exit_code = exit_code
+    """An error shown to the user as one line on stderr."""
 
 
 class UsageError(SafetyError):
-    """Contradictory or invalid flags."""
-
-    exit_code = ExitCode.USAGE
+    """Contradictory or invalid flags, or a command that cannot run as asked (no --yes without a terminal,
+    acting on --snapshot files)."""
 
 
 class InputError(SafetyError):
@@ -44,6 +23,9 @@ class ClusterError(SafetyError):
 
 
 class RefusedError(SafetyError):
-    """The tool refuses to act (unsafe, blocked, needs confirmation)."""
+    """The tool refuses to act for safety: the plan is not safe, force without --confirm, or another
+    rollout holds the nodes."""
 
-    exit_code = ExitCode.UNSAFE
+
+class DeclinedError(SafetyError):
+    """The person at the terminal did not confirm."""

@@ -26,7 +26,10 @@ TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "in
 
 INT_OR_STRING = {"minAvailable", "maxUnavailable"}  # an integer or a percentage, whatever the samples held
 ENUMS = {  # (property, the property it is under): its closed set of values, whatever the samples held
-    ("severity", "findings"): ["error", "warning", "info"],  # (a drain plan's reasons and warnings say critical)
+    ("severity", "findings"): ["error", "warning", "info"],
+    ("severity", "reasons"): ["error", "warning", "info"],  # a drain plan's pods' reasons
+    ("severity", "warnings"): ["error", "warning", "info"],
+    ("severity", "risks"): ["error", "warning", "info"],  # a force delete's risks
     ("severity", "otherFindings"): ["error", "warning", "info"],
     ("reason", "otherFindings"): ["outside", "ignored"],
     ("failOn", "summary"): ["error", "warning", "none"],

@@ -255,7 +255,7 @@ def _assign_waves(leaving, placements, entries, trackers):
             entry = entries[v.pod.key]
             if tracker.never:
                 entry.action = Action.BLOCKED
-                entry.add("PDB_NEVER_ALLOWS", "critical", f"PDB {ref} never allows a disruption: "
+                entry.add("PDB_NEVER_ALLOWS", "error", f"PDB {ref} never allows a disruption: "
                           f"{tracker.never} ({tracker.numbers()})")
                 continue
             if tracker.per_wave() <= 0 and used == 0 and wave == 1:
@@ -267,7 +267,7 @@ def _assign_waves(leaving, placements, entries, trackers):
                 wave, used = wave + 1, 0
                 if tracker.per_wave() <= 0:
                     entry.action = Action.BLOCKED
-                    entry.add("PDB_EXHAUSTED", "critical", f"PDB {ref} has no disruption left after earlier "
+                    entry.add("PDB_EXHAUSTED", "error", f"PDB {ref} has no disruption left after earlier "
                               f"waves: {tracker.lost} evicted pod(s) will not be replaced ({tracker.numbers()})")
                     continue
             used += 1
@@ -351,7 +351,7 @@ def _nodes(snapshot, targets, pods) -> tuple:
         node = snapshot.node(name)
         mine = [p for p in pods if p.node == name]
         out.append(DrainedNode(name, node is not None, bool(node and node.unschedulable), len(mine),
-                               tuple(p.ref for p in mine if any(r.severity is Severity.CRITICAL
+                               tuple(p.ref for p in mine if any(r.severity is Severity.ERROR
                                                                 and r.code in FILTER_CODES for r in p.reasons))))
     return tuple(out)
 
@@ -383,7 +383,7 @@ def _plan_warnings(snapshot, verdicts, targets, index) -> tuple:
                           f"can follow them is not judged: {'; '.join(claims)}"))
     for name in targets:
         if snapshot.node(name) is None:
-            out.append(Reason("NODE_NOT_FOUND", Severity.CRITICAL, f'node "{name}" not found'))
+            out.append(Reason("NODE_NOT_FOUND", Severity.ERROR, f'node "{name}" not found'))
     for ns in sorted({v.pod.namespace for v in verdicts if snapshot.pods_complete_in(v.pod.namespace)}):
         for b in index.selecting_nothing(ns):
             out.append(Reason("PDB_SELECTS_NOTHING", Severity.WARNING,
@@ -404,14 +404,14 @@ def _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, optio
     for p in pods:
         if p.action is not Action.BLOCKED:
             continue
-        critical = [r for r in p.reasons if r.severity is Severity.CRITICAL]
+        blocking = [r for r in p.reasons if r.severity is Severity.ERROR]
         pdb = [obj("PodDisruptionBudget", *p.pdb.split("/"))] if p.pdb else []
-        budget = ([r for r in critical if r.code == "PDB_NEVER_ALLOWS"]
-                  or [r for r in critical if r.code == "PDB_EXHAUSTED"])
+        budget = ([r for r in blocking if r.code == "PDB_NEVER_ALLOWS"]
+                  or [r for r in blocking if r.code == "PDB_EXHAUSTED"])
         if budget:
             risks.add(budget[0].code, budget[0].message, pdb + [pod_obj(p)])
         else:
-            risks.add("POD_NOT_EVICTABLE", "; ".join(r.message for r in critical), [pod_obj(p)])
+            risks.add("POD_NOT_EVICTABLE", "; ".join(r.message for r in blocking), [pod_obj(p)])
     for u in checked.unplaceable:
         risks.add("REPLACEMENT_UNPLACEABLE", f"the replacement of {u.namespace}/{u.name} fits on no node: "
                   f"{u.reason}", [pod_obj(u)], nodes=u.nodes, nodesNotListed=u.not_listed)

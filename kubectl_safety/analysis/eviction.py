@@ -4,7 +4,7 @@ One ordered list of filters per way of moving pods, shaped like kubectl's ``make
 descheduler's DefaultEvictor constraints:
 
 - drain (and check and rollout, which plan drains): ``KUBECTL_FILTERS`` in kubectl's order, then the
-  Eviction API's rules (``eviction_rules``). Severity ``critical`` blocks the drain, ``warning``
+  Eviction API's rules (``eviction_rules``). Severity ``error`` blocks the drain, ``warning``
   needs attention, ``info`` explains; every applicable reason is kept (kubectl keeps only the last
   warning of a pod).
 - rebalance: ``DESCHEDULER_FILTERS``, the descheduler's protections; every failure is kept
@@ -74,14 +74,14 @@ def _daemonset(v, options, now, daemonsets_known, snapshot) -> bool:
         return False
     if orphaned:
         v.decision = "blocked"
-        v.add("DAEMONSET_ORPHANED", "critical", f'daemonsets.apps "{ref.get("name")}" not found '
+        v.add("DAEMONSET_ORPHANED", "error", f'daemonsets.apps "{ref.get("name")}" not found '
               "(use --force to delete the orphaned pod)")
     elif options.ignore_daemonsets:
         v.decision = "skip"
         v.add("DAEMONSET", "info", "ignoring DaemonSet-managed Pods: the DaemonSet keeps it on the node")
     else:
         v.decision = "blocked"
-        v.add("DAEMONSET", "critical", "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)")
+        v.add("DAEMONSET", "error", "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)")
     return True
 
 
@@ -99,7 +99,7 @@ def _local_storage(v, options, now, daemonsets_known, snapshot) -> bool:
             v.add("LOCAL_STORAGE", "warning", "deleting Pods with local storage: emptyDir data is lost")
         else:
             v.decision = "blocked"
-            v.add("LOCAL_STORAGE", "critical", "cannot delete Pods with local storage "
+            v.add("LOCAL_STORAGE", "error", "cannot delete Pods with local storage "
                   "(use --delete-emptydir-data to override)")
     return False  # kubectl goes on: an unmanaged pod with local storage gets both reasons
 
@@ -110,7 +110,7 @@ def _unreplicated(v, options, now, daemonsets_known, snapshot) -> bool:
             v.add("UNMANAGED", "warning", "deleting Pods that declare no controller: it will not be recreated")
         else:
             v.decision = "blocked"
-            v.add("UNMANAGED", "critical", "cannot delete Pods that declare no controller (use --force to override)")
+            v.add("UNMANAGED", "error", "cannot delete Pods that declare no controller (use --force to override)")
     return False
 
 
@@ -147,7 +147,7 @@ def eviction_rules(v: PodVerdict, options, snapshot):
     if len(pdbs) > 1:
         v.decision, v.eviction = "blocked", "refused"
         names = ", ".join(_ref(b) for b in pdbs)
-        v.add("MULTIPLE_PDBS", "critical", f"matched by {len(pdbs)} PodDisruptionBudgets ({names}): the Eviction "
+        v.add("MULTIPLE_PDBS", "error", f"matched by {len(pdbs)} PodDisruptionBudgets ({names}): the Eviction "
               "API refuses such pods whatever the budgets allow (fix the selectors, or --disable-eviction)")
         return
     if not pdbs:
@@ -202,7 +202,7 @@ def refusals(pod, snapshot, evict_local_storage: bool) -> list:
     for code, refuse in DESCHEDULER_FILTERS:
         message = refuse(pod, snapshot, evict_local_storage)
         if message:
-            out.append(Finding(code, "critical", message))
+            out.append(Finding(code, "error", message))
     return out
 
 

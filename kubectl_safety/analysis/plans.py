@@ -32,7 +32,7 @@ ACTIONS = tuple(Action)  # the summary's order
 class Severity(str, Enum):
     INFO = "info"
     WARNING = "warning"
-    CRITICAL = "critical"
+    ERROR = "error"
 
 
 RiskCode = Enum("RiskCode", {code: code for code in RISKS}, type=str)

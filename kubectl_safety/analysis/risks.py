@@ -27,6 +27,8 @@ RISKS = {
     "NODE_NOT_FOUND": ("not-found", "a node to drain does not exist"),
     "DRAIN_TIMEOUT": ("timeout", "the plan takes longer than --timeout: it stops part way"),
     "SYSTEM_CRITICAL": ("system-critical", "a system-critical pod would be moved"),
+    "SERVER_REFUSED": ("server-refused", "the API server refused a request of the plan sent with dryRun=All "
+                       "(--dry-run=server): its answer is the message"),
 }
 
 NODE_WAY_OUT = ("wait for the node to return; or pass --skip-wait-for-delete-timeout=SECONDS so the drain "

@@ -29,6 +29,8 @@ def event_line(e) -> str:
     kind, pod = e["event"], e.get("pod")
     if kind == "drained":
         return f"node/{pod} drained"
+    if kind in ("cordon", "uncordon") and e.get("result", "done") != "done":
+        return f"error: unable to {kind} node/{pod}: {e.get('message') or e.get('result')}"
     if kind == "cordon":
         return f"node/{pod} {e.get('message') or e.get('result')}"
     if kind == "evicting":
@@ -50,4 +52,4 @@ def event_line(e) -> str:
         return f"gave up evicting pod {pod} ({e.get('reason')}): {e.get('message')}"
     if kind in ("done", "gone"):
         return "" if kind == "done" else f"pod/{pod.rsplit('/', 1)[-1]} already gone"
-    return f"error evicting pod {pod}: {kind} {e.get('message') or ''}".strip()
+    return f"error: cannot evict pod {pod}: {kind} {e.get('message') or ''}".strip()

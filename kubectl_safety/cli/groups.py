@@ -6,6 +6,7 @@ from click.shell_completion import CompletionItem
 
 from kubectl_safety.cli import registry
 from kubectl_safety.cli.options import OPTIONS_NOTE
+from kubectl_safety.cli.report import EXIT_CODES
 
 
 def unknown(group, ctx, word) -> str:
@@ -19,9 +20,11 @@ def unknown(group, ctx, word) -> str:
 
 
 def noted(command):
-    """The command, its help ending with where the global flags are listed (as kubectl's does)."""
-    if command is not None and command.name != "options" and OPTIONS_NOTE not in (command.epilog or ""):
-        command.epilog = f"{command.epilog}\n\n{OPTIONS_NOTE}" if command.epilog else OPTIONS_NOTE
+    """The command, its help ending with the table of exit codes and where the global flags are listed
+    (as kubectl's does; not in the help of ``options``, which lists them)."""
+    if command is not None and EXIT_CODES not in (command.epilog or ""):
+        ending = EXIT_CODES if command.name == "options" else f"{EXIT_CODES}\n{OPTIONS_NOTE}"
+        command.epilog = f"{command.epilog}\n{ending}" if command.epilog else f"\b\n{ending}"
     return command
 
 

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 import click
 
-from kubectl_safety.errors import RefusedError
+from kubectl_safety.errors import DeclinedError, UsageError
 
 
 def confirm(question: str, yes: bool, verb: str):
@@ -17,14 +17,14 @@ def confirm(question: str, yes: bool, verb: str):
 
     end_live_line()
     if not sys.stdin.isatty():
-        raise RefusedError(f"stdin is not a terminal: add --yes to {verb} without confirmation (nothing was changed)")
+        raise UsageError(f"stdin is not a terminal: add --yes to {verb} without confirmation (nothing was changed)")
     try:
         confirmed = click.confirm(question, default=False, err=True)
     except click.Abort:  # Ctrl-C or end of input at the question: what follows starts on a line of its own
         click.echo(err=True)
         raise
     if not confirmed:
-        raise RefusedError("not confirmed; nothing was changed")
+        raise DeclinedError("not confirmed; nothing was changed")
 
 
 @contextmanager

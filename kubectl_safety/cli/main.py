@@ -9,23 +9,14 @@ import click
 
 from kubectl_safety import __version__
 from kubectl_safety.cli.groups import WholeHelpGroup, noted
-from kubectl_safety.cli.options import global_options
+from kubectl_safety.cli.options import OPTIONS_NOTE, global_options
 from kubectl_safety.cli.registry import LAZY
-from kubectl_safety.errors import ExitCode, SafetyError
+from kubectl_safety.cli.report import EXIT_CODES, ExitCode, Report
 
 # name -> module under kubectl_safety.cli.commands exposing ``command``; imported on demand.
 COMMANDS = LAZY
 
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0    OK
-  1    error (one line on stderr)
-  2    usage error
-  3    unsafe, blocked or refused (nothing changed)
-  4    partially done (timeout; run again to resume)
-  130  interrupted
-
-Use 'kubectl safety options' for a list of global command-line options (applies to all commands)."""
+EXIT_CODES_HELP = f"\b\n{EXIT_CODES}\n{OPTIONS_NOTE}"
 
 
 class LazyGroup(WholeHelpGroup):
@@ -78,7 +69,7 @@ def cli():
     """
 
 
-@cli.command("help", epilog="\b\nJSON kind: none (help text only)\nExit codes: 0 ok, 2 unknown command.")
+@cli.command("help", epilog="\b\nJSON kind: none (help text only)")
 @click.argument("words", nargs=-1)
 @click.pass_context
 def help_command(ctx, words):
@@ -209,59 +200,36 @@ def debugging() -> bool:
 
 
 def _run(argv, debug) -> int:
-    """The command's exit code; every error is one line on stderr."""
+    """The command's exit code (its ``Report``'s); every error is one line on stderr."""
     from kubectl_safety.cli.completion_request import instruction_error
 
+    report = Report()
     problem = instruction_error()
     if problem:
         _say(f"error: {problem}")
         return ExitCode.ERROR
     try:
-        code = cli.main(args=argv, prog_name="kubectl safety", standalone_mode=False,
-                        complete_var="_KUBECTL_SAFETY_COMPLETE")
+        report.done(cli.main(args=argv, prog_name="kubectl safety", standalone_mode=False,
+                             complete_var="_KUBECTL_SAFETY_COMPLETE", obj=report))
     except click.exceptions.Exit as e:
-        code = e.exit_code
+        report.done(e.exit_code)
     except click.exceptions.NoArgsIsHelpError as e:  # bare `kubectl safety` or a bare group: help, exit 0
         click.echo(e.ctx.get_help())
-        code = ExitCode.OK
-    except click.exceptions.Abort:
-        _say("interrupted")
-        code = ExitCode.INTERRUPTED
-    except click.UsageError as e:
-        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-        _say(f"error: {' '.join(e.format_message().split())}{hint}")
-        code = ExitCode.USAGE
-    except click.ClickException as e:
-        _say(f"error: {' '.join(e.format_message().split())}")
-        code = ExitCode.ERROR
-    except SafetyError as e:
-        if debug:
-            raise
-        _say(f"error: {e}")
-        code = e.exit_code
-    except KeyboardInterrupt:
-        _say("interrupted")
-        code = ExitCode.INTERRUPTED
+        report.done(ExitCode.OK)
     except OSError as e:
-        if debug or e.errno not in _OUTPUT_ERRNOS:
-            if debug:
-                raise
-            _say(f"error: {type(e).__name__}: {e.strerror or e}")
-            code = ExitCode.ERROR
-        else:
-            code = _stdout_failed(e)
-    except RecursionError:
         if debug:
             raise
-        _say("error: the input is nested too deeply")
-        code = ExitCode.ERROR
+        if e.errno in _OUTPUT_ERRNOS:
+            report.done(_stdout_failed(e))
+        else:
+            _say(report.failed(e))
+    except (click.exceptions.Abort, click.ClickException, KeyboardInterrupt) as e:
+        _say(report.failed(e))
     except Exception as e:  # the boundary: never a traceback unless debugging
         if debug:
             raise
-        _say(f"error: internal error: {type(e).__name__}: {str(e)[:200]} "
-             "(set KUBECTL_SAFETY_DEBUG=1 for the traceback)")
-        code = ExitCode.ERROR
-    return code
+        _say(report.failed(e))
+    return report.exit_code
 
 
 _OUTPUT_ERRNOS = (32, 28, 5, 27)  # EPIPE, ENOSPC, EIO, EFBIG: writing the output failed

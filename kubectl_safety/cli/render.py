@@ -11,7 +11,7 @@ from kubectl_safety.errors import UsageError
 # kind -> (path of the objects the report lists, their TYPE for -o name, which of them -o name prints)
 OBJECTS = {o.kind: (o.objects, o.type, o.wanted) for o in OUTPUTS.values() if o.type}
 RED, RESET = "\033[31m", "\033[0m"
-ALARMS = {"blocked", "critical", "error", "unsafe", "BLOCKED", "CRITICAL", "ERROR", "UNSAFE"}
+ALARMS = {"blocked", "error", "unsafe", "BLOCKED", "ERROR", "UNSAFE"}
 
 
 def to_json(report) -> str:
@@ -29,7 +29,7 @@ def table(rows, headers) -> str:
     """kubectl-style plain columns: upper-case headers, no borders (tabulate's ``plain`` format).
 
     Cells are made printable, laid out by the width of what is shown, and alarm cells (blocked,
-    critical, unsafe) styled afterwards (``printable.alarm``: red on a colour terminal only).
+    error, unsafe) styled afterwards (``printable.alarm``: red on a colour terminal only).
     Tables of plain ASCII text (nearly all of them) are laid out here exactly as tabulate would
     (tests/unit/test_render.py compares them); importing tabulate costs more than a node-scoped
     command's API requests. Anything else (wide or control characters, other types) goes to tabulate.

@@ -1,7 +1,7 @@
 """What a command needs from the global flags: a namespace, a connection, a snapshot."""
 
 from kubectl_safety.cli.render import warn
-from kubectl_safety.errors import RefusedError, UsageError
+from kubectl_safety.errors import UsageError
 
 
 _KEPT = None  # [the last snapshot loaded], once ``keep_snapshots`` was called
@@ -83,7 +83,7 @@ class Session:
     def require_live(self, what: str):
         """Mutating commands refuse to act on a snapshot."""
         if self.offline:
-            raise RefusedError(f"{what} needs a live cluster: --snapshot files can only be analysed "
+            raise UsageError(f"{what} needs a live cluster: --snapshot files can only be analysed "
                                "(add --dry-run to see the plan)")
 
     def check_flags(self, **conflicts):

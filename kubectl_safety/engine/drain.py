@@ -11,7 +11,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 from kubectl_safety.analysis.drain import FILTER_CODES
-from kubectl_safety.analysis.plans import Action, Reason, ServerDryRun, Severity
+from kubectl_safety.analysis.plans import Action, ObjectRef, Reason, Risk, RiskCode, ServerDryRun, Severity
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.drainer import raw_pod
 from kubectl_safety.errors import ClusterError
@@ -72,7 +72,9 @@ def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=Non
     the evictions it allows now (throttled ones retried within a bound), and the evictions the
     Eviction API's rules block (sent once to confirm the refusal). Pods waiting for a later wave are
     not sent (the server judges each eviction alone, against today's budget). A refusal the plan did
-    not predict makes it not safe. ``interrupts(executor)``: a context manager around the requests."""
+    not predict (a cordon, or an eviction the plan allows) is a SERVER_REFUSED risk with the server's
+    answer: the plan is not safe unless it is accepted. ``interrupts(executor)``: a context manager
+    around the requests."""
     executor = Executor(connection, dry_run_server=True, on_event=on_event)
     bound = min(timeout, SERVER_DRY_RUN_WAIT) if timeout else SERVER_DRY_RUN_WAIT
     deadline = time.monotonic() + bound
@@ -92,18 +94,31 @@ def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=Non
         if todo:
             with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(todo))) as pool:
                 results = list(pool.map(one, todo))
-    answered, refused = {}, 0
+    answered, refusals = {}, []
+    for node in nodes:
+        if node.server_dry_run is not None and node.server_dry_run.result != "done":
+            refusals.append((ObjectRef("Node", "", node.name), server_answer("cordon", node.server_dry_run)))
     for p, outcome in results:
         reasons = p.reasons
         if outcome.result not in ("done", "gone") and p.action is not Action.BLOCKED:
-            refused += 1
-            reasons += (Reason("SERVER_REFUSED", Severity.CRITICAL,
-                               f"server dry run: {outcome.result} {outcome.message}".strip()),)
+            message = server_answer("eviction" if p.action is Action.EVICT else "delete", outcome)
+            refusals.append((ObjectRef("Pod", p.namespace, p.name), message))
+            reasons += (Reason("SERVER_REFUSED", Severity.ERROR, message),)
         answered[id(p)] = replace(p, reasons=reasons, server_dry_run=outcome)
+    accepted = "SERVER_REFUSED" in plan.options.accept_risks
+    risks = tuple(Risk(RiskCode.SERVER_REFUSED, message, tuple(o for o, m in refusals if m == message), accepted)
+                  for message in dict.fromkeys(m for _, m in refusals))
     return replace(plan, nodes=nodes, pods=tuple(answered.get(id(p), p) for p in plan.pods),
-                   server_dry_run=ServerDryRun(len(results), refused), safe=plan.safe and not refused)
+                   risks=plan.risks + risks, server_dry_run=ServerDryRun(len(results), sum(o.kind == "Pod" for o, _ in refusals)),
+                   safe=plan.safe and all(r.accepted for r in risks))
+
+
+def server_answer(request, outcome) -> str:
+    """The server's refusal of a dry-run request, as a risk's message."""
+    status = f" ({outcome.status})" if outcome.status else ""
+    return f"server dry run: the {request} was refused{status}: {outcome.result} {outcome.message}".strip()
 
 
 def _eviction_blocked(p) -> bool:
     """Blocked by the Eviction API's rules (not by a kubectl filter): the server can confirm it."""
-    return all(r.code not in FILTER_CODES for r in p.reasons if r.severity is Severity.CRITICAL)
+    return all(r.code not in FILTER_CODES for r in p.reasons if r.severity is Severity.ERROR)

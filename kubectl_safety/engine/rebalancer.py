@@ -4,12 +4,16 @@ allows), and with ``wait`` watch until they are gone and their workloads are who
 
 Plan in (a RebalancePlan and a ``measure(evicted_so_far)`` giving a fresh ``(snapshot, plan)``),
 rounds out; progress through ``on_event`` (``round``, ``settling``, ``measured`` and the drainer's).
+``server_dry_run`` sends a plan's first round with dryRun=All instead.
 """
 
 import time
 
 from kubectl_safety.analysis.plans import Action, PodAction
-from kubectl_safety.engine.drainer import Drainer
+from kubectl_safety.analysis.risks import pod_obj
+from kubectl_safety.cluster.executor import Executor
+from kubectl_safety.engine.drain import SERVER_DRY_RUN_WAIT, server_answer
+from kubectl_safety.engine.drainer import Drainer, raw_pod
 from kubectl_safety.engine.health import HealthGate
 from kubectl_safety.engine.watch import WatchGroup
 
@@ -82,3 +86,27 @@ class Rebalancer:
                 return went, False
             self.drainer.emit("settling", pods=len(went))
             return went, gate.wait(deadline, self.interrupted, self.clock)
+
+
+def server_dry_run(connection, snap, plan, *, accepted=frozenset(), timeout=None, on_event=None,
+                   interrupts=None) -> dict:
+    """``plan`` with the server's answer to each eviction of its first round (what the PDBs allow now),
+    sent with dryRun=All and retried within a bound; later rounds wait for replacements and are not
+    sent. A refusal is a SERVER_REFUSED risk with the server's answer: the plan is not safe unless it is
+    in ``accepted`` (risk codes). ``interrupts(executor)``: a context manager around the requests."""
+    from contextlib import nullcontext
+
+    executor = Executor(connection, dry_run_server=True, on_event=on_event)
+    deadline = time.monotonic() + (min(timeout, SERVER_DRY_RUN_WAIT) if timeout else SERVER_DRY_RUN_WAIT)
+    batch = first_round(plan)
+    refused = []
+    with interrupts(executor) if interrupts else nullcontext():
+        for e, entry in zip(batch, drain_entries(snap, batch)):
+            outcome = executor.evict_with_retry(raw_pod(entry), deadline, retry_delay=2.0)
+            e["serverDryRun"] = outcome.to_dict()
+            if outcome.result not in ("done", "gone"):
+                refused.append({"code": "SERVER_REFUSED", "message": server_answer("eviction", outcome),
+                                "objects": [pod_obj(e)]})
+    risks = [dict(r, accepted="SERVER_REFUSED" in accepted) for r in refused]
+    return dict(plan, risks=plan["risks"] + risks, safe=plan["safe"] and all(r["accepted"] for r in risks),
+                serverDryRun={"sent": len(batch), "refused": len(refused)})

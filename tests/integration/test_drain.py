@@ -242,7 +242,7 @@ def test_dry_run_sends_no_mutating_request(cluster, namespace, make_node, audit)
     # make sure the dry run's reads reached the audit log before looking for writes
     wait_until(lambda: [e for e in audit.entries(started) if "kubectl-safety/" in e.user_agent], 15, "audit entries")
     code, _, err = safety(cluster, nodes[0])  # a real drain, but stdin is no terminal and no --yes
-    assert code == 3 and "add --yes" in err
+    assert code == 2 and "add --yes" in err
     assert audit.mutating_requests(started, user_agent_contains="kubectl-safety/") == []
     assert get_json(cluster, f"node/{nodes[0]}")["spec"].get("unschedulable") is None
 
@@ -340,3 +340,61 @@ def test_executor_recognises_the_multiple_pdb_refusal(cluster, namespace, make_n
     stale = executor.evict((namespace, "y", "an-old-uid"))  # a same-named replacement is never evicted
     assert stale.result == "gone" and stale.status == 409
     assert executor.wait_gone([raw], time.monotonic() + 1, poll=0.2) == {(namespace, "x"): False}
+
+
+# -- the API server refuses: every unsafe verdict names a risk, a refused cordon says so ---------------
+def _policy(name, resources, operations, expression, message, namespace=None):
+    """A ValidatingAdmissionPolicy denying what ``expression`` rejects, and its binding (Deny)."""
+    binding = {"policyName": name, "validationActions": ["Deny"]}
+    if namespace:
+        binding["matchResources"] = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}
+    return [{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+             "metadata": {"name": name},
+             "spec": {"failurePolicy": "Fail",
+                      "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                              "operations": operations, "resources": resources}]},
+                      "validations": [{"expression": expression, "message": message}]}},
+            {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+             "metadata": {"name": name}, "spec": binding}]
+
+
+def test_server_refused_evictions_and_cordon_name_the_risk_and_the_node_left_uncordoned(cluster, namespace,
+                                                                                        make_node):
+    nodes = pool_nodes(make_node, namespace, 2, "drain")
+    place_on(cluster, namespace, nodes[1:], [pool_web(2, namespace), pdb("web", {"app": "web"}, max_unavailable=1)],
+             2)
+    wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1)
+    evictions, cordons = f"freeze-evictions-{namespace}", f"freeze-cordon-{namespace}"
+    policies = _policy(evictions, ["pods/eviction"], ["CREATE"], "false", "evictions are frozen", namespace) + \
+        _policy(cordons, ["nodes"], ["UPDATE"],
+                f"object.metadata.name != '{nodes[0]}' || !has(object.spec.unschedulable) || "
+                "!object.spec.unschedulable", "cordons are frozen")
+    try:
+        create(cluster, None, *policies[:2])
+        wait_until(lambda: "SERVER_REFUSED" in {r["code"] for r in (safety(cluster, nodes[0], "--dry-run=server")[1]
+                                                                     or {}).get("risks", [])},
+                   60, "the eviction policy in force")
+        code, plan, err = safety(cluster, nodes[0], "--dry-run=server")
+        assert code == 3 and not plan["safe"], err
+        refused = [r for r in plan["risks"] if r["code"] == "SERVER_REFUSED"]
+        assert refused and all("evictions are frozen" in r["message"] for r in refused)
+        assert {o["name"] for r in refused for o in r["objects"]} == {p["name"] for p in plan["pods"]
+                                                                      if p["action"] == "evict"}
+        code, out, err = run_cli(["drain", nodes[0], "--dry-run=server", "--kubeconfig", str(cluster.kubeconfig)])
+        assert code == 3 and "NOT SAFE (SERVER_REFUSED)" in out and "(none)" not in out, out + err
+
+        create(cluster, None, *policies[2:])
+        wait_until(lambda: "cordons are frozen" in cluster.kubectl("cordon", nodes[0], "--dry-run=server",
+                                                                   check=False).stderr,  # exit 0 all the same
+                   60, "the cordon policy in force")
+        code, out, err = run_cli(["drain", nodes[0], "--yes", "--kubeconfig", str(cluster.kubeconfig)])
+        assert code == 1, out + err
+        errors = [line for line in err.splitlines() if "cordons are frozen" in line]
+        assert errors and all(line.startswith(f"error: unable to cordon node/{nodes[0]}: ") for line in errors), err
+        assert f"Not cordoned: {nodes[0]} (the cordon was refused); nothing was evicted." in out
+        assert "stay cordoned" not in out
+        assert get_json(cluster, f"node/{nodes[0]}")["spec"].get("unschedulable") is None
+    finally:
+        for kind, name in (("validatingadmissionpolicybinding", evictions), ("validatingadmissionpolicy", evictions),
+                           ("validatingadmissionpolicybinding", cordons), ("validatingadmissionpolicy", cordons)):
+            cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)

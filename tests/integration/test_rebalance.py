@@ -157,7 +157,7 @@ def test_zone_and_hostname_constraints_together(cluster, namespace, make_node, a
     assert len(plan["evictions"]) == 2
     refused_at, uids = audit.now(), t.uids()
     code, _, err = t.rebalance("--wait")  # stdin is not a terminal: --yes is required
-    assert code == 3 and "add --yes" in err and t.uids() == uids
+    assert code == 2 and "add --yes" in err and t.uids() == uids
     since = audit.now()
     code, report, err = t.rebalance("--wait", "--yes", "--timeout", "3m")
     assert code == 0, err
@@ -264,3 +264,33 @@ def test_ctrl_c_while_waiting_for_replacements_stops_cleanly(cluster, namespace,
     assert report["execution"]["interrupted"] is True
     assert [e["result"] for r in report["execution"]["rounds"] for e in r["evictions"]] == ["done", "done"]
     assert len(accepted(wait_accepted(t, since, 2))) == 2  # one round (no PDB), then no second round after Ctrl-C
+
+
+def test_rebalance_dry_run_server_sends_the_first_round_and_names_a_refusal(cluster, namespace, make_node, audit):
+    from test_drain import _policy
+
+    t = setup(cluster, namespace, make_node, audit)
+    t.node("a"), t.node("a")
+    t.deploy(4, [t.spread()])
+    t.node("b")
+    uids, since = t.uids(), audit.now()
+    code, plan, err = t.rebalance("--dry-run=server")
+    assert code == 0, err
+    first = [e for e in plan["evictions"] if e["round"] == 1]
+    assert first and [e["serverDryRun"]["result"] for e in first] == ["done"] * len(first)
+    assert plan["serverDryRun"] == {"sent": len(first), "refused": 0}
+    assert all("serverDryRun" not in e for e in plan["evictions"] if e["round"] > 1)
+    assert accepted(wait_accepted(t, since, len(first))) and t.uids() == uids  # sent, and nothing changed
+
+    name = f"freeze-rebalance-{namespace}"
+    try:
+        create(cluster, None, *_policy(name, ["pods/eviction"], ["CREATE"], "false", "evictions are frozen",
+                                       namespace))
+        plan = wait_until(lambda: (lambda r: r[1] if r[0] == 3 else None)(t.rebalance("--dry-run=server")), 60,
+                          "the eviction policy in force")
+        refused = [r for r in plan["risks"] if r["code"] == "SERVER_REFUSED"]
+        assert not plan["safe"] and refused and all("evictions are frozen" in r["message"] for r in refused)
+        assert plan["serverDryRun"]["refused"] == len(first) and t.uids() == uids
+    finally:
+        for kind in ("validatingadmissionpolicybinding", "validatingadmissionpolicy"):
+            cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)

@@ -23,8 +23,8 @@ def cordoned(cluster, node) -> bool:
 
 
 @pytest.mark.parametrize("keys, code, last_line", [
-    (b"n\r", 3, "error: not confirmed; nothing was changed"),
-    (b"\r", 3, "error: not confirmed; nothing was changed"),
+    (b"n\r", 5, "error: not confirmed; nothing was changed"),
+    (b"\r", 5, "error: not confirmed; nothing was changed"),
     (CTRL_C, 130, "interrupted"),
 ], ids=["answer-n", "answer-enter", "ctrl-c-at-the-question"])
 def test_the_question_on_a_terminal_changes_nothing_unless_answered_y(cluster, namespace, make_node, keys, code,

@@ -64,8 +64,8 @@ def test_demo_scenarios(args, code, message):
     (["--dry-run=sever", "node-a1"], 1, "--dry-run takes none, client or server"),
     (["node-a1", "--dry-run", "--pod-selector", "a in b"], 2, "must be a valid label selector"),
     (["node-a1", "--dry-run", "--timeout", "soon"], 2, "invalid --timeout"),
-    (["node-a1", "--ignore-daemonsets"], 3, "needs a live cluster"),
-    (["node-a1", "--dry-run=server"], 3, "needs a live cluster"),
+    (["node-a1", "--ignore-daemonsets"], 2, "needs a live cluster"),
+    (["node-a1", "--dry-run=server"], 2, "needs a live cluster"),
 ], ids=["node-and-selector", "no-node", "unknown-node", "bad-dry-run-mode", "bad-pod-selector", "bad-timeout",
         "real-drain-on-a-dump", "server-dry-run-on-a-dump"])
 def test_usage_errors(args, code, message):

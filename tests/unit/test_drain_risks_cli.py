@@ -10,7 +10,7 @@ from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.cli.commands import drain as drain_command
 from kubectl_safety.cluster.source import load_snapshot
 from kubectl_safety.model.objects import parse_time
-from kubectl_safety.errors import RefusedError
+from kubectl_safety.errors import DeclinedError, UsageError
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
 
@@ -78,12 +78,12 @@ def test_prompt_shows_the_plan_with_its_risks(monkeypatch, capsys):
     tty.isatty = lambda: True
     monkeypatch.setattr("sys.stdin", tty)
     monkeypatch.setattr(click, "confirm", lambda *a, **k: False)
-    with pytest.raises(RefusedError):
+    with pytest.raises(DeclinedError):
         drain_command._confirm(plan, yes=False)
     assert "REPLACEMENT_UNPLACEABLE" in capsys.readouterr().err
 
 
 def test_without_a_terminal_yes_is_still_required(monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO())
-    with pytest.raises(RefusedError, match="--yes"):
+    with pytest.raises(UsageError, match="--yes"):
         drain_command._confirm(demo_plan("node-a1", ignore_daemonsets=True), yes=False)

@@ -35,7 +35,7 @@ def test_kubectl_filters_keep_every_blocking_reason():
     """kubectl would stop at the first; the plan names both the emptyDir and the missing controller."""
     v = drain_verdict(make_pod("p", owner=None, volumes=[{"name": "tmp", "emptyDir": {}}]))
     assert v.decision == "blocked"
-    assert [(r.code, r.severity) for r in v.reasons] == [("LOCAL_STORAGE", "critical"), ("UNMANAGED", "critical")]
+    assert [(r.code, r.severity) for r in v.reasons] == [("LOCAL_STORAGE", "error"), ("UNMANAGED", "error")]
 
 
 @pytest.mark.parametrize("pod,descheduler", [
@@ -68,5 +68,5 @@ def test_filter_codes_are_the_codes_kubectls_filters_block_with():
         for known in (False, True):
             v = PodVerdict(snap.pod("default", "p"))
             kubectl_filters(v, DrainOptions(), snap.taken_at, known, snap)
-            blocking |= {r.code for r in v.reasons if r.severity == "critical"}
+            blocking |= {r.code for r in v.reasons if r.severity == "error"}
     assert blocking == set(FILTER_CODES)

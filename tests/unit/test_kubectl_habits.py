@@ -148,7 +148,7 @@ HABITS = [
                                             "jsonpath={.force} {.pods[0].gracePeriodSeconds}"], 3, r"^true 0$"),
     Habit("delete-wait-false", ["delete", "pod", "db-0", "-n", "shop", "--wait=false", "--dry-run", "-o", "name"], 0,
           r"^pod/db-0$"),
-    Habit("delete-dry-run-server-needs-live", ["delete", "pod", "db-0", "-n", "shop", "--dry-run=server"], 3, "",
+    Habit("delete-dry-run-server-needs-live", ["delete", "pod", "db-0", "-n", "shop", "--dry-run=server"], 2, "",
           r"needs a live cluster"),
     Habit("delete-ignore-not-found", ["delete", "pod", "nope", "-n", "shop", "--ignore-not-found", "--dry-run"], 0,
           r"No pods found"),

@@ -69,7 +69,7 @@ def test_lease_is_live(holder, renewed_ago, live):
     ("error", [], False, 1),
 ])
 def test_exit_codes(status, batches, resumed, code):
-    from kubectl_safety.cli.commands.rollout import exit_code
+    from kubectl_safety.cli.report import rollout_code as exit_code
 
     assert exit_code({"status": status, "batches": batches, "resumed": resumed}) == code
 

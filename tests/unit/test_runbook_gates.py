@@ -337,8 +337,8 @@ def test_delete_pod_selection_usage_errors(args, message):
 def test_rebalance_dry_run_takes_kubectl_modes(flag, code):
     got, _, err = run_cli(["rebalance", "deploy/web", "-n", "shop", flag] + OFFLINE)
     assert got == code, err
-    if code == 2:
-        assert "rebalance has no server dry run yet" in err
+    if code == 2:  # the server's answer needs a live cluster
+        assert "--dry-run=server needs a live cluster" in err
     assert run_cli(["rebalance", "--dry-run", "deploy/web", "-n", "shop"] + OFFLINE)[0] == 0  # bare, then WORKLOAD
 
 
@@ -403,3 +403,284 @@ def test_rollout_groups_workloads_that_share_a_cause():
     text = render_plan(plan)
     lines = [line for line in text.splitlines() if line.startswith("  REPLACEMENT_UNPLACEABLE")]
     assert len(lines) == 1 and "2 workloads (" in lines[0], text
+
+
+# -- item 4: exit codes that mean one thing each ------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["drain", "node-a1", "--ignore-daemonsets"],
+    ["drain", "node-a1", "--dry-run=server"],
+    ["rollout", "node-a1", "--ignore-daemonsets", "--yes"],
+    ["delete", "pod", "db-0", "-n", "shop", "--dry-run=server"],
+    ["delete", "pod", "db-0", "-n", "shop"],
+    ["rebalance", "deploy/web", "-n", "shop", "--yes"],
+], ids=["drain", "drain-server-dry-run", "rollout", "delete-server-dry-run", "delete", "rebalance"])
+def test_exit_code_usage_refusals_are_2_not_3(args):
+    code, _, err = run_cli(args + OFFLINE)
+    assert code == 2 and err.startswith("error: ") and "needs a live cluster" in err, (code, err)
+
+
+def test_exit_code_no_yes_without_a_terminal_is_usage(monkeypatch):
+    from kubectl_safety.cli.interaction import confirm
+    from kubectl_safety.cli.report import ExitCode, Report
+
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False, raising=False)
+    report = Report()
+    with pytest.raises(Exception) as raised:
+        confirm("Drain?", False, "drain")
+    assert report.failed(raised.value).startswith("error: stdin is not a terminal: add --yes")
+    assert report.exit_code == ExitCode.USAGE == 2
+
+
+def test_exit_code_a_declined_prompt_has_its_own_code(monkeypatch):
+    import click
+
+    from kubectl_safety.cli import interaction
+    from kubectl_safety.cli.report import ExitCode, Report
+
+    class Terminal:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(interaction.sys, "stdin", Terminal())
+    monkeypatch.setattr(click, "confirm", lambda *a, **k: False)
+    report = Report()
+    with pytest.raises(Exception) as raised:
+        interaction.confirm("Drain?", False, "drain")
+    assert report.failed(raised.value) == "error: not confirmed; nothing was changed"
+    assert report.exit_code == ExitCode.DECLINED == 5
+
+
+def test_exit_code_3_stays_for_unsafe_plans_refusals_for_safety_and_a_held_lease():
+    from kubectl_safety.cli.report import ExitCode, Report
+    from kubectl_safety.errors import RefusedError
+
+    assert run_cli(["drain", "node-a2", "--dry-run", "--ignore-daemonsets"] + OFFLINE)[0] == 3
+    assert run_cli(["delete", "pod", "db-0", "-n", "shop", "--force"] + OFFLINE)[0] == 3  # force without --confirm
+    report = Report()
+    report.failed(RefusedError("rollout x is held by someone (Lease kube-system/x)"))
+    assert report.exit_code == ExitCode.UNSAFE == 3
+
+
+@pytest.mark.parametrize("outcomes, worst", [
+    ([], 0), ([0], 0), ([3], 3), ([3, 4], 4), ([4, 3], 4), ([5, 3], 5), ([3, 1], 1), ([1, 130], 130), ([2, 4], 2),
+])
+def test_exit_code_of_a_report_is_its_worst_outcome(outcomes, worst):
+    from kubectl_safety.cli.report import Report
+
+    report = Report()
+    for code in outcomes:
+        report.done(code)
+    assert report.exit_code == worst
+
+
+def _help_pages():
+    from tests.unit.test_packaging_help import COMMANDS
+
+    return [list(path) for path, _ in COMMANDS] + [[]]
+
+
+def test_exit_code_table_is_one_table_in_every_help_and_the_readme():
+    from kubectl_safety.cli.report import EXIT_CODES, ExitCode, markdown_table
+
+    table = " ".join(EXIT_CODES.split())
+    for path in _help_pages():
+        out = " ".join(run_cli(path + ["--help"])[1].split())
+        assert out.count(table) == 1 and out.count("Exit codes") == 1, path
+    readme = _readme()
+    assert readme.count(markdown_table()) == 1 and readme.count("| code | meaning |") == 1
+    assert [c.value for c in ExitCode] == [0, 1, 2, 3, 4, 5, 130]
+
+
+@pytest.mark.parametrize("script", ["examples/rollout-pool.sh", "examples/pool-gate.sh"])
+def test_exit_code_every_documented_code_has_a_branch_in_the_runbook_scripts(script):
+    import re
+    from pathlib import Path
+
+    from kubectl_safety.cli.report import ExitCode
+
+    text = (Path(__file__).resolve().parents[2] / script).read_text()
+    arms = {int(c) for arm in re.findall(r"^\s*([0-9|]+)\)", text, re.M) for c in arm.split("|")}
+    assert {c.value for c in ExitCode} <= arms, sorted(arms)
+
+
+# -- item 5: every unsafe verdict names a risk; a refused cordon says the node was not cordoned ---------
+FROZEN = "pods \"{name}\" is forbidden: ValidatingAdmissionPolicy 'freeze' with binding 'freeze' denied request: " \
+         "evictions are frozen"
+
+
+class _AdmissionApi:
+    """An API server whose admission policy refuses every eviction (and, with ``refuse_cordon``, the cordon)."""
+
+    def __init__(self, refuse_cordon=False):
+        self.refuse_cordon = refuse_cordon
+
+    def request(self, method, path, query=None, body=None):
+        name = path.split("/")[-2 if path.endswith("/eviction") else -1]
+        denied = {"kind": "Status", "status": "Failure", "reason": "Invalid", "code": 422,
+                  "message": FROZEN.format(name=name)}
+        if method == "GET":
+            return 200, {"metadata": {"name": name}, "spec": {}}
+        if method == "PATCH":
+            return (422, dict(denied, message=f'nodes "{name}" is forbidden: cordons are frozen')) \
+                if self.refuse_cordon else (200, {})
+        return 422, denied
+
+
+def _server_dry_run(api, **options):
+    from kubectl_safety.analysis.drain import DrainOptions, plan_drain
+    from kubectl_safety.cli.published import published
+    from kubectl_safety.engine.drain import server_dry_run
+    from tests.builders import NOW, make_node, make_pod, snapshot
+
+    snap = snapshot(make_node("n1"), make_node("n2"),
+                    make_pod("web-1", node="n1", cpu="100m", owner=("ReplicaSet", "web-rs"), labels={"app": "web"}))
+    plan = plan_drain(snap, ["n1"], DrainOptions(**options), NOW)
+    assert plan.safe
+    return published(server_dry_run(api, plan, timeout=5))
+
+
+@pytest.mark.parametrize("refuse_cordon, objects", [(False, ["Pod/web-1"]), (True, ["Node/n1", "Pod/web-1"])],
+                         ids=["evictions-refused", "cordon-and-evictions-refused"])
+def test_server_refused_is_a_risk_with_the_api_reason(refuse_cordon, objects):
+    from kubectl_safety.cli.commands.drain import render_plan
+
+    plan = _server_dry_run(_AdmissionApi(refuse_cordon))
+    assert not plan["safe"] and {r["code"] for r in plan["risks"]} == {"SERVER_REFUSED"}
+    assert sorted(f"{o['kind']}/{o['name']}" for r in plan["risks"] for o in r["objects"]) == objects
+    assert any("evictions are frozen" in r["message"] and "(422)" in r["message"] for r in plan["risks"])
+    text = render_plan(plan)
+    assert "NOT SAFE (SERVER_REFUSED)" in text and "(none)" not in text and "evictions are frozen" in text
+
+
+def test_server_refused_can_be_accepted_by_name():
+    plan = _server_dry_run(_AdmissionApi(), accept_risks=frozenset({"SERVER_REFUSED"}))
+    assert plan["safe"] and [r["accepted"] for r in plan["risks"]] == [True]
+    from kubectl_safety.analysis.risks import accepted_codes
+
+    assert accepted_codes(["server-refused"]) == {"SERVER_REFUSED"}
+
+
+@pytest.mark.parametrize("node", ["node-a1", "node-a2", "node-b1", "node-b2", "node-c1", "node-c2", "node-d1"])
+def test_server_refused_every_unsafe_verdict_names_a_risk(node):
+    for flags in ([], ["--ignore-daemonsets"], ["--force", "--disable-eviction"]):
+        code, out, _ = run_cli(["drain", node, "--dry-run", "-o", "json", *flags] + OFFLINE)
+        plan = json.loads(out)
+        assert plan["safe"] or [r for r in plan["risks"] if not r["accepted"]], (node, flags)
+
+
+@pytest.mark.parametrize("outcomes, says, not_said", [
+    ([("n1", "forbidden")], ["Not cordoned: n1, n2 (the cordon was refused); nothing was evicted."], ["stay cordoned",
+                                                                                                    "Cordoned:"]),
+    ([("n1", "done"), ("n2", "error")], ["Not cordoned: n2 (the cordon was refused)", "Cordoned: n1 (kubectl uncordon"],
+     ["stay cordoned"]),
+    ([("n1", "done"), ("n2", "done")], ["The nodes stay cordoned; run the same command again to resume."],
+     ["Not cordoned"]),
+], ids=["first-refused", "second-refused", "both-cordoned-then-stopped"])
+def test_server_refused_cordon_says_the_node_was_not_cordoned(outcomes, says, not_said):
+    from kubectl_safety.cli.commands.drain import render_report
+
+    report = {"nodes": ["n1", "n2"], "status": "error", "message": "unable to cordon node", "drained": False,
+              "evicted": [], "elapsedSeconds": 0.1, "left": [],
+              "outcomes": [{"pod": n, "action": "cordon", "result": r, "status": 200, "message": ""}
+                           for n, r in outcomes]}
+    text = render_report(report)
+    assert all(s in text for s in says) and not any(s in text for s in not_said), text
+
+
+@pytest.mark.parametrize("event", [
+    {"event": "cordon", "pod": "n1", "result": "forbidden", "message": 'nodes "n1" is forbidden: frozen'},
+    {"event": "uncordon", "pod": "n1", "result": "error", "message": "conflict"},
+    {"event": "error", "pod": "shop/web-1", "message": "the server refused"},
+    {"event": "forbidden", "pod": "shop/web-1", "message": "denied"},
+], ids=["cordon-refused", "uncordon-failed", "eviction-error", "eviction-forbidden"])
+def test_server_refused_error_lines_start_with_error(event):
+    from kubectl_safety.cli.drain_progress import event_line
+
+    line = event_line(event)
+    assert line.startswith("error: ") and event["message"] in line, line
+
+
+# -- item 8: rebalance --dry-run=server ----------------------------------------------------------------
+class _EvictionApi(_AdmissionApi):
+    """An API server that accepts dry-run evictions, or (``refuse``) refuses them by admission policy."""
+
+    def __init__(self, refuse=False):
+        super().__init__()
+        self.refuse, self.sent = refuse, []
+
+    def request(self, method, path, query=None, body=None):
+        self.sent.append((method, path, (body or {}).get("deleteOptions", {}).get("dryRun")))
+        return super().request(method, path, query, body) if self.refuse else (201, {"kind": "Status",
+                                                                                      "status": "Success"})
+
+
+def _rebalance_server_dry_run(api, accepted=frozenset()):
+    from kubectl_safety.analysis.rebalance import RebalanceOptions, plan_rebalance
+    from kubectl_safety.cluster.source import load_snapshot
+    from kubectl_safety.engine.rebalancer import first_round, server_dry_run
+    from kubectl_safety.model.objects import parse_time
+
+    snap = load_snapshot(snapshot_paths=[DEMO], now=parse_time(DEMO_NOW))
+    plan = plan_rebalance(snap, [snap.workload("Deployment", "shop", "web")], RebalanceOptions(), snap.taken_at)
+    assert plan["safe"] and first_round(plan)
+    return first_round(plan), server_dry_run(api, snap, plan, accepted=accepted, timeout=5)
+
+
+def test_rebalance_dry_run_server_sends_the_first_round_with_dry_run_all():
+    api = _EvictionApi()
+    first, plan = _rebalance_server_dry_run(api)
+    assert plan["safe"] and plan["serverDryRun"] == {"sent": len(first), "refused": 0}
+    assert [e["serverDryRun"]["result"] for e in first] == ["done"] * len(first)
+    assert api.sent and all(m == "POST" and dry == ["All"] for m, _, dry in api.sent)  # evictions only, dry run
+    assert len(api.sent) == len(first)
+
+
+def test_rebalance_dry_run_server_refusal_is_a_risk():
+    from kubectl_safety.cli.commands.rebalance import render
+
+    first, plan = _rebalance_server_dry_run(_EvictionApi(refuse=True))
+    assert not plan["safe"] and plan["serverDryRun"]["refused"] == len(first)
+    assert {r["code"] for r in plan["risks"]} == {"SERVER_REFUSED"}
+    assert all("evictions are frozen" in r["message"] for r in plan["risks"])
+    plan["scope"] = {"namespace": "shop", "selector": None, "workload": "Deployment/web"}
+    text = render(plan)
+    assert "NOT SAFE (SERVER_REFUSED)" in text and "SERVER" in text.split("Evictions")[1].splitlines()[1]
+    assert _rebalance_server_dry_run(_EvictionApi(refuse=True), frozenset({"SERVER_REFUSED"}))[1]["safe"]
+
+
+# -- item 9, leftover: one severity vocabulary in every report -----------------------------------------
+def _severities(node) -> set:
+    if isinstance(node, dict):
+        found = {node["severity"]} if isinstance(node.get("severity"), str) else set()
+        return found.union(*(_severities(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_severities(v) for v in node))
+    return set()
+
+
+@pytest.mark.parametrize("args", [
+    ["drain", "node-a2", "--dry-run"], ["drain", "node-c2", "--dry-run", "--force", "--disable-eviction"],
+    ["rollout", "node-a1", "node-a2", "node-b2", "--dry-run"], ["explain", "pod", "db-0", "-n", "shop"],
+    ["delete", "pod", "legacy-0", "-n", "shop", "--force", "--dry-run"], ["check", "--scope", "cluster"],
+], ids=["drain-blocked", "drain-disable-eviction", "rollout", "explain", "delete", "check"])
+def test_severity_is_one_vocabulary_in_drain_rollout_explain_and_check(args):
+    code, out, err = run_cli(args + ["-o", "json"] + OFFLINE)
+    found = _severities(json.loads(out))
+    assert found and found <= {"error", "warning", "info"}, (found, err)
+
+
+@pytest.mark.parametrize("kind", ["DrainPlan", "RolloutPlan", "ForceDeleteAssessment", "DeleteReport",
+                                  "PodExplanation"])
+def test_severity_is_one_vocabulary_in_the_schemas(kind):
+    schema = run_cli(["schema", kind])[1]
+    enums = {tuple(s for s in e if s) for e in _enums(json.loads(schema), "severity")}
+    assert enums == {("error", "warning", "info")}, enums
+
+
+def _enums(node, key):
+    if isinstance(node, dict):
+        here = [node["properties"][key].get("enum") or ()] if key in (node.get("properties") or {}) else []
+        return here + [e for v in node.values() for e in _enums(v, key)]
+    if isinstance(node, list):
+        return [e for v in node for e in _enums(v, key)]
+    return []

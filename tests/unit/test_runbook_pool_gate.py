@@ -72,3 +72,27 @@ def test_generated_zone_is_blocked_by_pre_cordoning_and_safe_without(no_jq, gene
 def test_errors_and_usage_pass_their_exit_code_on(no_jq, flags, code, message):
     got, out, err = gate(no_jq, ZONE_A, *flags)
     assert got == code and message in err and out == ""
+
+
+@pytest.mark.parametrize("check, plan, code, message", [
+    (0, 0, 0, "plan: SAFE"),
+    (1, 0, 1, "error: check failed (exit 1)"),
+    (2, 0, 2, "error: check failed (exit 2)"),
+    (3, 0, 3, "not ready; what blocks the pool:"),
+    (4, 0, 1, "error: check cannot exit 4"),
+    (5, 0, 1, "error: check cannot exit 5"),
+    (130, 0, 130, "interrupted"),
+    (0, 1, 1, "error: the plan failed (exit 1)"),
+    (0, 2, 2, "error: the plan failed (exit 2)"),
+    (0, 3, 3, "plan: NOT SAFE"),
+    (0, 4, 1, "error: a dry run cannot exit 4"),
+    (0, 5, 1, "error: a dry run cannot exit 5"),
+    (0, 130, 130, "interrupted"),
+])
+def test_exit_code_each_documented_code_has_its_branch(tmp_path, check, plan, code, message):
+    stub = tmp_path / "safety"
+    stub.write_text(f"#!/usr/bin/env bash\ncase $1 in check) exit {check} ;; rollout) exit {plan} ;; esac\n")
+    stub.chmod(0o755)
+    env = dict(os.environ, KUBECTL_SAFETY=str(stub))
+    done = subprocess.run(["bash", str(SCRIPT), "pool=blue"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == code and message in done.stdout + done.stderr, done.stdout + done.stderr

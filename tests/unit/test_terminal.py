@@ -14,7 +14,7 @@ from tests.unit.terminal import CONTROL, ESCAPED, SGR, environment, misaligned_r
 
 SNAPSHOT = ["--snapshot", DEMO, "--as-of", DEMO_NOW]
 
-# scenario -> (arguments, whether its table shows an alarm cell: blocked, critical, unsafe)
+# scenario -> (arguments, whether its table shows an alarm cell: blocked, error, unsafe)
 TABLES = {
     "explain-pod": (["explain", "pod", "db-0", "-n", "shop"], True),
     "explain-node": (["explain", "node", "node-d1"], True),

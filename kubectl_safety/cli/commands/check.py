@@ -9,13 +9,12 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.risks import render_risks
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ExitCode, SafetyError, UsageError
+from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.errors import SafetyError, UsageError
 from kubectl_safety.model.constants import API_VERSION
 
 MAX_PARALLEL = 8  # clusters checked at once
-EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
-        "Exit codes: 0 ready: every selected node can be drained now (SAFE) and no finding reaches\n"
-        "--fail-on, 1 error (with several contexts: one of them failed), 2 usage, 3 not ready.")
+EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts)"
 
 
 @click.command("check", epilog=EXIT)

@@ -10,7 +10,8 @@ from kubectl_safety.cli.interaction import interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table, warn
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ClusterError, ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.errors import ClusterError, NotFoundError, RefusedError, UsageError
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
@@ -19,10 +20,7 @@ WORDS = {"refused": "refused", "wouldDelete": "would be deleted", "deleted": "de
          "forceDeleted": "force deleted", "alreadyGone": "already gone", "failed": "failed"}
 FORCE_WARNING = ("Force deleting a pod does not wait for it to terminate: the API object is removed at once "
                  "while its containers may keep running on the node, and a replacement may start beside them.")
-EXIT = ("\b\nJSON kind: ForceDeleteAssessment (nothing changed) or DeleteReport (after acting)\n"
-        "Exit codes: 0 ok (or would be), 1 error (e.g. forbidden), 2 usage, 3 refused (force without\n"
-        "--confirm, or acting on a --snapshot; nothing changed), 4 partial (some failed or --wait timed out),\n"
-        "130 interrupted.")
+EXIT = "\b\nJSON kind: ForceDeleteAssessment (nothing changed) or DeleteReport (after acting)"
 
 
 @click.group("delete", cls=WholeHelpGroup, epilog=EXIT)
@@ -112,12 +110,14 @@ def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag
             if not e["forceNeeded"]:
                 warn(f"pod/{e['name']}: {e['verdict']}; proceeding with the force delete because --confirm was given")
     refusal = _refusal(force, confirm, dry_run, s.offline)
+    if isinstance(refusal, UsageError):  # a usage error prints no assessment
+        raise refusal
     if refusal or dry_run == "client" or not entries:
         for e in entries:
             e["action"] = "refused" if refusal else "wouldDelete"
         emit(_summarize(report), s.g.output, render)
         if refusal:
-            raise RefusedError(refusal)
+            raise refusal
         return ExitCode.OK
     return _act(s, report, pods, grace_period, wait and not dry, timeout, dry_run == "server")
 
@@ -162,11 +162,13 @@ def _check_flags(names, selector, grace_period, force, timeout, all_namespaces, 
 
 
 def _refusal(force, confirm, dry_run, offline):
-    """Why nothing may be changed, or None. Force without --confirm is refused in every mode."""
+    """Why nothing may be changed (the error to raise), or None. Force without --confirm is refused in
+    every mode."""
     if force and not confirm:
-        return "refused: force deletion needs --confirm (nothing was changed); review the assessment above"
+        return RefusedError("refused: force deletion needs --confirm (nothing was changed); "
+                            "review the assessment above")
     if offline and dry_run != "client":
-        return "refused: delete needs a live cluster: --snapshot files can only be assessed (add --dry-run)"
+        return UsageError("delete needs a live cluster: --snapshot files can only be assessed (add --dry-run)")
     return None
 
 

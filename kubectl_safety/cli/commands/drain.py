@@ -17,15 +17,12 @@ from kubectl_safety.cli.published import published
 from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ExitCode, RefusedError, UsageError
+from kubectl_safety.cli.report import ExitCode, drain_code
+from kubectl_safety.errors import RefusedError, UsageError
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
-EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)\n"
-        "Exit codes: 0 SAFE: the drain can complete and leaves no workload worse off (dry run) /\n"
-        "nodes drained, 1 error, 2 usage, 3 not safe: risks not accepted (listed in risks[]; nothing\n"
-        "evicted), 4 partial (timeout or a pod failed; nodes stay cordoned, run again to resume),\n"
-        "130 interrupted (nodes stay cordoned).")
+EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)"
 
 
 @click.command("drain", epilog=EXIT)
@@ -144,7 +141,7 @@ class _Drain(DrainReads):
         if report.data["drained"]:
             for node in self.nodes:
                 self.progress({"event": "drained", "pod": node})
-        return self._emit(report, exit_code(result))
+        return self._emit(report, drain_code(result))
 
     def _emit(self, report, code) -> int:
         emit(report.to_dict(), self.s.g.output, render_report)
@@ -162,13 +159,6 @@ class _Drain(DrainReads):
                                   executor, "stopping after the requests in flight; nodes stay cordoned"))
         emit(plan, self.s.g.output, render_plan)
         return ExitCode.OK if plan.safe else ExitCode.UNSAFE
-
-
-def exit_code(result) -> int:
-    """A drain's exit code: 0 drained, 3 blocked before anything moved, 130 interrupted, else 4."""
-    if result.status == "blocked" and not (result.evicted or result.gone):
-        return ExitCode.UNSAFE
-    return {"drained": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED}.get(result.status, ExitCode.PARTIAL)
 
 
 class _Report:
@@ -225,7 +215,7 @@ def render_plan(r, wide=False) -> str:
     lines.append("")
     lines.append(table(rows, headers).rstrip() or "no pods")
     if not wide:
-        details = [(p, x) for p in r["pods"] for x in p["reasons"] if x["severity"] == "critical"]
+        details = [(p, x) for p in r["pods"] for x in p["reasons"] if x["severity"] == "error"]
         if details:
             lines.append("\nBlocked:")
             lines += [f"  {p['namespace']}/{p['name']}: {x['message']}" for p, x in details]
@@ -274,6 +264,20 @@ def render_report(r, wide=False) -> str:
     if r["left"]:
         lines.append("Left on the nodes:")
         lines += [f"  {p['namespace']}/{p['name']} ({p['action']}): {p['reason']}" for p in r["left"]]
-    if not r["drained"]:
-        lines.append("The nodes stay cordoned; run the same command again to resume.")
+    lines += _cordon_state(r)
     return "\n".join(lines) + "\n"
+
+
+def _cordon_state(r) -> list:
+    """Which nodes a drain that did not finish leaves cordoned: all of them, or, when a cordon was refused,
+    those cordoned before it (the rest were NOT cordoned)."""
+    if r["drained"]:
+        return []
+    cordons = [o for o in r["outcomes"] if o["action"] == "cordon"]
+    if all(o["result"] == "done" for o in cordons):
+        return ["The nodes stay cordoned; run the same command again to resume."]
+    cordoned = [o["pod"] for o in cordons if o["result"] == "done"]
+    left = [n for n in r["nodes"] if n not in cordoned]
+    return [f"Not cordoned: {', '.join(left)} (the cordon was refused); nothing was evicted."] + (
+        [f"Cordoned: {', '.join(cordoned)} (kubectl uncordon NODE to undo, or run the same command again)."]
+        if cordoned else [])

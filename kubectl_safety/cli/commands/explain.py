@@ -10,10 +10,8 @@ from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import NotFoundError, UsageError
 from kubectl_safety.model.duration import human_duration
 
-EXIT = "Exit codes: 0 ok, 1 error, 2 usage."
 
-
-@click.group("explain", cls=WholeHelpGroup, epilog="\b\n" + EXIT)
+@click.group("explain", cls=WholeHelpGroup)
 @global_options
 def command():
     """Explain a pod, a node or the cluster's priorities.
@@ -23,7 +21,7 @@ def command():
     """
 
 
-@command.command("pod", epilog="\b\nJSON kind: PodExplanation\n" + EXIT)
+@command.command("pod", epilog="\b\nJSON kind: PodExplanation")
 @click.argument("name", shell_complete=complete_names)
 @global_options
 def explain_pod(name):
@@ -52,7 +50,7 @@ def explain_pod(name):
     return 0
 
 
-@command.command("node", epilog="\b\nJSON kind: NodeExplanation\n" + EXIT)
+@command.command("node", epilog="\b\nJSON kind: NodeExplanation")
 @click.argument("name", shell_complete=complete_names)
 @global_options
 def explain_node(name):
@@ -76,7 +74,7 @@ def explain_node(name):
     return 0
 
 
-@command.command("priorities", epilog="\b\nJSON kind: PriorityAudit\n" + EXIT)
+@command.command("priorities", epilog="\b\nJSON kind: PriorityAudit")
 @global_options
 def explain_priorities():
     """Cluster-wide priority audit: classes, global default, levels, rollout risks.

@@ -5,7 +5,7 @@ import click
 from kubectl_safety.cli.options import get_globals, global_options
 
 
-@click.command("options", epilog="\b\nJSON kind: none (help text only)\nExit codes: 0 ok.")
+@click.command("options", epilog="\b\nJSON kind: none (help text only)")
 @global_options
 def command():
     """Print the flags every command accepts (before or after the command's name).

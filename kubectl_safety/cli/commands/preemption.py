@@ -12,11 +12,7 @@ from kubectl_safety.model.duration import human_duration
 PLACED = ("fits", "preempt", "waiting")
 PRIORITY_OFFSET = 2 ** 31  # kube-scheduler adds it to each victim's priority so that sums stay positive
 MAX_COPIES = 1000
-EXIT = ("\b\nJSON kind: PreemptionPreview\n"
-        "Exit codes: 0 the pod fits or preemption makes room (or it waits for victims already\n"
-        "terminating), 1 error (e.g. unknown PriorityClass, invalid manifest), 2 usage,\n"
-        "3 the pod cannot be placed (no node, not eligible to preempt, or some --replicas copies).\n"
-        "Read-only: nothing is created, patched or deleted.")
+EXIT = "\b\nJSON kind: PreemptionPreview (read-only: nothing is created, patched or deleted)"
 OUTCOMES = {
     "fits": "fits without preemption",
     "preempt": "fits by preempting lower-priority pods",

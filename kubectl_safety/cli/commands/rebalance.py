@@ -13,20 +13,15 @@ from kubectl_safety.cli.options import duration_flag, get_globals, global_option
 from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
 
-EXIT = ("\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)\n"
-        "Exit codes: 0 nothing to do or the plan fixes every constraint safely (after acting: fixed),\n"
-        "1 error, 2 usage, 3 the plan cannot fix everything, has risks not accepted (risks[]; same\n"
-        "codes as drain) or acting was refused (nothing changed),\n"
-        "4 partially done (rounds left, timeout, failed evictions), 130 interrupted.")
+EXIT = "\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)"
 
 
 def _dry_run_mode(ctx, param, value):
     """kubectl's ``--dry-run[=none|client|server]`` (bare: client; a following word is the WORKLOAD)."""
-    if value == "server":
-        raise click.BadParameter("rebalance has no server dry run yet: use --dry-run (client)")
-    if value in ("none", "client"):
+    if value in ("none", "client", "server"):
         return value
     ctx.meta["workload_after_dry_run"] = value
     return "client"
@@ -36,7 +31,8 @@ def _dry_run_mode(ctx, param, value):
 @click.argument("workload", required=False, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Rebalance the workloads owning the pods matching this label selector.")
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=_dry_run_mode,
-              metavar="[none|client]", help="client (bare --dry-run): show the plan, evict nothing.")
+              metavar="[none|client|server]", help="client (bare --dry-run): show the plan, evict nothing; "
+              "server: also send the first round's evictions with dryRun=All.")
 @click.option("--max-evictions", type=click.IntRange(min=0), metavar="N", help="Plan at most N evictions.")
 @click.option("--wait", is_flag=True, help="After each round wait for the replacements to be scheduled and ready, measure again and continue.")
 @click.option("--max-rounds", type=click.IntRange(min=1), default=5, show_default=True, metavar="N", help="With --wait: at most N rounds of evictions.")
@@ -65,6 +61,7 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
     WORKLOAD: deployment/NAME (deploy/), statefulset/NAME (sts/), replicaset/NAME (rs/)
     Examples:
       kubectl safety rebalance deployment/web -n shop --dry-run
+      kubectl safety rebalance deployment/web -n shop --dry-run=server
       kubectl safety rebalance deployment/web -n shop --wait --yes
       kubectl safety rebalance -A --dry-run -o json | jq .constraints
       kubectl safety rebalance deploy/web -n shop --dry-run --snapshot cluster.yaml
@@ -77,14 +74,16 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
     if after and workload:
         raise UsageError(f"one WORKLOAD only: got {after} and {workload}")
     workload = workload or after
+    server = dry_run == "server"
     dry_run = dry_run != "none"
     target = _parse_workload(workload) if workload else None
     if target and selector:
         raise UsageError("give WORKLOAD or -l SELECTOR, not both")
     if target and s.g.all_namespaces:
         raise UsageError("WORKLOAD names one workload in one namespace: drop -A")
-    if not dry_run and s.offline:
-        raise RefusedError("rebalance needs a live cluster: --snapshot files can only be planned (add --dry-run)")
+    if (server or not dry_run) and s.offline:
+        raise UsageError(f"{'--dry-run=server' if server else 'rebalance'} needs a live cluster: --snapshot files "
+                         "can only be planned (add --dry-run)")
     try:
         accepted = accepted_codes(accept_risk)
     except UnknownRisk as e:
@@ -95,6 +94,11 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
     scope = {"namespace": None if s.g.all_namespaces else s.namespace, "workload": target, "selector": selector}
     seconds = duration_flag(timeout, "--timeout", bare_seconds=True)
     snap, plan = _measure(s, scope, options)
+    if server:
+        from kubectl_safety.engine.rebalancer import server_dry_run
+
+        plan = server_dry_run(s.connection("rebalance"), snap, plan, accepted=accepted, timeout=seconds,
+                              on_event=_server_progress, interrupts=interrupts)
     if dry_run or not plan["evictions"]:
         emit(plan, s.g.output, render)
         return ExitCode.OK if plan["summary"]["fixed"] and plan["safe"] else ExitCode.UNSAFE
@@ -190,7 +194,17 @@ def _progress(event):
     elif kind in ("done", "evicted", "gone"):  # the executor's "done", the drainer's "evicted" once gone
         SHARED.line(object_line("pod", name, "already gone" if kind == "gone" else "evicted"))
     elif kind not in ("evicting", "waiting", "appeared"):
-        SHARED.line(f"error evicting pod/{name}: {kind}" + (f" ({detail})" if detail else ""))
+        SHARED.line(f"error: cannot evict pod/{name}: {kind}" + (f" ({detail})" if detail else ""))
+
+
+def _server_progress(event):
+    """A server dry run's events: an accepted eviction says so, as kubectl's ``(server dry run)``."""
+    if event.get("event") == "done":
+        from kubectl_safety.cli.progress import SHARED, object_line
+
+        SHARED.line(object_line("pod", event["pod"].rsplit("/", 1)[-1], "evicted (server dry run)"))
+    else:
+        _progress(event)
 
 
 def _skews(plan) -> str:
@@ -239,10 +253,13 @@ def render(r, wide=False) -> str:
         lines.append(f"\nEvicted ({len(r['execution']['rounds'])} round(s)):")
         lines.append(table(rows, ["round", "namespace", "pod", "node", "domain", "result"]).rstrip() or "  none")
     elif r["evictions"]:
+        server = "serverDryRun" in r  # the server's answer to each eviction sent (the first round's)
         rows = [[e["round"], e["namespace"], e["name"], e["node"], e["domain"], f"{e['expectedNode']} ({e['expectedDomain']})"
-                 + (f", tied with {', '.join(e['tiedNodes'])}" if e.get("tiedNodes") else "")] for e in r["evictions"]]
+                 + (f", tied with {', '.join(e['tiedNodes'])}" if e.get("tiedNodes") else "")]
+                + ([(e.get("serverDryRun") or {}).get("result", "-")] if server else []) for e in r["evictions"]]
         lines.append(f"\nEvictions ({r['summary']['evictions']} in {r['summary']['rounds']} round(s)):")
-        lines.append(table(rows, ["round", "namespace", "pod", "node", "domain", "expected node"]).rstrip())
+        lines.append(table(rows, ["round", "namespace", "pod", "node", "domain", "expected node"]
+                           + (["server"] if server else [])).rstrip())
     if r["blocked"]:
         lines.append("\nBlocked:")
         for b in r["blocked"]:

@@ -13,13 +13,10 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
-from kubectl_safety.errors import ExitCode, NotFoundError, RefusedError, UsageError
+from kubectl_safety.cli.report import ExitCode, rollout_code
+from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
 
-EXIT = ("\b\nJSON kind: RolloutPlan (--dry-run, or a refused rollout) or RolloutReport (after acting)\n"
-        "Exit codes: 0 SAFE (dry run) / every node maintained and back, 1 error, 2 usage, 3 not safe:\n"
-        "risks not accepted, or the pool is in another rollout (nothing changed), 4 partial: a batch\n"
-        "blocked, a drain timed out, --exec failed, a node did not come back or a health gate failed\n"
-        "(state kept: run the same command again to resume), 130 interrupted (resumable).")
+EXIT = "\b\nJSON kind: RolloutPlan (--dry-run, or a refused rollout) or RolloutReport (after acting)"
 WAIT_FOR = ("boot-id", "kubelet-version")
 
 
@@ -188,19 +185,7 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
     report["plan"] = {"batches": len(plan["batches"]), "estimatedSeconds": plan["estimatedSeconds"],
                       "done": plan["done"]}
     emit(report, s.g.output, render_report)
-    return exit_code(report)
-
-
-def exit_code(report) -> int:
-    status = report["status"]
-    if status == "done":
-        return ExitCode.OK
-    if status == "interrupted":
-        return ExitCode.INTERRUPTED
-    if status == "error":
-        return ExitCode.ERROR
-    nothing_done = not any(b["status"] == "done" for b in report["batches"]) and not report["resumed"]
-    return ExitCode.UNSAFE if status == "blocked" and nothing_done else ExitCode.PARTIAL
+    return rollout_code(report)
 
 
 def _confirm(plan, yes):

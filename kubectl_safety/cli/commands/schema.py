@@ -7,8 +7,7 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.errors import NotFoundError
 
 
-@click.command("schema", epilog="\b\nJSON kind: a JSON Schema (draft 2020-12)\n"
-                                "Exit codes: 0 ok, 1 no such kind (the known kinds are listed).")
+@click.command("schema", epilog="\b\nJSON kind: a JSON Schema (draft 2020-12)")
 @click.argument("kind", required=False)
 @global_options
 def command(kind):

@@ -10,7 +10,7 @@ from kubectl_safety.errors import SafetyError
 from kubectl_safety.model.constants import API_VERSION
 
 
-@click.command("version", epilog="\b\nJSON kind: Version\nExit codes: 0 ok (also when the server is unreachable), 2 usage.")
+@click.command("version", epilog="\b\nJSON kind: Version (exit 0 also when the server is unreachable)")
 @global_options
 def command():
     """Print the tool's version and, when reachable, the server's.
