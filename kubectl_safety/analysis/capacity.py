@@ -107,7 +107,7 @@ class Capacity:
         same for all plans on a node none of them changed."""
         name = name or node.name
         if shape is None or name in self.drained:
-            return filter_node(pod, node, self.snapshot, self.state(node))
+            return filter_node(pod, node, self.snapshot, self.states.get(name))  # None: the snapshot's, read only
         key = (shape.key, name)
         shared = self.shared
         static = shared.static.get(key)
