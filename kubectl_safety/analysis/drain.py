@@ -32,7 +32,7 @@ from kubectl_safety.analysis.termination import api_grace_period, last_kill
 RETRY_SECONDS = 5  # kubectl's (and our) eviction retry delay: a wave starts up to this late
 STARTUP_SECONDS = 10  # assumed time for a replacement to be scheduled and started
 NOT_CHECKED = ""  # placement of a replacement when capacity is not checked: assumed to start
-TIED_LISTED = 3  # other tied nodes named in a REPLACEMENT_NODE_TIED reason
+TIED_LISTED = 4  # tied nodes named in a REPLACEMENT_NODE_TIED reason
 
 
 @dataclass(frozen=True)
@@ -308,10 +308,11 @@ def _finish_entry(entry, v, placement, tied):
     if node is None:
         entry.add("REPLACEMENT_UNPLACEABLE", "warning", f"its replacement fits on no remaining node: {why}")
     elif tied:
-        shown = ", ".join(tied[:TIED_LISTED]) + (f" and {len(tied) - TIED_LISTED} more" if len(tied) > TIED_LISTED
-                                                 else "")
-        entry.add("REPLACEMENT_NODE_TIED", "info", f"the scheduler scores {node} and {shown} equally and picks one "
-                  f"of them at random: the plan counts the replacement on {node}")
+        names = [node, *tied]
+        shown = (", ".join(names[:-1]) + f" and {names[-1]}" if len(names) <= TIED_LISTED
+                 else ", ".join(names[:TIED_LISTED]) + f" and {len(names) - TIED_LISTED} more")
+        entry.add("REPLACEMENT_NODE_TIED", "info", f"the scheduler scores {shown} equally and picks one of them at "
+                  f"random: the plan counts the replacement on {node}")
 
 
 # -- waves and durations ---------------------------------------------------------------------
