@@ -11,6 +11,7 @@ from kubectl_safety.analysis.scheduling.filters import (NodeState, anti_affinity
                                                       node_decides_alone, node_failures, pod_failures, prefilter_state,
                                                       required_terms, requests_of, seed_prefilter, share_node_states)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
+from kubectl_safety.analysis.scheduling.score import ScoreCluster, image_census, nodes_to_find, score_nodes
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import constraint_selector
 from kubectl_safety.model.cached import cached
@@ -18,7 +19,6 @@ from kubectl_safety.model.snapshot import INDEX_FIELDS, ClusterSnapshot
 
 # What the filters read of a pod's spec besides its requests, host ports and claims.
 SHAPE_FIELDS = ("schedulingGates", "nodeName", "tolerations", "nodeSelector", "affinity", "topologySpreadConstraints")
-FEASIBLE_NODES = 16  # like the scheduler: score a bounded sample of feasible nodes
 PER_NODE_REASONS = 20  # nodes listed by name in an unplaceable replacement's reasons
 
 
@@ -26,10 +26,13 @@ class Capacity:
     """Where replacements of leaving pods can go, judged by ``filter_node`` on the cluster as it is
     once the drained nodes are cordoned and the leaving pods are gone.
 
-    Each placement scans nodes in name order, scores the first ``FEASIBLE_NODES`` feasible ones
-    (LeastAllocated on cpu and memory) and always also tries the drained nodes: a replacement that
-    tolerates ``node.kubernetes.io/unschedulable`` may land back on a cordoned node
-    (``returns_to``). Replacements placed earlier count: on their node through its ``NodeState``,
+    Each placement scans nodes in name order for as many feasible ones as the scheduler looks for
+    (``nodes_to_find``: all of them below 100 nodes), always also tries the drained nodes (a
+    replacement that tolerates ``node.kubernetes.io/unschedulable`` may land back on a cordoned
+    node: ``returns_to``), and takes the node the scheduler's Score stage ranks first
+    (``score_nodes``). Of nodes tied for the highest score (the scheduler picks one at random) it
+    takes the first by name that is not being drained, and names the others in ``tied``.
+    Replacements placed earlier count: on their node through its ``NodeState`` (filters and scores),
     and cluster-wide (spread, affinity, ReadWriteOncePod) by rebuilding the snapshot before a pod
     whose cross-node filters one of them affects (``affects``).
     """
@@ -52,7 +55,11 @@ class Capacity:
         self.unseen_anti = False  # one of them has required anti-affinity
         self.placed = {}  # node -> replacements placed there
         self.returns_to = {}  # pod key -> the drained node its replacement may land on
+        self.tied = {}  # pod key -> the other nodes that score as high as the chosen one
         self.why_not = {}  # pod key -> {node: first failure} for replacements that fit nowhere
+        self.images = shared.images if shared is not None else image_census(self.base)
+        self.scoring = self._scoring()
+        self.wanted = nodes_to_find(len(self.nodes))
         self.not_listed = {}  # pod key -> how many more nodes failed than why_not lists
 
     def state(self, node, name=None) -> NodeState:
@@ -68,6 +75,7 @@ class Capacity:
         if self.unseen and self._affected(pod):
             self.snapshot = self.base.replace(pods=list(self.base.pods) + self.added)
             self.states = {}
+            self.scoring = self._scoring()
             self.unseen = []
             self.unseen_anti = False
 
@@ -99,7 +107,7 @@ class Capacity:
         same for all plans on a node none of them changed."""
         name = name or node.name
         if shape is None or name in self.drained:
-            return filter_node(pod, node, self.snapshot, self.state(node))
+            return filter_node(pod, node, self.snapshot, self.states.get(name))  # None: the snapshot's, read only
         key = (shape.key, name)
         shared = self.shared
         static = shared.static.get(key)
@@ -132,7 +140,7 @@ class Capacity:
                 reasons[name] = failures[0].message
                 continue
             feasible.append(node)
-            if len(feasible) >= FEASIBLE_NODES:
+            if len(feasible) >= self.wanted:
                 break
         back = []
         for node in self.drained_nodes:
@@ -148,9 +156,11 @@ class Capacity:
             self.why_not[pod.key] = dict(sorted(reasons.items())[:PER_NODE_REASONS])
             self.not_listed[pod.key] = max(0, len(reasons) - PER_NODE_REASONS)
             return None, summary(reasons, len(self.nodes))
-        best = max(candidates, key=lambda n: (self._score(n), n.name in self.drained, n.name))
-        self._commit(new, best)
-        return best.name, None
+        best = score_nodes(new, candidates, self.scoring).best
+        choice = next((name for name in best if name not in drained), best[0])
+        self.tied[pod.key] = [name for name in best if name != choice]
+        self._commit(new, next(n for n in candidates if n.name == choice))
+        return choice, None
 
     def place_all(self, pods) -> dict:
         """``place`` each pod in order, then again those left unplaceable that a later placement may
@@ -171,15 +181,21 @@ class Capacity:
             waiting = [p for p in waiting if result[p.key][0] is None]
         return result
 
-    def _score(self, node) -> float:
-        """LeastAllocated-like: the mean free fraction of cpu and memory."""
-        state, alloc = self.state(node), node.allocatable
-        parts = [1 - state.requested.get(r, 0) / alloc[r] for r in ("cpu", "memory") if alloc.get(r)]
-        return sum(parts) / len(parts) if parts else 0.0
+    def _scoring(self) -> ScoreCluster:
+        """What the Score stage reads: the pods on each node with the replacements placed so far
+        (a node's ``NodeState`` when it has one); no reference back to ``self`` (no cycle)."""
+        states, snapshot = self.states, self.snapshot
+
+        def pods_on(name):
+            state = states.get(name)
+            return state.pods.values() if state is not None else snapshot.pods_on(name)
+
+        return ScoreCluster(snapshot, pods_on, self.images)
 
     def _commit(self, new, node):
         placed = type(new)({**new.raw, "spec": {**new.spec, "nodeName": node.name}, "status": {"phase": "Running"}})
         self.state(node).add(placed)
+        self.scoring.changed(node.name)
         self.added.append(placed)
         self.unseen.append(placed)
         self.unseen_anti = self.unseen_anti or bool(anti_affinity_terms(placed))
@@ -240,6 +256,7 @@ class SharedBase:
         self.static = {}  # (shape key, node name) -> node_failures
         self.fit = {}  # (local shape key, node name) -> fit_failures on the node as it is
         self.prefilters = {}  # shape key -> the replacement's PreFilter state on the whole snapshot
+        self.images = image_census(snapshot)  # what ImageLocality reads: the same in every view
 
     def shape(self, new, pod, capacity):
         """The ``_Shape`` of ``new``, the replacement of ``pod`` (same requests and host ports); seeds

@@ -32,6 +32,7 @@ from kubectl_safety.analysis.termination import api_grace_period, last_kill
 RETRY_SECONDS = 5  # kubectl's (and our) eviction retry delay: a wave starts up to this late
 STARTUP_SECONDS = 10  # assumed time for a replacement to be scheduled and started
 NOT_CHECKED = ""  # placement of a replacement when capacity is not checked: assumed to start
+TIED_LISTED = 4  # tied nodes named in a REPLACEMENT_NODE_TIED reason
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,9 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
         entries[key].add("REPLACEMENT_RETURNS_TO_NODE", "warning", "it tolerates node.kubernetes.io/unschedulable: "
                          f"its replacement can be scheduled back onto {node} (cordoned)")
     _assign_waves(leaving, placements, entries, trackers)
+    tied = capacity.tied if capacity else {}
     for v in leaving:
-        _finish_entry(entries[v.pod.key], v, placements.get(v.pod.key))
+        _finish_entry(entries[v.pod.key], v, placements.get(v.pod.key), tied.get(v.pod.key))
     waves = _waves(verdicts, entries, options)
     pods = tuple(entries[v.pod.key].frozen() for v in verdicts)
     checked = _capacity(verdicts, placements, capacity)
@@ -292,7 +294,7 @@ def _recovers(v, placements) -> bool:
     return placed is not None and placed[0] is not None
 
 
-def _finish_entry(entry, v, placement):
+def _finish_entry(entry, v, placement, tied):
     if entry.wave is None and entry.action in (Action.EVICT, Action.DELETE):
         entry.wave = 1
     if v.decision == "blocked" or entry.action is Action.BLOCKED:
@@ -305,6 +307,12 @@ def _finish_entry(entry, v, placement):
     entry.replacement_node = node
     if node is None:
         entry.add("REPLACEMENT_UNPLACEABLE", "warning", f"its replacement fits on no remaining node: {why}")
+    elif tied:
+        names = [node, *tied]
+        shown = (", ".join(names[:-1]) + f" and {names[-1]}" if len(names) <= TIED_LISTED
+                 else ", ".join(names[:TIED_LISTED]) + f" and {len(names) - TIED_LISTED} more")
+        entry.add("REPLACEMENT_NODE_TIED", "info", f"the scheduler scores {shown} equally and picks one of them at "
+                  f"random: the plan counts the replacement on {node}")
 
 
 # -- waves and durations ---------------------------------------------------------------------

@@ -27,9 +27,10 @@ def pod_from_manifest(obj: dict, namespace: str) -> tuple:
     meta = obj.get("metadata") or {}
     name = meta.get("name") or meta.get("generateName", "").rstrip("-")
     ns = meta.get("namespace") or namespace
-    if kind == "Pod":
+    if kind == "Pod":  # a create wipes the deletion fields (WipeObjectMetaSystemFields)
+        kept = {k: v for k, v in meta.items() if k not in ("deletionTimestamp", "deletionGracePeriodSeconds")}
         raw = {"apiVersion": "v1", "kind": "Pod",
-               "metadata": {**meta, "name": name or "preview", "namespace": ns},
+               "metadata": {**kept, "name": name or "preview", "namespace": ns},
                "spec": dict(obj.get("spec") or {}), "status": {"phase": "Pending"}}
         return Pod(raw), {"kind": kind, "name": name, "replicas": 1}
     if kind not in TEMPLATE_KINDS:

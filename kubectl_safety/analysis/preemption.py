@@ -5,8 +5,9 @@ snapshot is never modified; ``now`` stands in for a missing ``status.startTime``
 
 1. Fit without preemption: every node through ``fit.filter_node`` (with pods nominated to the
    node at priority >= the preemptor's added, and without them: both must pass, §1.9).
-2. Eligibility (§1.2): preemptionPolicy Never; a nominated node that already has
-   lower-priority pods terminating by preemption (DisruptionTarget/PreemptionByScheduler).
+2. Eligibility (§1.2): a pod being deleted or finished is never scheduled; preemptionPolicy
+   Never; a nominated node that already has lower-priority pods terminating by preemption
+   (DisruptionTarget/PreemptionByScheduler; terminal pods are not in the scheduler's cache).
 3. Candidates (§1.3, §1.5): potential nodes (whose first failing plugin is resolvable: the
    status the scheduler keeps) that have lower-priority pods and fit once all of them are
    removed; every other node is in ``excluded`` with a reason.
@@ -77,6 +78,10 @@ def _place(pod, snapshot, now) -> dict:
         return {"pod": pod, "feasible": [], "victims": [], "candidates": [], "excluded": [], "potential": 0,
                 "eligible": False, "eligibility": f"not scheduled while it has scheduling gates ({', '.join(gates)})",
                 "outcome": "gated", "node": None}
+    skipped = _never_scheduled(pod)
+    if skipped:
+        return {"pod": pod, "feasible": [], "victims": [], "candidates": [], "excluded": [], "potential": 0,
+                "eligible": False, "eligibility": skipped, "outcome": "not-scheduled", "node": None}
     nominated = _nominated(snapshot, pod, prio)
     failures = {n.name: _filter(pod, n, snapshot, None, nominated) for n in snapshot.nodes}
     feasible = [n for n, f in failures.items() if not f]
@@ -145,11 +150,21 @@ def _eligibility(pod, prio, snapshot, failures):
         first = (failures.get(nom) or [None])[0]  # the scheduler stops at the first failing plugin
         if first is not None and not first.resolvable:
             return True, f"eligible: the nominated node {nom} cannot fit the pod at all, so it preempts again", None
-        for p in snapshot.pods_on(nom):
-            if p.priority_value < prio and terminating_by_preemption(p):
+        for p in snapshot.pods_on(nom):  # the scheduler's cache: terminal pods are not in it
+            if not p.is_terminal and p.priority_value < prio and terminating_by_preemption(p):
                 return False, (f"not eligible due to a terminating pod on the nominated node {nom} "
                                f"({p.namespace}/{p.name} is being preempted): the scheduler waits for it"), nom
     return True, "eligible (preemptionPolicy PreemptLowerPriority)", None
+
+
+def _never_scheduled(pod) -> str:
+    """Why the scheduler never takes ``pod`` ("" when it does): ``skipPodSchedule`` skips a pod
+    being deleted, and its pod informer never lists a finished one (Succeeded, Failed)."""
+    if pod.is_terminating:
+        return "not scheduled: the pod is being deleted (deletionTimestamp set), so it never preempts either"
+    if pod.is_terminal:
+        return f"not scheduled: the pod has finished (phase {pod.phase}), so it never preempts either"
+    return ""
 
 
 def terminating_by_preemption(pod) -> bool:

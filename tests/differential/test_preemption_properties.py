@@ -2,7 +2,8 @@
 (eligibility, SelectVictimsOnNode on every potential node with its PDB violation counting, and
 SelectCandidate) after the cycle's Filter stage with nominated pods.
 
-Small nodes filled with pods of five priorities, one negative (running, terminating, some with
+Small nodes filled with pods of five priorities, one negative (running, terminating, terminal and
+kept by a finalizer after their preemption, some with
 host ports, required pod (anti-)affinity, or the nasty containers of ``strategies.pod``) and
 pending pods nominated to a node; a preemptor of a class
 (admitted by upstream's Priority admission, ``preemptionPolicy: Never`` included) that is often
@@ -57,7 +58,7 @@ def existing(draw, i, nodes):
         spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
     spec.update(draw(init_ports()))
     names = [n["metadata"]["name"] for n in nodes]
-    state = draw(st.sampled_from(["running"] * 8 + ["terminating", "nominated", "succeeded"]))
+    state = draw(st.sampled_from(["running"] * 8 + ["terminating", "nominated", "succeeded"] + ["terminal-deleted"] * 2))
     p = make(f"e{i}", ns, {"app": draw(st.sampled_from(APPS)), "tier": draw(st.sampled_from(["1", "2"]))},
              None if state == "nominated" else draw(st.sampled_from(names)), **spec)
     if state == "nominated":
@@ -71,6 +72,13 @@ def existing(draw, i, nodes):
             p["status"]["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
     elif state == "succeeded":
         p["status"]["phase"] = "Succeeded"
+    elif state == "terminal-deleted":  # a preempted pod whose containers exited, kept by a finalizer
+        p["status"]["phase"] = draw(st.sampled_from(["Failed", "Succeeded"]))
+        p["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        p["metadata"]["deletionGracePeriodSeconds"] = 30
+        p["metadata"]["finalizers"] = ["example.com/hold"]
+        if draw(st.integers(0, 3)):
+            p["status"]["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
     return p
 
 
@@ -91,7 +99,7 @@ def preemptor(draw, nodes):
     if rarely(draw, 4):
         spec["topologySpreadConstraints"] = [draw(spread())]
     p = make("incoming", draw(st.sampled_from(NAMESPACES)), {"app": draw(st.sampled_from(APPS)), "tier": "1"}, **spec)
-    if rarely(draw, 5):
+    if rarely(draw, 3):
         p["status"]["nominatedNodeName"] = draw(st.sampled_from([n["metadata"]["name"] for n in nodes] + ["gone"]))
     return p
 

@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from kubectl_safety.analysis.scheduling.score import score_nodes
 from tests.differential.conftest import PROPERTY, count, tally
-from tests.differential.test_scheduler_properties import APPS, NAMESPACES, affinity_term, ask_about, rarely, spread
+from tests.builders import snapshot
+from tests.differential.test_scheduler_properties import (APPS, NAMESPACES, affinity_term, ask_about, rarely,
+                                                          scheduler_view, spread)
 
 ZONES = ["z1", "z2", "z3"]
 IMAGES = {"web:1": 300 * 2 ** 20, "db:2": 900 * 2 ** 20, "tiny": 10 * 2 ** 20}
@@ -144,3 +146,84 @@ def test_scheduler_scores(oracle, case):
     assert ours.best == expected["best"]
     if ours.tied:
         tally("test_scheduler_scores", "tied")
+
+
+RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "uid-rs", "controller": True}
+UNSCHEDULABLE = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+
+
+@st.composite
+def drain_cluster(draw):
+    """A cluster of 2-6 nodes whose first node, n0, is drained: its running pods (each the
+    ReplicaSet's, some with ScheduleAnyway or DoNotSchedule spreads, preferred (anti-)affinity,
+    a toleration of the cordon) leave and their replacements are placed one after another."""
+    nodes, pods, _, namespaces = draw(cluster())
+    nodes = [draw(node("n0"))] + [draw(node(f"n{i}")) for i in range(1, draw(st.integers(2, 6)))]
+    names = [n["metadata"]["name"] for n in nodes]
+    for p in pods:  # the generated pods' nodes were named for the first cluster
+        p["spec"]["nodeName"] = draw(st.sampled_from(names[1:]))
+    for i in range(draw(st.integers(1, 4))):
+        spec = {}
+        affinity = pod_affinities(draw, 3)
+        if affinity:
+            spec["affinity"] = affinity
+        if draw(st.integers(0, 2)) == 0:
+            spec["topologySpreadConstraints"] = [draw(spread())]
+        if rarely(draw, 4):
+            spec["tolerations"] = [dict(UNSCHEDULABLE)]
+        p = make(f"d{i}", draw(st.sampled_from(NAMESPACES)), {"app": draw(st.sampled_from(APPS)), "tier": "1"},
+                 "n0", image=draw(st.sampled_from(list(IMAGES))), reqs=requests(draw), **spec)
+        p["metadata"]["ownerReferences"] = [dict(RS)]
+        pods.append(p)
+    return nodes, pods, namespaces
+
+
+def _cordoned(raw):
+    spec = {**raw["spec"], "unschedulable": True}
+    spec["taints"] = [*spec.get("taints", []), {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+    return {**raw, "spec": spec}
+
+
+@PROPERTY
+@given(case=drain_cluster())
+def test_drain_placement_scores(oracle, case):
+    """Drain's replacement placement, replayed on upstream's Score stage: each replacement, in the
+    plan's order, goes to a node the scheduler ranks first given the replacements placed before it,
+    the plan names the other nodes tied with it, and a replacement it leaves unplaceable fits
+    nowhere once every other replacement is placed."""
+    from kubectl_safety.analysis.capacity import Capacity
+    from kubectl_safety.analysis.drain import needs_replacement
+
+    count("test_drain_placement_scores")
+    nodes, pods, namespaces = case
+    pods = [{**oracle.ask("defaultPod", pod=p), "status": p["status"]} for p in pods]
+    snap = snapshot(*nodes, *pods, *namespaces)
+    leaving = [p for p in snap.pods_on("n0")]
+    capacity = Capacity(snap, {"n0"}, {p.key for p in leaving})
+    order = sorted((p for p in leaving if needs_replacement(p)), key=lambda p: (-p.priority_value, p.key))
+    result = capacity.place_all(order)
+    state_nodes = [_cordoned(n) if n["metadata"]["name"] == "n0" else n for n in nodes]
+    state = [p for p in scheduler_view(pods) if p["spec"]["nodeName"] != "n0"]
+    for placed in capacity.added:
+        raw = placed.raw
+        incoming = {**raw, "spec": {k: v for k, v in raw["spec"].items() if k != "nodeName"},
+                    "status": {"phase": "Pending"}}
+        expected = oracle.ask("score", pod=incoming, nodes=state_nodes, pods=state, namespaces=namespaces)
+        key = (placed.namespace, placed.name.removesuffix("-replacement"))
+        chosen = placed.node_name
+        assert chosen in expected["best"], (key, chosen, expected.get("scores"))
+        tied = [n for n in expected["best"] if n != chosen]
+        assert capacity.tied[key] == tied, (key, expected["scores"])
+        tally("test_drain_placement_scores", "tied" if tied else "one best")
+        if chosen == "n0":
+            tally("test_drain_placement_scores", "back on the drained node")
+        state.append(raw)
+    for key, (where, _) in result.items():
+        if where is None:
+            pod = snap.pod(*key)
+            incoming = {**pod.raw, "metadata": {**pod.raw["metadata"], "name": pod.name + "-replacement"},
+                        "spec": {k: v for k, v in pod.raw["spec"].items() if k != "nodeName"},
+                        "status": {"phase": "Pending"}}
+            expected = oracle.ask("score", pod=incoming, nodes=state_nodes, pods=state, namespaces=namespaces)
+            assert expected["feasible"] == [], (key, expected)
+            tally("test_drain_placement_scores", "unplaceable")

@@ -359,3 +359,23 @@ def test_wave_of_a_pre_stop_hook_overrunning_its_grace_period_lasts_two_seconds_
     report = plan(N1, N2, make_pod("overrun", node="n1", containers=[hook], terminationGracePeriodSeconds=2),
                   make_pod("plain", node="n1", terminationGracePeriodSeconds=3), force=True)
     assert [(w["gracePeriodSeconds"], w["estimatedSeconds"]) for w in report["waves"]] == [(4, 4)]
+
+
+def test_drain_replacement_goes_where_the_scheduler_scores_highest():
+    """A PreferNoSchedule taint weighs 3x in the Score stage: the roomier tainted node loses to a
+    fuller one, as the scheduler ranks them (the old free-fraction ranking picked the roomy one)."""
+    roomy = make_node("n2", cpu="16", memory="64Gi", taints=[{"key": "spot", "effect": "PreferNoSchedule"}])
+    report = plan(N1, roomy, make_node("n3"), make_pod("busy", node="n3", cpu="2"), make_pod("a", cpu="500m"))
+    (a,) = [p for p in report["pods"] if p["name"] == "a"]
+    assert a["replacementNode"] == "n3"
+    assert "REPLACEMENT_NODE_TIED" not in codes(report, "a")
+
+
+def test_drain_names_the_nodes_tied_for_a_replacement():
+    """Identical empty nodes score alike: the scheduler picks one at random; the plan counts the
+    replacement on the first by name and says which others tie."""
+    report = plan(N1, N2, make_node("n3"), make_node("n4"), make_pod("a", cpu="500m"))
+    (a,) = [p for p in report["pods"] if p["name"] == "a"]
+    assert a["replacementNode"] == "n2"
+    [tie] = [r for r in a["reasons"] if r["code"] == "REPLACEMENT_NODE_TIED"]
+    assert tie["severity"] == "info" and "n3" in tie["message"] and "n4" in tie["message"]

@@ -61,15 +61,27 @@ ELIGIBILITY = [
      FULL + [make_node("n2", cpu="2", taints=[{"key": "x", "effect": "NoSchedule"}]),
              low("b", "n2", cpu="2", meta={"deletionTimestamp": "2026-11-22T08:59:00Z"},
                  status={"conditions": [PREEMPTING]})], (True, "preempt")),
+    # the preempted pod has exited (terminal, kept by a finalizer): the scheduler's cache no longer
+    # holds it, so nothing on the nominated node is waited for and the pod preempts again
+    ("nominated-node-terminal-victim-is-not-waited-for",
+     pending(status={"nominatedNodeName": "n1"}),
+     FULL + [low("done", "n1", cpu="2", phase="Failed", meta={"deletionTimestamp": "2026-11-22T08:59:00Z",
+                                                               "finalizers": ["example.com/hold"]},
+                 status={"conditions": [PREEMPTING]})], (True, "preempt")),
+    # skipPodSchedule: a pod being deleted never enters a scheduling cycle, so it never preempts
+    ("preemptor-being-deleted-is-never-scheduled",
+     pending(meta={"deletionTimestamp": "2026-11-22T08:59:00Z", "finalizers": ["example.com/hold"]}), FULL,
+     (False, "not-scheduled")),
 ]
 
 
 @pytest.mark.parametrize("pod,objects,expected", [s[1:] for s in ELIGIBILITY], ids=[s[0] for s in ELIGIBILITY])
 def test_eligibility(pod, objects, expected):
+    """PodEligibleToPreemptOthers, and the pods the scheduler never takes at all."""
     r = run(pod, *objects)
     assert (r["eligible"], r["outcome"]) == expected
     assert r["fitsWithoutPreemption"] is False
-    assert r["node"] == {"waiting": "n1", "preempt": "n1", "not-eligible": None}[r["outcome"]]
+    assert r["node"] == {"waiting": "n1", "preempt": "n1", "not-eligible": None, "not-scheduled": None}[r["outcome"]]
 
 
 # -- step 3: candidates and exclusions -------------------------------------------------------------
@@ -402,3 +414,12 @@ def test_preemption_fits_node_is_the_schedulers_score_choice():
 def test_preemption_fits_names_the_tied_nodes():
     r = run(pending(cpu="1"), make_node("n1"), make_node("n2"))
     assert (r["node"], r["sampling"]["tiedBest"], r["sampling"]["mayDiffer"]) == ("n1", ["n1", "n2"], True)
+
+
+def test_preemptor_that_has_finished_is_never_scheduled():
+    """The scheduler's pod informer never lists a Succeeded or Failed pod: nothing is previewed."""
+    raw = pending()
+    raw["status"]["phase"] = "Failed"
+    r = run(raw, *FULL)
+    assert (r["outcome"], r["eligible"], r["victims"], r["node"]) == ("not-scheduled", False, [], None)
+    assert "has finished (phase Failed)" in r["eligibility"]

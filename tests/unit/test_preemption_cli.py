@@ -144,6 +144,16 @@ def test_pod_from_manifest(obj, expected):
     assert (pod.name, pod.namespace, info["replicas"], pod.labels) == expected
 
 
+def test_pod_manifest_copied_from_a_terminating_pod_is_previewed_as_created():
+    """A create wipes deletionTimestamp and deletionGracePeriodSeconds (WipeObjectMetaSystemFields):
+    the previewed pod is scheduled like any new one."""
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "deletionTimestamp": "2026-11-22T08:00:00Z",
+                                                           "deletionGracePeriodSeconds": 30},
+           "spec": {"containers": [{"name": "c"}]}}
+    pod, _ = pod_from_manifest(obj, "ns")
+    assert not pod.is_terminating and "deletionGracePeriodSeconds" not in pod.raw["metadata"]
+
+
 def test_daemonset_is_not_previewed():
     with pytest.raises(UnsupportedManifest, match="cannot preview a DaemonSet"):
         pod_from_manifest({"kind": "DaemonSet", "metadata": {"name": "d"}, "spec": {}}, "ns")

@@ -18,6 +18,9 @@ the same rounding), is weighted and summed:
 
 ``score_nodes(pod, nodes, snapshot)`` -> ``Scores``: per node the weighted plugin scores and the
 total, and ``best`` (every node with the highest total: the scheduler picks one of them at random).
+A planner that places pods one after another passes a ``ScoreCluster`` instead of the snapshot:
+its own pods per node, memoized per node until it says a node ``changed``.
+``nodes_to_find`` is how many feasible nodes the scheduler looks for before it scores them.
 System default spreading (the constraints it derives from a pod's Services and controllers) is
 not applied: docs/deviations.md.
 """
@@ -25,8 +28,7 @@ not applied: docs/deviations.md.
 import math
 from dataclasses import dataclass
 
-from kubectl_safety.analysis.resources import pod_requests
-from kubectl_safety.analysis.scheduling.filters import _Term
+from kubectl_safety.analysis.scheduling.filters import _Term, requests_of
 from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
 from kubectl_safety.model.objects import Pod
 from kubectl_safety.model.selectors import node_selector_term_matches, toleration_tolerates
@@ -39,6 +41,10 @@ DEFAULT_MEMORY = 200 * 1024 * 1024
 HARD_AFFINITY_WEIGHT = 1  # InterPodAffinityArgs.hardPodAffinityWeight
 HOSTNAME = "kubernetes.io/hostname"
 MB = 1024 * 1024
+MIN_FEASIBLE = 100  # minFeasibleNodesToFind
+BASE_PERCENTAGE = 50  # basePercentageOfNodesToScore
+_NONZERO = "_score_nonzero_requests"  # kept on the Pod object, like ``filters.requests_of``
+_TERMS = "_score_affinity_terms"
 
 
 @dataclass
@@ -51,12 +57,23 @@ class Scores:
         return len(self.best) > 1
 
 
-def score_nodes(pod, nodes, snapshot) -> Scores:
-    """The Score stage for ``pod`` over ``nodes`` (feasible, in any order) on ``snapshot``."""
+def nodes_to_find(total) -> int:
+    """``numFeasibleNodesToFind`` with the default percentageOfNodesToScore (adaptive): every node
+    below 100, else 50% less 1% per 125 nodes (at least 5%), and never fewer than 100."""
+    if total < MIN_FEASIBLE:
+        return total
+    percentage = max(BASE_PERCENTAGE - total // 125, 5)
+    return max(total * percentage // 100, MIN_FEASIBLE)
+
+
+def score_nodes(pod, nodes, cluster) -> Scores:
+    """The Score stage for ``pod`` over ``nodes`` (feasible, in any order) on ``cluster`` (a snapshot
+    or a ``ScoreCluster``)."""
     nodes = list(nodes)
+    view = cluster if isinstance(cluster, ScoreCluster) else ScoreCluster(cluster)
     raw = {}
     for name, plugin in _PLUGINS:
-        scores = plugin(pod, nodes, snapshot)
+        scores = plugin(pod, nodes, view)
         if scores is not None:  # None: the plugin's PreScore skipped it
             raw[name] = scores
     table = {}
@@ -67,6 +84,71 @@ def score_nodes(pod, nodes, snapshot) -> Scores:
     return Scores(table, sorted(n for n, v in table.items() if v["total"] == top))
 
 
+class ScoreCluster:
+    """The cluster as the plugins read it, per node: ``placed``, the pods the scheduler's cache holds
+    (never terminal ones), their summed requests and the pods whose affinity scores others;
+    and the image census. ``pods_on`` (name -> pods) overrides the snapshot's pods; what is read
+    of a node is kept until ``changed(name)``."""
+
+    def __init__(self, snapshot, pods_on=None, images=None):
+        self.snapshot, self.nodes = snapshot, snapshot.nodes
+        self._pods_on = pods_on or snapshot.pods_on
+        self._images = images
+        self._placed, self._requested, self._affine = {}, {}, {}
+
+    def changed(self, name):
+        for memo in (self._placed, self._requested, self._affine):
+            memo.pop(name, None)
+
+    def placed(self, name) -> list:
+        found = self._placed.get(name)
+        if found is None:
+            found = self._placed[name] = [p for p in self._pods_on(name) if not p.is_terminal]
+        return found
+
+    def requested(self, name, nonzero) -> tuple:
+        """(cpu, memory) the node's pods request; ``nonzero``: with NonMissingContainerRequests."""
+        found = self._requested.get(name)
+        if found is None:
+            found = self._requested[name] = _sums(self.placed(name))
+        return found[1] if nonzero else found[0]
+
+    def affine(self, name) -> list:
+        """(pod, its ``scoring_terms``) of the node's pods that have some."""
+        found = self._affine.get(name)
+        if found is None:
+            found = self._affine[name] = [(p, t) for p in self.placed(name) for t in (scoring_terms(p),) if t]
+        return found
+
+    @property
+    def images(self):
+        if self._images is None:
+            self._images = image_census(self.snapshot)
+        return self._images
+
+
+def _sums(pods) -> tuple:
+    cpu = memory = nonzero_cpu = nonzero_memory = 0
+    for p in pods:
+        r, n = requests_of(p), _nonzero_requests(p)
+        cpu += r.get("cpu", 0)
+        memory += r.get("memory", 0)
+        nonzero_cpu += n.get("cpu", 0)
+        nonzero_memory += n.get("memory", 0)
+    return (cpu, memory), (nonzero_cpu, nonzero_memory)
+
+
+def image_census(snapshot) -> tuple:
+    """({node name: {image name: size}}, {image name: nodes having it}, node count): what
+    ImageLocality reads of every node; a cordon or a drain does not change it."""
+    per_node = {n.name: _images(n) for n in snapshot.nodes}
+    spread = {}
+    for images in per_node.values():
+        for name in images:
+            spread[name] = spread.get(name, 0) + 1
+    return per_node, spread, len(snapshot.nodes)
+
+
 def _default_normalize(scores, reverse) -> dict:
     top = max(scores.values(), default=0)
     if top == 0:
@@ -74,14 +156,14 @@ def _default_normalize(scores, reverse) -> dict:
     return {n: (MAX - MAX * s // top) if reverse else MAX * s // top for n, s in scores.items()}
 
 
-def _taint_toleration(pod, nodes, snapshot):
+def _taint_toleration(pod, nodes, view):
     tolerations = [t for t in pod.tolerations if not t.get("effect") or t.get("effect") == "PreferNoSchedule"]
     counts = {n.name: sum(1 for t in n.taints if t.get("effect") == "PreferNoSchedule"
                           and not any(toleration_tolerates(x, t) for x in tolerations)) for n in nodes}
     return _default_normalize(counts, reverse=True)
 
 
-def _node_affinity(pod, nodes, snapshot):
+def _node_affinity(pod, nodes, view):
     terms = ((pod.affinity.get("nodeAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or [])
     if not terms:
         return None
@@ -105,18 +187,13 @@ def _with_default_requests(pod) -> Pod:
     return Pod({**pod.raw, "spec": spec})
 
 
-def _placed(snapshot, node_name) -> list:
-    """The pods the scheduler's cache has on the node (it never sees terminal pods)."""
-    return [p for p in snapshot.pods_on(node_name) if not p.is_terminal]
-
-
-def _requested(node, snapshot, nonzero) -> tuple:
-    cpu = memory = 0
-    for p in _placed(snapshot, node.name):
-        r = pod_requests(_with_default_requests(p) if nonzero else p)
-        cpu += r.get("cpu", 0)
-        memory += r.get("memory", 0)
-    return cpu, memory
+def _nonzero_requests(pod) -> dict:
+    """``requests_of(_with_default_requests(pod))``, computed once per Pod object (and once per
+    template: ``requests_of``)."""
+    found = pod.__dict__.get(_NONZERO)
+    if found is None:
+        found = pod.__dict__[_NONZERO] = requests_of(_with_default_requests(pod))
+    return found
 
 
 def _allocatable(node) -> tuple:
@@ -124,12 +201,12 @@ def _allocatable(node) -> tuple:
     return alloc.get("cpu", 0), alloc.get("memory", 0)
 
 
-def _resources_fit(pod, nodes, snapshot):
-    want = pod_requests(_with_default_requests(pod))
+def _resources_fit(pod, nodes, view):
+    want = _nonzero_requests(pod)
     out = {}
     for n in nodes:
         total = weights = 0
-        for have, cap, asked in zip(_requested(n, snapshot, True), _allocatable(n),
+        for have, cap, asked in zip(view.requested(n.name, True), _allocatable(n),
                                     (want.get("cpu", 0), want.get("memory", 0))):
             if not cap:
                 continue
@@ -146,20 +223,20 @@ def _balance(requested, allocatable) -> int:
     return int((1 - std) * MAX)
 
 
-def _balanced_allocation(pod, nodes, snapshot):
-    want = pod_requests(pod)
+def _balanced_allocation(pod, nodes, view):
+    want = requests_of(pod)
     asked = (want.get("cpu", 0), want.get("memory", 0))
     if not any(asked):
         return None  # a BestEffort pod: PreScore skips the plugin
     out = {}
     for n in nodes:
-        have, cap = _requested(n, snapshot, False), _allocatable(n)
+        have, cap = view.requested(n.name, False), _allocatable(n)
         with_pod = _balance([h + a for h, a in zip(have, asked)], cap)
         out[n.name] = MAX // 2 + (MAX // 2 + with_pod - _balance(have, cap)) // 2
     return out
 
 
-def _spread(pod, nodes, snapshot):
+def _spread(pod, nodes, view):
     soft = [c for c in pod.topology_spread_constraints or () if c.get("whenUnsatisfiable") == "ScheduleAnyway"]
     if not soft:
         return None
@@ -177,7 +254,7 @@ def _spread(pod, nodes, snapshot):
     for i, (c, _) in enumerate(constraints):
         size = len(nodes) - len(ignored) if c["topologyKey"] == HOSTNAME else len(counts[i])
         weights.append(math.log(size + 2))
-    for node in snapshot.nodes:
+    for node in view.nodes:
         if any(k not in node.labels for k in keys):
             continue
         for i, (c, selector) in enumerate(constraints):
@@ -185,7 +262,7 @@ def _spread(pod, nodes, snapshot):
                 continue
             domain = node.labels[c["topologyKey"]]
             if domain in counts[i]:
-                counts[i][domain] += _matching(_placed(snapshot, node.name), selector, pod.namespace)
+                counts[i][domain] += _matching(view.placed(node.name), selector, pod.namespace)
     raw = {}
     for n in nodes:
         if n.name in ignored:
@@ -196,7 +273,7 @@ def _spread(pod, nodes, snapshot):
             if value is None:
                 continue
             if c["topologyKey"] == HOSTNAME:
-                count = _matching(_placed(snapshot, n.name), selector, pod.namespace)
+                count = _matching(view.placed(n.name), selector, pod.namespace)
             else:
                 count = counts[i][value]
             score += count * weights[i] + (c["maxSkew"] - 1)
@@ -235,7 +312,22 @@ def _required(pod) -> list:
     return [_Term.parse(t, pod, False) for t in raw]
 
 
-def _inter_pod_affinity(pod, nodes, snapshot):
+def scoring_terms(pod) -> list:
+    """How an existing pod's affinity scores an incoming pod: (term, weight, sign) for its required
+    pod affinity (``HARD_AFFINITY_WEIGHT``), preferred affinity (+1) and preferred anti-affinity (-1),
+    parsed once per Pod object."""
+    found = pod.__dict__.get(_TERMS)
+    if found is None:
+        found = []
+        if pod.affinity:
+            found += [(t, HARD_AFFINITY_WEIGHT, 1) for t in _required(pod)]
+            found += [(t, w, 1) for w, t in _weighted_terms(pod, "podAffinity", False)]
+            found += [(t, w, -1) for w, t in _weighted_terms(pod, "podAntiAffinity", False)]
+        pod.__dict__[_TERMS] = found
+    return found
+
+
+def _inter_pod_affinity(pod, nodes, view):
     mine = [(w, t, 1) for w, t in _weighted_terms(pod, "podAffinity", True)]
     mine += [(w, t, -1) for w, t in _weighted_terms(pod, "podAntiAffinity", True)]
     topology = {}  # key -> value -> score
@@ -246,24 +338,18 @@ def _inter_pod_affinity(pod, nodes, snapshot):
             per_key = topology.setdefault(term.key, {})
             per_key[value] = per_key.get(value, 0) + weight * sign
 
-    for node in snapshot.nodes:
+    for node in view.nodes:
         if not node.labels:
             continue
-        for other in _placed(snapshot, node.name):
-            if not mine and not other.affinity:
-                continue
-            for weight, term, sign in mine:
-                if term.matches(other):
-                    add(term, weight, node, sign)
-            if not other.affinity:
-                continue
-            for term in _required(other):
-                if term.matches(pod):
-                    add(term, HARD_AFFINITY_WEIGHT, node, 1)
-            for kind, sign in (("podAffinity", 1), ("podAntiAffinity", -1)):
-                for weight, term in _weighted_terms(other, kind, False):
-                    if term.matches(pod):
+        if mine:
+            for other in view.placed(node.name):
+                for weight, term, sign in mine:
+                    if term.matches(other):
                         add(term, weight, node, sign)
+        for other, terms in view.affine(node.name):
+            for term, weight, sign in terms:
+                if term.matches(pod):
+                    add(term, weight, node, sign)
     if not topology:
         return None  # nothing matched anywhere: PreScore skips the plugin
     raw = {n.name: sum(values.get(n.labels[key], 0) for key, values in topology.items() if key in n.labels)
@@ -286,13 +372,8 @@ def _images(node) -> dict:
     return out
 
 
-def _image_locality(pod, nodes, snapshot):
-    per_node = {n.name: _images(n) for n in snapshot.nodes}
-    spread = {}
-    for images in per_node.values():
-        for name in images:
-            spread[name] = spread.get(name, 0) + 1
-    total = len(snapshot.nodes)
+def _image_locality(pod, nodes, view):
+    per_node, spread, total = view.images
     wanted = [normalized_image(c.get("image") or "") for key in ("initContainers", "containers")
               for c in pod.spec.get(key) or ()]
     low, high = 23 * MB, 1000 * MB * len(wanted)

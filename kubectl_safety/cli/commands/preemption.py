@@ -20,6 +20,7 @@ OUTCOMES = {
     "not-eligible": "cannot be placed: no node fits and the pod may not preempt",
     "unschedulable": "cannot be placed: no node fits and preemption cannot make room",
     "partial": "only some copies can be placed",
+    "not-scheduled": "never scheduled: the pod is being deleted or has finished",
 }
 
 
