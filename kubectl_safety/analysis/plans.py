@@ -205,3 +205,68 @@ class DrainPlan:
 
     def unaccepted(self) -> list:
         return [r for r in self.risks if not r.accepted]
+
+
+# -- rollout ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CapacityLeft:
+    """The schedulable nodes while a batch is out, their free requests, and what the batch's pods need."""
+
+    schedulable_nodes: int
+    cpu_free: float
+    memory_free: float
+    cpu_needed: float
+    memory_needed: float
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Nodes maintained together, with the drain plan of the state they will meet."""
+
+    number: int
+    nodes: Tuple[str, ...]
+    zones: Tuple[str, ...]
+    safe: bool
+    blocked_nodes: Tuple[str, ...]
+    capacity: CapacityLeft
+    estimated_seconds: int
+    drain: DrainPlan
+
+
+class CauseCode(str, Enum):
+    """Why a rollout stops, when the plan can tell."""
+
+    PRECORDON = "PRECORDON"  # cordoning the whole pool first leaves the stopping batch's replacements no room
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    code: CauseCode
+    batch: int
+    safe_without: bool
+    message: str
+    buys: str
+    alternatives: Tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutPlan:
+    """A pool's maintenance in batches, each with its drain plan; SAFE only when every batch is."""
+
+    safe: bool
+    nodes: Tuple[str, ...]
+    done: Tuple[str, ...]
+    missing: Tuple[str, ...]
+    options: object  # the RolloutOptions planned with
+    batch_size: int
+    risks: Tuple[BatchRisk, ...]
+    causes: Tuple[Cause, ...]
+    stops_at_batch: Optional[int]
+    left_nodes: Tuple[str, ...]
+    batches: Tuple[Batch, ...]
+    estimated_seconds: int
+    taken_at: Optional[str]
+    rollout: Optional[str] = None  # the rollout's name (its Lease's), given by the caller
+
+    def unaccepted(self) -> list:
+        return [r.risk for r in self.risks if not r.risk.accepted]

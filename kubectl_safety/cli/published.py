@@ -4,7 +4,8 @@
 the schemas in ``kubectl_safety/schemas`` describe.
 """
 
-from kubectl_safety.analysis.plans import BatchRisk, CapacityCheck, DrainPlan, PodAction, Reason, Risk, Wave
+from kubectl_safety.analysis.plans import (Batch, BatchRisk, CapacityCheck, CapacityLeft, Cause, DrainPlan, PodAction,
+                                           Reason, Risk, RolloutPlan, Wave)
 from kubectl_safety.model.constants import API_VERSION
 
 
@@ -93,4 +94,34 @@ def batch_risk(r: BatchRisk) -> dict:
     return {**risk(r.risk), "batch": r.batch, "workload": r.workload}
 
 
-SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk}
+def rollout_plan(plan: RolloutPlan) -> dict:
+    o = plan.options
+    return {
+        "kind": "RolloutPlan", "apiVersion": API_VERSION,
+        "safe": plan.safe, "nodes": list(plan.nodes), "done": list(plan.done), "missing": list(plan.missing),
+        "options": {"maxUnavailable": str(o.max_unavailable), "batchSize": plan.batch_size, "byZone": o.by_zone,
+                    "precordon": o.precordon, "maintenance": o.maintenance, "skipBlocked": o.skip_blocked},
+        "risks": [batch_risk(r) for r in plan.risks], "causes": [cause(c) for c in plan.causes],
+        "stopsAtBatch": plan.stops_at_batch, "leftNodes": list(plan.left_nodes),
+        "batches": [batch(b) for b in plan.batches], "estimatedSeconds": plan.estimated_seconds,
+        "takenAt": plan.taken_at, "rollout": plan.rollout,
+    }
+
+
+def batch(b: Batch) -> dict:
+    return {"batch": b.number, "nodes": list(b.nodes), "zones": list(b.zones), "safe": b.safe,
+            "blockedNodes": list(b.blocked_nodes), "capacity": capacity_left(b.capacity),
+            "estimatedSeconds": b.estimated_seconds, "drain": drain_plan(b.drain)}
+
+
+def capacity_left(c: CapacityLeft) -> dict:
+    return {"schedulableNodes": c.schedulable_nodes, "cpuFree": c.cpu_free, "memoryFree": c.memory_free,
+            "cpuNeeded": c.cpu_needed, "memoryNeeded": c.memory_needed}
+
+
+def cause(c: Cause) -> dict:
+    return {"code": c.code.value, "batch": c.batch, "safeWithout": c.safe_without, "message": c.message,
+            "buys": c.buys, "alternatives": list(c.alternatives)}
+
+
+SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, RolloutPlan: rollout_plan}

@@ -54,3 +54,19 @@ def test_a_report_holding_plans_is_published_at_any_depth(demo):
     out = published(report)
     assert out["batches"][0]["drain"] == published(plan) and out["batches"][0]["drain"]["kind"] == "DrainPlan"
     assert all(isinstance(r, dict) and r["code"] == x.code.value for r, x in zip(out["batches"][0]["risks"], plan.risks))
+
+
+@pytest.mark.parametrize("options", OPTIONS[:2], ids=["defaults", "runbook"])
+def test_a_rollout_plan_is_typed_frozen_and_published_as_its_schema(demo, options):
+    from kubectl_safety.analysis.plans import Batch, RolloutPlan
+    from kubectl_safety.analysis.rollout_plan import RolloutOptions, plan_rollout
+
+    plan = plan_rollout(demo, [n.name for n in demo.nodes], RolloutOptions(drain=options))
+    assert isinstance(plan, RolloutPlan) and plan.batches and all(isinstance(b, Batch) for b in plan.batches)
+    assert all(isinstance(b.drain, DrainPlan) for b in plan.batches)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.safe = True
+    data = json.loads(json.dumps(published(dataclasses.replace(plan, rollout="r"))))
+    assert problems(data) == []
+    assert data["safe"] is plan.safe and [b["nodes"] for b in data["batches"]] == [list(b.nodes) for b in plan.batches]
+    assert data["estimatedSeconds"] == sum(b["estimatedSeconds"] for b in data["batches"])

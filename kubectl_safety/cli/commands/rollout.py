@@ -3,6 +3,7 @@
 import contextlib
 import hashlib
 import sys
+from dataclasses import replace
 
 import click
 
@@ -10,6 +11,7 @@ from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, build_drain_options, drain_flags, dry_run_value, duration
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
+from kubectl_safety.cli.published import published
 from kubectl_safety.cli.render import as_text, emit, table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
@@ -132,19 +134,17 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
         options = RolloutOptions(drain=drain_options, max_unavailable=max_unavailable, by_zone=by_zone,
                                  precordon=not no_precordon, maintenance=bool(exec_command), done=done,
                                  skip_blocked=skip_blocked)
-        plan = plan_rollout(snap, pool, options, snap.taken_at)
-        plan["rollout"] = name
+        plan = replace(plan_rollout(snap, pool, options, snap.taken_at), rollout=name)
         if dry_run == "client":
             emit(plan, s.g.output, render_plan)
-            return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
-        left = plan["leftNodes"] if skip_blocked and not plan["safe"] and any(b["safe"] for b in plan["batches"]) \
-            else None
+            return ExitCode.OK if plan.safe else ExitCode.UNSAFE
+        left = plan.left_nodes if skip_blocked and not plan.safe and any(b.safe for b in plan.batches) else None
         if left:  # the safe batches go; the blocked nodes are named at the end
-            code = _act(s, loader, snap, dict(plan, batches=[b for b in plan["batches"] if b["safe"]]), pool, name,
+            code = _act(s, loader, snap, replace(plan, batches=tuple(b for b in plan.batches if b.safe)), pool, name,
                         states, drain_options, seconds, yes, flags)
             click.echo(f"error: {len(left)} node(s) left, blocked (--skip-blocked): {', '.join(left)}", err=True)
             return code if code != ExitCode.OK else ExitCode.UNSAFE
-        if not plan["safe"]:
+        if not plan.safe:
             emit(plan, s.g.output, render_plan)
             raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
                                + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
@@ -166,7 +166,7 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
     from kubectl_safety.engine.rollout import Rollout, RolloutSpec
 
     connection = s.connection("rollout")
-    spec = RolloutSpec(name=name, nodes=pool, batches=[b["nodes"] for b in plan["batches"]],
+    spec = RolloutSpec(name=name, nodes=pool, batches=[list(b.nodes) for b in plan.batches],
                        exec_timeout=seconds["--exec-timeout"], ready_timeout=seconds["--ready-timeout"],
                        gate_timeout=seconds["--gate-timeout"], drain_timeout=seconds["--timeout"],
                        grace_period=drain_options.grace_period if drain_options.grace_period >= 0 else None,
@@ -185,8 +185,8 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
     _confirm(plan, yes)
     with interrupts(rollout.executor, "stopping after the current step; progress is kept, run again to resume"):
         report = rollout.run()
-    report["plan"] = {"batches": len(plan["batches"]), "estimatedSeconds": plan["estimatedSeconds"],
-                      "done": plan["done"]}
+    report["plan"] = {"batches": len(plan.batches), "estimatedSeconds": plan.estimated_seconds,
+                      "done": list(plan.done)}
     emit(report, s.g.output, render_report)
     return exit_code(report)
 
@@ -205,9 +205,9 @@ def exit_code(report) -> int:
 
 def _confirm(plan, yes):
     if not yes and sys.stdin.isatty():
-        click.echo(as_text(plan, render_plan, stream=sys.stderr), err=True, nl=False)
-    confirm(f"Maintain {len(plan['nodes']) - len(plan['done'])} node(s) in {len(plan['batches'])} batch(es), "
-            f"about {plan['estimatedSeconds']}s?", yes, "roll out")
+        click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
+    confirm(f"Maintain {len(plan.nodes) - len(plan.done)} node(s) in {len(plan.batches)} batch(es), "
+            f"about {plan.estimated_seconds}s?", yes, "roll out")
 
 
 def _progress():
