@@ -4,8 +4,9 @@
 the schemas in ``kubectl_safety/schemas`` describe.
 """
 
-from kubectl_safety.analysis.plans import (Batch, BatchRisk, CapacityCheck, CapacityLeft, Cause, DrainPlan, PodAction,
-                                           Reason, Risk, RolloutPlan, Wave)
+from kubectl_safety.analysis.plans import (Batch, BatchRisk, Blocker, CapacityCheck, CapacityLeft, Cause, CheckedNode,
+                                           ClusterCheck, DrainPlan, Finding, ObjectRef, PodAction, Reason, Risk,
+                                           RolloutPlan, Wave)
 from kubectl_safety.model.constants import API_VERSION
 
 
@@ -80,8 +81,7 @@ def wave(w: Wave) -> dict:
 
 
 def risk(r: Risk) -> dict:
-    out = {"code": r.code.value, "message": r.message,
-           "objects": [{"kind": o.kind, "namespace": o.namespace, "name": o.name} for o in r.objects]}
+    out = {"code": r.code.value, "message": r.message, "objects": [object_ref(o) for o in r.objects]}
     if r.nodes is not None:
         out["nodes"] = r.nodes
     if r.nodes_not_listed is not None:
@@ -124,4 +124,59 @@ def cause(c: Cause) -> dict:
             "buys": c.buys, "alternatives": list(c.alternatives)}
 
 
-SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, RolloutPlan: rollout_plan}
+def object_ref(o: ObjectRef) -> dict:
+    return {"kind": o.kind, "namespace": o.namespace, "name": o.name}
+
+
+def cluster_check(c: ClusterCheck) -> dict:
+    head = {"kind": "ClusterCheck", "apiVersion": API_VERSION}
+    if c.context is not None:
+        head["context"] = c.context
+    if c.error is not None:
+        return {**head, "error": c.error}
+    a, s = c.assumes, c.summary
+    return {
+        **head,
+        "source": c.source, "takenAt": c.taken_at,
+        "assumes": {"ignoreDaemonsets": a.ignore_daemonsets, "deleteEmptydirData": a.delete_emptydir_data,
+                    "force": a.force, "disableEviction": a.disable_eviction, "gracePeriod": a.grace_period,
+                    "timeout": a.timeout, "skipWaitForDeleteTimeout": a.skip_wait_for_delete_timeout,
+                    "podSelector": str(a.pod_selector) if a.pod_selector else None,
+                    "acceptRisks": sorted(a.accept_risks)},
+        "summary": {"nodes": s.nodes, "drainable": s.drainable, "notDrainable": s.not_drainable,
+                    "removable": s.removable, "unreachable": s.unreachable, "blockers": s.blockers,
+                    "findings": dict(s.findings), "failOn": s.fail_on, "failing": s.failing, "scope": s.scope,
+                    "otherFindings": dict(s.other_findings), "ready": s.ready},
+        "blockers": [blocker(b) for b in c.blockers],
+        "nodes": [checked_node(n) for n in c.nodes],
+        "findings": [finding(f) for f in c.findings],
+        "otherFindings": [finding(f) for f in c.other_findings],
+    }
+
+
+def blocker(b: Blocker) -> dict:
+    return {"object": object_ref(b.object), "nodes": list(b.nodes), "codes": list(b.codes), "blocks": b.blocks}
+
+
+def checked_node(n: CheckedNode) -> dict:
+    out = {"name": n.name, "state": n.state, "unschedulable": n.unschedulable, "drainable": n.drainable,
+           "removable": n.removable, "pods": n.pods, "risks": [risk(r) for r in n.risks],
+           "estimatedSeconds": n.estimated_seconds, "unplaceable": list(n.unplaceable),
+           "notRecreated": list(n.not_recreated)}
+    if n.stuck_pods is not None:
+        out["stateMessage"] = n.state_message
+        out["stuckPods"] = [{"namespace": p.namespace, "name": p.name, "owner": p.owner, "forceNeeded": p.force_needed,
+                             "verdict": p.verdict, "risks": list(p.risks)} for p in n.stuck_pods]
+    return out
+
+
+def finding(f: Finding) -> dict:
+    out = {"code": f.code, "severity": f.severity.value, "message": f.message,
+           "objects": [object_ref(o) for o in f.objects]}
+    if f.reason is not None:
+        out["reason"] = f.reason
+    return out
+
+
+SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, RolloutPlan: rollout_plan,
+               ClusterCheck: cluster_check}

@@ -1,5 +1,7 @@
 """``kubectl safety check``: the whole cluster's maintenance readiness in one command."""
 
+from dataclasses import replace
+
 import click
 
 from kubectl_safety.cli.completers import complete_contexts
@@ -10,7 +12,6 @@ from kubectl_safety.cli.render import emit, table
 from kubectl_safety.cli.risks import render_risks
 from kubectl_safety.cli.session import Session
 from kubectl_safety.errors import ExitCode, SafetyError, UsageError
-from kubectl_safety.model.constants import API_VERSION
 
 MAX_PARALLEL = 8  # clusters checked at once
 EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
@@ -87,20 +88,20 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
             g.context = names[0]
         report = _check_one(g, options)
         emit(report, g.output, render_check)
-        return ExitCode.OK if report["summary"]["ready"] else ExitCode.UNSAFE
+        return ExitCode.OK if report.summary.ready else ExitCode.UNSAFE
     items = _check_many(g, names, options)
     emit({"kind": "List", "apiVersion": "v1", "items": items}, g.output, render_list)
     for r in items:  # errors on stderr, as kubectl prints them; the List keeps each in its item
-        if "error" in r:
+        if r.error is not None:
             from kubectl_safety.printable import for_terminal
 
-            click.echo(f"error: context {for_terminal(r['context'])}: {for_terminal(r['error'])}", err=True)
-    if any("error" in r for r in items):
+            click.echo(f"error: context {for_terminal(r.context)}: {for_terminal(r.error)}", err=True)
+    if any(r.error is not None for r in items):
         return ExitCode.ERROR
-    return ExitCode.OK if all(r["summary"]["ready"] for r in items) else ExitCode.UNSAFE
+    return ExitCode.OK if all(r.summary.ready for r in items) else ExitCode.UNSAFE
 
 
-def _check_one(g, options) -> dict:
+def _check_one(g, options):
     """The ClusterCheck of one cluster (the context of ``g``, or its --snapshot files)."""
     from kubectl_safety.analysis.check import check
     from kubectl_safety.cluster.dump import bulk_load
@@ -110,22 +111,20 @@ def _check_one(g, options) -> dict:
     snap = s.snapshot(() if s.offline else cluster_scope(), "check")
     with bulk_load():  # the analysis makes no cycles: collections would only rescan what it keeps (10% of it)
         report = check(snap, options, snap.taken_at)
-    if g.context:
-        report = {"kind": report["kind"], "apiVersion": report["apiVersion"], "context": g.context,
-                  **{k: v for k, v in report.items() if k not in ("kind", "apiVersion")}}
-    return report
+    return replace(report, context=g.context) if g.context else report
 
 
 def _check_many(g, names, options) -> list:
     """One ClusterCheck per context, checked in parallel; a cluster that fails gets ``error``."""
     from concurrent.futures import ThreadPoolExecutor
-    from dataclasses import replace
+
+    from kubectl_safety.analysis.plans import ClusterCheck
 
     def one(name):
         try:
             return _check_one(replace(g, context=name, warnings=[]), options)
         except SafetyError as e:
-            return {"kind": "ClusterCheck", "apiVersion": API_VERSION, "context": name, "error": str(e)}
+            return ClusterCheck(context=name, error=str(e))
 
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(names))) as pool:
         return list(pool.map(one, names))
