@@ -7,6 +7,7 @@ the schemas in ``kubectl_safety/schemas`` describe.
 from kubectl_safety.analysis.plans import (Batch, BatchRisk, Blocker, CapacityCheck, CapacityLeft, Cause, CheckedNode,
                                            ClusterCheck, DrainPlan, Finding, ObjectRef, PodAction, Reason, Risk,
                                            RolloutPlan, Wave)
+from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
 from kubectl_safety.model.constants import API_VERSION
 
 
@@ -178,5 +179,36 @@ def finding(f: Finding) -> dict:
     return out
 
 
+def rollout_report(r: RolloutReport) -> dict:
+    out = {"kind": "RolloutReport", "apiVersion": API_VERSION, "rollout": r.rollout, "lease": r.lease,
+           "holder": r.holder, "status": r.status.value, "message": r.message, "resumed": r.resumed,
+           "elapsedSeconds": r.elapsed_seconds, "batches": [batch_progress(b) for b in r.batches],
+           "nodes": [node_progress(n) for n in r.nodes], "requests": dict(r.requests)}
+    if r.plan is not None:
+        out["plan"] = {"batches": r.plan.batches, "estimatedSeconds": r.plan.estimated_seconds,
+                       "done": list(r.plan.done)}
+    return out
+
+
+def batch_progress(b: BatchProgress) -> dict:
+    return {"batch": b.number, "nodes": list(b.nodes), "status": b.status.value,
+            "gate": None if b.gate is None else {"passed": b.gate.passed, "message": b.gate.message}}
+
+
+def node_progress(n: NodeProgress) -> dict:
+    out = {"name": n.name, "batch": n.batch, "state": n.state}
+    if n.drain is not None:
+        d = n.drain
+        out["drain"] = {"status": d.status, "evicted": list(d.evicted), "appeared": list(d.appeared),
+                        "left": list(d.left)}
+    if n.exec is not None:
+        out["exec"] = {"exitCode": n.exec.exit_code, "seconds": n.exec.seconds, "output": n.exec.output}
+    if n.ready is not None:
+        out["ready"] = n.ready
+    if n.uncordoned is not None:
+        out["uncordoned"] = n.uncordoned
+    return out
+
+
 SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, RolloutPlan: rollout_plan,
-               ClusterCheck: cluster_check}
+               ClusterCheck: cluster_check, RolloutReport: rollout_report}

@@ -164,6 +164,7 @@ def _annotations(node) -> dict:
 def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags):
     from kubectl_safety.analysis.drain import plan_drain
     from kubectl_safety.engine.rollout import Rollout, RolloutSpec
+    from kubectl_safety.engine.rollout_report import PlanBrief
 
     connection = s.connection("rollout")
     spec = RolloutSpec(name=name, nodes=pool, batches=[list(b.nodes) for b in plan.batches],
@@ -184,23 +185,23 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
     rollout.check_exclusive([snap.node(n).raw for n in pool])
     _confirm(plan, yes)
     with interrupts(rollout.executor, "stopping after the current step; progress is kept, run again to resume"):
-        report = rollout.run()
-    report["plan"] = {"batches": len(plan.batches), "estimatedSeconds": plan.estimated_seconds,
-                      "done": list(plan.done)}
+        report = replace(rollout.run(), plan=PlanBrief(len(plan.batches), plan.estimated_seconds, plan.done))
     emit(report, s.g.output, render_report)
     return exit_code(report)
 
 
 def exit_code(report) -> int:
-    status = report["status"]
-    if status == "done":
+    from kubectl_safety.engine.rollout_report import RolloutStatus
+
+    status = report.status
+    if status == RolloutStatus.DONE:
         return ExitCode.OK
-    if status == "interrupted":
+    if status == RolloutStatus.INTERRUPTED:
         return ExitCode.INTERRUPTED
-    if status == "error":
+    if status == RolloutStatus.ERROR:
         return ExitCode.ERROR
-    nothing_done = not any(b["status"] == "done" for b in report["batches"]) and not report["resumed"]
-    return ExitCode.UNSAFE if status == "blocked" and nothing_done else ExitCode.PARTIAL
+    nothing_done = not any(b.status == RolloutStatus.DONE for b in report.batches) and not report.resumed
+    return ExitCode.UNSAFE if status == RolloutStatus.BLOCKED and nothing_done else ExitCode.PARTIAL
 
 
 def _confirm(plan, yes):
