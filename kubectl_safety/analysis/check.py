@@ -1,6 +1,6 @@
 """A cluster's maintenance readiness in one pass over one snapshot (``kubectl safety check``, pure).
 
-``check(snapshot, options, now) -> dict`` (kind ClusterCheck):
+``check(snapshot, options, now) -> ClusterCheck`` (``plans.py``):
 
 - ``nodes[]``: every selected node planned alone, exactly as ``drain NODE --dry-run`` with
   ``options.drain`` plans it (``plan_drain`` with one ``SharedPlanning``: the per-cluster work is
@@ -25,11 +25,12 @@ from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_re
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_health import node_health
+from kubectl_safety.analysis.plans import (Blocker, CheckedNode, CheckSummary, ClusterCheck, Finding, FindingSeverity,
+                                           ObjectRef, StuckPod)
 from kubectl_safety.analysis.risks import obj, pod_obj
 from kubectl_safety.analysis.room import Room
 from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,
                                              skew)
-from kubectl_safety.model.constants import API_VERSION
 
 SEVERITIES = ("info", "warning", "error")
 FAIL_ON = ("error", "warning", "none")  # none: findings never make the check fail
@@ -55,8 +56,8 @@ class CheckOptions:
     ignore: frozenset = frozenset()  # finding codes that never gate
 
 
-def check(snapshot, options=None, now=None) -> dict:
-    """The ClusterCheck report."""
+def check(snapshot, options=None, now=None) -> ClusterCheck:
+    """The cluster's maintenance readiness."""
     options = options or CheckOptions()
     now = now or snapshot.taken_at
     shared = SharedPlanning(snapshot)
@@ -76,38 +77,26 @@ def check(snapshot, options=None, now=None) -> dict:
     findings = (node_findings(nodes) + pdb_findings(snapshot, shared)
                 + workload_findings(snapshot, shared, unplaceable)
                 + priority_findings(snapshot, now, shared))
-    findings.sort(key=lambda f: -SEVERITIES.index(f["severity"]))
+    findings.sort(key=lambda f: -SEVERITIES.index(f.severity.value))
     whole = options.scope == "cluster" or options.node_selector is None
     touched = None if whole else _touched(snapshot, selected)
     gating, other = [], []
     for f in findings:
-        reason = ("ignored" if f["code"] in options.ignore else
-                  None if touched is None or any(_key(o) in touched for o in f["objects"]) else "outside")
-        f["objects"] = f["objects"][:SAMPLE]
-        (other if reason else gating).append({**f, "reason": reason} if reason else f)
+        reason = ("ignored" if f.code in options.ignore else
+                  None if touched is None or any(_key(o) in touched for o in f.objects) else "outside")
+        (other if reason else gating).append(replace(f, objects=f.objects[:SAMPLE], reason=reason))
     findings = gating
     blockers = _blockers(nodes)
-    return {
-        "kind": "ClusterCheck", "apiVersion": API_VERSION,
-        "source": snapshot.source or None,
-        "takenAt": snapshot.taken_at.isoformat() if snapshot.taken_at else None,
-        "assumes": {"ignoreDaemonsets": drain_options.ignore_daemonsets,
-                    "deleteEmptydirData": drain_options.delete_emptydir_data, "force": drain_options.force,
-                    "disableEviction": drain_options.disable_eviction, "gracePeriod": drain_options.grace_period,
-                    "timeout": drain_options.timeout,
-                    "skipWaitForDeleteTimeout": drain_options.skip_wait_for_delete_timeout,
-                    "podSelector": str(drain_options.pod_selector) if drain_options.pod_selector else None,
-                    "acceptRisks": sorted(drain_options.accept_risks)},
-        "summary": _summary(nodes, findings, blockers, options.fail_on, "cluster" if whole else "pool", other),
-        "blockers": blockers,
-        "nodes": nodes,
-        "findings": findings,
-        "otherFindings": other,
-    }
+    return ClusterCheck(
+        source=snapshot.source or None,
+        taken_at=snapshot.taken_at.isoformat() if snapshot.taken_at else None,
+        assumes=drain_options,
+        summary=_summary(nodes, findings, blockers, options.fail_on, "cluster" if whole else "pool", other),
+        blockers=tuple(blockers), nodes=tuple(nodes), findings=tuple(findings), other_findings=tuple(other))
 
 
 def _key(o) -> tuple:
-    return o["kind"], o.get("namespace") or "", o["name"]
+    return o.kind, o.namespace or "", o.name
 
 
 def _touched(snapshot, nodes) -> set:
@@ -139,25 +128,23 @@ def _plan(snapshot, node, options, now, shared, room) -> tuple:
         quick = plan_drain(snapshot, [node.name], without_capacity, now, shared=shared)
         leaving = {(p.namespace, p.name) for p in quick.moving()}
         if room.still_proved(recreated, leaving):  # every replacement fits: proved, none to place
-            return quick, {"removable": True, "unplaceable": [], "notRecreated": _lost(snapshot, node)}
+            return quick, (True, (), _lost(snapshot, node))
     plan = plan_drain(snapshot, [node.name], options, now, shared=shared)
     return plan, _removal(snapshot, node, plan, recreated, shared)
 
 
-def _node_entry(snapshot, node, plan, removal, now) -> dict:
+def _node_entry(snapshot, node, plan, removal, now) -> CheckedNode:
     state = node_health(node, now)
-    entry = {"name": node.name, "state": state["state"], "unschedulable": node.unschedulable,
-             "drainable": plan.safe, "removable": None, "pods": len(plan.pods),
-             "risks": list(plan.risks), "estimatedSeconds": plan.estimated_seconds}
-    entry.update(removal)
-    if state["partitioned"]:
-        entry["stateMessage"] = state["message"]
-        entry["stuckPods"] = [_stuck(p, snapshot, now) for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
-                              if not p.is_terminal]
-    return entry
+    removable, unplaceable, not_recreated = removal
+    partitioned = state["partitioned"]
+    return CheckedNode(node.name, state["state"], node.unschedulable, plan.safe, removable, len(plan.pods),
+                       plan.risks, plan.estimated_seconds, unplaceable, not_recreated,
+                       state["message"] if partitioned else None,
+                       tuple(_stuck(p, snapshot, now) for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
+                             if not p.is_terminal) if partitioned else None)
 
 
-def _removal(snapshot, node, plan, recreated, shared) -> dict:
+def _removal(snapshot, node, plan, recreated, shared) -> tuple:
     """Could the node go for good: do the replacements of all its recreated pods fit elsewhere?
     The plan placed the pods it lets go; the others (blocked, waiting) are placed after them."""
     capacity = shared.last_capacity
@@ -171,34 +158,34 @@ def _removal(snapshot, node, plan, recreated, shared) -> dict:
         where, _ = capacity.place(pod)
         if where is None or where == node.name:
             unplaceable.append(f"{pod.namespace}/{pod.name}")
-    return {"removable": not unplaceable, "unplaceable": unplaceable, "notRecreated": _lost(snapshot, node)}
+    return not unplaceable, tuple(unplaceable), _lost(snapshot, node)
 
 
-def _lost(snapshot, node) -> list:
+def _lost(snapshot, node) -> tuple:
     """Pods nothing recreates (no controller): removing the node loses them."""
-    return [f"{p.namespace}/{p.name}" for p in snapshot.pods_on(node.name)
-            if not p.controller_ref and not p.is_terminal and not p.is_mirror]
+    return tuple(f"{p.namespace}/{p.name}" for p in snapshot.pods_on(node.name)
+                 if not p.controller_ref and not p.is_terminal and not p.is_mirror)
 
 
-def _stuck(pod, snapshot, now) -> dict:
+def _stuck(pod, snapshot, now) -> StuckPod:
     storage = [x.raw for x in snapshot.pvcs] + [x.raw for x in snapshot.pvs]
     a = assess(pod, snapshot, now, force=True, storage=storage)
-    return {"namespace": pod.namespace, "name": pod.name, "owner": a["owner"], "forceNeeded": a["forceNeeded"],
-            "verdict": a["verdict"], "risks": [r["code"] for r in a["risks"]]}
+    return StuckPod(pod.namespace, pod.name, a["owner"], a["forceNeeded"], a["verdict"],
+                    tuple(r["code"] for r in a["risks"]))
 
 
 def node_findings(nodes) -> list:
     """NotReady and Unknown nodes: their pods cannot be confirmed stopped (force-delete candidates)."""
     out = []
     for n in nodes:
-        if n["state"] == "Ready":
+        if n.state == "Ready":
             continue
-        stuck = n.get("stuckPods") or []
-        code = "NODE_UNREACHABLE" if n["state"] == "Unknown" else "NODE_NOT_READY"
-        out.append(finding(code, "error", f"node {n['name']} is {n['stateMessage']}: {len(stuck)} pod(s) there cannot be "
-                           "confirmed stopped (" + (", ".join(f"{p['namespace']}/{p['name']}" for p in stuck[:5]) or "none")
+        stuck = n.stuck_pods or ()
+        code = "NODE_UNREACHABLE" if n.state == "Unknown" else "NODE_NOT_READY"
+        out.append(finding(code, "error", f"node {n.name} is {n.state_message}: {len(stuck)} pod(s) there cannot be "
+                           "confirmed stopped (" + (", ".join(f"{p.namespace}/{p.name}" for p in stuck[:5]) or "none")
                            + "); see stuckPods for each one's force-delete assessment",
-                           [obj("Node", "", n["name"])] + [pod_obj(p) for p in stuck]))
+                           [obj("Node", "", n.name)] + [pod_obj(p) for p in stuck]))
     return out
 
 
@@ -206,50 +193,48 @@ def _blockers(nodes) -> list:
     """Objects named by unaccepted risks, with the nodes they block (most first)."""
     found = {}
     for n in nodes:
-        for r in n["risks"]:
+        for r in n.risks:
             if r.accepted:
                 continue
-            target = _blocking_object(r, n["name"])
-            key = (target["kind"], target["namespace"], target["name"])
-            b = found.setdefault(key, {"object": target, "nodes": [], "codes": []})
-            if n["name"] not in b["nodes"]:
-                b["nodes"].append(n["name"])
-            if r.code.value not in b["codes"]:
-                b["codes"].append(r.code.value)
-    out = sorted(found.values(), key=lambda b: (-len(b["nodes"]), b["object"]["kind"], b["object"]["namespace"],
-                                               b["object"]["name"]))
-    return [{**b, "blocks": len(b["nodes"])} for b in out]
+            target = _blocking_object(r, n.name)
+            nodes_of, codes = found.setdefault((target.kind, target.namespace, target.name), ([], []))
+            if n.name not in nodes_of:
+                nodes_of.append(n.name)
+            if r.code.value not in codes:
+                codes.append(r.code.value)
+    out = sorted(found.items(), key=lambda b: (-len(b[1][0]), *b[0]))
+    return [Blocker(ObjectRef(*key), tuple(nodes_of), tuple(codes)) for key, (nodes_of, codes) in out]
 
 
-def _blocking_object(risk, node) -> dict:
+def _blocking_object(risk, node) -> ObjectRef:
     """The object to fix: the PDB when one is named, else the pod, else the node."""
     for kind in ("PodDisruptionBudget", "Pod", "Node"):
         hit = next((o for o in risk.objects if o.kind == kind), None)
         if hit is not None:
-            return obj(hit.kind, hit.namespace, hit.name)
-    return obj("Node", "", node)
+            return ObjectRef(hit.kind, hit.namespace or "", hit.name)
+    return ObjectRef("Node", "", node)
 
 
 def _counts(findings) -> dict:
-    return {s: sum(1 for f in findings if f["severity"] == s) for s in reversed(SEVERITIES)}
+    return {s: sum(1 for f in findings if f.severity.value == s) for s in reversed(SEVERITIES)}
 
 
-def _summary(nodes, findings, blockers, fail_on, scope, other) -> dict:
+def _summary(nodes, findings, blockers, fail_on, scope, other) -> CheckSummary:
     counts = _counts(findings)
     failing = [] if fail_on == "none" else [f for f in findings
-                                            if SEVERITIES.index(f["severity"]) >= SEVERITIES.index(fail_on)]
-    drainable = sum(1 for n in nodes if n["drainable"])
-    return {"nodes": len(nodes), "drainable": drainable, "notDrainable": len(nodes) - drainable,
-            "removable": sum(1 for n in nodes if n["removable"]),
-            "unreachable": sum(1 for n in nodes if n["state"] != "Ready"),
-            "blockers": len(blockers), "findings": counts, "failOn": fail_on, "failing": len(failing),
-            "scope": scope, "otherFindings": _counts(other),
-            "ready": drainable == len(nodes) and not failing}
+                                            if SEVERITIES.index(f.severity.value) >= SEVERITIES.index(fail_on)]
+    drainable = sum(1 for n in nodes if n.drainable)
+    return CheckSummary(nodes=len(nodes), drainable=drainable, not_drainable=len(nodes) - drainable,
+                        removable=sum(1 for n in nodes if n.removable),
+                        unreachable=sum(1 for n in nodes if n.state != "Ready"),
+                        blockers=len(blockers), findings=counts, fail_on=fail_on, failing=len(failing),
+                        scope=scope, other_findings=_counts(other), ready=drainable == len(nodes) and not failing)
 
 
-def finding(code, severity, message, objects) -> dict:
+def finding(code, severity, message, objects) -> Finding:
     """A finding with every object it names (``check`` keeps the first ``SAMPLE`` once it has scoped it)."""
-    return {"code": code, "severity": severity, "message": message, "objects": list(objects)}
+    return Finding(code, FindingSeverity(severity), message,
+                   tuple(ObjectRef(o["kind"], o["namespace"], o["name"]) for o in objects))
 
 
 def _pod_objs(pods) -> list:

@@ -205,3 +205,161 @@ class DrainPlan:
 
     def unaccepted(self) -> list:
         return [r for r in self.risks if not r.accepted]
+
+
+# -- rollout ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CapacityLeft:
+    """The schedulable nodes while a batch is out, their free requests, and what the batch's pods need."""
+
+    schedulable_nodes: int
+    cpu_free: float
+    memory_free: float
+    cpu_needed: float
+    memory_needed: float
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """Nodes maintained together, with the drain plan of the state they will meet."""
+
+    number: int
+    nodes: Tuple[str, ...]
+    zones: Tuple[str, ...]
+    safe: bool
+    blocked_nodes: Tuple[str, ...]
+    capacity: CapacityLeft
+    estimated_seconds: int
+    drain: DrainPlan
+
+
+class CauseCode(str, Enum):
+    """Why a rollout stops, when the plan can tell."""
+
+    PRECORDON = "PRECORDON"  # cordoning the whole pool first leaves the stopping batch's replacements no room
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    code: CauseCode
+    batch: int
+    safe_without: bool
+    message: str
+    buys: str
+    alternatives: Tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutPlan:
+    """A pool's maintenance in batches, each with its drain plan; SAFE only when every batch is."""
+
+    safe: bool
+    nodes: Tuple[str, ...]
+    done: Tuple[str, ...]
+    missing: Tuple[str, ...]
+    options: object  # the RolloutOptions planned with
+    batch_size: int
+    risks: Tuple[BatchRisk, ...]
+    causes: Tuple[Cause, ...]
+    stops_at_batch: Optional[int]
+    left_nodes: Tuple[str, ...]
+    batches: Tuple[Batch, ...]
+    estimated_seconds: int
+    taken_at: Optional[str]
+    rollout: Optional[str] = None  # the rollout's name (its Lease's), given by the caller
+
+    def unaccepted(self) -> list:
+        return [r.risk for r in self.risks if not r.risk.accepted]
+
+
+# -- cluster check ---------------------------------------------------------------------------------
+class FindingSeverity(str, Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Something in the cluster that gates maintenance (or, with ``reason`` outside|ignored, does not)."""
+
+    code: str
+    severity: FindingSeverity
+    message: str
+    objects: Tuple[ObjectRef, ...]
+    reason: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True)
+class StuckPod:
+    """A pod on a NotReady or Unknown node, with delete's force-delete assessment of it."""
+
+    namespace: str
+    name: str
+    owner: object
+    force_needed: bool
+    verdict: str
+    risks: Tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedNode:
+    """One node as ``drain NODE --dry-run`` plans it alone, and whether it could go for good."""
+
+    name: str
+    state: str
+    unschedulable: bool
+    drainable: bool
+    removable: bool
+    pods: int
+    risks: Tuple[Risk, ...]
+    estimated_seconds: int
+    unplaceable: Tuple[str, ...]  # "namespace/name" of recreated pods whose replacement fits nowhere else
+    not_recreated: Tuple[str, ...]  # pods nothing recreates
+    state_message: Optional[str] = None  # NotReady or Unknown: why
+    stuck_pods: Optional[Tuple[StuckPod, ...]] = None  # NotReady or Unknown: the pods there
+
+
+@dataclass(frozen=True, slots=True)
+class Blocker:
+    """An object that unaccepted risks name, with the nodes whose drain it blocks."""
+
+    object: ObjectRef
+    nodes: Tuple[str, ...]
+    codes: Tuple[str, ...]
+
+    @property
+    def blocks(self) -> int:
+        return len(self.nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSummary:
+    nodes: int
+    drainable: int
+    not_drainable: int
+    removable: int
+    unreachable: int
+    blockers: int
+    findings: Mapping  # severity -> gating findings
+    fail_on: str
+    failing: int
+    scope: str
+    other_findings: Mapping  # severity -> findings that do not gate
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterCheck:
+    """A cluster's maintenance readiness; with ``error`` (and ``context``), a cluster that could not be checked."""
+
+    source: Optional[str] = None
+    taken_at: Optional[str] = None
+    assumes: object = None  # the DrainOptions each node is planned with
+    summary: Optional[CheckSummary] = None
+    blockers: Tuple[Blocker, ...] = ()
+    nodes: Tuple[CheckedNode, ...] = ()
+    findings: Tuple[Finding, ...] = ()
+    other_findings: Tuple[Finding, ...] = ()
+    context: Optional[str] = None
+    error: Optional[str] = None

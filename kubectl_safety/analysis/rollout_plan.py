@@ -1,6 +1,6 @@
 """Rollout planner: a node pool's maintenance in batches, each with its drain plan (pure, no I/O).
 
-``plan_rollout(snapshot, nodes, options, now)`` returns a ``RolloutPlan`` report:
+``plan_rollout(snapshot, nodes, options, now)`` returns a ``RolloutPlan`` (``plans.py``):
 
 1. order: nodes grouped by zone (``topology.kubernetes.io/zone``); within a zone, nodes whose pods
    are least constrained first (fewest pods under a PodDisruptionBudget or a hard topology spread
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field, replace
 
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
-from kubectl_safety.analysis.plans import BatchRisk
+from kubectl_safety.analysis.plans import Batch, BatchRisk, CapacityLeft, Cause, CauseCode, RiskCode, RolloutPlan
 from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
-from kubectl_safety.model.constants import API_VERSION, ZONE
+from kubectl_safety.model.constants import ZONE
 
 MAINTENANCE_SECONDS = 60  # assumed time for --exec and the node's return to Ready (not knowable beforehand)
 GATE_SECONDS = 10  # assumed time for the health gate after a batch
@@ -116,7 +116,7 @@ def _state_for(snapshot, pool, batches, index, precordon):
     return snapshot.replace(nodes=nodes)
 
 
-def capacity_left(snapshot, batch) -> dict:
+def capacity_left(snapshot, batch) -> CapacityLeft:
     """Schedulable nodes while the batch is out, their free requests, and what the batch's pods need."""
     free_cpu = free_mem = 0
     schedulable = 0
@@ -128,17 +128,16 @@ def capacity_left(snapshot, batch) -> dict:
         free_cpu += node.allocatable.get("cpu", 0) - sum(u.get("cpu", 0) for u in used)
         free_mem += node.allocatable.get("memory", 0) - sum(u.get("memory", 0) for u in used)
     needed = [pod_requests(p) for n in batch for p in snapshot.pods_on(n) if not p.is_terminal]
-    return {"schedulableNodes": schedulable, "cpuFree": _num(free_cpu), "memoryFree": _num(free_mem),
-            "cpuNeeded": _num(sum(u.get("cpu", 0) for u in needed)),
-            "memoryNeeded": _num(sum(u.get("memory", 0) for u in needed))}
+    return CapacityLeft(schedulable, _num(free_cpu), _num(free_mem), _num(sum(u.get("cpu", 0) for u in needed)),
+                        _num(sum(u.get("memory", 0) for u in needed)))
 
 
 def _num(x):
     return int(x) if float(x).is_integer() else round(float(x), 3)
 
 
-def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
-    """The RolloutPlan report for maintaining ``nodes``."""
+def plan_rollout(snapshot, nodes, options=None, now=None) -> RolloutPlan:
+    """The plan for maintaining ``nodes``."""
     options = options or RolloutOptions()
     now = now or snapshot.taken_at
     pool = list(dict.fromkeys(nodes))
@@ -146,30 +145,24 @@ def plan_rollout(snapshot, nodes, options=None, now=None) -> dict:
     size = batch_size(options.max_unavailable, len(pool))
     batches = order_batches(snapshot, todo, size, options.by_zone)
     out, risks, stops_at = _plan_batches(snapshot, pool, batches, options, now)
-    blocked = {n for b in out if not b["safe"] for n in b["blockedNodes"]}
-    if stops_at and any(b["safe"] for b in out[stops_at:]):  # a batch that could go waits behind a blocked one
+    blocked = {n for b in out if not b.safe for n in b.blocked_nodes}
+    if stops_at and any(b.safe for b in out[stops_at:]):  # a batch that could go waits behind a blocked one
         batches = (order_batches(snapshot, [n for n in todo if n not in blocked], size, options.by_zone)
                    + order_batches(snapshot, [n for n in todo if n in blocked], size, options.by_zone))
         again = _plan_batches(snapshot, pool, batches, options, now)
         if (again[2] or len(batches) + 1) > stops_at:  # kept when it stops later (a batch blocked by the
             out, risks, stops_at = again               # state it meets, not by its nodes, stays first)
     risks = [replace(r, workload=_workload(snapshot, r.risk)) for r in risks]
-    causes = _causes(snapshot, pool, [b["nodes"] for b in out], out, options, now, stops_at)
-    total = sum(b["estimatedSeconds"] for b in out)
-    left = ([n for b in out if not b["safe"] for n in b["nodes"]] if options.skip_blocked else
-            [n for b in out[stops_at - 1:] for n in b["nodes"]] if stops_at else [])
-    missing = [n for n in pool if snapshot.node(n) is None]
-    return {
-        "kind": "RolloutPlan", "apiVersion": API_VERSION,
-        "safe": all(r.risk.accepted for r in risks) and not missing and all(b["safe"] for b in out),
-        "nodes": pool, "done": sorted(set(pool) & set(options.done)), "missing": missing,
-        "options": {"maxUnavailable": str(options.max_unavailable), "batchSize": size, "byZone": options.by_zone,
-                    "precordon": options.precordon, "maintenance": options.maintenance,
-                    "skipBlocked": options.skip_blocked},
-        "risks": risks, "causes": causes, "stopsAtBatch": stops_at, "leftNodes": left,
-        "batches": out, "estimatedSeconds": total,
-        "takenAt": drain_time(snapshot),
-    }
+    causes = _causes(snapshot, pool, [b.nodes for b in out], out, options, now, stops_at)
+    left = ([n for b in out if not b.safe for n in b.nodes] if options.skip_blocked else
+            [n for b in out[stops_at - 1:] for n in b.nodes] if stops_at else [])
+    missing = tuple(n for n in pool if snapshot.node(n) is None)
+    return RolloutPlan(
+        safe=all(r.risk.accepted for r in risks) and not missing and all(b.safe for b in out),
+        nodes=tuple(pool), done=tuple(sorted(set(pool) & set(options.done))), missing=missing,
+        options=options, batch_size=size, risks=tuple(risks), causes=tuple(causes), stops_at_batch=stops_at,
+        left_nodes=tuple(left), batches=tuple(out), estimated_seconds=sum(b.estimated_seconds for b in out),
+        taken_at=drain_time(snapshot))
 
 
 def _workload(snapshot, risk):
@@ -192,24 +185,24 @@ def _causes(snapshot, pool, batches, out, options, now, stops_at) -> list:
     if not stops_at or not options.precordon:
         return []
     stop = out[stops_at - 1]
-    codes = {r.code.value for r in stop["drain"].risks if not r.accepted}
-    if "REPLACEMENT_UNPLACEABLE" not in codes:
+    codes = {r.code for r in stop.drain.unaccepted()}
+    if RiskCode.REPLACEMENT_UNPLACEABLE not in codes:
         return []
     state = _state_for(snapshot, pool, batches, stops_at - 1, False)
-    relaxed = plan_drain(state, stop["nodes"], options.drain, now)
-    left = {r.code.value for r in relaxed.risks if not r.accepted}
-    if "REPLACEMENT_UNPLACEABLE" in left:
+    relaxed = plan_drain(state, list(stop.nodes), options.drain, now)
+    left = {r.code for r in relaxed.unaccepted()}
+    if RiskCode.REPLACEMENT_UNPLACEABLE in left:
         return []
     cordoned = len([n for b in batches[stops_at:] for n in b])
-    return [{"code": "PRECORDON", "batch": stops_at, "safeWithout": not left,
-             "message": f"pre-cordoning the pool causes REPLACEMENT_UNPLACEABLE at batch {stops_at}: with the "
-                        f"{cordoned} later node(s) of the pool cordoned, its replacements fit nowhere; without "
-                        "pre-cordon they fit" + (" and the batch is SAFE" if not left else ""),
-             "buys": "pre-cordoning keeps moved pods off nodes maintained later, so each pod moves once",
-             "alternatives": ["--no-precordon (only each batch is cordoned; a moved pod may move again later)",
-                              "a smaller pool per run (part of the pool, or one zone with -l "
-                              "topology.kubernetes.io/zone=ZONE): fewer nodes cordoned at once",
-                              "--accept-risk=REPLACEMENT_UNPLACEABLE only if Pending replacements are acceptable"]}]
+    return [Cause(CauseCode.PRECORDON, stops_at, not left,
+                  f"pre-cordoning the pool causes REPLACEMENT_UNPLACEABLE at batch {stops_at}: with the "
+                  f"{cordoned} later node(s) of the pool cordoned, its replacements fit nowhere; without "
+                  "pre-cordon they fit" + (" and the batch is SAFE" if not left else ""),
+                  "pre-cordoning keeps moved pods off nodes maintained later, so each pod moves once",
+                  ("--no-precordon (only each batch is cordoned; a moved pod may move again later)",
+                   "a smaller pool per run (part of the pool, or one zone with -l "
+                   "topology.kubernetes.io/zone=ZONE): fewer nodes cordoned at once",
+                   "--accept-risk=REPLACEMENT_UNPLACEABLE only if Pending replacements are acceptable"))]
 
 
 def _plan_batches(snapshot, pool, batches, options, now) -> tuple:
@@ -223,11 +216,9 @@ def _plan_batches(snapshot, pool, batches, options, now) -> tuple:
         if not drain.safe and stops_at is None:
             stops_at = i + 1
         risks += [BatchRisk(i + 1, risk) for risk in drain.risks]
-        out.append({"batch": i + 1, "nodes": names,
-                    "zones": sorted({(state.node(n).labels.get(ZONE) or "") for n in names if state.node(n)}),
-                    "safe": drain.safe, "blockedNodes": blocked,
-                    "capacity": capacity_left(state, set(names)),
-                    "estimatedSeconds": seconds, "drain": drain})
+        out.append(Batch(i + 1, tuple(names),
+                         tuple(sorted({(state.node(n).labels.get(ZONE) or "") for n in names if state.node(n)})),
+                         drain.safe, tuple(blocked), capacity_left(state, set(names)), seconds, drain))
     return out, risks, stops_at
 
 

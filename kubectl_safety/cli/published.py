@@ -4,7 +4,10 @@
 the schemas in ``kubectl_safety/schemas`` describe.
 """
 
-from kubectl_safety.analysis.plans import BatchRisk, CapacityCheck, DrainPlan, PodAction, Reason, Risk, Wave
+from kubectl_safety.analysis.plans import (Batch, BatchRisk, Blocker, CapacityCheck, CapacityLeft, Cause, CheckedNode,
+                                           ClusterCheck, DrainPlan, Finding, ObjectRef, PodAction, Reason, Risk,
+                                           RolloutPlan, Wave)
+from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
 from kubectl_safety.model.constants import API_VERSION
 
 
@@ -79,8 +82,7 @@ def wave(w: Wave) -> dict:
 
 
 def risk(r: Risk) -> dict:
-    out = {"code": r.code.value, "message": r.message,
-           "objects": [{"kind": o.kind, "namespace": o.namespace, "name": o.name} for o in r.objects]}
+    out = {"code": r.code.value, "message": r.message, "objects": [object_ref(o) for o in r.objects]}
     if r.nodes is not None:
         out["nodes"] = r.nodes
     if r.nodes_not_listed is not None:
@@ -93,4 +95,120 @@ def batch_risk(r: BatchRisk) -> dict:
     return {**risk(r.risk), "batch": r.batch, "workload": r.workload}
 
 
-SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk}
+def rollout_plan(plan: RolloutPlan) -> dict:
+    o = plan.options
+    return {
+        "kind": "RolloutPlan", "apiVersion": API_VERSION,
+        "safe": plan.safe, "nodes": list(plan.nodes), "done": list(plan.done), "missing": list(plan.missing),
+        "options": {"maxUnavailable": str(o.max_unavailable), "batchSize": plan.batch_size, "byZone": o.by_zone,
+                    "precordon": o.precordon, "maintenance": o.maintenance, "skipBlocked": o.skip_blocked},
+        "risks": [batch_risk(r) for r in plan.risks], "causes": [cause(c) for c in plan.causes],
+        "stopsAtBatch": plan.stops_at_batch, "leftNodes": list(plan.left_nodes),
+        "batches": [batch(b) for b in plan.batches], "estimatedSeconds": plan.estimated_seconds,
+        "takenAt": plan.taken_at, "rollout": plan.rollout,
+    }
+
+
+def batch(b: Batch) -> dict:
+    return {"batch": b.number, "nodes": list(b.nodes), "zones": list(b.zones), "safe": b.safe,
+            "blockedNodes": list(b.blocked_nodes), "capacity": capacity_left(b.capacity),
+            "estimatedSeconds": b.estimated_seconds, "drain": drain_plan(b.drain)}
+
+
+def capacity_left(c: CapacityLeft) -> dict:
+    return {"schedulableNodes": c.schedulable_nodes, "cpuFree": c.cpu_free, "memoryFree": c.memory_free,
+            "cpuNeeded": c.cpu_needed, "memoryNeeded": c.memory_needed}
+
+
+def cause(c: Cause) -> dict:
+    return {"code": c.code.value, "batch": c.batch, "safeWithout": c.safe_without, "message": c.message,
+            "buys": c.buys, "alternatives": list(c.alternatives)}
+
+
+def object_ref(o: ObjectRef) -> dict:
+    return {"kind": o.kind, "namespace": o.namespace, "name": o.name}
+
+
+def cluster_check(c: ClusterCheck) -> dict:
+    head = {"kind": "ClusterCheck", "apiVersion": API_VERSION}
+    if c.context is not None:
+        head["context"] = c.context
+    if c.error is not None:
+        return {**head, "error": c.error}
+    a, s = c.assumes, c.summary
+    return {
+        **head,
+        "source": c.source, "takenAt": c.taken_at,
+        "assumes": {"ignoreDaemonsets": a.ignore_daemonsets, "deleteEmptydirData": a.delete_emptydir_data,
+                    "force": a.force, "disableEviction": a.disable_eviction, "gracePeriod": a.grace_period,
+                    "timeout": a.timeout, "skipWaitForDeleteTimeout": a.skip_wait_for_delete_timeout,
+                    "podSelector": str(a.pod_selector) if a.pod_selector else None,
+                    "acceptRisks": sorted(a.accept_risks)},
+        "summary": {"nodes": s.nodes, "drainable": s.drainable, "notDrainable": s.not_drainable,
+                    "removable": s.removable, "unreachable": s.unreachable, "blockers": s.blockers,
+                    "findings": dict(s.findings), "failOn": s.fail_on, "failing": s.failing, "scope": s.scope,
+                    "otherFindings": dict(s.other_findings), "ready": s.ready},
+        "blockers": [blocker(b) for b in c.blockers],
+        "nodes": [checked_node(n) for n in c.nodes],
+        "findings": [finding(f) for f in c.findings],
+        "otherFindings": [finding(f) for f in c.other_findings],
+    }
+
+
+def blocker(b: Blocker) -> dict:
+    return {"object": object_ref(b.object), "nodes": list(b.nodes), "codes": list(b.codes), "blocks": b.blocks}
+
+
+def checked_node(n: CheckedNode) -> dict:
+    out = {"name": n.name, "state": n.state, "unschedulable": n.unschedulable, "drainable": n.drainable,
+           "removable": n.removable, "pods": n.pods, "risks": [risk(r) for r in n.risks],
+           "estimatedSeconds": n.estimated_seconds, "unplaceable": list(n.unplaceable),
+           "notRecreated": list(n.not_recreated)}
+    if n.stuck_pods is not None:
+        out["stateMessage"] = n.state_message
+        out["stuckPods"] = [{"namespace": p.namespace, "name": p.name, "owner": p.owner, "forceNeeded": p.force_needed,
+                             "verdict": p.verdict, "risks": list(p.risks)} for p in n.stuck_pods]
+    return out
+
+
+def finding(f: Finding) -> dict:
+    out = {"code": f.code, "severity": f.severity.value, "message": f.message,
+           "objects": [object_ref(o) for o in f.objects]}
+    if f.reason is not None:
+        out["reason"] = f.reason
+    return out
+
+
+def rollout_report(r: RolloutReport) -> dict:
+    out = {"kind": "RolloutReport", "apiVersion": API_VERSION, "rollout": r.rollout, "lease": r.lease,
+           "holder": r.holder, "status": r.status.value, "message": r.message, "resumed": r.resumed,
+           "elapsedSeconds": r.elapsed_seconds, "batches": [batch_progress(b) for b in r.batches],
+           "nodes": [node_progress(n) for n in r.nodes], "requests": dict(r.requests)}
+    if r.plan is not None:
+        out["plan"] = {"batches": r.plan.batches, "estimatedSeconds": r.plan.estimated_seconds,
+                       "done": list(r.plan.done)}
+    return out
+
+
+def batch_progress(b: BatchProgress) -> dict:
+    return {"batch": b.number, "nodes": list(b.nodes), "status": b.status.value,
+            "gate": None if b.gate is None else {"passed": b.gate.passed, "message": b.gate.message}}
+
+
+def node_progress(n: NodeProgress) -> dict:
+    out = {"name": n.name, "batch": n.batch, "state": n.state}
+    if n.drain is not None:
+        d = n.drain
+        out["drain"] = {"status": d.status, "evicted": list(d.evicted), "appeared": list(d.appeared),
+                        "left": list(d.left)}
+    if n.exec is not None:
+        out["exec"] = {"exitCode": n.exec.exit_code, "seconds": n.exec.seconds, "output": n.exec.output}
+    if n.ready is not None:
+        out["ready"] = n.ready
+    if n.uncordoned is not None:
+        out["uncordoned"] = n.uncordoned
+    return out
+
+
+SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, RolloutPlan: rollout_plan,
+               ClusterCheck: cluster_check, RolloutReport: rollout_report}

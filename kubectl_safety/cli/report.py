@@ -108,10 +108,10 @@ def drain_code(result) -> ExitCode:
 
 
 def rollout_code(report) -> ExitCode:
-    """A rollout's (its RolloutReport): done; interrupted; error; blocked before any batch was done
-    (not safe); else partly done."""
-    status = report["status"]
+    """A rollout's (its typed RolloutReport): done; interrupted; error; blocked before any batch was
+    done (not safe); else partly done."""
+    status = report.status.value
     if status in ("done", "interrupted", "error"):
         return {"done": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED, "error": ExitCode.ERROR}[status]
-    nothing_done = not any(b["status"] == "done" for b in report["batches"]) and not report["resumed"]
+    nothing_done = not any(b.status.value == "done" for b in report.batches) and not report.resumed
     return ExitCode.UNSAFE if status == "blocked" and nothing_done else ExitCode.PARTIAL

@@ -3,7 +3,8 @@ back, uncordon, then a health gate before the next batch; resumable and exclusiv
 
 Plan in (the batches of ``analysis/rollout_plan.py`` and a ``replan(nodes, group)`` giving each
 batch's DrainPlan once its nodes are cordoned, from the watches of ``group``, the batch's own, which
-the drainer and the health gate share), a ``RolloutReport`` dict out; progress through ``on_event``.
+the drainer and the health gate share), a ``RolloutReport`` (``rollout_report.py``) out; progress
+through ``on_event``.
 
 - Exclusive: a Lease (``engine/lease.py``) names the rollout and its holder; a node that carries
   another rollout's annotation whose Lease is live refuses the rollout.
@@ -25,16 +26,17 @@ import os
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kubectl_safety.cluster.live import resource_path
 from kubectl_safety.engine.drain import cordon_and_drain
 from kubectl_safety.engine.drainer import Drainer
 from kubectl_safety.engine.health import HealthGate
 from kubectl_safety.engine.lease import RolloutLease, describe, is_live
+from kubectl_safety.engine.rollout_report import (BatchProgress, Gate, NodeDrain, NodeExec, NodeProgress,
+                                                  RolloutReport, RolloutStatus)
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.errors import ClusterError, RefusedError
-from kubectl_safety.model.constants import API_VERSION
 
 ANNOTATION_ROLLOUT = "safety.kubectl.io/rollout"
 ANNOTATION_STATE = "safety.kubectl.io/rollout-state"
@@ -107,7 +109,7 @@ class Rollout:
         self.clock = clock
         self.lease = RolloutLease(connection, spec.name, spec.lease_namespace,
                                   description=",".join(spec.nodes)[:200])
-        self.nodes = {n: {"name": n, "batch": None, "state": spec.states.get(n) or "pending"} for n in spec.nodes}
+        self.nodes = {n: NodeProgress(n, None, spec.states.get(n) or "pending") for n in spec.nodes}
         self.batches = []
         self.requests = {"lists": 0, "watches": 0, "evictions": 0}
 
@@ -123,7 +125,7 @@ class Rollout:
                     raise RefusedError(f"node {obj['metadata']['name']} is in rollout {other}, held by "
                                        f"{describe(lease)}; nothing was changed")
 
-    def run(self) -> dict:
+    def run(self) -> RolloutReport:
         started = self.clock()
         resumed = self.lease.acquire()
         self.lease.keep_renewed()
@@ -147,41 +149,39 @@ class Rollout:
 
     def _precordon(self):
         for name, node in self.nodes.items():
-            if node["state"] in ("done", "maintained", "gating"):  # these may hold pods again: left alone
+            if node.state in ("done", "maintained", "gating"):  # these may hold pods again: left alone
                 continue
             outcome = self.executor.cordon(name)
             self.emit("cordon", pod=name, message=outcome.message, result=outcome.result)
             if outcome.result != "done":
                 return "error", f"unable to cordon node {name!r}: {outcome.message}"
-            if node["state"] == "pending":
+            if node.state == "pending":
                 self._record(name, "pending")
         return "done", None
 
     def _batch(self, number, names):
         self.emit("batch", batch=number, nodes=names, total=len(self.spec.batches))
-        entry = {"batch": number, "nodes": names, "status": "running", "gate": None}
-        self.batches.append(entry)
+        self.batches.append(BatchProgress(number, tuple(names), RolloutStatus.RUNNING))
         for n in names:
-            self.nodes[n]["batch"] = number
-        todo = [n for n in names if self.nodes[n]["state"] != "done"]
+            self._set(n, batch=number)
+        todo = [n for n in names if self.nodes[n].state != "done"]
         if not todo:
-            entry["status"] = "done"
+            self._batch_ended("done")
             return "done", None
         with WatchGroup(self.connection) as group:  # the batch's nodes, pods and PDBs: plan, drainer, gate
             status, message, gate = self._drain_batch(number, todo, group)
             if status != "done":
-                entry["status"] = status
+                self._batch_ended(status)
                 return status, message
             for n in todo:
-                if self.nodes[n]["state"] != "gating":  # gating: back and uncordoned, only the gate is left
+                if self.nodes[n].state != "gating":  # gating: back and uncordoned, only the gate is left
                     status, message = self._maintain(n, group)
                     if status != "done":
-                        entry["status"] = status
+                        self._batch_ended(status)
                         return status, message
                     self._record(n, "gating")
             status, message = self._gate(gate, number)
-            entry["gate"] = {"passed": status == "done", "message": message}
-            entry["status"] = "done" if status == "done" else status
+            self._batch_ended(status, Gate(status == "done", message))
             if status != "done":
                 return status, message
         for n in todo:
@@ -192,14 +192,14 @@ class Rollout:
     def _drain_batch(self, number, todo, group):
         """Plan the batch's nodes once cordoned, record what the health gate must check (so a resumed
         run gates the pods moved earlier too), drain; ``(status, message, gate)``."""
-        to_drain = [n for n in todo if self.nodes[n]["state"] not in ("maintained", "gating")]
+        to_drain = [n for n in todo if self.nodes[n].state not in ("maintained", "gating")]
         gate = None
 
         def before_drain(plan):  # the gate's pods, recorded before any of them moves
             nonlocal gate
             gate = HealthGate(group, plan.pods if plan is not None else (), self._recorded_gate(todo, group))
             for n in todo:
-                state = self.nodes[n]["state"]
+                state = self.nodes[n].state
                 self._record(n, "draining" if state == "pending" else state, gate=gate.record())
 
         run = cordon_and_drain(self.drainer, to_drain, lambda: self.replan(to_drain, group) if to_drain else None,
@@ -212,17 +212,16 @@ class Rollout:
                                "(see the dry run; --accept-risk=CODE to go ahead anyway)"), None
         result, pods = run.result, run.plan.pods if run.plan is not None else ()
         for n in todo:
-            self.nodes[n]["drain"] = {"status": result.status,
-                                      "evicted": sorted(p for p in result.evicted if _on(pods, p, n)),
-                                      "appeared": [a for a in result.appeared if a["node"] == n],
-                                      "left": [p for p in result.left if p["node"] == n]}
+            self._set(n, drain=NodeDrain(result.status, tuple(sorted(p for p in result.evicted if _on(pods, p, n))),
+                                         tuple(a for a in result.appeared if a["node"] == n),
+                                         tuple(p for p in result.left if p["node"] == n)))
         for k, v in result.requests.items():
             self.requests[k] += v
         if result.status != "drained":
             return result.status, f"batch {number}: drain {result.status}: {result.message}", gate
         for n in to_drain:
             self.emit("drained", pod=n)
-            if self.nodes[n]["state"] in ("pending", "draining"):
+            if self.nodes[n].state in ("pending", "draining"):
                 self._record(n, "drained")
         return "done", None, gate
 
@@ -260,7 +259,7 @@ class Rollout:
         before = (((current or {}).get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_BEFORE)
         if before is None:
             before = wait_for_value(current, self.spec.wait_for)
-        if self.spec.exec_command and node["state"] != "maintained":
+        if self.spec.exec_command and node.state != "maintained":
             self._record(name, "drained", before=before)
             status, message = self._exec(name)
             if status != "done":
@@ -276,14 +275,14 @@ class Rollout:
             if self.interrupted.is_set():
                 return "interrupted", f"interrupted while waiting for node/{name} to come back"
             return "timeout", f"node/{name} did not come back Ready within {int(self.spec.ready_timeout)}s"
-        node["ready"] = True
+        self._set(name, ready=True)
         self.emit("ready", pod=name)
         if not self.spec.keep_cordoned:
             outcome = self.executor.cordon(name, False)
             self.emit("uncordon", pod=name, message=outcome.message, result=outcome.result)
             if outcome.result != "done":
                 return "error", f"unable to uncordon node {name!r}: {outcome.message}"
-            node["uncordoned"] = True
+            self._set(name, uncordoned=True)
         return "done", None
 
     def _exec(self, name):
@@ -300,7 +299,7 @@ class Rollout:
             output = _tail(log)
         text = output.decode("utf-8", "replace").strip()
         tail = text.splitlines()[-1][:200] if text else ""
-        self.nodes[name]["exec"] = {"exitCode": code, "seconds": round(self.clock() - started, 1), "output": tail}
+        self._set(name, exec=NodeExec(code, round(self.clock() - started, 1), tail))
         self.emit("exec-done", pod=name, exitCode=code, message=tail)
         if self.interrupted.is_set():
             return "interrupted", f"interrupted during the maintenance of node/{name}"
@@ -319,7 +318,13 @@ class Rollout:
         if gate is not None:
             annotations[ANNOTATION_GATE] = json.dumps(gate, sort_keys=True) if gate else None
         self._annotate(name, annotations)
-        self.nodes[name]["state"] = state
+        self._set(name, state=state)
+
+    def _set(self, name, **changes):
+        self.nodes[name] = replace(self.nodes[name], **changes)
+
+    def _batch_ended(self, status, gate=None):
+        self.batches[-1] = replace(self.batches[-1], status=RolloutStatus(status), gate=gate)
 
     def _annotate(self, name, annotations):
         status, payload = self.connection.request("PATCH", resource_path("nodes", name=name),
@@ -333,13 +338,10 @@ class Rollout:
             self._annotate(name, {ANNOTATION_ROLLOUT: None, ANNOTATION_STATE: None, ANNOTATION_BEFORE: None,
                                   ANNOTATION_GATE: None})
 
-    def _report(self, started, status, message, resumed) -> dict:
-        return {"kind": "RolloutReport", "apiVersion": API_VERSION, "rollout": self.spec.name,
-                "lease": f"{self.spec.lease_namespace}/{self.spec.name}", "holder": self.lease.holder,
-                "status": status, "message": message, "resumed": resumed,
-                "elapsedSeconds": round(self.clock() - started, 1),
-                "batches": self.batches, "nodes": list(self.nodes.values()),
-                "requests": dict(self.requests)}
+    def _report(self, started, status, message, resumed) -> RolloutReport:
+        return RolloutReport(self.spec.name, f"{self.spec.lease_namespace}/{self.spec.name}", self.lease.holder,
+                             RolloutStatus(status), message, resumed, round(self.clock() - started, 1),
+                             tuple(self.batches), tuple(self.nodes.values()), dict(self.requests))
 
 
 def _on(pods, ref, node) -> bool:

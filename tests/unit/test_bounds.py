@@ -302,11 +302,12 @@ EXEC_UNDER_LIMIT = """
 import subprocess, threading
 from types import SimpleNamespace
 from kubectl_safety.engine.rollout import Rollout
+from kubectl_safety.engine.rollout_report import NodeProgress
 r = object.__new__(Rollout)
 r.spec = SimpleNamespace(exec_command=COMMAND, exec_timeout=300)
 r.emit, r.clock, r._run = (lambda *a, **k: None), (lambda: 0.0), subprocess.run
-r.nodes, r.interrupted = {"n1": {}}, threading.Event()
-print(r._exec("n1"), r.nodes["n1"]["exec"]["output"])
+r.nodes, r.interrupted = {"n1": NodeProgress("n1", 1, "drained")}, threading.Event()
+print(r._exec("n1"), r.nodes["n1"].exec.output)
 """
 
 

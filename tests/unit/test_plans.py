@@ -54,3 +54,39 @@ def test_a_report_holding_plans_is_published_at_any_depth(demo):
     out = published(report)
     assert out["batches"][0]["drain"] == published(plan) and out["batches"][0]["drain"]["kind"] == "DrainPlan"
     assert all(isinstance(r, dict) and r["code"] == x.code.value for r, x in zip(out["batches"][0]["risks"], plan.risks))
+
+
+@pytest.mark.parametrize("options", OPTIONS[:2], ids=["defaults", "runbook"])
+def test_a_rollout_plan_is_typed_frozen_and_published_as_its_schema(demo, options):
+    from kubectl_safety.analysis.plans import Batch, RolloutPlan
+    from kubectl_safety.analysis.rollout_plan import RolloutOptions, plan_rollout
+
+    plan = plan_rollout(demo, [n.name for n in demo.nodes], RolloutOptions(drain=options))
+    assert isinstance(plan, RolloutPlan) and plan.batches and all(isinstance(b, Batch) for b in plan.batches)
+    assert all(isinstance(b.drain, DrainPlan) for b in plan.batches)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.safe = True
+    data = json.loads(json.dumps(published(dataclasses.replace(plan, rollout="r"))))
+    assert problems(data) == []
+    assert data["safe"] is plan.safe and [b["nodes"] for b in data["batches"]] == [list(b.nodes) for b in plan.batches]
+    assert data["estimatedSeconds"] == sum(b["estimatedSeconds"] for b in data["batches"])
+
+
+@pytest.mark.parametrize("options", OPTIONS[:2], ids=["defaults", "runbook"])
+def test_a_cluster_check_is_typed_frozen_and_published_as_its_schema(demo, options):
+    from kubectl_safety.analysis.check import CheckOptions, check
+    from kubectl_safety.analysis.plans import CheckedNode, ClusterCheck, Finding, FindingSeverity
+
+    report = check(demo, CheckOptions(drain=options))
+    assert isinstance(report, ClusterCheck) and all(isinstance(n, CheckedNode) for n in report.nodes)
+    assert report.findings and all(isinstance(f, Finding) and isinstance(f.severity, FindingSeverity)
+                                   for f in report.findings + report.other_findings)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.nodes[0].drainable = True
+    data = json.loads(json.dumps(published(report)))
+    assert problems(data) == []
+    assert [n["drainable"] for n in data["nodes"]] == [n.drainable for n in report.nodes]
+    assert data["summary"]["ready"] is report.summary.ready
+    failed = published(ClusterCheck(context="east", error="unreachable"))
+    assert failed == {"kind": "ClusterCheck", "apiVersion": data["apiVersion"], "context": "east",
+                      "error": "unreachable"}

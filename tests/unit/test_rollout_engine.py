@@ -70,11 +70,16 @@ def test_lease_is_live(holder, renewed_ago, live):
 ])
 def test_exit_codes(status, batches, resumed, code):
     from kubectl_safety.cli.report import rollout_code as exit_code
+    from kubectl_safety.engine.rollout_report import BatchProgress, RolloutReport, RolloutStatus
 
-    assert exit_code({"status": status, "batches": batches, "resumed": resumed}) == code
+    report = RolloutReport("r", "ns/r", "me", RolloutStatus(status), None, resumed, 0.0,
+                           tuple(BatchProgress(i + 1, (), RolloutStatus(b["status"])) for i, b in enumerate(batches)),
+                           (), {})
+    assert exit_code(report) == code
 
 
 # -- the whole run on an in-memory API ---------------------------------------------------------
+from kubectl_safety.cli.published import published  # noqa: E402
 from kubectl_safety.engine.rollout import ANNOTATION_STATE, Rollout, RolloutSpec  # noqa: E402
 from kubectl_safety.errors import RefusedError  # noqa: E402
 from tests.unit.fake_api import FakeApi, entry, node as fake_node, pod  # noqa: E402
@@ -120,7 +125,7 @@ def rollout(api, maintained, stop_on=None, **spec):
 
 def test_a_rollout_maintains_each_node_once_and_cleans_up():
     api, maintained = cluster(), []
-    report = rollout(api, maintained).run()
+    report = published(rollout(api, maintained).run())
     assert report["status"] == "done" and maintained == ["n1", "n2"]
     assert [b["gate"]["passed"] for b in report["batches"]] == [True, True]
     assert not api.store["leases"]  # deleted at the end
@@ -132,12 +137,12 @@ def test_a_rollout_maintains_each_node_once_and_cleans_up():
 
 def test_an_interrupted_rollout_resumes_where_it_stopped():
     api, maintained = cluster(), []
-    report = rollout(api, maintained, stop_on="n2").run()
+    report = published(rollout(api, maintained, stop_on="n2").run())
     assert report["status"] == "interrupted"
     assert api.store["leases"]["ns/ro"]["spec"]["holderIdentity"] is None  # released, kept
     assert api.store["nodes"]["/n1"]["metadata"]["annotations"][ANNOTATION_STATE] == "done"
     assert api.store["nodes"]["/n2"]["spec"]["unschedulable"] is True  # still cordoned
-    report = rollout(api, maintained).run()
+    report = published(rollout(api, maintained).run())
     assert report["status"] == "done" and report["resumed"]
     assert maintained == ["n1", "n2", "n2"]  # n1 is not maintained again; n2's maintenance was cut short
 
@@ -161,13 +166,13 @@ def to_spare_unready(api, p):
 def test_a_run_resumed_after_a_failed_gate_gates_the_pods_moved_earlier():
     api, maintained = cluster(), []
     api.on_evict = to_spare_unready
-    report = rollout(api, maintained, gate_timeout=0.3).run()
+    report = published(rollout(api, maintained, gate_timeout=0.3).run())
     assert report["status"] == "gate-failed" and "rs-a: 1/2 Ready" in report["message"]
-    report = rollout(api, maintained, gate_timeout=0.3).run()  # n1 is back: only its gate is left
+    report = published(rollout(api, maintained, gate_timeout=0.3).run())  # n1 is back: only its gate is left
     assert report["status"] == "gate-failed" and "rs-a: 1/2 Ready" in report["message"]
     assert maintained == ["n1"] and len(api.evictions()) == 1  # neither maintained nor drained again
     api.put("pods", pod("a-r", "spare", owner="rs-a"))  # the replacement is Ready at last
     api.on_evict = to_spare
-    report = rollout(api, maintained).run()
+    report = published(rollout(api, maintained).run())
     assert report["status"] == "done" and maintained == ["n1", "n2"]
     assert not api.store["nodes"]["/n1"]["metadata"].get("annotations")

@@ -115,7 +115,7 @@ def _pool(count, zones="abc"):
 
 
 def test_rollout_names_pre_cordoning_as_the_cause_of_replacement_unplaceable():
-    from kubectl_safety.cli.commands.rollout import render_plan
+    from kubectl_safety.cli.text.rollout import render_plan
 
     plan = _plan(*_pool(2))  # no node outside the pool: pre-cordoned, the first batch's pods fit nowhere
     assert not plan["safe"] and plan["stopsAtBatch"] == 1
@@ -142,7 +142,7 @@ def test_rollout_groups_repeated_risks_by_workload():
 
 
 def test_rollout_per_node_breakdown_says_how_many_nodes_it_leaves_out():
-    from kubectl_safety.cli.commands.rollout import render_plan
+    from kubectl_safety.cli.text.rollout import render_plan
 
     plan = _plan(*_pool(9))  # 27 nodes: the unplaceable replacement's reasons list 20
     risk = next(r for r in plan["risks"] if r["code"] == "REPLACEMENT_UNPLACEABLE")
@@ -393,7 +393,7 @@ def test_finding_severities_are_an_enum_in_the_schemas(kind):
 
 
 def test_rollout_groups_workloads_that_share_a_cause():
-    from kubectl_safety.cli.commands.rollout import render_plan
+    from kubectl_safety.cli.text.rollout import render_plan
     from tests.builders import make_node, make_pod
 
     nodes = [make_node(f"a{i}", zone="zone-a", cpu="2", labels={"pool": "x"}) for i in (1, 2)]

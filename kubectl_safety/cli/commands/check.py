@@ -1,17 +1,18 @@
 """``kubectl safety check``: the whole cluster's maintenance readiness in one command."""
 
+from dataclasses import replace
+
 import click
 
 from kubectl_safety.cli.completers import complete_contexts
 from kubectl_safety.cli.drain_flags import KUBECTL, build_drain_options, drain_flags, duration
 from kubectl_safety.cli.drain_flags import selector as selector_of
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import emit, table
-from kubectl_safety.cli.risks import render_risks
+from kubectl_safety.cli.render import emit
+from kubectl_safety.cli.text.check import render_check, render_list
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.report import ExitCode
 from kubectl_safety.errors import SafetyError, UsageError
-from kubectl_safety.model.constants import API_VERSION
 
 MAX_PARALLEL = 8  # clusters checked at once
 EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts)"
@@ -86,20 +87,20 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
             g.context = names[0]
         report = _check_one(g, options)
         emit(report, g.output, render_check)
-        return ExitCode.OK if report["summary"]["ready"] else ExitCode.UNSAFE
+        return ExitCode.OK if report.summary.ready else ExitCode.UNSAFE
     items = _check_many(g, names, options)
     emit({"kind": "List", "apiVersion": "v1", "items": items}, g.output, render_list)
     for r in items:  # errors on stderr, as kubectl prints them; the List keeps each in its item
-        if "error" in r:
+        if r.error is not None:
             from kubectl_safety.printable import for_terminal
 
-            click.echo(f"error: context {for_terminal(r['context'])}: {for_terminal(r['error'])}", err=True)
-    if any("error" in r for r in items):
+            click.echo(f"error: context {for_terminal(r.context)}: {for_terminal(r.error)}", err=True)
+    if any(r.error is not None for r in items):
         return ExitCode.ERROR
-    return ExitCode.OK if all(r["summary"]["ready"] for r in items) else ExitCode.UNSAFE
+    return ExitCode.OK if all(r.summary.ready for r in items) else ExitCode.UNSAFE
 
 
-def _check_one(g, options) -> dict:
+def _check_one(g, options):
     """The ClusterCheck of one cluster (the context of ``g``, or its --snapshot files)."""
     from kubectl_safety.analysis.check import check
     from kubectl_safety.cluster.dump import bulk_load
@@ -109,22 +110,20 @@ def _check_one(g, options) -> dict:
     snap = s.snapshot(() if s.offline else cluster_scope(), "check")
     with bulk_load():  # the analysis makes no cycles: collections would only rescan what it keeps (10% of it)
         report = check(snap, options, snap.taken_at)
-    if g.context:
-        report = {"kind": report["kind"], "apiVersion": report["apiVersion"], "context": g.context,
-                  **{k: v for k, v in report.items() if k not in ("kind", "apiVersion")}}
-    return report
+    return replace(report, context=g.context) if g.context else report
 
 
 def _check_many(g, names, options) -> list:
     """One ClusterCheck per context, checked in parallel; a cluster that fails gets ``error``."""
     from concurrent.futures import ThreadPoolExecutor
-    from dataclasses import replace
+
+    from kubectl_safety.analysis.plans import ClusterCheck
 
     def one(name):
         try:
             return _check_one(replace(g, context=name, warnings=[]), options)
         except SafetyError as e:
-            return {"kind": "ClusterCheck", "apiVersion": API_VERSION, "context": name, "error": str(e)}
+            return ClusterCheck(context=name, error=str(e))
 
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(names))) as pool:
         return list(pool.map(one, names))
@@ -142,92 +141,3 @@ def _all_contexts(kubeconfig) -> list:
 # The group-wide --context takes one value; this command's own takes several.
 command.params = [p for p in command.params if p.name != "context"]
 
-
-# -- text rendering --------------------------------------------------------------------------------
-def render_list(r, wide=False) -> str:
-    parts = []
-    for item in r["items"]:
-        head = f"=== context {item['context']} ==="
-        body = "(failed: the error is on stderr)\n" if "error" in item else render_check(item, wide)
-        parts.append(f"{head}\n{body}")
-    return "\n".join(parts)
-
-
-def render_check(r, wide=False) -> str:
-    s = r["summary"]
-    found = s["findings"]
-    lines = [f"{s['drainable']}/{s['nodes']} node(s) drainable now, {s['removable']} removable, "
-             f"{s['unreachable']} not Ready; findings: {found['error']} error, {found['warning']} warning, "
-             f"{found['info']} info."]
-    a = r["assumes"]
-    flags = [f for f, on in (("--ignore-daemonsets", a["ignoreDaemonsets"]),
-                             ("--delete-emptydir-data", a["deleteEmptydirData"]), ("--force", a["force"]),
-                             ("--disable-eviction", a["disableEviction"])) if on]
-    lines.append(f"Each node planned as: kubectl safety drain NODE --dry-run {' '.join(flags)}".rstrip())
-    if r["blockers"]:
-        lines.append("\nWhat blocks a rolling upgrade of all nodes:")
-        shown = r["blockers"] if wide else r["blockers"][:10]
-        rows = [[f"{b['object']['kind']}/{_name(b['object'])}", b["blocks"], ",".join(b["codes"]),
-                 ", ".join(b["nodes"][:4]) + (f" and {len(b['nodes']) - 4} more" if len(b["nodes"]) > 4 else "")]
-                for b in shown]
-        lines.append(table(rows, ["object", "blocks", "codes", "nodes"]).rstrip())  # the JSON's names
-        if len(shown) < len(r["blockers"]):
-            lines.append(f"  ... {len(r['blockers']) - len(shown)} more (-o wide)")
-    lines.append("\nNodes:")
-    rows = [[n["name"], n["state"] + (",SchedulingDisabled" if n["unschedulable"] else ""),
-             "yes" if n["drainable"] else "NO", "yes" if n["removable"] else "NO", n["pods"],
-             ",".join(sorted({x["code"] for x in n["risks"] if not x["accepted"]})) or "-"] for n in r["nodes"]]
-    lines.append(table(rows, ["node", "state", "drainable", "removable", "pods", "risks"]).rstrip() or "  no nodes")
-    for n in r["nodes"]:
-        if n.get("stuckPods"):
-            lines.append(f"\nNode {n['name']} is {n['stateMessage']}; pods stuck there:")
-            lines += [f"  {p['namespace']}/{p['name']}: {p['verdict']}"
-                      + (f" [{', '.join(p['risks'])}]" if p["risks"] else "") for p in n["stuckPods"]]
-        if wide and n["risks"]:
-            lines.append(f"\nNode {n['name']}:")
-            lines += render_risks(n["risks"])[1:]
-    if r["findings"]:
-        lines.append("\nFindings" + (" about what the selected nodes touch:" if s["scope"] == "pool" else ":"))
-        shown = r["findings"] if wide else [f for f in r["findings"] if f["severity"] != "info"]
-        rows = [[f["severity"], f["code"], f["message"]] for f in shown]
-        lines.append(table(rows, ["severity", "code", "message"]).rstrip())
-        hidden = len(r["findings"]) - len(shown)
-        if hidden:
-            lines.append(f"  ... {hidden} info finding(s) (-o wide)")
-    lines += _other_findings(r.get("otherFindings") or [], wide)
-    verdict = ("READY: every node can be drained now and no finding reaches --fail-on " + s["failOn"]
-               if s["ready"] else
-               f"NOT READY: {s['notDrainable']} node(s) not drainable, "
-               + (f"{s['failing']} finding(s) at --fail-on {s['failOn']} or worse" if s["failOn"] != "none"
-                  else "findings not gating (--fail-on none)") + " (exit 3)")
-    lines.append(f"\n{verdict}.")
-    return "\n".join(lines) + "\n"
-
-
-def _other_findings(other, wide) -> list:
-    """Findings that do not gate: outside the selected nodes, or ignored; by code unless wide."""
-    if not other:
-        return []
-    outside = [f for f in other if f["reason"] == "outside"]
-    ignored = [f for f in other if f["reason"] == "ignored"]
-    lines = []
-    for what, found in (("Elsewhere in the cluster (not gating; --scope cluster gates on them)", outside),
-                        ("Ignored (--ignore-finding)", ignored)):
-        if not found:
-            continue
-        lines.append(f"\n{what}:")
-        if wide:
-            lines.append(table([[f["severity"], f["code"], f["message"]] for f in found],
-                               ["severity", "code", "message"]).rstrip())
-            continue
-        by_code = {}
-        for f in found:
-            by_code.setdefault((f["severity"], f["code"]), []).append(f)
-        rows = [[sev, code, len(fs)] for (sev, code), fs in by_code.items()]
-        lines.append(table(rows, ["severity", "code", "findings"]).rstrip())
-        lines.append("  (-o wide lists them)")
-    return lines
-
-
-def _name(o) -> str:
-    return f"{o['namespace']}/{o['name']}" if o["namespace"] else o["name"]

@@ -4,24 +4,14 @@ import click
 
 from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import emit, table, warn
+from kubectl_safety.cli.render import emit, warn
 from kubectl_safety.cli.session import Session
+from kubectl_safety.cli.text.preemption import render, render_list
 from kubectl_safety.errors import InputError, NotFoundError, UsageError
-from kubectl_safety.model.duration import human_duration
 
 PLACED = ("fits", "preempt", "waiting")
-PRIORITY_OFFSET = 2 ** 31  # kube-scheduler adds it to each victim's priority so that sums stay positive
 MAX_COPIES = 1000
 EXIT = "\b\nJSON kind: PreemptionPreview (read-only: nothing is created, patched or deleted)"
-OUTCOMES = {
-    "fits": "fits without preemption",
-    "preempt": "fits by preempting lower-priority pods",
-    "waiting": "waits: lower-priority pods on its nominated node are already terminating by preemption",
-    "not-eligible": "cannot be placed: no node fits and the pod may not preempt",
-    "unschedulable": "cannot be placed: no node fits and preemption cannot make room",
-    "partial": "only some copies can be placed",
-    "not-scheduled": "never scheduled: the pod is being deleted or has finished",
-}
 
 
 VALIDATE = {"strict": "strict", "true": "strict", "warn": "warn", "ignore": "ignore", "false": "ignore"}
@@ -202,65 +192,3 @@ def _with_classes(snap, classes):
     kept = [c for c in snap.priority_classes if c.name not in names]
     return snap.replace(priority_classes=kept + [PriorityClass(c) for c in classes])
 
-
-# -- text output --------------------------------------------------------------------------------
-
-def _priority_sum(candidate) -> int:
-    """The victims' priorities summed as written (JSON ``prioritySum`` keeps the scheduler's +2^31 per victim)."""
-    return candidate["prioritySum"] - len(candidate["victims"]) * PRIORITY_OFFSET
-
-
-def render_list(r, wide=False) -> str:
-    """One preview per workload of a stream, each under a heading naming it."""
-    blocks = []
-    for item in r["items"]:
-        p = item["pod"]
-        copies = f" ({item['replicas']} copies)" if item["replicas"] > 1 else ""
-        blocks.append(f"=== {p['namespace']}/{p['name']}{copies}\n" + render(item, wide))
-    return "\n".join(blocks)
-
-
-def render(r, wide=False) -> str:
-    p = r["pod"]
-    cls = f"class {p['priorityClassName']}, " if p["priorityClassName"] else ""
-    lines = [f"Pod:        {p['namespace']}/{p['name']}: priority {p['priority']} ({cls}{p['prioritySource']}), "
-             f"preemptionPolicy {p['preemptionPolicy']}",
-             f"Result:     {OUTCOMES.get(r['outcome'], r['outcome'])}"
-             + (f" ({r['placed']} of {r['replicas']} copies placed)" if r["replicas"] > 1 else "")]
-    if r["feasibleNodes"]:
-        lines.append(f"Feasible:   {len(r['feasibleNodes'])} node(s): {', '.join(r['feasibleNodes'][:10])}"
-                     + (" ..." if len(r["feasibleNodes"]) > 10 else ""))
-    if r["eligible"] is not None:
-        lines.append(f"Eligible:   {r['eligibility']}")
-    if r["placements"]:
-        lines.append("\nCopies, placed one after another:")
-        rows = [[p["replica"], p["name"], OUTCOMES.get(p["outcome"], p["outcome"]).split(":")[0], p["node"] or "-",
-                 ", ".join(f"{v['namespace']}/{v['name']}" for v in p["victims"]) or "-"] for p in r["placements"]]
-        lines.append(table(rows, ["copy", "name", "outcome", "node", "victims"]).rstrip())
-        lines.append("Below: all copies' victims, then candidates and excluded nodes for copy 1.")
-    elif r["node"] and not r["fitsWithoutPreemption"]:
-        lines.append(f"Node:       {r['node']} (status.nominatedNodeName; the pod may still land elsewhere)")
-    for note in r["notes"]:
-        lines.append(f"Note:       {note}")
-    if r["victims"]:
-        lines.append(f"\nVictims{' of all copies' if r['placements'] else ''} (deleted by the scheduler with their "
-                     "own grace period; PDBs are not enforced):")
-        rows = [[v["node"], v["namespace"], v["name"], v["priority"], v["startTime"] or "-",
-                 ", ".join(v["pdbs"]) if v["pdbViolation"] else "", human_duration(v["gracePeriodSeconds"])] for v in r["victims"]]
-        lines.append(table(rows, ["node", "namespace", "name", "priority", "started", "pdb-violated", "grace"]).rstrip())
-    if r["candidates"]:
-        lines.append("\nCandidates in the scheduler's order (fewest PDB violations, lowest highest priority, "
-                     "lowest priority sum, fewest victims, latest start):")
-        rows = [[c["rank"], c["node"], len(c["victims"]), c["pdbViolations"], c["highestPriority"],
-                 _priority_sum(c), c["earliestStart"] or "-"]
-                + ([", ".join(f"{v['namespace']}/{v['name']}" for v in c["victims"])] if wide else [])
-                for c in r["candidates"]]
-        headers = ["rank", "node", "victims", "pdb-violations", "highest-priority", "priority-sum", "earliest-start"]
-        lines.append(table(rows, headers + (["victim-pods"] if wide else [])).rstrip())
-        lines.append(f"Scheduler:  {r['sampling']['note']}")
-    if r["excluded"] and not r["fitsWithoutPreemption"] or wide:
-        lines.append("\nExcluded nodes:" if not r["fitsWithoutPreemption"] else "\nNodes that do not fit:")
-        lines.append(table([[e["node"], e["reason"]] for e in r["excluded"]], ["node", "reason"]).rstrip() or "  none")
-    rows = [[f["severity"], f["code"], f["message"]] for f in r["findings"]]
-    lines.append("\nFindings:\n" + (table(rows, ["severity", "code", "message"]) if rows else "  none\n"))
-    return "\n".join(lines).rstrip() + "\n"

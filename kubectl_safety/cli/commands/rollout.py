@@ -3,6 +3,7 @@
 import contextlib
 import hashlib
 import sys
+from dataclasses import replace
 
 import click
 
@@ -10,8 +11,11 @@ from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, build_drain_options, drain_flags, dry_run_value, duration
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import as_text, emit, table
-from kubectl_safety.cli.risks import render_risks, unaccepted_codes
+from kubectl_safety.cli.published import published
+from kubectl_safety.cli.render import as_text, emit
+from kubectl_safety.cli.risks import unaccepted_codes
+from kubectl_safety.cli.text.rollout import progress as progress_printer
+from kubectl_safety.cli.text.rollout import render_plan, render_report
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.report import ExitCode, rollout_code
 from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
@@ -129,19 +133,17 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
         options = RolloutOptions(drain=drain_options, max_unavailable=max_unavailable, by_zone=by_zone,
                                  precordon=not no_precordon, maintenance=bool(exec_command), done=done,
                                  skip_blocked=skip_blocked)
-        plan = plan_rollout(snap, pool, options, snap.taken_at)
-        plan["rollout"] = name
+        plan = replace(plan_rollout(snap, pool, options, snap.taken_at), rollout=name)
         if dry_run == "client":
             emit(plan, s.g.output, render_plan)
-            return ExitCode.OK if plan["safe"] else ExitCode.UNSAFE
-        left = plan["leftNodes"] if skip_blocked and not plan["safe"] and any(b["safe"] for b in plan["batches"]) \
-            else None
+            return ExitCode.OK if plan.safe else ExitCode.UNSAFE
+        left = plan.left_nodes if skip_blocked and not plan.safe and any(b.safe for b in plan.batches) else None
         if left:  # the safe batches go; the blocked nodes are named at the end
-            code = _act(s, loader, snap, dict(plan, batches=[b for b in plan["batches"] if b["safe"]]), pool, name,
+            code = _act(s, loader, snap, replace(plan, batches=tuple(b for b in plan.batches if b.safe)), pool, name,
                         states, drain_options, seconds, yes, flags)
             click.echo(f"error: {len(left)} node(s) left, blocked (--skip-blocked): {', '.join(left)}", err=True)
             return code if code != ExitCode.OK else ExitCode.UNSAFE
-        if not plan["safe"]:
+        if not plan.safe:
             emit(plan, s.g.output, render_plan)
             raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
                                + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
@@ -161,15 +163,16 @@ def _annotations(node) -> dict:
 def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags):
     from kubectl_safety.analysis.drain import plan_drain
     from kubectl_safety.engine.rollout import Rollout, RolloutSpec
+    from kubectl_safety.engine.rollout_report import PlanBrief
 
     connection = s.connection("rollout")
-    spec = RolloutSpec(name=name, nodes=pool, batches=[b["nodes"] for b in plan["batches"]],
+    spec = RolloutSpec(name=name, nodes=pool, batches=[list(b.nodes) for b in plan.batches],
                        exec_timeout=seconds["--exec-timeout"], ready_timeout=seconds["--ready-timeout"],
                        gate_timeout=seconds["--gate-timeout"], drain_timeout=seconds["--timeout"],
                        grace_period=drain_options.grace_period if drain_options.grace_period >= 0 else None,
                        skip_wait_for_delete_timeout=drain_options.skip_wait_for_delete_timeout,
                        states={n: st for n, st in states.items() if st}, **flags)
-    progress = _progress()
+    progress = progress_printer()
 
     def replan(batch, group):  # from the view's watches, the batch's nodes watched in its group
         loader.nodes = list(batch)
@@ -181,176 +184,14 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
     rollout.check_exclusive([snap.node(n).raw for n in pool])
     _confirm(plan, yes)
     with interrupts(rollout.executor, "stopping after the current step; progress is kept, run again to resume"):
-        report = rollout.run()
-    report["plan"] = {"batches": len(plan["batches"]), "estimatedSeconds": plan["estimatedSeconds"],
-                      "done": plan["done"]}
+        report = replace(rollout.run(), plan=PlanBrief(len(plan.batches), plan.estimated_seconds, plan.done))
     emit(report, s.g.output, render_report)
     return rollout_code(report)
 
 
 def _confirm(plan, yes):
     if not yes and sys.stdin.isatty():
-        click.echo(as_text(plan, render_plan, stream=sys.stderr), err=True, nl=False)
-    confirm(f"Maintain {len(plan['nodes']) - len(plan['done'])} node(s) in {len(plan['batches'])} batch(es), "
-            f"about {plan['estimatedSeconds']}s?", yes, "roll out")
+        click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
+    confirm(f"Maintain {len(plan.nodes) - len(plan.done)} node(s) in {len(plan.batches)} batch(es), "
+            f"about {plan.estimated_seconds}s?", yes, "roll out")
 
-
-def _progress():
-    from kubectl_safety.cli.drain_progress import DrainProgress, event_line
-
-    class Progress(DrainProgress):
-        """The drain's events, and the rollout's: batches, maintenance, readiness, health gates."""
-
-        LIVE = DrainProgress.LIVE + ("waiting-ready", "gate")
-
-        @staticmethod
-        def text(event) -> str:
-            line = ROLLOUT_LINES.get(event["event"])
-            return line(event) if line else event_line(event)
-
-    return Progress()
-
-
-def _exec_done(e) -> str:
-    code = e.get("exitCode")
-    return (f"node/{e['pod']} maintenance " + ("timed out" if code is None else f"exited {code}")
-            + (f": {e['message']}" if e.get("message") and code else ""))
-
-
-ROLLOUT_LINES = {  # the rollout's own events -> progress line
-    "batch": lambda e: f"batch {e['batch']}/{e['total']}: {', '.join(e['nodes'])}",
-    "exec": lambda e: f"node/{e['pod']} maintenance: {e['command']}",
-    "exec-done": _exec_done,
-    "waiting-ready": lambda e: e["message"],
-    "ready": lambda e: f"node/{e['pod']} Ready",
-    "gate": lambda e: f"batch {e['batch']}: {e['message']}",
-    "gate-passed": lambda e: f"batch {e['batch']}: health gate passed",
-    "node-done": lambda e: f"node/{e['pod']} done",
-}
-
-
-# -- text rendering ------------------------------------------------------------------------------
-def render_plan(r, wide=False) -> str:
-    from kubectl_safety.model.duration import human_duration
-
-    o = r["options"]
-    lines = [f"Rollout of {len(r['nodes'])} node(s): batches of {o['batchSize']}"
-             + (", one zone at a time" if o["byZone"] else "")
-             + (", pool cordoned first" if o["precordon"] else ", no pre-cordon")]
-    if r["done"]:
-        lines.append(f"Already done (resumed): {', '.join(r['done'])}")
-    rows = []
-    for b in r["batches"]:
-        s, c = b["drain"]["summary"], b["capacity"]
-        rows.append([b["batch"], ",".join(b["nodes"]), ",".join(z for z in b["zones"] if z) or "-",
-                     s["evict"] + s["wait"] + s["delete"], s["blocked"],
-                     f"{c['schedulableNodes']} nodes, {c['cpuFree']}m/{_gib(c['memoryFree'])} free",
-                     f"{c['cpuNeeded']}m/{_gib(c['memoryNeeded'])}", human_duration(b["estimatedSeconds"]),
-                     "SAFE" if b["safe"] else "BLOCKED: " + ",".join(b["blockedNodes"])])
-    lines.append("")
-    lines.append(table(rows, ["batch", "nodes", "zones", "move", "blocked", "capacity left", "needed",
-                              "estimate", "verdict"]).rstrip() or "nothing to do")
-    if wide:
-        from kubectl_safety.cli.commands.drain import render_plan as render_drain
-
-        for b in r["batches"]:
-            lines.append(f"\nBatch {b['batch']}:")
-            lines.append(render_drain(b["drain"]).rstrip())
-    lines += (render_risks([dict(x, message=f"batch {x['batch']}: {x['message']}") for x in r["risks"]]) if wide
-              else _grouped_risks(r["risks"]))
-    for cause in r.get("causes") or []:
-        lines.append(f"\nCause: {cause['message']}.\n  Pre-cordoning buys: {cause['buys']}.\n  Alternatives:")
-        lines += [f"    {a}" for a in cause["alternatives"]]
-    left = r.get("leftNodes") or []
-    if left:
-        import textwrap
-
-        lines.append("")
-        lines += textwrap.wrap(f"Left unmaintained: {len(left)} node(s): {', '.join(left[:20])}"
-                               + (f" and {len(left) - 20} more (-o json lists them)" if len(left) > 20 else "")
-                               + ("" if o.get("skipBlocked") else
-                                  "; --skip-blocked maintains the other batches and names them"),
-                               width=120, subsequent_indent="  ", break_on_hyphens=False)
-    verdict = ("SAFE: every batch can complete" if r["safe"] else
-               f"NOT SAFE ({unaccepted_codes(r)}): " + (
-                   f"{len(left)} node(s) blocked would be left (--skip-blocked); exit 3" if o.get("skipBlocked") else
-                   f"the rollout would stop at batch {r['stopsAtBatch']}; exit 3 "
-                   + ("(the cause and its alternatives are above)" if r.get("causes") else
-                      "unless accepted with --accept-risk")))
-    lines.append(f"\n{verdict}; estimated {human_duration(r['estimatedSeconds'])} in total"
-                 + (" (maintenance assumed 60s a node)" if o["maintenance"] else "") + ".")
-    return "\n".join(lines) + "\n"
-
-
-GROUP_NODES = 5  # nodes shown with a group of risks (each node's reason: -o wide)
-
-
-def _grouped_risks(risks) -> list:
-    """The risks grouped by code and workload: the first one's message and nodes, the batches of all."""
-    if not risks:
-        return []
-    groups = {}
-    for x in risks:
-        groups.setdefault((x["code"], x.get("workload"), x["accepted"]), []).append(x)
-    causes = {}  # workloads whose risks have the same code, batches and cause: one entry
-    for (code, workload, accepted), found in groups.items():
-        batches = tuple(sorted({x["batch"] for x in found}))
-        causes.setdefault((code, accepted, batches, _cause(found[0])), []).append((workload, found))
-    lines = ["\nRisks" + (" (grouped by workload and cause; -o wide lists each):" if len(causes) < len(risks)
-                           else ":")]
-    for (code, accepted, batches, _), entries in causes.items():
-        workloads = [w for w, _ in entries if w]
-        found = [x for _, xs in entries for x in xs]
-        first = found[0]
-        where = f"batch {batches[0]}" if len(batches) == 1 else f"{len(batches)} batches ({_spans(list(batches))})"
-        named = (f", {workloads[0]}" if len(workloads) == 1 else
-                 f", {len(workloads)} workloads ({', '.join(workloads[:5])}"
-                 + (f" and {len(workloads) - 5} more" if len(workloads) > 5 else "") + ")" if workloads else "")
-        lines.append(f"  {code}{' (accepted)' if accepted else ''}: {where}{named}"
-                     + (f", {len(found)} times" if len(found) > 1 else "") + f": {first['message']}")
-        nodes = list((first.get("nodes") or {}).items())
-        lines += [f"      {node}: {why}" for node, why in nodes[:GROUP_NODES]]
-        more = len(nodes[GROUP_NODES:]) + (first.get("nodesNotListed") or 0)
-        if more:
-            lines.append(f"      and {more} more node(s) (-o wide, -o json)")
-    return lines
-
-
-def _cause(risk) -> str:
-    """A risk's message without the pod it names: what the same cause says for every pod."""
-    message = risk["message"]
-    return message.split(" fits on no node: ", 1)[1] if " fits on no node: " in message else message
-
-
-def _spans(numbers) -> str:
-    """1-3,5,7-9"""
-    out, start = [], numbers[0]
-    for a, b in zip(numbers, numbers[1:] + [None]):
-        if b != a + 1:
-            out.append(str(start) if start == a else f"{start}-{a}")
-            start = b
-    return ",".join(out)
-
-
-def _gib(n) -> str:
-    return f"{n / 2**30:.1f}Gi"
-
-
-def render_report(r, wide=False) -> str:
-    lines = [f"Rollout {r['rollout']}: {r['status']}" + (f" ({r['message']})" if r["message"] else ""),
-             f"Lease {r['lease']}, holder {r['holder']}; {r['elapsedSeconds']}s"]
-    rows = []
-    for n in r["nodes"]:
-        d = n.get("drain") or {}
-        ex = n.get("exec") or {}
-        rows.append([n["name"], n["batch"] or "-", n["state"], len(d.get("evicted") or []),
-                     len(d.get("appeared") or []), "-" if not ex else ex["exitCode"],
-                     "yes" if n.get("uncordoned") else "no"])
-    lines.append("")
-    lines.append(table(rows, ["node", "batch", "state", "evicted", "appeared", "exec", "uncordoned"]).rstrip())
-    for b in r["batches"]:
-        if b.get("gate") and not b["gate"]["passed"]:
-            lines.append(f"\nBatch {b['batch']} health gate: {b['gate']['message']}")
-    if r["status"] != "done":
-        lines.append("\nProgress is kept in the cluster; run the same command again to resume.")
-    return "\n".join(lines) + "\n"

@@ -1,0 +1,93 @@
+"""``check`` as text: the summary, what blocks a rolling upgrade, every node, the findings and the verdict."""
+
+from kubectl_safety.cli.render import table
+from kubectl_safety.cli.risks import render_risks
+
+
+def render_list(r, wide=False) -> str:
+    parts = []
+    for item in r["items"]:
+        head = f"=== context {item['context']} ==="
+        body = "(failed: the error is on stderr)\n" if "error" in item else render_check(item, wide)
+        parts.append(f"{head}\n{body}")
+    return "\n".join(parts)
+
+
+def render_check(r, wide=False) -> str:
+    s = r["summary"]
+    found = s["findings"]
+    lines = [f"{s['drainable']}/{s['nodes']} node(s) drainable now, {s['removable']} removable, "
+             f"{s['unreachable']} not Ready; findings: {found['error']} error, {found['warning']} warning, "
+             f"{found['info']} info."]
+    a = r["assumes"]
+    flags = [f for f, on in (("--ignore-daemonsets", a["ignoreDaemonsets"]),
+                             ("--delete-emptydir-data", a["deleteEmptydirData"]), ("--force", a["force"]),
+                             ("--disable-eviction", a["disableEviction"])) if on]
+    lines.append(f"Each node planned as: kubectl safety drain NODE --dry-run {' '.join(flags)}".rstrip())
+    if r["blockers"]:
+        lines.append("\nWhat blocks a rolling upgrade of all nodes:")
+        shown = r["blockers"] if wide else r["blockers"][:10]
+        rows = [[f"{b['object']['kind']}/{_name(b['object'])}", b["blocks"], ",".join(b["codes"]),
+                 ", ".join(b["nodes"][:4]) + (f" and {len(b['nodes']) - 4} more" if len(b["nodes"]) > 4 else "")]
+                for b in shown]
+        lines.append(table(rows, ["object", "blocks", "codes", "nodes"]).rstrip())  # the JSON's names
+        if len(shown) < len(r["blockers"]):
+            lines.append(f"  ... {len(r['blockers']) - len(shown)} more (-o wide)")
+    lines.append("\nNodes:")
+    rows = [[n["name"], n["state"] + (",SchedulingDisabled" if n["unschedulable"] else ""),
+             "yes" if n["drainable"] else "NO", "yes" if n["removable"] else "NO", n["pods"],
+             ",".join(sorted({x["code"] for x in n["risks"] if not x["accepted"]})) or "-"] for n in r["nodes"]]
+    lines.append(table(rows, ["node", "state", "drainable", "removable", "pods", "risks"]).rstrip() or "  no nodes")
+    for n in r["nodes"]:
+        if n.get("stuckPods"):
+            lines.append(f"\nNode {n['name']} is {n['stateMessage']}; pods stuck there:")
+            lines += [f"  {p['namespace']}/{p['name']}: {p['verdict']}"
+                      + (f" [{', '.join(p['risks'])}]" if p["risks"] else "") for p in n["stuckPods"]]
+        if wide and n["risks"]:
+            lines.append(f"\nNode {n['name']}:")
+            lines += render_risks(n["risks"])[1:]
+    if r["findings"]:
+        lines.append("\nFindings" + (" about what the selected nodes touch:" if s["scope"] == "pool" else ":"))
+        shown = r["findings"] if wide else [f for f in r["findings"] if f["severity"] != "info"]
+        rows = [[f["severity"], f["code"], f["message"]] for f in shown]
+        lines.append(table(rows, ["severity", "code", "message"]).rstrip())
+        hidden = len(r["findings"]) - len(shown)
+        if hidden:
+            lines.append(f"  ... {hidden} info finding(s) (-o wide)")
+    lines += _other_findings(r.get("otherFindings") or [], wide)
+    verdict = ("READY: every node can be drained now and no finding reaches --fail-on " + s["failOn"]
+               if s["ready"] else
+               f"NOT READY: {s['notDrainable']} node(s) not drainable, "
+               + (f"{s['failing']} finding(s) at --fail-on {s['failOn']} or worse" if s["failOn"] != "none"
+                  else "findings not gating (--fail-on none)") + " (exit 3)")
+    lines.append(f"\n{verdict}.")
+    return "\n".join(lines) + "\n"
+
+
+def _other_findings(other, wide) -> list:
+    """Findings that do not gate: outside the selected nodes, or ignored; by code unless wide."""
+    if not other:
+        return []
+    outside = [f for f in other if f["reason"] == "outside"]
+    ignored = [f for f in other if f["reason"] == "ignored"]
+    lines = []
+    for what, found in (("Elsewhere in the cluster (not gating; --scope cluster gates on them)", outside),
+                        ("Ignored (--ignore-finding)", ignored)):
+        if not found:
+            continue
+        lines.append(f"\n{what}:")
+        if wide:
+            lines.append(table([[f["severity"], f["code"], f["message"]] for f in found],
+                               ["severity", "code", "message"]).rstrip())
+            continue
+        by_code = {}
+        for f in found:
+            by_code.setdefault((f["severity"], f["code"]), []).append(f)
+        rows = [[sev, code, len(fs)] for (sev, code), fs in by_code.items()]
+        lines.append(table(rows, ["severity", "code", "findings"]).rstrip())
+        lines.append("  (-o wide lists them)")
+    return lines
+
+
+def _name(o) -> str:
+    return f"{o['namespace']}/{o['name']}" if o["namespace"] else o["name"]

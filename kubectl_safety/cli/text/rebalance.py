@@ -1,0 +1,107 @@
+"""``rebalance`` as text: each constraint now and as expected, the evictions, the summary; progress lines."""
+
+from kubectl_safety.cli.render import table
+from kubectl_safety.cli.risks import render_risks, unaccepted_codes
+
+
+def progress(event):
+    """Engine events as kubectl writes them (``pod/NAME evicted``); retries on a live status line."""
+    from kubectl_safety.cli.progress import SHARED, object_line
+
+    kind, name = event.get("event"), (event.get("pod") or "").rsplit("/", 1)[-1]
+    detail = event.get("message") or event.get("reason") or ""
+    if kind == "round":
+        SHARED.line(f"round {event['round']}: evicting {event['pods']} pod(s)")
+    elif kind == "settling":
+        SHARED.line(f"waiting for {event['pods']} pod(s) to be gone and replaced...")
+    elif kind == "measured":
+        SHARED.line(f"round {event['round']}: measured again: " + _skews(event["plan"]))
+    elif kind == "retrying":
+        SHARED.status(f"cannot evict pod/{name} yet ({event.get('result')}): {detail} "
+                      f"(retry in {event.get('retryIn', 0):.0f}s)", event.get("timeLeft"))
+    elif kind in ("done", "evicted", "gone"):  # the executor's "done", the drainer's "evicted" once gone
+        SHARED.line(object_line("pod", name, "already gone" if kind == "gone" else "evicted"))
+    elif kind not in ("evicting", "waiting", "appeared"):
+        SHARED.line(f"error: cannot evict pod/{name}: {kind}" + (f" ({detail})" if detail else ""))
+
+
+def server_progress(event):
+    """A server dry run's events: an accepted eviction says so, as kubectl's ``(server dry run)``."""
+    if event.get("event") == "done":
+        from kubectl_safety.cli.progress import SHARED, object_line
+
+        SHARED.line(object_line("pod", event["pod"].rsplit("/", 1)[-1], "evicted (server dry run)"))
+    else:
+        progress(event)
+
+
+def _skews(plan) -> str:
+    return "; ".join(f"{c['workload']} {c['topologyKey']} skew {c['skew']}" for c in plan["constraints"]
+                     if c["rebalanced"]) or "no constraints"
+
+
+def _domains(d) -> str:
+    return ", ".join(f"{k}={v}" for k, v in d.items()) or "no eligible domains"
+
+
+def render(r, wide=False) -> str:
+    lines = []
+    shown = [c for c in r["constraints"] if c["violated"] or r["scope"]["workload"] or wide]
+    expected = {(c["workload"], c["topologyKey"]): c for c in r["expected"]}
+    checked = len(r["workloads"])
+    if not shown:
+        lines.append(f"No violated topology spread among {checked} workload(s)" + (
+            "" if any(c["rebalanced"] for c in r["constraints"])
+            else " (none has spread constraints to rebalance)") + ".")
+    for c in shown:
+        after = expected[(c["workload"], c["topologyKey"])]
+        state = "VIOLATED" if c["violated"] else "ok"
+        note = "" if c["rebalanced"] else " (not rebalanced: add --include-soft)"
+        lines.append(f"{c['workload']}: {c['topologyKey']} maxSkew {c['maxSkew']} {c['whenUnsatisfiable']}{note}")
+        lines.append(f"  now:      skew {c['skew']} {state} [{_domains(c['domains'])}]")
+        if after["domains"] != c["domains"]:
+            lines.append(f"  expected: skew {after['skew']} {'VIOLATED' if after['violated'] else 'ok'} "
+                         f"[{_domains(after['domains'])}]")
+    if "execution" in r:
+        rows = [[n["round"], e["namespace"], e["name"], e["node"], e["domain"], e.get("result", "skipped")]
+                for n in r["execution"]["rounds"] for e in n["evictions"]]
+        lines.append(f"\nEvicted ({len(r['execution']['rounds'])} round(s)):")
+        lines.append(table(rows, ["round", "namespace", "pod", "node", "domain", "result"]).rstrip() or "  none")
+    elif r["evictions"]:
+        server = "serverDryRun" in r  # the server's answer to each eviction sent (the first round's)
+        rows = [[e["round"], e["namespace"], e["name"], e["node"], e["domain"],
+                 f"{e['expectedNode']} ({e['expectedDomain']})"
+                 + (f", tied with {', '.join(e['tiedNodes'])}" if e.get("tiedNodes") else "")]
+                + ([(e.get("serverDryRun") or {}).get("result", "-")] if server else []) for e in r["evictions"]]
+        lines.append(f"\nEvictions ({r['summary']['evictions']} in {r['summary']['rounds']} round(s)):")
+        lines.append(table(rows, ["round", "namespace", "pod", "node", "domain", "expected node"]
+                           + (["server"] if server else [])).rstrip())
+    if r["blocked"]:
+        lines.append("\nBlocked:")
+        for b in r["blocked"]:
+            who = f"pod {b['namespace']}/{b['name']} on {b['node']}: " if b.get("name") else ""
+            lines.append(f"  {b['workload']} {b['topologyKey']}: {who}{b['reason']}")
+    if r["findings"]:
+        lines.append("\nFindings:")
+        lines.append(table([[f["severity"], f["code"], f["message"]] for f in r["findings"]],
+                           ["severity", "code", "message"]).rstrip())
+    lines += render_risks(r.get("risks") or [])
+    if "execution" in r and r["execution"]["after"] is not None:
+        lines.append("\nAfter: " + "; ".join(f"{c['workload']} {c['topologyKey']} skew {c['skew']} "
+                                              f"[{_domains(c['domains'])}]"
+                                              for c in r["execution"]["after"] if c["rebalanced"]))
+    if "execution" in r:
+        ex = r["execution"]
+        went = sum(1 for n in ex["rounds"] for e in n["evictions"] if e.get("result") in ("done", "gone"))
+        after = ex["after"]
+        state = ("interrupted" if ex["interrupted"] else "not measured again (use --wait)" if after is None else
+                 "every constraint within maxSkew" if not any(c["violated"] and c["rebalanced"] for c in after)
+                 else "still violated")
+        lines.append(f"\nSummary: evicted {went} pod(s) in {len(ex['rounds'])} round(s); {state}.")
+    else:
+        verdict = ("nothing to do" if not r["summary"]["violated"] else
+                   "the plan fixes every constraint" if r["summary"]["fixed"]
+                   else "the plan cannot fix every constraint")
+        lines.append(f"\nSummary: {verdict} ({r['summary']['evictions']} eviction(s)); assumes the scheduler picks "
+                     "the least-loaded feasible domain." + ("" if r["safe"] else f" NOT SAFE ({unaccepted_codes(r)})."))
+    return "\n".join(lines) + "\n"

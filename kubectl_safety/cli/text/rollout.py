@@ -1,0 +1,163 @@
+"""``rollout`` as text: the plan's batches and grouped risks, the run's report, its progress lines."""
+
+import textwrap
+
+from kubectl_safety.cli.drain_progress import DrainProgress, event_line
+from kubectl_safety.cli.render import table
+from kubectl_safety.cli.risks import render_risks, unaccepted_codes
+from kubectl_safety.cli.text.drain import render_plan as render_drain
+from kubectl_safety.model.duration import human_duration
+
+
+def progress():
+    """A progress printer for the drain's events and the rollout's own."""
+
+    class Progress(DrainProgress):
+        """The drain's events, and the rollout's: batches, maintenance, readiness, health gates."""
+
+        LIVE = DrainProgress.LIVE + ("waiting-ready", "gate")
+
+        @staticmethod
+        def text(event) -> str:
+            line = ROLLOUT_LINES.get(event["event"])
+            return line(event) if line else event_line(event)
+
+    return Progress()
+
+
+def _exec_done(e) -> str:
+    code = e.get("exitCode")
+    return (f"node/{e['pod']} maintenance " + ("timed out" if code is None else f"exited {code}")
+            + (f": {e['message']}" if e.get("message") and code else ""))
+
+
+ROLLOUT_LINES = {  # the rollout's own events -> progress line
+    "batch": lambda e: f"batch {e['batch']}/{e['total']}: {', '.join(e['nodes'])}",
+    "exec": lambda e: f"node/{e['pod']} maintenance: {e['command']}",
+    "exec-done": _exec_done,
+    "waiting-ready": lambda e: e["message"],
+    "ready": lambda e: f"node/{e['pod']} Ready",
+    "gate": lambda e: f"batch {e['batch']}: {e['message']}",
+    "gate-passed": lambda e: f"batch {e['batch']}: health gate passed",
+    "node-done": lambda e: f"node/{e['pod']} done",
+}
+
+
+def render_plan(r, wide=False) -> str:
+    o = r["options"]
+    lines = [f"Rollout of {len(r['nodes'])} node(s): batches of {o['batchSize']}"
+             + (", one zone at a time" if o["byZone"] else "")
+             + (", pool cordoned first" if o["precordon"] else ", no pre-cordon")]
+    if r["done"]:
+        lines.append(f"Already done (resumed): {', '.join(r['done'])}")
+    rows = []
+    for b in r["batches"]:
+        s, c = b["drain"]["summary"], b["capacity"]
+        rows.append([b["batch"], ",".join(b["nodes"]), ",".join(z for z in b["zones"] if z) or "-",
+                     s["evict"] + s["wait"] + s["delete"], s["blocked"],
+                     f"{c['schedulableNodes']} nodes, {c['cpuFree']}m/{_gib(c['memoryFree'])} free",
+                     f"{c['cpuNeeded']}m/{_gib(c['memoryNeeded'])}", human_duration(b["estimatedSeconds"]),
+                     "SAFE" if b["safe"] else "BLOCKED: " + ",".join(b["blockedNodes"])])
+    lines.append("")
+    lines.append(table(rows, ["batch", "nodes", "zones", "move", "blocked", "capacity left", "needed",
+                              "estimate", "verdict"]).rstrip() or "nothing to do")
+    if wide:
+        for b in r["batches"]:
+            lines.append(f"\nBatch {b['batch']}:")
+            lines.append(render_drain(b["drain"]).rstrip())
+    lines += (render_risks([dict(x, message=f"batch {x['batch']}: {x['message']}") for x in r["risks"]]) if wide
+              else _grouped_risks(r["risks"]))
+    for cause in r.get("causes") or []:
+        lines.append(f"\nCause: {cause['message']}.\n  Pre-cordoning buys: {cause['buys']}.\n  Alternatives:")
+        lines += [f"    {a}" for a in cause["alternatives"]]
+    left = r.get("leftNodes") or []
+    if left:
+        lines.append("")
+        lines += textwrap.wrap(f"Left unmaintained: {len(left)} node(s): {', '.join(left[:20])}"
+                               + (f" and {len(left) - 20} more (-o json lists them)" if len(left) > 20 else "")
+                               + ("" if o.get("skipBlocked") else
+                                  "; --skip-blocked maintains the other batches and names them"),
+                               width=120, subsequent_indent="  ", break_on_hyphens=False)
+    verdict = ("SAFE: every batch can complete" if r["safe"] else
+               f"NOT SAFE ({unaccepted_codes(r)}): " + (
+                   f"{len(left)} node(s) blocked would be left (--skip-blocked); exit 3" if o.get("skipBlocked") else
+                   f"the rollout would stop at batch {r['stopsAtBatch']}; exit 3 "
+                   + ("(the cause and its alternatives are above)" if r.get("causes") else
+                      "unless accepted with --accept-risk")))
+    lines.append(f"\n{verdict}; estimated {human_duration(r['estimatedSeconds'])} in total"
+                 + (" (maintenance assumed 60s a node)" if o["maintenance"] else "") + ".")
+    return "\n".join(lines) + "\n"
+
+
+GROUP_NODES = 5  # nodes shown with a group of risks (each node's reason: -o wide)
+
+
+def _grouped_risks(risks) -> list:
+    """The risks grouped by code and workload: the first one's message and nodes, the batches of all."""
+    if not risks:
+        return []
+    groups = {}
+    for x in risks:
+        groups.setdefault((x["code"], x.get("workload"), x["accepted"]), []).append(x)
+    causes = {}  # workloads whose risks have the same code, batches and cause: one entry
+    for (code, workload, accepted), found in groups.items():
+        batches = tuple(sorted({x["batch"] for x in found}))
+        causes.setdefault((code, accepted, batches, _cause(found[0])), []).append((workload, found))
+    lines = ["\nRisks" + (" (grouped by workload and cause; -o wide lists each):" if len(causes) < len(risks)
+                           else ":")]
+    for (code, accepted, batches, _), entries in causes.items():
+        workloads = [w for w, _ in entries if w]
+        found = [x for _, xs in entries for x in xs]
+        first = found[0]
+        where = f"batch {batches[0]}" if len(batches) == 1 else f"{len(batches)} batches ({_spans(list(batches))})"
+        named = (f", {workloads[0]}" if len(workloads) == 1 else
+                 f", {len(workloads)} workloads ({', '.join(workloads[:5])}"
+                 + (f" and {len(workloads) - 5} more" if len(workloads) > 5 else "") + ")" if workloads else "")
+        lines.append(f"  {code}{' (accepted)' if accepted else ''}: {where}{named}"
+                     + (f", {len(found)} times" if len(found) > 1 else "") + f": {first['message']}")
+        nodes = list((first.get("nodes") or {}).items())
+        lines += [f"      {node}: {why}" for node, why in nodes[:GROUP_NODES]]
+        more = len(nodes[GROUP_NODES:]) + (first.get("nodesNotListed") or 0)
+        if more:
+            lines.append(f"      and {more} more node(s) (-o wide, -o json)")
+    return lines
+
+
+def _cause(risk) -> str:
+    """A risk's message without the pod it names: what the same cause says for every pod."""
+    message = risk["message"]
+    return message.split(" fits on no node: ", 1)[1] if " fits on no node: " in message else message
+
+
+def _spans(numbers) -> str:
+    """1-3,5,7-9"""
+    out, start = [], numbers[0]
+    for a, b in zip(numbers, numbers[1:] + [None]):
+        if b != a + 1:
+            out.append(str(start) if start == a else f"{start}-{a}")
+            start = b
+    return ",".join(out)
+
+
+def _gib(n) -> str:
+    return f"{n / 2**30:.1f}Gi"
+
+
+def render_report(r, wide=False) -> str:
+    lines = [f"Rollout {r['rollout']}: {r['status']}" + (f" ({r['message']})" if r["message"] else ""),
+             f"Lease {r['lease']}, holder {r['holder']}; {r['elapsedSeconds']}s"]
+    rows = []
+    for n in r["nodes"]:
+        d = n.get("drain") or {}
+        ex = n.get("exec") or {}
+        rows.append([n["name"], n["batch"] or "-", n["state"], len(d.get("evicted") or []),
+                     len(d.get("appeared") or []), "-" if not ex else ex["exitCode"],
+                     "yes" if n.get("uncordoned") else "no"])
+    lines.append("")
+    lines.append(table(rows, ["node", "batch", "state", "evicted", "appeared", "exec", "uncordoned"]).rstrip())
+    for b in r["batches"]:
+        if b.get("gate") and not b["gate"]["passed"]:
+            lines.append(f"\nBatch {b['batch']} health gate: {b['gate']['message']}")
+    if r["status"] != "done":
+        lines.append("\nProgress is kept in the cluster; run the same command again to resume.")
+    return "\n".join(lines) + "\n"

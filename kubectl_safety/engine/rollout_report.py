@@ -1,0 +1,86 @@
+"""What a rollout run returns: frozen, typed (published as JSON only at the CLI edge)."""
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Mapping, Optional, Tuple
+
+
+class RolloutStatus(str, Enum):
+    """How a rollout, or one of its batches, ended."""
+
+    RUNNING = "running"  # a batch not finished (the run stopped inside it)
+    DONE = "done"
+    BLOCKED = "blocked"  # a batch's drain plan was not SAFE once its nodes were cordoned
+    TIMEOUT = "timeout"  # a drain or a node's return took too long
+    FAILED = "failed"  # a drain or --exec failed
+    GATE_FAILED = "gate-failed"
+    INTERRUPTED = "interrupted"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDrain:
+    """What the batch's drain did on one node."""
+
+    status: str  # the drainer's: drained | blocked | timeout | failed | interrupted
+    evicted: Tuple[str, ...]
+    appeared: Tuple[Mapping, ...]
+    left: Tuple[Mapping, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeExec:
+    """The maintenance action (--exec) on one node."""
+
+    exit_code: Optional[int]  # None: timed out
+    seconds: float
+    output: str  # its last line
+
+
+@dataclass(frozen=True, slots=True)
+class NodeProgress:
+    name: str
+    batch: Optional[int]
+    state: str  # one of rollout.STATES
+    drain: Optional[NodeDrain] = None
+    exec: Optional[NodeExec] = None
+    ready: Optional[bool] = None
+    uncordoned: Optional[bool] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    passed: bool
+    message: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchProgress:
+    number: int
+    nodes: Tuple[str, ...]
+    status: RolloutStatus
+    gate: Optional[Gate] = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlanBrief:
+    """The plan the run followed, in brief."""
+
+    batches: int
+    estimated_seconds: int
+    done: Tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutReport:
+    rollout: str
+    lease: str  # namespace/name
+    holder: str
+    status: RolloutStatus
+    message: Optional[str]
+    resumed: bool
+    elapsed_seconds: float
+    batches: Tuple[BatchProgress, ...]
+    nodes: Tuple[NodeProgress, ...]
+    requests: Mapping  # lists, watches, evictions
+    plan: Optional[PlanBrief] = None
