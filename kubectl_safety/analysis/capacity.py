@@ -303,7 +303,9 @@ class _DrainedView(ClusterSnapshot):
     def __init__(self, parent, nodes, drained, leaving):
         fields = {k: getattr(parent, k) for k in ("pdbs", "priority_classes", "workloads", "pvcs", "pvs",
                                                  "storage_classes", "namespaces", "taken_at", "source",
-                                                 "server_version", "complete_pod_namespaces")}
+                                                 "server_version", "complete_pod_namespaces", "unread",
+                                                 "csi_nodes", "volume_attachments", "device_classes",
+                                                 "resource_claims", "resource_claim_templates", "resource_slices")}
         super().__init__(nodes=nodes, **fields)
         del self.__dict__["pods"]  # the lazy property below
         self._parent, self._leaving = parent, leaving
