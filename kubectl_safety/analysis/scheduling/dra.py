@@ -258,16 +258,14 @@ class Allocator:
                 match = self._matches(device, driver, selectors, alt, claim)
                 if isinstance(match, str):
                     return match
-                if match:
-                    out.append(((driver, pool_name, device.get("name") or ""), device))
+                if match:  # a device with a taint the request does not tolerate matches but is not allocated
+                    out.append(((driver, pool_name, device.get("name") or ""), device,
+                                not _untolerated(device, alt)))
         return (mode, int(alt.get("count") or 1), bool(alt.get("adminAccess")), out)
 
     def _matches(self, device, driver, selectors, alt, claim):
         if device.get("consumesCounters") or device.get("allowMultipleAllocations"):
             self.unjudged = "devices with shared counters or multiple allocations"
-            return False
-        taints = [t for t in device.get("taints") or [] if t.get("effect") in ("NoSchedule", "NoExecute")]
-        if any(not any(toleration_tolerates(tol, t) for tol in alt.get("tolerations") or []) for t in taints):
             return False
         view = device_view(device, driver)
         for expression in selectors:
@@ -291,7 +289,8 @@ class Allocator:
         for alt, name, parent, (mode, count, admin, candidates) in prepared:
             constraints = [c for c in claim.constraints
                            if not c.get("requests") or parent in c["requests"] or name in c["requests"]]
-            free = [(i, d) for i, d in candidates if admin or (i not in self.used and i not in taken)]
+            free = [(i, d) for i, d, usable in candidates
+                    if usable and (admin or (i not in self.used and i not in taken))]
             if mode == "All":
                 if not candidates or len(free) < len(candidates):
                     continue
@@ -352,6 +351,13 @@ class Allocator:
             values.clear()
             values.update(saved)
         return False
+
+
+def _untolerated(device, request) -> bool:
+    """Whether the device has a NoSchedule/NoExecute taint the request does not tolerate."""
+    return any(t.get("effect") in ("NoSchedule", "NoExecute")
+               and not any(toleration_tolerates(tol, t) for tol in request.get("tolerations") or [])
+               for t in device.get("taints") or [])
 
 
 def _attribute(device, driver, name):
