@@ -234,13 +234,18 @@ class Allocator:
                 return Result(error=f"claim {claim.namespace}/{claim.name}: number of requested devices {total} "
                                     f"exceeds the claim limit of {RESULTS_MAX}")
         chosen, taken = [], set()
-        found = self._search(slots, 0, chosen, taken, {})
+        try:
+            found = self._search(slots, 0, chosen, taken, {})
+        except _CelError as e:
+            return Result(error=str(e))
         if found is None:
             return Result(unjudged=self.unjudged or "search too long")
         return Result(devices=[d for d, admin in chosen if not admin] if found else None, unjudged=self.unjudged)
 
     def _candidates(self, alt, claim):
-        """(mode, count, admin, matching devices) of one request, or an error message."""
+        """(mode, count, admin, candidates, match) of one request, or an error message: candidates
+        are every device of the node's complete pools in upstream's order, ``match(i, device)``
+        evaluates the selectors (memoized) when the search reaches a device, as upstream does."""
         cls = self.snapshot.device_class(alt.get("deviceClassName") or "")
         if cls is None:
             return f"request {alt.get('name')}: device class {alt.get('deviceClassName')} does not exist"
@@ -254,16 +259,25 @@ class Allocator:
                     return (f"claim {claim.namespace}/{claim.name}: asks for all devices, but resource pool "
                             f"{driver}/{pool_name} is currently being updated")
                 continue
-            for device in pool:
-                match = self._matches(device, driver, selectors, alt, claim)
-                if isinstance(match, str):
-                    return match
-                if match:  # a device with a taint the request does not tolerate matches but is not allocated
-                    out.append(((driver, pool_name, device.get("name") or ""), device,
-                                not _untolerated(device, alt)))
-        return (mode, int(alt.get("count") or 1), bool(alt.get("adminAccess")), out)
+            out.extend(((driver, pool_name, device.get("name") or ""), device, not _untolerated(device, alt))
+                       for device in pool)
+        memo = {}
 
-    def _matches(self, device, driver, selectors, alt, claim):
+        def match(ident, device):
+            if ident not in memo:
+                memo[ident] = self._matches(device, ident[0], selectors, claim)
+            if isinstance(memo[ident], str):
+                raise _CelError(memo[ident])
+            return memo[ident]
+
+        if mode == "All":  # upstream collects them all first (errors included)
+            try:
+                out = [c for c in out if match(c[0], c[1])]
+            except _CelError as e:
+                return str(e)
+        return (mode, int(alt.get("count") or 1), bool(alt.get("adminAccess")), out, match)
+
+    def _matches(self, device, driver, selectors, claim):
         if device.get("consumesCounters") or device.get("allowMultipleAllocations"):
             self.unjudged = "devices with shared counters or multiple allocations"
             return False
@@ -282,58 +296,60 @@ class Allocator:
 
     def _search(self, slots, index, chosen, taken, constraint_values):
         """True when slots[index:] can be allocated (``chosen`` then holds the devices), False
-        when not, None when the search took too long."""
+        when not, None when the search took too long; raises ``_CelError``."""
         if index == len(slots):
             return True
         claim, prepared = slots[index]
-        for alt, name, parent, (mode, count, admin, candidates) in prepared:
+        for alt, name, parent, (mode, count, admin, candidates, match) in prepared:
             constraints = [c for c in claim.constraints
                            if not c.get("requests") or parent in c["requests"] or name in c["requests"]]
-            free = [(i, d) for i, d, usable in candidates
-                    if usable and (admin or (i not in self.used and i not in taken))]
             if mode == "All":
+                free = [(i, d) for i, d, usable in candidates
+                        if usable and (admin or (i not in self.used and i not in taken))]
                 if not candidates or len(free) < len(candidates):
                     continue
-                picks = [free]
+                found = self._pick(slots, index, chosen, taken, constraints, constraint_values, free, count, admin,
+                                   [free], claim, match)
             else:
+                free = [(i, d, usable) for i, d, usable in candidates
+                        if admin or (i not in self.used and i not in taken)]
                 if len(free) < count:
                     continue
-                picks = None
-            found = self._pick(slots, index, chosen, taken, constraints, constraint_values, free, count, admin,
-                               picks, claim)
+                found = self._pick(slots, index, chosen, taken, constraints, constraint_values, free, count, admin,
+                                   None, claim, match)
             if found is None or found:
                 return found
         return False
 
-    def _pick(self, slots, index, chosen, taken, constraints, values, free, count, admin, picks, claim, start=0):
+    def _pick(self, slots, index, chosen, taken, constraints, values, free, count, admin, picks, claim, match,
+              start=0):
         self.steps += 1
         if self.steps > MAX_STEPS:
             return None
         if picks is not None:  # All: exactly these
-            added = []
             for i, d in picks[0]:
                 if not _fits_constraints(d, i, constraints, values, claim):
                     return False
-            for i, d in picks[0]:
-                chosen.append((i, admin))
-                taken.add(i) if not admin else None
-                added.append(i)
             saved = dict(values)
             for i, d in picks[0]:
+                chosen.append((i, admin))
+                if not admin:
+                    taken.add(i)
                 _bind_constraints(d, i, constraints, values, claim)
             found = self._search(slots, index + 1, chosen, taken, values)
             if found:
                 return found
-            del chosen[len(chosen) - len(added):]
-            taken.difference_update(added if not admin else ())
+            del chosen[len(chosen) - len(picks[0]):]
+            if not admin:
+                taken.difference_update(i for i, _ in picks[0])
             values.clear()
             values.update(saved)
             return found
         if count == 0:
             return self._search(slots, index + 1, chosen, taken, values)
-        for k in range(start, len(free) - count + 1):
-            i, d = free[k]
-            if i in taken and not admin:
+        for k in range(start, len(free)):
+            i, d, usable = free[k]
+            if (i in taken and not admin) or not match(i, d) or not usable:
                 continue
             if not _fits_constraints(d, i, constraints, values, claim):
                 continue
@@ -343,7 +359,7 @@ class Allocator:
             if not admin:
                 taken.add(i)
             found = self._pick(slots, index, chosen, taken, constraints, values, free, count - 1, admin, None,
-                               claim, k + 1)
+                               claim, match, k + 1)
             if found is None or found:
                 return found
             chosen.pop()
@@ -351,6 +367,10 @@ class Allocator:
             values.clear()
             values.update(saved)
         return False
+
+
+class _CelError(Exception):
+    """A selector's CEL runtime error on a device the search reached: the allocation fails."""
 
 
 def _untolerated(device, request) -> bool:
