@@ -232,3 +232,56 @@ def test_an_unsupported_selector_makes_the_device_not_match_and_says_so():
                        gpu_pod("train"), claim("train-gpu", "n1", owner="train", reserved=["train"]))
     plan = plan_drain(cluster, ["n1"])
     assert plan["safe"] is False and "not judged: selector" in str(plan["risks"]), plan["risks"]
+
+
+# -- live reads -------------------------------------------------------------------------------------
+
+def _pages(cluster) -> dict:
+    """The LIST pages of a snapshot's objects, by resource."""
+    from kubectl_safety.cluster.live import RESOURCES
+
+    plural = {kind: resource for resource, (_, _, kind) in RESOURCES.items()}
+    pages = {}
+    for field in ("nodes", "pods", "device_classes", "resource_claims", "resource_claim_templates",
+                  "resource_slices", "csi_nodes"):
+        for o in getattr(cluster, field):
+            pages.setdefault(plural[o.kind], []).append(o.raw)
+    return pages
+
+
+def test_a_whole_cluster_read_includes_devices_and_csi_nodes():
+    from kubectl_safety.cluster.live import Connection
+    from kubectl_safety.cluster.scopes import cluster_scope
+    from kubectl_safety.cluster.source import load_snapshot
+    from tests.unit.test_bounds import _PartialTransport
+
+    pages = _pages(gpu_cluster())
+    pages["csinodes"] = [csi_node("n2", 1)]
+    snap = load_snapshot(connection=Connection(_transport=_PartialTransport(pages, {})), queries=cluster_scope())
+    assert (len(snap.resource_slices), len(snap.device_classes), len(snap.resource_claims),
+            len(snap.resource_claim_templates), len(snap.csi_nodes)) == (1, 1, 1, 1, 1)
+    assert snap.pod("default", "train").resource_claim_statuses == {"gpu": "train-gpu"}
+    assert plan_drain(snap, ["n1"])["safe"] is False
+
+
+def test_a_whole_cluster_read_refused_the_slices_names_the_claims_it_could_not_judge():
+    from kubectl_safety.cluster.live import Connection
+    from kubectl_safety.cluster.scopes import cluster_scope
+    from kubectl_safety.cluster.source import load_snapshot
+    from tests.unit.test_bounds import _PartialTransport
+
+    warnings = []
+    connection = Connection(_transport=_PartialTransport(_pages(gpu_cluster()), {"resourceslices": 403}))
+    snap = load_snapshot(connection=connection, queries=cluster_scope(), warnings=warnings)
+    assert snap.dra_unread == {"resourceslices": "forbidden"} and len(warnings) == 1
+    plan = plan_drain(snap, ["n1"])
+    assert [w["code"] for w in plan["warnings"]] == ["DEVICES_NOT_JUDGED"], plan["warnings"]
+
+
+def test_two_replacements_sharing_a_released_claim_go_where_the_first_one_allocates_it():
+    shared = claim("shared-gpu", "n1", reserved=["a", "b"])
+    cluster = snapshot(make_node("n1"), make_node("n2", cpu="150m"), make_node("n3"), device_class(),
+                       resource_slice("n1"), resource_slice("n3"),
+                       gpu_pod("a", claim_name="shared-gpu"), gpu_pod("b", claim_name="shared-gpu"), shared)
+    plan = plan_drain(cluster, ["n1"])
+    assert plan["safe"] is True and plan["capacity"]["placedOn"] == {"n3": 2}, plan["capacity"]

@@ -27,8 +27,9 @@ MAX_STEPS = 200_000  # search steps per allocation before giving up (then: not j
 _PLANNING = "dra"  # this module's entry in ``snapshot.planning``
 
 
-def has_claims(pod) -> bool:
-    return bool(pod.resource_claims)
+def named_claims(pod) -> set:
+    """The ResourceClaims the pod names itself (``resourceClaimName``): pods may share them."""
+    return {c["resourceClaimName"] for c in pod.resource_claims if c.get("resourceClaimName")}
 
 
 def dra_known(snapshot) -> bool:
@@ -50,6 +51,7 @@ class _Pre:
         self.failure = None
         self.claims = []  # ResourceClaim objects (a template's fresh claim included)
         self.allocate = []  # the claims to allocate (unallocated, deallocated or fresh)
+        self.pinned = {}  # claim uid -> the node of a pod placed with it unallocated (it is allocated there)
 
 
 def dra_prefilter(pod, snapshot):
@@ -101,6 +103,10 @@ def dra_prefilter(pod, snapshot):
                 pre.failure = _fail("resourceclaim in use")
                 return pre
             continue
+        holder = _holder(pod, claim, snapshot)
+        if holder is not None:
+            pre.pinned[claim.uid] = holder.node_name
+            continue
         pre.allocate.append(claim)
         for request in claim.requests:
             alternatives = [request["exactly"]] if request.get("exactly") else request.get("firstAvailable") or []
@@ -116,6 +122,15 @@ def dra_prefilter(pod, snapshot):
                     pre.failure = _fail(f"request {label}: device class {cls} does not exist")
                     return pre
     return pre
+
+
+def _holder(pod, claim, snapshot):
+    """Another pod bound to a node with ``claim`` (by name) while the claim has no allocation: a
+    replacement a plan placed, whose claim is allocated on its node."""
+    for other in snapshot.pods_in(pod.namespace):
+        if other.key != pod.key and other.node_name and not other.is_terminal and claim.name in named_claims(other):
+            return other
+    return None
 
 
 def _fresh(pod, entry, template) -> ResourceClaim:
@@ -154,6 +169,9 @@ def dra_filter(pre, node, snapshot, state) -> list:
     """The plugin's Filter on ``node`` (``pre`` from ``dra_prefilter``, not failed)."""
     unavailable = False
     for claim in pre.claims:
+        if claim.uid in pre.pinned:
+            unavailable = unavailable or pre.pinned[claim.uid] != node.name
+            continue
         if claim in pre.allocate:
             continue
         selector = (claim.allocation or {}).get("nodeSelector")

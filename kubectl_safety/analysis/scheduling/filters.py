@@ -304,7 +304,7 @@ def node_decides_alone(pod, snapshot) -> bool:
     DoNotSchedule spread or required pod (anti-)affinity, and no existing pod's required
     anti-affinity selects it."""
     return not ((claim_names(pod) and snapshot.storage_known)
-                or (counts_volumes(pod) and snapshot.csi_nodes and snapshot.storage_known)
+                or (snapshot.csi_nodes and counts_volumes(pod) and snapshot.storage_known)
                 or (pod.resource_claims and dra_known(snapshot))
                 or required_terms(pod, "podAffinity") or required_terms(pod, "podAntiAffinity")
                 or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
