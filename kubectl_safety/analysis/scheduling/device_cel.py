@@ -58,6 +58,7 @@ def device_view(device, driver) -> dict:
     in the driver's domain), values typed as upstream converts them."""
     attributes, capacity = _Domains(), _Domains()
     for name, attr in (device.get("attributes") or {}).items():
+        name = str(name)  # (a YAML key may be a number)
         domain, _, ident = name.rpartition("/") if "/" in name else (driver, "", name)
         attr = attr if isinstance(attr, dict) else {}
         if "int" in attr:
@@ -72,6 +73,7 @@ def device_view(device, driver) -> dict:
             value = ERROR
         attributes.setdefault(domain, {})[ident] = value
     for name, cap in (device.get("capacity") or {}).items():
+        name = str(name)
         domain, _, ident = name.rpartition("/") if "/" in name else (driver, "", name)
         try:
             value = _Quantity(parse_quantity((cap or {}).get("value", "0") if isinstance(cap, dict) else cap))

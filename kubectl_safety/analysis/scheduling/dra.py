@@ -52,6 +52,7 @@ class _Pre:
         self.claims = []  # ResourceClaim objects (a template's fresh claim included)
         self.allocate = []  # the claims to allocate (unallocated, deallocated or fresh)
         self.pinned = {}  # claim uid -> the node of a pod placed with it unallocated (it is allocated there)
+        self.names = {}  # claim uid -> the pod's name for it (spec.resourceClaims[].name)
 
 
 def dra_prefilter(pod, snapshot):
@@ -92,6 +93,7 @@ def dra_prefilter(pod, snapshot):
                                     f"{pod.namespace}/{pod.name} (pod is not owner)")
                 return pre
         pre.claims.append(claim)
+        pre.names[claim.uid] = entry.get("name") or claim.name
     if not pre.claims:
         return None
     released = _released(snapshot)
@@ -188,9 +190,9 @@ def dra_filter(pre, node, snapshot, state) -> list:
         if result.error:
             return [_fail(result.error)]
         if result.devices is None:
-            why = "cannot allocate all claims"
-            if result.unjudged:
-                why += f" (not judged: {result.unjudged})"
+            names = ", ".join(pre.names.get(c.uid, c.name) for c in pre.allocate)
+            why = f"cannot allocate all claims ({names}: the node's free devices do not satisfy them"
+            why += f"; not judged: {result.unjudged})" if result.unjudged else ")"
             return [_fail(why, code="device-unavailable")]
     if unavailable:
         return [_fail("resourceclaim not available on the node", code="device-claim-elsewhere")]
