@@ -285,3 +285,14 @@ def test_two_replacements_sharing_a_released_claim_go_where_the_first_one_alloca
                        gpu_pod("a", claim_name="shared-gpu"), gpu_pod("b", claim_name="shared-gpu"), shared)
     plan = plan_drain(cluster, ["n1"])
     assert plan["safe"] is True and plan["capacity"]["placedOn"] == {"n3": 2}, plan["capacity"]
+
+
+def test_a_request_for_all_devices_fails_when_they_differ_in_a_matched_attribute():
+    spec = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}],
+                        "constraints": [{"matchAttribute": f"{DRIVER}/model"}]}}
+    mixed = resource_slice("n2", devices=("gpu-0",))
+    mixed["spec"]["devices"].append({"name": "gpu-1", "attributes": {"model": {"string": "T4"}}})
+    cluster = snapshot(make_node("n1"), make_node("n2"), device_class(), mixed,
+                       {**template(), "spec": {"spec": spec}}, resource_slice("n1"),
+                       gpu_pod("train"), claim("train-gpu", "n1", owner="train", reserved=["train"], spec=spec))
+    assert plan_drain(cluster, ["n1"])["safe"] is False

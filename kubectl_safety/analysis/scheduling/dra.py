@@ -56,9 +56,18 @@ class _Pre:
 
 
 def dra_prefilter(pod, snapshot):
-    """None (the plugin skips the pod) or a ``_Pre`` whose ``failure`` fails every node."""
+    """None (the plugin skips the pod) or a ``_Pre`` whose ``failure`` fails every node (computed
+    once per pod object and snapshot)."""
     if not pod.resource_claims or not dra_known(snapshot):
         return None
+    cache = snapshot.planning.setdefault(_PLANNING, {}).setdefault("pre", {})
+    known = cache.get(id(pod))
+    if known is None or known[0] is not pod:
+        known = cache[id(pod)] = (pod, _resolve(pod, snapshot))
+    return known[1]
+
+
+def _resolve(pod, snapshot):
     pre = _Pre(pod)
     statuses = pod.resource_claim_statuses
     for entry in pod.resource_claims:
@@ -129,10 +138,15 @@ def dra_prefilter(pod, snapshot):
 def _holder(pod, claim, snapshot):
     """Another pod bound to a node with ``claim`` (by name) while the claim has no allocation: a
     replacement a plan placed, whose claim is allocated on its node."""
-    for other in snapshot.pods_in(pod.namespace):
-        if other.key != pod.key and other.node_name and not other.is_terminal and claim.name in named_claims(other):
-            return other
-    return None
+    cache = snapshot.planning.setdefault(_PLANNING, {})
+    holders = cache.get("holders")
+    if holders is None:  # (namespace, claim name) -> bound pods naming it, indexed once per snapshot
+        holders = cache["holders"] = {}
+        for other in snapshot.pods:
+            if other.node_name and not other.is_terminal and other.resource_claims:
+                for name in named_claims(other):
+                    holders.setdefault((other.namespace, name), []).append(other)
+    return next((o for o in holders.get((pod.namespace, claim.name), ()) if o.key != pod.key), None)
 
 
 def _fresh(pod, entry, template) -> ResourceClaim:
@@ -181,12 +195,12 @@ def dra_filter(pre, node, snapshot, state) -> list:
                                             for t in selector.get("nodeSelectorTerms") or []):
             unavailable = True
     if pre.allocate:
-        used = set(_in_use(snapshot))
-        for other in _placed_here(pre.pod, node, snapshot, state):  # pods a plan placed here take devices first
-            result = Allocator(node, snapshot, used).allocate(other)
+        placed = set()  # devices the pods a plan placed here take first
+        for other in _placed_here(pre.pod, node, snapshot, state):
+            result = Allocator(node, snapshot, placed).allocate(other)
             if result.devices:
-                used.update(result.devices)
-        result = Allocator(node, snapshot, used).allocate(pre.allocate)
+                placed.update(result.devices)
+        result = Allocator(node, snapshot, placed).allocate(pre.allocate)
         if result.error:
             return [_fail(result.error)]
         if result.devices is None:
@@ -224,11 +238,12 @@ class Result:
 
 
 class Allocator:
-    """Allocate claims on one node from its pools, devices in ``used`` excluded (upstream's
+    """Allocate claims on one node from its pools, devices already taken excluded (upstream's
     exhaustive depth-first search: every request's devices in every order, the first full solution)."""
 
-    def __init__(self, node, snapshot, used):
-        self.node, self.snapshot, self.used = node, snapshot, used
+    def __init__(self, node, snapshot, placed):
+        """``placed``: devices taken besides those of the snapshot's allocated claims."""
+        self.node, self.snapshot, self.used, self.placed = node, snapshot, _in_use(snapshot), placed
         self.unjudged = ""
         self.steps = 0
         self.pools = _pools(node, snapshot)
@@ -325,14 +340,14 @@ class Allocator:
                            if not c.get("requests") or parent in c["requests"] or name in c["requests"]]
             if mode == "All":
                 free = [(i, d) for i, d, usable in candidates
-                        if usable and (admin or (i not in self.used and i not in taken))]
+                        if usable and (admin or (i not in self.used and i not in self.placed and i not in taken))]
                 if not candidates or len(free) < len(candidates):
                     continue
                 found = self._pick(slots, index, chosen, taken, constraints, constraint_values, free, count, admin,
                                    [free], claim, match)
             else:
                 free = [(i, d, usable) for i, d, usable in candidates
-                        if admin or (i not in self.used and i not in taken)]
+                        if admin or (i not in self.used and i not in self.placed and i not in taken)]
                 if len(free) < count:
                     continue
                 found = self._pick(slots, index, chosen, taken, constraints, constraint_values, free, count, admin,
@@ -347,15 +362,17 @@ class Allocator:
         if self.steps > MAX_STEPS:
             return None
         if picks is not None:  # All: exactly these
+            saved = dict(values)
             for i, d in picks[0]:
                 if not _fits_constraints(d, i, constraints, values, claim):
+                    values.clear()
+                    values.update(saved)
                     return False
-            saved = dict(values)
+                _bind_constraints(d, i, constraints, values, claim)
             for i, d in picks[0]:
                 chosen.append((i, admin))
                 if not admin:
                     taken.add(i)
-                _bind_constraints(d, i, constraints, values, claim)
             found = self._search(slots, index + 1, chosen, taken, values)
             if found:
                 return found
@@ -444,48 +461,39 @@ def _slice_on(node, spec) -> bool:
 
 
 def _pools(node, snapshot) -> list:
-    """[((driver, pool), devices or None if incomplete)] the node may use, by driver and pool name."""
+    """[((driver, pool), devices or None if incomplete)] the node may use, by driver and pool name:
+    the newest generation of each pool, complete when all its slices are there."""
     cache = snapshot.planning.setdefault(_PLANNING, {})
-    newest = cache.get("generations")
-    if newest is None:
-        newest = cache["generations"] = {}
+    if "slices" not in cache:  # once per snapshot: slices by node name, and those for several nodes
+        newest, counts, size = {}, {}, {}
         for s in snapshot.resource_slices:
             key = (s.driver, s.pool.get("name") or "")
             newest[key] = max(newest.get(key, 0), int(s.pool.get("generation") or 0))
-        counts = cache["counts"] = {}
-        for s in snapshot.resource_slices:
+        by_node, others = {}, []
+        for s in sorted(snapshot.resource_slices, key=lambda s: s.name):
             key = (s.driver, s.pool.get("name") or "")
-            if int(s.pool.get("generation") or 0) == newest[key]:
-                counts[key] = counts.get(key, 0) + 1
-    counts = cache["counts"]
-    pools = cache.setdefault("pools", {})
+            if int(s.pool.get("generation") or 0) != newest[key]:
+                continue  # an older generation: replaced
+            counts[key] = counts.get(key, 0) + 1
+            size[key] = int(s.pool.get("resourceSliceCount") or 0)
+            name = s.spec.get("nodeName")
+            (by_node.setdefault(name, []) if name else others).append((key, s))
+        cache["slices"] = (by_node, others, {k: counts[k] == size[k] for k in counts})
+        cache["pools"] = {}
+    by_node, others, complete = cache["slices"]
+    pools = cache["pools"]
     if node.name in pools and pools[node.name][0] is node:
         return pools[node.name][1]
     found = {}
-    for s in sorted(snapshot.resource_slices, key=lambda s: s.name):
-        spec = s.spec
-        key = (s.driver, s.pool.get("name") or "")
-        if int(s.pool.get("generation") or 0) != newest[key]:
-            continue
-        if spec.get("perDeviceNodeSelection"):
+    for key, s in sorted(by_node.get(node.name, []) + others, key=lambda item: item[1].name):
+        if s.spec.get("perDeviceNodeSelection"):
             devices = [d for d in s.devices if _slice_on(node, d)]
-            if not devices:
-                continue
-        elif _slice_on(node, spec):
+        elif _slice_on(node, s.spec):
             devices = list(s.devices)
         else:
             continue
-        found.setdefault(key, []).extend(devices)
-    out = []
-    for key in sorted(found):
-        complete = counts.get(key, 0) == int(_pool_of(snapshot, key, newest[key]).get("resourceSliceCount") or 0)
-        out.append((key, found[key] if complete else None))
+        if devices:
+            found.setdefault(key, []).extend(devices)
+    out = [(key, found[key] if complete[key] else None) for key in sorted(found)]
     pools[node.name] = (node, out)
     return out
-
-
-def _pool_of(snapshot, key, generation) -> dict:
-    for s in snapshot.resource_slices:
-        if (s.driver, s.pool.get("name") or "") == key and int(s.pool.get("generation") or 0) == generation:
-            return s.pool
-    return {}
