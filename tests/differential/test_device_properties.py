@@ -2,8 +2,8 @@
 runs them with the objects they read (PVCs, PVs, StorageClasses, CSINodes, VolumeAttachments,
 ResourceClaims, ResourceSlices, DeviceClasses) through the scheduler's own CSI and DRA managers.
 
-Generated: nodes with CSI attach limits and GPU slices (taints, shared and incomplete pools);
-pods holding CSI volumes and allocated claims; an incoming pod with bound or unbound claims and
+Generated: nodes with CSI attach limits and GPU slices (taints, shared, per-device, incomplete and
+replaced pools); pods holding CSI volumes (claims, generic ephemeral volumes) and allocated claims; an incoming pod with bound or unbound claims and
 device claims from a template or by name (allocated elsewhere, or not), requests by class and
 selectors (ExactCount, All, firstAvailable, matchAttribute constraints, tolerations). Our side
 sometimes gets the incoming pod as a replacement (no claim status: the template's claim is made
@@ -154,19 +154,38 @@ def cluster(draw):
             devices_of[n] = [d["name"] for d in devices]
             incomplete = rarely(draw, 8)
             objects["ResourceSlice"].append(slice_for(f"{n}-gpu", devices, n, 2 if incomplete else 1, nodeName=n))
+            if rarely(draw, 6):  # a replaced generation of the pool: never used
+                old = slice_for(f"{n}-gpu-old", [draw(device("old-0"))], n, nodeName=n)
+                old["spec"]["pool"]["generation"] = 0
+                objects["ResourceSlice"].append(old)
     if rarely(draw, 4):
         where = draw(st.sampled_from([{"allNodes": True}, {"nodeSelector": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "gpu", "operator": "In", "values": ["yes"]}]}]}}]))
         objects["ResourceSlice"].append(slice_for("shared-gpu", [draw(device("net-0"))], "shared", **where))
+    if rarely(draw, 5):  # devices that each name their nodes
+        devices = []
+        for i in range(draw(st.integers(1, 2))):
+            d = draw(device(f"pd-{i}"))
+            d.update(draw(st.sampled_from([{"nodeName": draw(st.sampled_from(names))}, {"allNodes": True}])))
+            devices.append(d)
+        objects["ResourceSlice"].append(slice_for("per-device", devices, "per-device", perDeviceNodeSelection=True))
     volumes = 0
     for i in range(draw(st.integers(0, 4))):
         node = draw(st.sampled_from(names))
         p = make(f"e{i}", "ns", {"app": "x"}, node)
         if draw(st.booleans()):
-            claim = f"data-e{i}"
-            objects["PersistentVolumeClaim"].append(pvc(claim, f"pv-{claim}"))
+            ephemeral = rarely(draw, 4)  # a generic ephemeral volume: its claim is the pod's, named after it
+            claim = f"e{i}-data" if ephemeral else f"data-e{i}"
+            made = pvc(claim, f"pv-{claim}")
+            if ephemeral:
+                made["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": f"e{i}",
+                                                        "uid": p["metadata"]["uid"], "controller": True}]
+            objects["PersistentVolumeClaim"].append(made)
             objects["PersistentVolume"].append(pv(f"pv-{claim}", claim, f"vol-{claim}"))
-            p["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+            p["spec"]["volumes"] = [{"name": "data", "ephemeral": {"volumeClaimTemplate": {"spec": {
+                "accessModes": ["ReadWriteOnce"], "storageClassName": "ebs",
+                "resources": {"requests": {"storage": "1Gi"}}}}}} if ephemeral else
+                {"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
             volumes += 1
         free = [d for d in devices_of.get(node, []) if not any(
             d in [r["device"] for r in c["status"]["allocation"]["devices"]["results"]]
