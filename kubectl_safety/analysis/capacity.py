@@ -7,6 +7,7 @@ share the per-cluster work.
 
 from dataclasses import dataclass
 
+from kubectl_safety.analysis.scheduling.dra import named_claims
 from kubectl_safety.analysis.scheduling.filters import (NodeState, anti_affinity_terms, filter_node, fit_failures,
                                                       node_decides_alone, node_failures, pod_failures, prefilter_state,
                                                       required_terms, requests_of, seed_prefilter, share_node_states)
@@ -82,18 +83,18 @@ class Capacity:
     def _affected(self, pod) -> bool:
         """``any(affects(added, pod) for added in self.unseen)``, with ``pod``'s side parsed once."""
         affinity = pod.affinity
-        if not (pod.topology_spread_constraints or claim_names(pod) or affinity.get("podAffinity")
+        if not (pod.topology_spread_constraints or claims_of(pod) or affinity.get("podAffinity")
                 or affinity.get("podAntiAffinity")) and not self.unseen_anti:
             return False
         # an empty selector counts no pod, but a placed pod in a NodeState would move its count as
         # upstream's AddPod does (preemption's semantics): rebuild, so it counts as a bound pod
         selectors = [x for x in (constraint_selector(pod, c) for c in pod.topology_spread_constraints)
                      if x is not None]
-        claims = set(claim_names(pod))
+        claims = claims_of(pod)
         terms = required_terms(pod, "podAffinity") + required_terms(pod, "podAntiAffinity")
         for placed in self.unseen:
             if placed.namespace == pod.namespace and (any(x.matches(placed.labels) for x in selectors)
-                                                      or claims & set(claim_names(placed))):
+                                                      or claims & claims_of(placed)):
                 return True
             if any(t.matches(placed) for t in terms) or any(t.matches(pod) for t in anti_affinity_terms(placed)):
                 return True
@@ -218,17 +219,22 @@ def _may_fit_later(pod) -> bool:
 def affects(placed, pod) -> bool:
     """Whether ``placed`` counts in ``pod``'s cross-node filters: a spread selector (even empty) or a required
     (anti-)affinity term of ``pod`` selects it, its own anti-affinity selects ``pod``, or both use
-    the same claim (ReadWriteOncePod)."""
+    the same claim (ReadWriteOncePod, or a ResourceClaim allocated where the first lands)."""
     if placed.namespace == pod.namespace:
         for c in pod.topology_spread_constraints:
             selector = constraint_selector(pod, c)
             if selector is not None and selector.matches(placed.labels):  # even empty: see _affected
                 return True
-        if set(claim_names(placed)) & set(claim_names(pod)):
+        if claims_of(placed) & claims_of(pod):
             return True
     terms = required_terms(pod, "podAffinity") + required_terms(pod, "podAntiAffinity")
     return (any(t.matches(placed) for t in terms)
             or any(t.matches(pod) for t in required_terms(placed, "podAntiAffinity", incoming=False)))
+
+
+def claims_of(pod) -> set:
+    """The PersistentVolumeClaims and ResourceClaims the pod names (pods naming the same one interact)."""
+    return set(claim_names(pod)) | {("resource", name) for name in named_claims(pod)}
 
 
 def summary(reasons, total) -> str:
@@ -320,7 +326,9 @@ class _DrainedView(ClusterSnapshot):
     def __init__(self, parent, nodes, drained, leaving):
         fields = {k: getattr(parent, k) for k in ("pdbs", "priority_classes", "workloads", "pvcs", "pvs",
                                                  "storage_classes", "namespaces", "taken_at", "source",
-                                                 "server_version", "complete_pod_namespaces")}
+                                                 "server_version", "complete_pod_namespaces", "unread",
+                                                 "csi_nodes", "volume_attachments", "device_classes",
+                                                 "resource_claims", "resource_claim_templates", "resource_slices")}
         super().__init__(nodes=nodes, **fields)
         del self.__dict__["pods"]  # the lazy property below
         self._parent, self._leaving = parent, leaving

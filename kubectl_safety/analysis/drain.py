@@ -26,6 +26,7 @@ from kubectl_safety.analysis.plans import (
     RiskCode, Severity, Unplaceable, Wave)
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.analysis.scheduling.volume_limits import counts_volumes
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.termination import api_grace_period, last_kill
 
@@ -389,6 +390,7 @@ def _plan_warnings(snapshot, verdicts, targets, index) -> tuple:
         out.append(Reason("STORAGE_NOT_JUDGED", Severity.WARNING,
                           f"volumes not checked, {kinds} could not be read: whether these pods' claims "
                           f"can follow them is not judged: {'; '.join(claims)}"))
+    out.extend(_not_judged(snapshot, verdicts))
     for name in targets:
         if snapshot.node(name) is None:
             out.append(Reason("NODE_NOT_FOUND", Severity.ERROR, f'node "{name}" not found'))
@@ -398,6 +400,27 @@ def _plan_warnings(snapshot, verdicts, targets, index) -> tuple:
                               f"PDB {ns}/{b.name} selects no pod (selector {b.selector}): "
                               "it protects nothing; check its labels"))
     return tuple(out)
+
+
+def _not_judged(snapshot, verdicts) -> list:
+    """Devices and attach limits the filters could not judge: the kinds a live read could not read."""
+    out = []
+    unread = snapshot.dra_unread
+    claims = [f"{v.pod.namespace}/{v.pod.name} ({', '.join(c.get('name') or '?' for c in v.pod.resource_claims)})"
+              for v in verdicts if v.pod.resource_claims] if unread else []
+    if claims:
+        kinds = ", ".join(f"{resource} ({why})" for resource, why in sorted(unread.items()))
+        out.append(Reason("DEVICES_NOT_JUDGED", Severity.WARNING,
+                          f"devices not checked, {kinds} could not be read: whether these pods' resource "
+                          f"claims can be allocated elsewhere is not judged: {'; '.join(claims)}"))
+    unread = snapshot.volume_limits_unread
+    volumes = [f"{v.pod.namespace}/{v.pod.name}" for v in verdicts if counts_volumes(v.pod)] if unread else []
+    if volumes:
+        kinds = ", ".join(f"{resource} ({why})" for resource, why in sorted(unread.items()))
+        out.append(Reason("VOLUME_LIMITS_NOT_JUDGED", Severity.WARNING,
+                          f"volume attach limits not checked, {kinds} could not be read: whether these pods' "
+                          f"volumes fit the CSI drivers' limits elsewhere is not judged: {'; '.join(volumes)}"))
+    return out
 
 
 # -- the SAFE contract -----------------------------------------------------------------------

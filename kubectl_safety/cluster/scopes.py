@@ -1,7 +1,7 @@
 """The reads each command needs on a live cluster: few requests, independent of cluster size."""
 
 from kubectl_safety.cluster.source import Query
-from kubectl_safety.model.snapshot import STORAGE_RESOURCES
+from kubectl_safety.model.snapshot import DRA_RESOURCES, STORAGE_RESOURCES, VOLUME_LIMIT_RESOURCES
 
 OWNER_RESOURCES = {"ReplicaSet": "replicasets", "Deployment": "deployments", "StatefulSet": "statefulsets",
                    "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
@@ -58,10 +58,12 @@ def node_queries(node_names) -> list:
 
 def cluster_scope(namespaces=None) -> list:
     """Whole-cluster analyses (capacity, preemption, rebalance): nodes, pods, PDBs, classes, owners,
-    and the storage the scheduler's volume filters read (claims, volumes, storage classes)."""
+    the storage the scheduler's volume filters read (claims, volumes, storage classes, CSI nodes'
+    limits, attachments) and the devices DynamicResources allocates (resource.k8s.io)."""
     queries = [Query("nodes"), Query("pods"), Query("poddisruptionbudgets"),
                Query("priorityclasses", optional=True)]
-    queries += [Query(resource, optional=True) for resource in STORAGE_RESOURCES]
+    queries += [Query(resource, optional=True)
+                for resource in STORAGE_RESOURCES + VOLUME_LIMIT_RESOURCES + DRA_RESOURCES]
     for resource in ("replicasets", "deployments", "statefulsets", "daemonsets", "jobs"):
         queries.append(Query(resource, optional=True))
     return queries

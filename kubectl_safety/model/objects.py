@@ -312,6 +312,16 @@ class Pod(ApiObject):
         return self.spec.get("volumes") or []
 
     @property
+    def resource_claims(self) -> list:
+        """``spec.resourceClaims``: the pod's DRA claims (by claim or template name)."""
+        return self.spec.get("resourceClaims") or []
+
+    @property
+    def resource_claim_statuses(self) -> dict:
+        """{pod claim name: generated ResourceClaim name or None}, from ``status.resourceClaimStatuses``."""
+        return {s.get("name"): s.get("resourceClaimName") for s in self.status.get("resourceClaimStatuses") or ()}
+
+    @property
     def nominated_node_name(self) -> str:
         return self.status.get("nominatedNodeName") or ""
 
@@ -566,11 +576,114 @@ class StorageClass(ApiObject):
         return self.raw.get("allowedTopologies") or []
 
 
+class CSINode(ApiObject):
+    """A node's CSI drivers: how many volumes of each it may attach (NodeVolumeLimits)."""
+
+    kind = "CSINode"
+
+    @cached
+    def limits(self) -> dict:
+        """{driver: allocatable.count} for the drivers that declare a count (``getVolumeLimits``)."""
+        out = {}
+        for d in self.spec.get("drivers") or ():
+            count = (d.get("allocatable") or {}).get("count")
+            if count is not None:
+                out[d.get("name") or ""] = int(count)
+        return out
+
+
+class VolumeAttachment(ApiObject):
+    """A volume attached to a node by a CSI driver (counted against the node's limits)."""
+
+    kind = "VolumeAttachment"
+
+    @property
+    def attacher(self) -> str:
+        return self.spec.get("attacher") or ""
+
+    @property
+    def node_name(self) -> str:
+        return self.spec.get("nodeName") or ""
+
+    @property
+    def volume_name(self) -> str:
+        return (self.spec.get("source") or {}).get("persistentVolumeName") or ""
+
+
+class DeviceClass(ApiObject):
+    """resource.k8s.io: a class of devices, by CEL selectors every device of it must satisfy."""
+
+    kind = "DeviceClass"
+
+    @property
+    def selectors(self) -> list:
+        return self.spec.get("selectors") or []
+
+
+class ResourceClaim(ApiObject):
+    """resource.k8s.io: a request for devices; allocated (``status.allocation``) by the scheduler."""
+
+    kind = "ResourceClaim"
+
+    @property
+    def requests(self) -> list:
+        return (self.spec.get("devices") or {}).get("requests") or []
+
+    @property
+    def constraints(self) -> list:
+        return (self.spec.get("devices") or {}).get("constraints") or []
+
+    @property
+    def allocation(self):
+        return self.status.get("allocation")
+
+    @property
+    def reserved_for(self) -> list:
+        return self.status.get("reservedFor") or []
+
+    @property
+    def allocated_devices(self) -> list:
+        """(driver, pool, device, adminAccess) of the allocation's results."""
+        results = ((self.allocation or {}).get("devices") or {}).get("results") or ()
+        return [(r.get("driver") or "", r.get("pool") or "", r.get("device") or "", bool(r.get("adminAccess")))
+                for r in results]
+
+
+class ResourceClaimTemplate(ApiObject):
+    """resource.k8s.io: the claim the resource claim controller creates for each pod naming it."""
+
+    kind = "ResourceClaimTemplate"
+
+    @property
+    def claim_spec(self) -> dict:
+        return self.spec.get("spec") or {}
+
+
+class ResourceSlice(ApiObject):
+    """resource.k8s.io: devices a driver publishes, for one node (``nodeName``) or a set of them."""
+
+    kind = "ResourceSlice"
+
+    @property
+    def driver(self) -> str:
+        return self.spec.get("driver") or ""
+
+    @property
+    def pool(self) -> dict:
+        return self.spec.get("pool") or {}
+
+    @property
+    def devices(self) -> list:
+        return self.spec.get("devices") or []
+
+
 KINDS = {
     "Pod": Pod, "Node": Node, "PodDisruptionBudget": PodDisruptionBudget,
     "PriorityClass": PriorityClass, "PersistentVolumeClaim": PersistentVolumeClaim,
     "PersistentVolume": PersistentVolume, "StorageClass": StorageClass,
     "LimitRange": LimitRange, "RuntimeClass": RuntimeClass, "ResourceQuota": ResourceQuota,
+    "CSINode": CSINode, "VolumeAttachment": VolumeAttachment, "DeviceClass": DeviceClass,
+    "ResourceClaim": ResourceClaim, "ResourceClaimTemplate": ResourceClaimTemplate, "ResourceSlice": ResourceSlice,
 }
 WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob",
                   "ReplicationController")

@@ -5,7 +5,8 @@ from kubectl_safety.model.objects import KINDS, WORKLOAD_KINDS, Workload
 from kubectl_safety.model.schema import check_shape
 from kubectl_safety.model.snapshot import ClusterSnapshot
 
-CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace", "PersistentVolume", "StorageClass", "RuntimeClass")
+CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace", "PersistentVolume", "StorageClass", "RuntimeClass",
+                  "CSINode", "VolumeAttachment", "DeviceClass", "ResourceSlice")
 
 
 def flatten(document, origin: str):
@@ -89,5 +90,8 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
         pvcs=buckets["PersistentVolumeClaim"], pvs=buckets["PersistentVolume"],
         storage_classes=buckets["StorageClass"], limit_ranges=buckets["LimitRange"],
         runtime_classes=buckets["RuntimeClass"], resource_quotas=buckets["ResourceQuota"],
+        csi_nodes=buckets["CSINode"], volume_attachments=buckets["VolumeAttachment"],
+        device_classes=buckets["DeviceClass"], resource_claims=buckets["ResourceClaim"],
+        resource_claim_templates=buckets["ResourceClaimTemplate"], resource_slices=buckets["ResourceSlice"],
         namespaces=found_namespaces, taken_at=taken_at, source=source,
         server_version=server_version, complete_pod_namespaces=complete_pod_namespaces, unread=unread)

@@ -40,6 +40,12 @@ META = {"labels": STR_MAP, "annotations": STR_MAP, "ownerReferences": [{"kind": 
 SPREAD = {"maxSkew": POSINT, "topologyKey": STR, "whenUnsatisfiable": frozenset(("DoNotSchedule", "ScheduleAnyway")),
           "labelSelector": SELECTOR, "minDomains": POSINT, "matchLabelKeys": [STR],
           "nodeAffinityPolicy": frozenset(("Honor", "Ignore")), "nodeTaintsPolicy": frozenset(("Honor", "Ignore"))}
+DEVICE_SELECTOR = {"cel": {"expression": STR}}
+DEVICE_TOLERATION = {"key": STR, "operator": STR, "value": STR, "effect": STR}
+DEVICE_REQUEST = {"name": STR, "deviceClassName": STR, "selectors": [DEVICE_SELECTOR], "allocationMode": STR,
+                  "count": INT, "adminAccess": BOOL, "tolerations": [DEVICE_TOLERATION], "capacity": MAP}
+CLAIM_SPEC = {"devices": {"requests": [{"name": STR, "exactly": DEVICE_REQUEST, "firstAvailable": [DEVICE_REQUEST]}],
+                          "constraints": [{"requests": [STR], "matchAttribute": STR}]}}
 SCHEMAS = {
     "Pod": {"metadata": META,
             "spec": {"containers": [CONTAINER], "initContainers": [CONTAINER], "volumes": [VOLUME],
@@ -49,9 +55,11 @@ SCHEMAS = {
                      "topologySpreadConstraints": [SPREAD], "priority": INT32, "priorityClassName": STR,
                      "preemptionPolicy": frozenset(("PreemptLowerPriority", "Never")),
                      "terminationGracePeriodSeconds": NNINT, "nodeName": STR,
-                     "overhead": MAP, "resources": {"requests": MAP, "limits": MAP}},
+                     "overhead": MAP, "resources": {"requests": MAP, "limits": MAP},
+                     "resourceClaims": [{"name": STR, "resourceClaimName": STR, "resourceClaimTemplateName": STR}]},
             "status": {"phase": STR, "conditions": [CONDITION], "qosClass": STR, "nominatedNodeName": STR,
-                       "startTime": TIME, "containerStatuses": [MAP], "initContainerStatuses": [MAP]}},
+                       "startTime": TIME, "containerStatuses": [MAP], "initContainerStatuses": [MAP],
+                       "resourceClaimStatuses": [{"name": STR, "resourceClaimName": STR}]}},
     "Node": {"metadata": META,
              "spec": {"taints": [{"key": STR, "value": STR, "effect": TAINT_EFFECT, "timeAdded": TIME}],
                       "unschedulable": BOOL},
@@ -72,6 +80,25 @@ SCHEMAS = {
                                   "claimRef": MAP, "nodeAffinity": {"required": {"nodeSelectorTerms": [NODE_TERM]}}},
                          "status": {"phase": STR}},
     "StorageClass": {"metadata": META, "provisioner": STR, "volumeBindingMode": STR, "allowedTopologies": [MAP]},
+    "CSINode": {"metadata": META, "spec": {"drivers": [{"name": STR, "allocatable": {"count": NNINT}}]}},
+    "VolumeAttachment": {"metadata": META, "spec": {"attacher": STR, "nodeName": STR,
+                                                    "source": {"persistentVolumeName": STR}}},
+    "DeviceClass": {"metadata": META, "spec": {"selectors": [DEVICE_SELECTOR]}},
+    "ResourceClaim": {"metadata": META, "spec": CLAIM_SPEC,
+                      "status": {"allocation": {"devices": {"results": [{
+                          "request": STR, "driver": STR, "pool": STR, "device": STR, "adminAccess": BOOL}]},
+                          "nodeSelector": {"nodeSelectorTerms": [NODE_TERM]}},
+                          "reservedFor": [{"resource": STR, "name": STR, "uid": STR}]}},
+    "ResourceClaimTemplate": {"metadata": META, "spec": {"spec": CLAIM_SPEC}},
+    "ResourceSlice": {"metadata": META,
+                      "spec": {"driver": STR, "pool": {"name": STR, "generation": INT, "resourceSliceCount": INT},
+                               "nodeName": STR, "allNodes": BOOL, "perDeviceNodeSelection": BOOL,
+                               "nodeSelector": {"nodeSelectorTerms": [NODE_TERM]}, "sharedCounters": LIST,
+                               "devices": [{"name": STR, "attributes": MAP, "capacity": MAP, "nodeName": STR,
+                                            "allNodes": BOOL, "nodeSelector": {"nodeSelectorTerms": [NODE_TERM]},
+                                            "taints": [{"key": STR, "value": STR, "effect": STR}],
+                                            "consumesCounters": LIST, "allowMultipleAllocations": BOOL,
+                                            "bindingConditions": [STR]}]}},
 }
 WORKLOAD = {"metadata": META, "spec": {"replicas": NNINT, "selector": SELECTOR,
                                        "template": {"metadata": META, "spec": MAP}}}

@@ -5,13 +5,19 @@ from kubectl_safety.model.cached import cached
 
 # The storage the scheduler's volume filters read (API resource names).
 STORAGE_RESOURCES = ("persistentvolumeclaims", "persistentvolumes", "storageclasses")
+# What NodeVolumeLimits reads besides them: the nodes' CSI drivers' limits and attached volumes.
+VOLUME_LIMIT_RESOURCES = ("csinodes", "volumeattachments")
+# What DynamicResources reads (resource.k8s.io): the claims, their templates, the devices, their classes.
+DRA_RESOURCES = ("resourceclaims", "resourceclaimtemplates", "resourceslices", "deviceclasses")
 # Each lazily built index (a ``cached`` property) and the field it is derived from.
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
                 "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
                 "_classes_by_name": "priority_classes", "global_default_class": "priority_classes",
                 "_workloads_by_key": "workloads", "_workloads_by_uid": "workloads",
                 "_pvcs_by_key": "pvcs", "_pvs_by_name": "pvs", "_classes_of_storage": "storage_classes",
-                "_runtime_classes_by_name": "runtime_classes"}
+                "_runtime_classes_by_name": "runtime_classes", "_csi_nodes_by_name": "csi_nodes",
+                "_attachments_by_node": "volume_attachments", "_device_classes_by_name": "device_classes",
+                "_claims_by_key": "resource_claims", "_claim_templates_by_key": "resource_claim_templates"}
 
 
 class _index(cached):
@@ -29,8 +35,9 @@ class _index(cached):
 
 
 class ClusterSnapshot:
-    """Nodes, pods, PDBs, PriorityClasses, pod owners and storage (PVCs, PVs, StorageClasses)
-    at one instant (``taken_at``).
+    """Nodes, pods, PDBs, PriorityClasses, pod owners, storage (PVCs, PVs, StorageClasses, CSINodes,
+    VolumeAttachments) and devices (ResourceClaims and their templates, ResourceSlices,
+    DeviceClasses) at one instant (``taken_at``).
 
     Never mutated: ``replace``/``without_pods`` return new snapshots. Indexes are built on
     first use, so a command pays only for the lookups it makes.
@@ -39,7 +46,8 @@ class ClusterSnapshot:
     def __init__(self, *, nodes=(), pods=(), pdbs=(), priority_classes=(), workloads=(),
                  namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None,
                  pvcs=(), pvs=(), storage_classes=(), limit_ranges=(), runtime_classes=(), resource_quotas=(),
-                 unread=None):
+                 csi_nodes=(), volume_attachments=(), device_classes=(), resource_claims=(),
+                 resource_claim_templates=(), resource_slices=(), unread=None):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.pdbs = tuple(pdbs)
@@ -51,6 +59,12 @@ class ClusterSnapshot:
         self.limit_ranges = tuple(limit_ranges)
         self.runtime_classes = tuple(runtime_classes)
         self.resource_quotas = tuple(resource_quotas)
+        self.csi_nodes = tuple(csi_nodes)
+        self.volume_attachments = tuple(volume_attachments)
+        self.device_classes = tuple(device_classes)
+        self.resource_claims = tuple(resource_claims)
+        self.resource_claim_templates = tuple(resource_claim_templates)
+        self.resource_slices = tuple(resource_slices)
         self.unread = dict(unread or {})  # resource -> why it could not be read (a live read's optional kinds)
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.taken_at = taken_at
@@ -77,7 +91,10 @@ class ClusterSnapshot:
                       server_version=self.server_version, complete_pod_namespaces=self.complete_pod_namespaces,
                       pvcs=self.pvcs, pvs=self.pvs, storage_classes=self.storage_classes,
                       limit_ranges=self.limit_ranges, runtime_classes=self.runtime_classes,
-                      resource_quotas=self.resource_quotas, unread=self.unread)
+                      resource_quotas=self.resource_quotas, csi_nodes=self.csi_nodes,
+                      volume_attachments=self.volume_attachments, device_classes=self.device_classes,
+                      resource_claims=self.resource_claims, resource_claim_templates=self.resource_claim_templates,
+                      resource_slices=self.resource_slices, unread=self.unread)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
         new._origins = {field: self._origins.get(field, self)  # indexes of unchanged fields stay valid
@@ -156,6 +173,54 @@ class ClusterSnapshot:
     def storage_unread(self) -> dict:
         """The storage kinds a live read could not read, and why (``{"storageclasses": "forbidden"}``)."""
         return {r: why for r, why in self.unread.items() if r in STORAGE_RESOURCES}
+
+    @property
+    def dra_unread(self) -> dict:
+        """The resource.k8s.io kinds a live read could not read, and why."""
+        return {r: why for r, why in self.unread.items() if r in DRA_RESOURCES}
+
+    @property
+    def volume_limits_unread(self) -> dict:
+        """The kinds NodeVolumeLimits reads (CSINodes, VolumeAttachments) a live read could not read."""
+        return {r: why for r, why in self.unread.items() if r in VOLUME_LIMIT_RESOURCES}
+
+    def csi_node(self, name):
+        return self._csi_nodes_by_name.get(name)
+
+    def attachments_on(self, node_name) -> list:
+        return self._attachments_by_node.get(node_name, [])
+
+    def device_class(self, name):
+        return self._device_classes_by_name.get(name)
+
+    def resource_claim(self, namespace, name):
+        return self._claims_by_key.get((namespace, name))
+
+    def resource_claim_template(self, namespace, name):
+        return self._claim_templates_by_key.get((namespace, name))
+
+    @_index
+    def _csi_nodes_by_name(self):
+        return {c.name: c for c in self.csi_nodes}
+
+    @_index
+    def _attachments_by_node(self):
+        index = {}
+        for a in self.volume_attachments:
+            index.setdefault(a.node_name, []).append(a)
+        return index
+
+    @_index
+    def _device_classes_by_name(self):
+        return {c.name: c for c in self.device_classes}
+
+    @_index
+    def _claims_by_key(self):
+        return {(c.namespace, c.name): c for c in self.resource_claims}
+
+    @_index
+    def _claim_templates_by_key(self):
+        return {(c.namespace, c.name): c for c in self.resource_claim_templates}
 
     def pvc(self, namespace, name):
         return self._pvcs_by_key.get((namespace, name))

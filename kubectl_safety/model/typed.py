@@ -47,6 +47,9 @@ KEPT = {
     "Namespace": {"metadata": _META},
     "LimitRange": {"metadata": _META, "spec": WHOLE}, "ResourceQuota": _FEW,
     "RuntimeClass": {"metadata": _META, "handler": WHOLE, "overhead": WHOLE, "scheduling": WHOLE},
+    "CSINode": {"metadata": _META, "spec": WHOLE}, "VolumeAttachment": {"metadata": _META, "spec": WHOLE},
+    "DeviceClass": {"metadata": _META, "spec": WHOLE}, "ResourceClaimTemplate": {"metadata": _META, "spec": WHOLE},
+    "ResourceClaim": _FEW, "ResourceSlice": {"metadata": _META, "spec": WHOLE},
 }
 KEPT.update({kind: _FEW for kind in WORKLOAD_KINDS})
 _OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)

@@ -217,9 +217,36 @@ def base_object(kind):
         return {"apiVersion": "storage.k8s.io/v1", "kind": kind, "metadata": {"name": "ssd"},
                 "provisioner": "csi.example.com", "volumeBindingMode": "WaitForFirstConsumer",
                 "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}]}
+    if kind in DEVICE_OBJECTS:
+        return DEVICE_OBJECTS[kind]()
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "a"}},
                      "template": {"metadata": {"labels": {"app": "a"}}, "spec": {}}}}
+
+
+def _claim_spec():
+    return {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": 1}}],
+                        "constraints": [{"matchAttribute": "gpu.example.com/model"}]}}
+DEVICE_OBJECTS = {
+    "CSINode": lambda: {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+                        "spec": {"drivers": [{"name": "ebs.csi.aws.com", "allocatable": {"count": 3}}]}},
+    "VolumeAttachment": lambda: {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                                 "metadata": {"name": "va"}, "spec": {"attacher": "ebs.csi.aws.com", "nodeName": "n1",
+                                                                      "source": {"persistentVolumeName": "pv-1"}}},
+    "DeviceClass": lambda: {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                            "spec": {"selectors": [{"cel": {"expression": "true"}}]}},
+    "ResourceClaim": lambda: {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                              "metadata": {"name": "c", "namespace": "default"}, "spec": _claim_spec(),
+                              "status": {"allocation": {"devices": {"results": [
+                                  {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "g"}]}},
+                                  "reservedFor": [{"resource": "pods", "name": "a", "uid": "u"}]}},
+    "ResourceClaimTemplate": lambda: {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                                      "metadata": {"name": "t", "namespace": "default"}, "spec": {"spec": _claim_spec()}},
+    "ResourceSlice": lambda: {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+                              "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+                                       "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                                       "devices": [{"name": "g", "attributes": {}}]}},
+}
 
 
 def set_path(obj, path, value):

@@ -33,7 +33,31 @@ var filterPlugins = []string{"NodeUnschedulable", "NodeName", "TaintToleration",
 var withPreFilter = map[string]bool{"NodeAffinity": true, "NodePorts": true, "NodeResourcesFit": true,
 	"InterPodAffinity": true, "PodTopologySpread": true}
 
+// The volume and device plugins, in the default profile's order around the others (the filter
+// question only: they need the informers and managers startDevices builds).
+var volumePlugins = []string{"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}
+
 func filterProfile() (*config.KubeSchedulerProfile, error) {
+	return filterProfileOf(filterPlugins)
+}
+
+// filterProfileWithVolumesAndDevices is filterProfile plus the volume plugins (after
+// NodeResourcesFit) and DynamicResources (last), as the default profile orders them.
+func filterProfileWithVolumesAndDevices() (*config.KubeSchedulerProfile, error) {
+	var names []string
+	for _, name := range filterPlugins {
+		names = append(names, name)
+		if name == "NodeResourcesFit" {
+			names = append(names, volumePlugins...)
+		}
+	}
+	return filterProfileOf(append(names, "DynamicResources"))
+}
+
+var withPreFilterToo = map[string]bool{"VolumeRestrictions": true, "NodeVolumeLimits": true, "VolumeBinding": true,
+	"DynamicResources": true}
+
+func filterProfileOf(filterPlugins []string) (*config.KubeSchedulerProfile, error) {
 	cfg, err := latest.Default()
 	if err != nil {
 		return nil, err
@@ -42,7 +66,7 @@ func filterProfile() (*config.KubeSchedulerProfile, error) {
 	filter, preFilter := config.PluginSet{}, config.PluginSet{}
 	for _, name := range filterPlugins {
 		filter.Enabled = append(filter.Enabled, config.Plugin{Name: name})
-		if withPreFilter[name] {
+		if withPreFilter[name] || withPreFilterToo[name] {
 			preFilter.Enabled = append(preFilter.Enabled, config.Plugin{Name: name})
 		}
 	}
@@ -84,6 +108,14 @@ func appendObjects[T any, PT interface {
 // hand). stop cancels ctx's informers and waits for them.
 func startFramework(ctx context.Context, profile *config.KubeSchedulerProfile, snapshot *cache.Snapshot,
 	objects []runtime.Object, nominator fwk.PodNominator, before func(framework.Framework) error) (fw framework.Framework, stop func(), err error) {
+	return startFrameworkWith(ctx, profile, snapshot, objects, nominator, before, nil)
+}
+
+// startFrameworkWith is startFramework with more framework options made from the informer
+// factory and client before the framework is built (managers the plugins share).
+func startFrameworkWith(ctx context.Context, profile *config.KubeSchedulerProfile, snapshot *cache.Snapshot,
+	objects []runtime.Object, nominator fwk.PodNominator, before func(framework.Framework) error,
+	more func(context.Context, informers.SharedInformerFactory, *fake.Clientset) ([]frameworkruntime.Option, error)) (fw framework.Framework, stop func(), err error) {
 	metrics.Register() // the framework records plugin metrics (idempotent)
 	client := fake.NewClientset(objects...)
 	factory := informers.NewSharedInformerFactory(client, 0)
@@ -93,6 +125,14 @@ func startFramework(ctx context.Context, profile *config.KubeSchedulerProfile, s
 		options = append(options, frameworkruntime.WithPodNominator(nominator))
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	if more != nil {
+		extra, err := more(ctx, factory, client)
+		if err != nil {
+			cancel()
+			return nil, nil, err
+		}
+		options = append(options, extra...)
+	}
 	fw, err = frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), profile, options...)
 	if err == nil && before != nil {
 		err = before(fw)
@@ -114,23 +154,28 @@ func schedulerFilter(raw json.RawMessage) (any, error) {
 		Pods       []v1.Pod       // pods already bound to nodes (spec.nodeName)
 		Namespaces []v1.Namespace // for namespaceSelector (the plugin lists them from an informer)
 		Remove     []string       // "namespace/name" of bound pods taken off their nodes after PreFilter
+		storageAndDevices
 	}
 	if err := decode(raw, &args); err != nil {
 		return nil, err
 	}
-	profile, err := filterProfile()
+	profile, err := filterProfileWithVolumesAndDevices()
 	if err != nil {
 		return nil, err
 	}
 	snapshot, nodes := newSnapshot(args.Pods, args.Nodes)
-	objects := appendObjects(nil, args.Namespaces)
+	objects := append(appendObjects(nil, args.Namespaces), args.storageAndDevices.objects()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	fw, stop, err := startFramework(ctx, profile, snapshot, objects, nil, nil)
+	var dra devices
+	fw, stop, err := startFrameworkWith(ctx, profile, snapshot, objects, nil, nil, dra.start)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
+	if err := dra.synced(ctx, len(args.ResourceClaims), len(args.ResourceSlices)); err != nil {
+		return nil, err
+	}
 
 	state := framework.NewCycleState()
 	pre, preStatus, _ := fw.RunPreFilterPlugins(ctx, state, &args.Pod)

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from kubectl_safety.analysis.resources import pod_requests, requests_key
+from kubectl_safety.analysis.scheduling.dra import dra_filter, dra_known, dra_prefilter
 from kubectl_safety.analysis.scheduling.failure import Failure
+from kubectl_safety.analysis.scheduling.volume_limits import counts_volumes, volume_limits_filter
 from kubectl_safety.analysis.scheduling.volumes import (claim_names, read_write_once_pod_failure,
                                                        read_write_once_pod_users, volume_filter, volume_prefilter)
 from kubectl_safety.analysis.topology import (constraint_selector, count_in_domains, eligible_domains, node_eligible,
@@ -87,6 +89,9 @@ def filter_node(pod, node, snapshot, state=None) -> list:
     failures = node_failures(pod, node)
     if failures and failures[0].plugin == "SchedulingGates":
         return failures
+    devices = _prefilter(pod, snapshot).devices
+    if devices is not None and devices.failure is not None and not _prefilter(pod, snapshot).volumes:
+        return [devices.failure]  # a PreFilter's rejection is every node's status
     return failures + pod_failures(pod, node, snapshot, state)
 
 
@@ -107,8 +112,9 @@ def node_failures(pod, node) -> list:
 
 
 def pod_failures(pod, node, snapshot, state=None) -> list:
-    """The plugins that read the pods too, in order: NodePorts, NodeResourcesFit, the volume plugins,
-    PodTopologySpread, InterPodAffinity (``filter_node`` runs them after ``node_failures``)."""
+    """The plugins that read the pods too, in order: NodePorts, NodeResourcesFit, the volume plugins
+    (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone), PodTopologySpread,
+    InterPodAffinity, DynamicResources (``filter_node`` runs them after ``node_failures``)."""
     if state is None:
         state = _base_state(node, snapshot)
     pre = _prefilter(pod, snapshot)
@@ -119,10 +125,14 @@ def pod_failures(pod, node, snapshot, state=None) -> list:
         failures.extend(read_write_once_pod_failure(
             [(u, c) for u, c in pre.rwop_users if not (state.changed and u.node_name == node.name
                                                        and u.key not in state.pods)]))
+        if snapshot.storage_known:
+            failures.extend(volume_limits_filter(pod, node, snapshot, state))
         failures.extend(volume_filter(pod, node, snapshot))
     delta = _Delta(pre, node, snapshot, state) if state.changed else None
     failures.extend(_topology_spread(pre, node, delta))
     failures.extend(_inter_pod_affinity(pre, node, delta))
+    if pre.devices is not None:
+        failures.extend([pre.devices.failure] if pre.devices.failure else dra_filter(pre.devices, node, snapshot, state))
     return failures
 
 
@@ -290,9 +300,12 @@ def anti_affinity_terms(pod) -> tuple:
 
 def node_decides_alone(pod, snapshot) -> bool:
     """Whether only its node decides the pod's fit (``fit_failures`` says all ``pod_failures``
-    would): no claims (storage known), DoNotSchedule spread or required pod (anti-)affinity, and no
-    existing pod's required anti-affinity selects it."""
+    would): no claims (storage known), no volumes a CSINode limits, no device claims (DRA known), no
+    DoNotSchedule spread or required pod (anti-)affinity, and no existing pod's required
+    anti-affinity selects it."""
     return not ((claim_names(pod) and snapshot.storage_known)
+                or (snapshot.csi_nodes and counts_volumes(pod) and snapshot.storage_known)
+                or (pod.resource_claims and dra_known(snapshot))
                 or required_terms(pod, "podAffinity") or required_terms(pod, "podAntiAffinity")
                 or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
                        for c in pod.topology_spread_constraints)
@@ -486,6 +499,7 @@ class _PreFilter:
         self.ports = pod.host_ports
         self.volumes = volume_prefilter(pod, snapshot)
         self.rwop_users = read_write_once_pod_users(pod, snapshot)
+        self.devices = dra_prefilter(pod, snapshot)  # None: DynamicResources skips the pod
         constraints = [c for c in pod.topology_spread_constraints
                        if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
         keys = [c.get("topologyKey") for c in constraints]
@@ -581,6 +595,7 @@ def seed_prefilter(pod, view, base, changes) -> bool:
     pre = base.without(pod, changes)
     if pre is None:
         return False
+    pre.devices = dra_prefilter(pod, view)  # claims of the pods gone are released on the view
     _cache(view)["pre"][id(pod)] = pre
     return True
 
