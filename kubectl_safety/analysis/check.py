@@ -73,6 +73,9 @@ def check(snapshot, options=None, now=None) -> dict:
         plan, removal = _plan(snapshot, node, (drain_options, quick), now, shared, room)
         unplaceable[node.name] = plan.capacity.unplaceable
         nodes.append(_node_entry(snapshot, node, plan, removal, now))
+        if plan.surge is not None:  # --surge: whether the node was drainable without it
+            nodes[-1]["drainableWithoutSurge"] = plan.safe and (not plan.surge.surges or plan_drain(
+                snapshot, [node.name], _with(drain_options, surge=False, surge_limit=None), now, shared=shared).safe)
     findings = (node_findings(nodes) + pdb_findings(snapshot, shared)
                 + workload_findings(snapshot, shared, unplaceable)
                 + priority_findings(snapshot, now, shared))
@@ -97,7 +100,8 @@ def check(snapshot, options=None, now=None) -> dict:
                     "timeout": drain_options.timeout,
                     "skipWaitForDeleteTimeout": drain_options.skip_wait_for_delete_timeout,
                     "podSelector": str(drain_options.pod_selector) if drain_options.pod_selector else None,
-                    "acceptRisks": sorted(drain_options.accept_risks)},
+                    "acceptRisks": sorted(drain_options.accept_risks),
+                    **({"surge": True} if drain_options.surge else {})},
         "summary": _summary(nodes, findings, blockers, options.fail_on, "cluster" if whole else "pool", other),
         "blockers": blockers,
         "nodes": nodes,
@@ -149,6 +153,8 @@ def _node_entry(snapshot, node, plan, removal, now) -> dict:
     entry = {"name": node.name, "state": state["state"], "unschedulable": node.unschedulable,
              "drainable": plan.safe, "removable": None, "pods": len(plan.pods),
              "risks": list(plan.risks), "estimatedSeconds": plan.estimated_seconds}
+    if plan.surge is not None:
+        entry["surges"] = [s.ref for s in plan.surge.surges]
     entry.update(removal)
     if state["partitioned"]:
         entry["stateMessage"] = state["message"]
@@ -359,7 +365,22 @@ def workload_findings(snapshot, shared, unplaceable) -> list:
                                    f"run in zone {next(iter(in_zones))} of {len(zones)}: a zone outage takes them all",
                                    [wl]))
         out += _spread_findings(pods[0], wl, snapshot, shared)
-    return out + _no_room_findings(snapshot, unplaceable)
+    return out + _no_room_findings(snapshot, unplaceable) + _surged_findings(snapshot)
+
+
+def _surged_findings(snapshot) -> list:
+    """Workloads a surge left raised (its run was stopped before it restored them)."""
+    from kubectl_safety.analysis.surge import recorded
+
+    out = []
+    for w in snapshot.workloads:
+        found = recorded(w)
+        if found:
+            out.append(finding("SURGE_LEFT", "error", f"{w.kind} {w.namespace}/{w.name} was surged from "
+                               f"{found['replicas']} to {found.get('to')} replicas by a drain of "
+                               f"{', '.join(found.get('nodes') or ())} that did not finish: run it again "
+                               "(the same command) to finish and restore the count", [obj(w.kind, w.namespace, w.name)]))
+    return out
 
 
 def _spread_findings(pod, wl, snapshot, shared) -> list:

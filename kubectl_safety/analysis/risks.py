@@ -27,6 +27,12 @@ RISKS = {
     "NODE_NOT_FOUND": ("not-found", "a node to drain does not exist"),
     "DRAIN_TIMEOUT": ("timeout", "the plan takes longer than --timeout: it stops part way"),
     "SYSTEM_CRITICAL": ("system-critical", "a system-critical pod would be moved"),
+    "SURGE_UNPLACEABLE": ("surge-unplaceable", "--surge: a surge pod fits on no node that stays"),
+    "SURGE_LIMIT": ("surge-limit", "--surge: a surge needs more extra pods than --surge-limit (or the "
+                    "HorizontalPodAutoscaler's maxReplicas) allows"),
+    "SURGE_QUOTA": ("surge-quota", "--surge: a ResourceQuota would refuse the surge pods"),
+    "SURGE_GITOPS": ("gitops", "--surge: a GitOps controller (Argo CD, Flux, Helm) manages the workload and may "
+                     "revert its replica count while the drain waits"),
 }
 
 NODE_WAY_OUT = ("wait for the node to return; or pass --skip-wait-for-delete-timeout=SECONDS so the drain "

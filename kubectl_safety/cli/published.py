@@ -4,7 +4,8 @@
 the schemas in ``kubectl_safety/schemas`` describe.
 """
 
-from kubectl_safety.analysis.plans import BatchRisk, CapacityCheck, DrainPlan, PodAction, Reason, Risk, Wave
+from kubectl_safety.analysis.plans import (BatchRisk, CapacityCheck, DrainPlan, PodAction, Reason, Risk, SurgePlan,
+                                          Wave)
 from kubectl_safety.model.constants import API_VERSION
 
 
@@ -43,6 +44,9 @@ def drain_plan(plan: DrainPlan) -> dict:
         "losses": {"emptyDirData": list(plan.losses.empty_dir_data),
                    "unmanagedPods": list(plan.losses.unmanaged_pods)},
     }
+    if plan.surge is not None:
+        out["options"].update(surge=True, surgeLimit=o.surge_limit)
+        out["surge"] = surge_plan(plan.surge)
     if plan.server_dry_run is not None:
         out["serverDryRun"] = {"sent": plan.server_dry_run.sent, "refused": plan.server_dry_run.refused}
     return out
@@ -76,6 +80,16 @@ def capacity(c: CapacityCheck) -> dict:
 def wave(w: Wave) -> dict:
     return {"wave": w.number, "pods": list(w.pods), "pdbs": list(w.pdbs), "gracePeriodSeconds": w.grace_period_seconds,
             "readySeconds": w.ready_seconds, "estimatedSeconds": w.estimated_seconds}
+
+
+def surge_plan(s: SurgePlan) -> dict:
+    return {"peak": dict(s.peak), "workloads": [
+        {"kind": x.kind, "namespace": x.namespace, "name": x.name, "wave": x.wave, "pods": list(x.pods),
+         "from": x.from_replicas, "to": x.to_replicas, "mechanism": x.mechanism.value,
+         "autoscaler": ({"name": x.hpa, "minReplicasFrom": x.hpa_min_from, "minReplicasTo": x.hpa_min_to}
+                        if x.hpa else None),
+         "removal": x.removal.value, "pdb": x.pdb, "expectedSeconds": x.expected_seconds, "resumed": x.resumed,
+         "gitops": x.gitops or None} for x in s.surges]}
 
 
 def risk(r: Risk) -> dict:

@@ -89,5 +89,6 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
         pvcs=buckets["PersistentVolumeClaim"], pvs=buckets["PersistentVolume"],
         storage_classes=buckets["StorageClass"], limit_ranges=buckets["LimitRange"],
         runtime_classes=buckets["RuntimeClass"], resource_quotas=buckets["ResourceQuota"],
+        autoscalers=buckets["HorizontalPodAutoscaler"],
         namespaces=found_namespaces, taken_at=taken_at, source=source,
         server_version=server_version, complete_pod_namespaces=complete_pod_namespaces, unread=unread)

@@ -39,7 +39,7 @@ class ClusterSnapshot:
     def __init__(self, *, nodes=(), pods=(), pdbs=(), priority_classes=(), workloads=(),
                  namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None,
                  pvcs=(), pvs=(), storage_classes=(), limit_ranges=(), runtime_classes=(), resource_quotas=(),
-                 unread=None):
+                 autoscalers=(), unread=None):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.pdbs = tuple(pdbs)
@@ -51,6 +51,7 @@ class ClusterSnapshot:
         self.limit_ranges = tuple(limit_ranges)
         self.runtime_classes = tuple(runtime_classes)
         self.resource_quotas = tuple(resource_quotas)
+        self.autoscalers = tuple(autoscalers)  # HorizontalPodAutoscalers (read only by a surge)
         self.unread = dict(unread or {})  # resource -> why it could not be read (a live read's optional kinds)
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.taken_at = taken_at
@@ -77,7 +78,7 @@ class ClusterSnapshot:
                       server_version=self.server_version, complete_pod_namespaces=self.complete_pod_namespaces,
                       pvcs=self.pvcs, pvs=self.pvs, storage_classes=self.storage_classes,
                       limit_ranges=self.limit_ranges, runtime_classes=self.runtime_classes,
-                      resource_quotas=self.resource_quotas, unread=self.unread)
+                      resource_quotas=self.resource_quotas, autoscalers=self.autoscalers, unread=self.unread)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
         new._origins = {field: self._origins.get(field, self)  # indexes of unchanged fields stay valid
@@ -188,6 +189,11 @@ class ClusterSnapshot:
 
     def limit_ranges_in(self, namespace) -> list:
         return [r for r in self.limit_ranges if r.namespace == namespace]
+
+    def autoscaler_of(self, workload):
+        """The HorizontalPodAutoscaler whose scaleTargetRef is ``workload``, or None."""
+        return next((h for h in self.autoscalers if h.namespace == workload.namespace
+                     and h.target == (workload.kind, workload.name)), None)
 
     def resource_quotas_in(self, namespace) -> list:
         return [q for q in self.resource_quotas if q.namespace == namespace]

@@ -3,7 +3,7 @@
 import click
 
 from kubectl_safety.cli.completers import complete_contexts
-from kubectl_safety.cli.drain_flags import KUBECTL, build_drain_options, drain_flags, duration
+from kubectl_safety.cli.drain_flags import KUBECTL, SURGE, build_drain_options, drain_flags, duration
 from kubectl_safety.cli.drain_flags import selector as selector_of
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, table
@@ -31,13 +31,15 @@ EXIT = ("\b\nJSON kind: ClusterCheck (a List of them with several contexts)\n"
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="A node whose drain would take longer is not drainable (0: no limit).")
 @drain_flags("pod_selector", "disable_eviction", "accept_risk")
+@drain_flags(*SURGE)
 @click.option("--context", "contexts", multiple=True, metavar="NAME", shell_complete=complete_contexts,
               help="The kubeconfig context to check; repeatable: the clusters are checked in parallel.")
 @click.option("--all-contexts", is_flag=True, help="Check every context of the kubeconfig, in parallel.")
 @global_options
 def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_emptydir_data, force,
             disable_eviction, grace_period,
-            timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts):
+            timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts,
+            surge, surge_limit, wait_completed):
     """What blocks maintenance: every node's drain, PDBs, workloads and priorities at once.
 
     One pass over one snapshot (live: the capacity-aware drain's few LIST requests, or
@@ -154,6 +156,14 @@ def render_list(r, wide=False) -> str:
     return "\n".join(parts)
 
 
+def _surge_line(nodes) -> str:
+    """Which nodes --surge makes drainable, and which stay blocked."""
+    made = [n["name"] for n in nodes if n["drainable"] and not n.get("drainableWithoutSurge", True)]
+    blocked = [n["name"] for n in nodes if not n["drainable"]]
+    return ("With --surge: " + (f"{', '.join(made)} become(s) drainable" if made else "no blocked node becomes "
+                                "drainable") + (f"; still blocked: {', '.join(blocked)}" if blocked else "") + ".")
+
+
 def render_check(r, wide=False) -> str:
     s = r["summary"]
     found = s["findings"]
@@ -164,7 +174,10 @@ def render_check(r, wide=False) -> str:
     flags = [f for f, on in (("--ignore-daemonsets", a["ignoreDaemonsets"]),
                              ("--delete-emptydir-data", a["deleteEmptydirData"]), ("--force", a["force"]),
                              ("--disable-eviction", a["disableEviction"])) if on]
+    flags += ["--surge"] if a.get("surge") else []
     lines.append(f"Each node planned as: kubectl safety drain NODE --dry-run {' '.join(flags)}".rstrip())
+    if a.get("surge"):
+        lines.append(_surge_line(r["nodes"]))
     if r["blockers"]:
         lines.append("\nWhat blocks a rolling upgrade of all nodes:")
         shown = r["blockers"] if wide else r["blockers"][:10]

@@ -6,7 +6,7 @@ import time
 import click
 
 from kubectl_safety.cli.completers import complete_dry_run, complete_names
-from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, build_drain_options, drain_flags, dry_run_value, duration
+from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value, duration
 from kubectl_safety.cli.drain_flags import selector as drain_selector
 from kubectl_safety.cli.drain_progress import DrainProgress
 from kubectl_safety.cli.drain_reads import DrainReads
@@ -38,12 +38,13 @@ EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="Give up after this long, e.g. 5m (0: wait forever). Nodes stay cordoned.")
 @drain_flags("pod_selector", "disable_eviction")
+@drain_flags(*SURGE)
 @click.option("--chunk-size", type=int, default=500, show_default=True, metavar="N",
               help="List large collections in pages of this size (0: no paging).")
 @global_options
 def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, force, grace_period, timeout,
             pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, no_capacity, accept_risk, order,
-            yes):
+            yes, surge, surge_limit, wait_completed):
     """Plan a drain against PodDisruptionBudgets and capacity, then drain without breaking them.
 
     The plan lists every pod of the nodes with its action (evict, delete, wait, skip,
@@ -96,9 +97,18 @@ def _act(ctx, yes, deadline_seconds, order) -> int:
     if not plan.safe:
         emit(plan, ctx.s.g.output, render_plan)
         raise RefusedError("the drain is not safe: " + unaccepted_codes(plan)
-                           + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
+                           + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed"
+                           + surge_hint(plan))
     _confirm(plan, yes)
     return ctx.run(plan, deadline_seconds, order)
+
+
+def surge_hint(plan) -> str:
+    """What --surge would make safe, for a refusal that did not use it."""
+    if not plan.surgeable:
+        return ""
+    shown = ", ".join(plan.surgeable[:3]) + (", ..." if len(plan.surgeable) > 3 else "")
+    return f"; --surge would replace the pods of {shown} before they go"
 
 
 def _confirm(plan, yes):
@@ -249,6 +259,7 @@ def render_plan(r, wide=False) -> str:
                      if w["readySeconds"] else "")
                   + (f", +{human_duration(RETRY_SECONDS)} eviction retry" if w["wave"] > 1 else "")
                   + f" (~{human_duration(w['estimatedSeconds'])})" for w in r["waves"]]
+    lines += render_surges(r.get("surge"))
     for w in r["warnings"]:
         lines.append(f"\n{w['severity']}: {w['message']}")
     lines += render_risks(r.get("risks") or [])
@@ -266,6 +277,21 @@ def render_plan(r, wide=False) -> str:
     lines.append(f"\n{verdict}: {s['evict']} evict now, {s['wait']} wait, {s['delete']} delete, "
                  f"{s['skip']} skip, {s['blocked']} blocked; estimated {human_duration(r['estimatedSeconds'])}.")
     return "\n".join(lines) + "\n"
+
+
+def render_surges(surge) -> list:
+    """The plan's surges (--surge): each workload, from -> to, how, and the peak extra capacity."""
+    if not surge or not surge["workloads"]:
+        return []
+    rows = [[f"{w['kind']}/{w['name']}", w["namespace"], f"{w['from']} -> {w['to']}",
+             w["mechanism"] + (f" ({w['autoscaler']['name']} min {w['autoscaler']['minReplicasFrom']} -> "
+                               f"{w['autoscaler']['minReplicasTo']})" if w["autoscaler"] else ""),
+             w["removal"], f"~{human_duration(w['expectedSeconds'])}", "resume" if w["resumed"] else ""]
+            for w in surge["workloads"]]
+    peak = ", ".join(f"{k} {v}" for k, v in surge["peak"].items())
+    return ["\nSurges (wave 1, before its evictions):",
+            table(rows, ["workload", "namespace", "replicas", "mechanism", "old pods", "ready in", ""]).rstrip(),
+            f"Peak extra capacity: {peak}"]
 
 
 def render_report(r, wide=False) -> str:
