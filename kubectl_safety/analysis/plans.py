@@ -203,6 +203,7 @@ class Surge:
     expected_seconds: int  # until the new pods are Ready
     resumed: bool  # an earlier run recorded this surge: finished (or restored) now
     gitops: str = ""  # what says a GitOps controller manages it ('' : none found)
+    tolerates_cordon: bool = False  # its pods tolerate node.kubernetes.io/unschedulable
     wave: int = 1
 
     @property

@@ -217,11 +217,18 @@ def _surge(snapshot, workload, pods, trackers, options):
                   from_replicas=original, to_replicas=to, mechanism=mechanism, removal=removal,
                   hpa=hpa.name if hpa is not None else None, hpa_min_from=hpa_from, hpa_min_to=hpa_to,
                   pdb=pdb_ref, selector=_selector(workload), expected_seconds=wait, resumed=bool(found),
-                  gitops=_gitops(workload))
+                  gitops=_gitops(workload), tolerates_cordon=any(_tolerates_cordon(v.pod) for v in pods))
     if surge.gitops and not found:
         risks.append(("SURGE_GITOPS", f"{surge.ref} is managed by {surge.gitops}: it may revert the surge's "
                       "replica count while the drain waits", [obj(workload.kind, workload.namespace, workload.name)]))
     return surge, risks
+
+
+def _tolerates_cordon(pod) -> bool:
+    from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
+
+    return any((t.get("key") == UNSCHEDULABLE_TAINT["key"] or not t.get("key") and t.get("operator") == "Exists")
+               and t.get("effect") in (None, "", "NoSchedule") for t in pod.tolerations)
 
 
 def _removal(pdb, tracker, k):

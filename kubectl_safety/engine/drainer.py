@@ -43,6 +43,7 @@ class DrainResult:
     outcomes: list = field(default_factory=list)  # Outcome.to_dict() of every request that changed something
     evictions: dict = field(default_factory=dict)  # per owner: evictions accepted
     requests: dict = field(default_factory=dict)  # lists, watches, evictions sent
+    surge: dict = None  # what the surges did (engine/surge.py), when the plan had any
 
 
 def raw_pod(p) -> dict:

@@ -211,6 +211,8 @@ class _Report:
             "plan": {"summary": published(self.initial)["summary"], "waves": len(self.initial.waves),
                      "estimatedSeconds": self.initial.estimated_seconds},
         }
+        if r is not None and r.surge is not None:
+            self.data["surge"] = r.surge
 
     def to_dict(self):
         return self.data
@@ -297,6 +299,10 @@ def render_surges(surge) -> list:
 def render_report(r, wide=False) -> str:
     lines = [f"Drain of {', '.join(r['nodes'])}: {r['status']}" + (f" ({r['message']})" if r["message"] else ""),
              f"Evicted: {len(r['evicted'])} pod(s) in {r['elapsedSeconds']}s"]
+    surge = r.get("surge")
+    if surge:
+        lines += [f"Surged: {x}" for x in surge["raised"]] + [f"Restored: {x}" for x in surge["restored"]]
+        lines += [f"Not restored (changed by someone else): {x}" for x in surge["changedByOthers"]]
     if r["left"]:
         lines.append("Left on the nodes:")
         lines += [f"  {p['namespace']}/{p['name']} ({p['action']}): {p['reason']}" for p in r["left"]]
