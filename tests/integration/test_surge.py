@@ -14,9 +14,10 @@ import sys
 import threading
 import time
 
-from cluster_helpers import (create, deployment, get_json, pdb, place_on, pods_by_uid, set_node_ready,
-                             wait_pdb_settled, wait_pods_running, wait_until)
+import pytest
 
+from cluster_helpers import (_is_ready, create, deployment, get_json, pdb, place_on, pods_by_uid, set_node_ready,
+                             wait_pdb_settled, wait_pods_running, wait_until)
 from kubectl_safety.analysis.surge import ANNOTATION, TAINT
 from kubectl_safety.cluster.live import Connection
 from kubectl_safety.engine.watch import WatchGroup
@@ -42,8 +43,7 @@ class ReadyRecorder:
         self.thread = threading.Thread(target=self.run, daemon=True)
 
     def count(self) -> int:
-        return sum(1 for p in self.watch.items() if not p["metadata"].get("deletionTimestamp") and any(
-            c["type"] == "Ready" and c["status"] == "True" for c in p.get("status", {}).get("conditions", [])))
+        return sum(1 for p in self.watch.items() if not p["metadata"].get("deletionTimestamp") and _is_ready(p))
 
     def run(self):
         seen = self.group.changes()
@@ -255,3 +255,51 @@ def test_rollout_with_surge_of_a_three_node_pool(cluster, namespace, make_node, 
     assert ready.minimum >= 3, ready.counts
     assert replicas(cluster, namespace) == (3, None)
     print(f"\nrollout --surge of 3 nodes: min Ready {ready.minimum} (before 3), {seconds:.1f}s")
+
+
+@pytest.fixture(scope="module")
+def metrics(cluster, tmp_path_factory):
+    from metrics_api import MetricsAPI
+
+    api = MetricsAPI(cluster, tmp_path_factory.mktemp("metrics")).start()
+    yield api
+    api.stop()
+
+
+def test_hpa_managed_deployment_surges_through_min_replicas(cluster, namespace, make_node, metrics, audit):
+    """The autoscaler acts (fixed usage 10% of requests: it undoes a direct scale at once), so the surge
+    raises its minReplicas, never the Deployment's count, and restores it."""
+    nodes = pool(make_node, namespace, 2)
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 1)], 1)
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                    "minReplicas": 1, "maxReplicas": 4,
+                    "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                        "type": "Utilization", "averageUtilization": 50}}}],
+                    "behavior": {"scaleDown": {"stabilizationWindowSeconds": 0}}}}
+    create(cluster, namespace, hpa)
+
+    def acting():
+        status = get_json(cluster, "hpa/web", "-n", namespace).get("status") or {}
+        return any(c["type"] == "ScalingActive" and c["status"] == "True" for c in status.get("conditions", []))
+
+    wait_until(acting, 90, "the autoscaler to read the metrics")
+    cluster.kubectl("scale", "deployment/web", "--replicas=2", "-n", namespace)  # a direct scale is undone
+    wait_until(lambda: replicas(cluster, namespace)[0] == 1, 90, "the autoscaler to undo a direct scale")
+    wait_pods_running(cluster, namespace, "app=web", count=1)
+    code, plan, err, _ = safety(cluster, "drain", nodes[0], "--surge", "--dry-run")
+    assert [(w["mechanism"], w["autoscaler"]) for w in plan["surge"]["workloads"]] == \
+        [("hpa-min", {"name": "web", "minReplicasFrom": 1, "minReplicasTo": 2})], err
+    started = audit.now()
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        code, report, err, seconds = safety(cluster, "drain", nodes[0], "--surge", "--yes", "--timeout", "180s")
+        assert code == 0, err
+        assert ready.minimum >= 1, ready.counts
+    assert get_json(cluster, "hpa/web", "-n", namespace)["spec"]["minReplicas"] == 1  # restored exactly
+    assert replicas(cluster, namespace)[1] is None
+    writes = [(e.verb, e.resource) for e in audit.mutating_requests(started, user_agent_contains="kubectl-safety/")
+              if e.code < 300 and e.namespace == namespace]
+    assert writes.count(("patch", "horizontalpodautoscalers")) == 2  # raised, restored
+    assert on_node(cluster, namespace, nodes[0]) == []
+    print(f"\nHPA-managed --surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s; "
+          f"metrics requests served {metrics.requests}")
