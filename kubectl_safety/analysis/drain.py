@@ -101,6 +101,8 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
         entries[key].add("REPLACEMENT_RETURNS_TO_NODE", "warning", "it tolerates node.kubernetes.io/unschedulable: "
                          f"its replacement can be scheduled back onto {node} (cordoned)")
     _assign_waves(leaving, placements, entries, trackers)
+    if options.wait_completed:
+        _wait_for_jobs(leaving, entries)
     from kubectl_safety.analysis.surge import plan_surges, surge_wait
 
     surge, surge_risks, surgeable = plan_surges(snapshot, targets, verdicts, entries, trackers, capacity,
@@ -291,6 +293,16 @@ def _assign_waves(leaving, placements, entries, trackers):
                           f"({tracker.numbers()}): wave {wave}, after the replacements of wave {wave - 1} are Ready")
             else:
                 entry.add("PDB_ALLOWS", "info", f"PDB {ref} allows it ({tracker.numbers()})")
+
+
+def _wait_for_jobs(leaving, entries):
+    """--wait-completed: a Job's running pods are waited for until they complete, never evicted."""
+    for v in leaving:
+        entry = entries[v.pod.key]
+        if (v.pod.controller_ref or {}).get("kind") == "Job" and not v.pod.is_terminal and entry.action.moves:
+            entry.action, entry.wave = Action.WAIT, 1
+            entry.add("WAIT_COMPLETED", "info", "a Job's pod: the drain waits for it to complete (--wait-completed), "
+                      "it is not evicted")
 
 
 def _ref(obj) -> str:

@@ -69,7 +69,8 @@ class _Pod:
         self.entry = entry  # its PodAction
         self.ref = entry.ref
         self.key = self.ref
-        self.accepted = False  # the eviction (or delete) was accepted: only waited for now
+        self.completes = entry.has("WAIT_COMPLETED")  # --wait-completed: waited for, never evicted
+        self.accepted = self.completes  # the eviction (or delete) was accepted: only waited for now
         self.done = False  # gone
         self.retry_at = 0.0
         self.failures = 0
@@ -134,6 +135,8 @@ class Drainer:
             obj = pods_of[p.entry.node].get(p.key)
             if obj is None or (obj.get("metadata") or {}).get("uid") != p.entry.uid:
                 return False
+            if p.completes and (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                return False
             return not (skip_after and _terminating_for(obj) > skip_after)
 
         status, message = "drained", None
@@ -171,7 +174,10 @@ class Drainer:
             for p in pods:  # what the watches say now
                 if not p.done and not present(p):
                     p.done = True
-                    if p.accepted:
+                    if p.completes:
+                        result.gone.append(p.ref)
+                        self.emit("completed", pod=p.ref)
+                    elif p.accepted:
                         result.evicted.append(p.ref)
                         self.emit("evicted", pod=p.ref)
                     else:

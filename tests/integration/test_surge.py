@@ -193,28 +193,64 @@ def test_no_room_for_the_surge_pods_is_refused_before_anything_changes(cluster, 
     assert replicas(cluster, namespace) == (3, None)
 
 
-def test_interrupted_by_sigterm_while_surge_pods_start_then_resumed(cluster, namespace, make_node, audit):
-    """The surge pod lands on a node no kubelet runs (Ready set by the test): it is not Ready until the
-    test says so. SIGTERM during that wait leaves the record; the same command run again finishes."""
+def quiet_pool(cluster, namespace, make_node):
+    """(a kwok node running web's one pod, a Ready node no kubelet runs: a pod there is Ready only when
+    ``make_ready`` says so)."""
     drained = pool(make_node, namespace, 1)[0]
     place_on(cluster, namespace, [], [web(namespace, 1)], 1)
     quiet = make_node(f"quiet-{namespace[-6:]}", labels={"pool": namespace}, ready=False)["metadata"]["name"]
     set_node_ready(cluster, quiet, True)
     wait_until(lambda: not [t for t in get_json(cluster, f"node/{quiet}")["spec"].get("taints") or []
                             if t["key"].startswith("node.kubernetes.io/")], 60, "the quiet node untainted")
+    return drained, quiet
+
+
+def make_ready(cluster, namespace, name):
+    ready = json.dumps({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+    cluster.kubectl("patch", "pod", name, "-n", namespace, "--subresource=status", "--type=strategic", "-p", ready)
+
+
+def drain_in_background(cluster, node):
+    """``drain NODE --surge --yes -o json`` in a process, once it waits for the surge pods."""
+    cmd = [sys.executable, "-m", "kubectl_safety", "drain", node, "--surge", "--yes", "--timeout", "120s",
+           "--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: any("waiting for the surge pods" in line for line in lines), 60, "the surge wait")
+    except AssertionError:
+        proc.kill()
+        raise AssertionError(f"no surge wait: {proc.stdout.read()[-3000:]} {lines}") from None
+    return proc, lines, reader
+
+
+def test_a_count_changed_by_someone_else_meanwhile_is_reported_not_overwritten(cluster, namespace, make_node):
+    drained, quiet = quiet_pool(cluster, namespace, make_node)
+    proc, lines, reader = drain_in_background(cluster, drained)
+    cluster.kubectl("scale", "deployment/web", "--replicas=3", "-n", namespace)  # someone else, meanwhile
+    wait_until(lambda: len([p for p in pods_by_uid(cluster, namespace).values()
+                            if p["spec"].get("nodeName") == quiet]) == 2, 60, "two pods on the quiet node")
+    for p in pods_by_uid(cluster, namespace).values():
+        if p["spec"].get("nodeName") == quiet:
+            make_ready(cluster, namespace, p["metadata"]["name"])
+    out, _ = proc.communicate(timeout=90)
+    reader.join(5)
+    report = json.loads(out)
+    assert proc.returncode == 0, lines
+    assert report["surge"]["restored"] == [] and "replicas 3, not 2" in report["surge"]["changedByOthers"][0]
+    assert replicas(cluster, namespace) == (3, None)  # left as the other writer set it; the record gone
+
+
+def test_interrupted_by_sigterm_while_surge_pods_start_then_resumed(cluster, namespace, make_node, audit):
+    """The surge pod lands on a node no kubelet runs (Ready set by the test): it is not Ready until the
+    test says so. SIGTERM during that wait leaves the record; the same command run again finishes."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node)
     old = [p["metadata"]["uid"] for p in on_node(cluster, namespace, drained)]
     started = audit.now()
-    cmd = [sys.executable, "-m", "kubectl_safety", "drain", drained, "--surge", "--yes", "--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
     with ReadyRecorder(cluster, namespace, "app=web") as ready:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        lines = []
-        reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
-        reader.start()
-        try:
-            wait_until(lambda: any("waiting for the surge pods" in line for line in lines), 60, "the surge wait")
-        except AssertionError:
-            proc.kill()
-            raise AssertionError(f"no surge wait: {proc.stdout.read()[-3000:]} {lines}") from None
+        proc, lines, reader = drain_in_background(cluster, drained)
         proc.send_signal(signal.SIGTERM)
         out = proc.stdout.read()
         assert proc.wait(timeout=30) == 130, lines
@@ -227,9 +263,7 @@ def test_interrupted_by_sigterm_while_surge_pods_start_then_resumed(cluster, nam
         assert "SURGE_LEFT" in {f["code"] for f in check["findings"]}, check["findings"]
         new = [p for p in pods_by_uid(cluster, namespace).values() if p["spec"].get("nodeName") == quiet]
         assert len(new) == 1
-        ready_now = json.dumps({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
-        cluster.kubectl("patch", "pod", new[0]["metadata"]["name"], "-n", namespace, "--subresource=status",
-                        "--type=strategic", "-p", ready_now)
+        make_ready(cluster, namespace, new[0]["metadata"]["name"])
         code, report, err, seconds = safety(cluster, "drain", drained, "--surge", "--yes", "--timeout", "90s")
     assert code == 0, err
     assert "resumed" in " ".join(report["surge"]["raised"])

@@ -87,3 +87,23 @@ def test_interrupt_stops_before_any_eviction():
     d.interrupted.set()
     result = d.drain(*plan_for(pods))
     assert result.status == "interrupted" and api.evictions() == [] and result.left[0]["name"] == "a"
+
+
+def test_wait_completed_waits_for_a_job_pod_to_complete_and_never_evicts_it():
+    from dataclasses import replace
+
+    from kubectl_safety.analysis.plans import Reason, Severity
+
+    job = pod("job-x", "n1", owner="job")
+    api = FakeApi([job])
+    nodes, entries = plan_for([job], **{"job-x": ("wait",)})
+    entries = [replace(entries[0], reasons=(Reason("WAIT_COMPLETED", Severity.INFO, "waits"),))]
+
+    def complete():
+        time.sleep(0.3)
+        api.put("pods", dict(job, status={"phase": "Succeeded"}), kind="MODIFIED")
+
+    threading.Thread(target=complete, daemon=True).start()
+    result, events = drain(api, (nodes, entries))
+    assert result.status == "drained" and result.gone == ["ns/job-x"] and result.evicted == []
+    assert api.evictions() == [] and "completed" in [e["event"] for e in events]

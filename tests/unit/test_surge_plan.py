@@ -125,3 +125,13 @@ def test_without_surge_the_plan_names_what_surge_would_make_safe():
     assert not plan.safe and plan.surge is None
     assert plan.surgeable == ("Deployment default/web",)
     assert "surge" not in plan_drain(snapshot(N1, N2, *three(**MIN3)), ["n1"], DrainOptions(), NOW)
+
+
+def test_wait_completed_waits_for_job_pods_instead_of_evicting_them():
+    job = make_pod("job-x", owner=("Job", "batch"))
+    objects = [N1, N2, make_workload("Job", "batch"), job]
+    evicted = plan_drain(snapshot(*objects), ["n1"], DrainOptions(), NOW)
+    waited = plan_drain(snapshot(*objects), ["n1"], DrainOptions(wait_completed=True), NOW)
+    assert [p["action"] for p in evicted["pods"]] == ["evict"]
+    assert [(p["action"], p["wave"]) for p in waited["pods"]] == [("wait", 1)]
+    assert "WAIT_COMPLETED" in [r["code"] for r in waited["pods"][0]["reasons"]]
