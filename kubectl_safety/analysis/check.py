@@ -379,7 +379,8 @@ def _surged_findings(snapshot) -> list:
             out.append(finding("SURGE_LEFT", "error", f"{w.kind} {w.namespace}/{w.name} was surged from "
                                f"{found['replicas']} to {found.get('to')} replicas by a drain of "
                                f"{', '.join(found.get('nodes') or ())} that did not finish: run it again "
-                               "(the same command) to finish and restore the count", [obj(w.kind, w.namespace, w.name)]))
+                               "(the same command) to finish and restore the count",
+                               [obj(w.kind, w.namespace, w.name)]))
     return out
 
 

@@ -106,7 +106,8 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
     from kubectl_safety.analysis.surge import plan_surges, surge_wait
 
     surge, surge_risks, surgeable = plan_surges(snapshot, targets, verdicts, entries, trackers, capacity,
-                                                placements, options)
+                                                placements, options,
+                                                lambda pod: STARTUP_SECONDS + _readiness_delay(pod))
     for v in leaving:
         _finish_entry(entries[v.pod.key], v, placements.get(v.pod.key))
     waves = surge_wait(_waves(verdicts, entries, options), surge)

@@ -93,10 +93,10 @@ def _ready_replicas(workload, snapshot):
     return int(value) if value is not None else None
 
 
-def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placements, options):
+def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placements, options, ready_seconds):
     """The surges of a drain plan, changing the surged pods' entries in place: (SurgePlan, risks as
-    (code, message, objects)). Without ``options.surge``: (None, []), and the workloads it would make
-    safe as the plan's ``surgeable``."""
+    (code, message, objects), ()); ``ready_seconds(pod)``: until a new copy of the pod is Ready.
+    Without ``options.surge``: (None, [], the workloads it would surge: the plan's ``surgeable``)."""
     by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers)
     if not options.surge:
         return None, [], tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
@@ -111,7 +111,7 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
     limit = options.surge_limit
     surges, risks, peak = [], [], {"pods": 0}
     for (_, namespace, name), (workload, pods) in sorted(by_workload.items()):
-        surge, extra = _surge(snapshot, workload, pods, trackers, options)
+        surge, extra = _surge(snapshot, workload, pods, trackers, options, ready_seconds)
         for v in pods:
             _surged_entry(entries[v.pod.key], surge)
         if pods and not surge.resumed:  # a resumed surge's pods run already
@@ -183,7 +183,7 @@ def _all_ready_leave(snapshot, v, by_owner) -> bool:
     return ready <= going
 
 
-def _surge(snapshot, workload, pods, trackers, options):
+def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
     """The Surge of one workload, and its risks."""
     risks = []
     found = recorded(workload)
@@ -207,9 +207,7 @@ def _surge(snapshot, workload, pods, trackers, options):
     pdb = next((v.pdb for v in pods if v.pdb is not None), None)
     pdb_ref = f"{pdb.namespace}/{pdb.name}" if pdb is not None else None
     removal = _removal(pdb, trackers.get(pdb_ref), max(to - original, 0))
-    from kubectl_safety.analysis.drain import STARTUP_SECONDS, _readiness_delay
-
-    wait = STARTUP_SECONDS + max((_readiness_delay(v.pod) for v in pods), default=0)
+    wait = max((ready_seconds(v.pod) for v in pods), default=0)
     if removal is Removal.DELETION_COST and hpa is not None:
         wait += _scale_down_window(hpa)
     surge = Surge(kind=workload.kind, namespace=workload.namespace, name=workload.name,

@@ -97,9 +97,8 @@ class Surger:
         except _Stop as e:
             run.status, run.message = e.status, e.message
             return run
-        finally:
-            if run.status == "done":
-                self._untaint(tainted)
+        finally:  # lifted also when stopped: a rerun taints again before it waits
+            self._untaint(tainted)
         return run
 
     # -- requests --------------------------------------------------------------------------
@@ -210,11 +209,25 @@ class Surger:
             return True
         watches = {s: self.group.watch("pods", s.namespace, label_selector=s.selector) for s in surges}
 
+        def old(s):
+            return [p for p in watches[s].items() if (p.get("metadata") or {}).get("uid") in s.uids]
+
+        def others_removed(s):  # scaled back, yet old pods stay: the controller removed other pods
+            alive = [p for p in watches[s].items() if not (p.get("metadata") or {}).get("deletionTimestamp")]
+            return len(alive) <= s.from_replicas and any(not (p.get("metadata") or {}).get("deletionTimestamp")
+                                                         for p in old(s))
+
         def gone():
-            return all(not any((p.get("metadata") or {}).get("uid") in s.uids for p in watches[s].items())
-                       for s in surges)
+            return all(not old(s) or others_removed(s) for s in surges)
 
         if self.group.wait_for(gone, deadline, self.interrupted, clock=self.clock):
+            stayed = [f"{s.namespace}/{(p.get('metadata') or {}).get('name')}" for s in surges if others_removed(s)
+                      for p in old(s)]
+            if stayed:
+                run.status, run.message = "failed", (
+                    f"the scale-back removed other pods than the marked ones ({DELETION_COST} not honoured?): "
+                    f"{', '.join(stayed)} stay on the drained nodes")
+                return False
             run.removed += [f"{s.namespace}/{n}" for s in surges for n in s.pods]
             for s in surges:
                 for n in s.pods:

@@ -274,7 +274,8 @@ def test_interrupted_by_sigterm_while_surge_pods_start_then_resumed(cluster, nam
     assert len(evictions) == 1 and pods_by_uid(cluster, namespace).keys().isdisjoint(old)  # evicted once
     raises = [e for e in audit.mutating_requests(started, user_agent_contains="kubectl-safety/")
               if e.resource == "deployments" and e.code < 300]  # a 409 conflict is read again and retried
-    assert len(raises) == 2, [(e.verb, e.code, e.received.isoformat()) for e in raises]  # raised once (the rerun found the record), restored once
+    # raised once (the rerun found the record), restored once
+    assert len(raises) == 2, [(e.verb, e.code, e.received.isoformat()) for e in raises]
 
 
 def test_rollout_with_surge_of_a_three_node_pool(cluster, namespace, make_node, audit):
@@ -283,8 +284,8 @@ def test_rollout_with_surge_of_a_three_node_pool(cluster, namespace, make_node, 
     place_on(cluster, namespace, [spare], [web(namespace, 3), pdb("web", {"app": "web"}, min_available=3)], 3)
     wait_pdb_settled(cluster, namespace, "web", current_healthy=3, disruptions_allowed=0)
     with ReadyRecorder(cluster, namespace, "app=web") as ready:
-        code, report, err, seconds = safety(cluster, "rollout", *nodes, "--surge", "--yes", "--no-precordon", "--lease-namespace", namespace,
-                                            "--timeout", "300s")
+        code, report, err, seconds = safety(cluster, "rollout", *nodes, "--surge", "--yes", "--no-precordon",
+                                            "--lease-namespace", namespace, "--timeout", "300s")
     assert code == 0, err
     assert ready.minimum >= 3, ready.counts
     assert replicas(cluster, namespace) == (3, None)

@@ -6,7 +6,8 @@ import time
 import click
 
 from kubectl_safety.cli.completers import complete_dry_run, complete_names
-from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value, duration
+from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value,
+                                            duration)
 from kubectl_safety.cli.drain_flags import selector as drain_selector
 from kubectl_safety.cli.drain_progress import DrainProgress
 from kubectl_safety.cli.drain_reads import DrainReads
@@ -88,6 +89,10 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     snap, plan = ctx.plan()
     if dry_run == "client":
         emit(plan, s.g.output, render_plan)
+        if not plan.safe and plan.surgeable:
+            from kubectl_safety.cli.render import warn
+
+            warn(surge_hint(plan)[2:] + " (make before break)")
         return ExitCode.OK if plan.safe else ExitCode.UNSAFE
     return ctx.server_dry_run(plan, deadline_seconds)
 

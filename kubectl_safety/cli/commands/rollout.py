@@ -7,7 +7,8 @@ import sys
 import click
 
 from kubectl_safety.cli.completers import complete_names
-from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value, duration
+from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value,
+                                            duration)
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit, table
