@@ -30,16 +30,10 @@ FLAGS = {
     "order": click.option("--order", type=click.Choice(["default", "priority"]), default="default",
                           show_default=True, help="priority: evict lower-priority pods first, each priority level "
                                                   "gone before the next."),
-    "surge": click.option("--surge", is_flag=True,
-                          help="Make before break: raise a Deployment (or its autoscaler's minimum) by its pods "
-                               "leaving, wait until the new pods are Ready on nodes that stay, then remove the old "
-                               "ones and restore the count. For pods a PodDisruptionBudget refuses and workloads "
-                               "with every Ready replica on the nodes."),
+    "surge": click.option("--surge", is_flag=True, help="Replace pods first (make before break)."),
     "surge_limit": click.option("--surge-limit", default="", metavar="N|N%",
-                                help="With --surge: at most this many extra pods per workload (or a percentage of "
-                                     "its replicas); a surge that needs more is a risk (SURGE_LIMIT)."),
-    "wait_completed": click.option("--wait-completed", is_flag=True,
-                                   help="Wait for Job pods to complete instead of evicting them."),
+                                help="With --surge: extra pods per workload."),
+    "wait_completed": click.option("--wait-completed", is_flag=True, help="Wait for Job pods to complete."),
     "yes": click.option("--yes", "-y", is_flag=True,
                         help="Do not ask for confirmation (required when stdin is not a terminal)."),
 }

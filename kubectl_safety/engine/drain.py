@@ -64,7 +64,7 @@ def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, s
     if timeout:
         drain_args["deadline"] = drainer.clock() + timeout
     nodes, pods = (run.plan.node_names, run.plan.pods) if run.plan is not None else ([], ())
-    surge = run.plan.surge if run.plan is not None else None
+    surge = getattr(run.plan, "surge", None)  # a plan (or None: nothing to drain)
     if surge is not None and surge.surges:  # make before break: the surged pods first, then the rest
         from kubectl_safety.engine.drainer import DrainResult
         from kubectl_safety.engine.surge import Surger

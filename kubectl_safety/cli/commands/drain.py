@@ -33,8 +33,8 @@ EXIT = ("\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport
 @click.argument("nodes", nargs=-1, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes matching this label selector instead of NODEs.")
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=dry_run_value,
-              metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send every eviction the "
-                                        "plan allows now with dryRun=All. Bare --dry-run means client.")
+              metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send the evictions "
+                                        "allowed now with dryRun=All (bare --dry-run: client).")
 @drain_flags(*KUBECTL, *ACTING)
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="Give up after this long, e.g. 5m (0: wait forever). Nodes stay cordoned.")
