@@ -100,6 +100,14 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
     by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers)
     if not options.surge:
         return None, [], tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
+    for key, (workload, pods) in list(by_workload.items()):
+        found = recorded(workload)
+        if found and not set(found.get("nodes") or ()) & set(targets):  # another drain's surge, not finished
+            del by_workload[key]
+            for v in pods:
+                not_surged[v.pod.key] = (f"{workload.kind} {workload.namespace}/{workload.name} is surged by a drain "
+                                         f"of {', '.join(found.get('nodes') or ())} that has not finished: not "
+                                         "surged again")
     for key, why in not_surged.items():
         entries[key].add("SURGE_NOT_POSSIBLE", "warning", why)
     for w in snapshot.workloads:  # a surge an earlier run left on these nodes: finished (or restored) now

@@ -98,6 +98,9 @@ SCENARIOS = [
         {"replicas": 3, "to": 4, "nodes": ["n1"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
         web("d", "n2"), pdb(min_available=3, allowed=1, healthy=4, desired=3, expected=4)], {}, {"a": "evict"},
      [(3, 4, "scale", "evict")], [], {"a": "SURGE"}),
+    ("surged-by-another-drain", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
+        {"replicas": 3, "to": 4, "nodes": ["n9"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
+        web("d", "n2"), pdb(**MIN3)], {}, {"a": "wait"}, [], [], {"a": "SURGE_NOT_POSSIBLE"}),
 ]
 
 
@@ -135,3 +138,34 @@ def test_wait_completed_waits_for_job_pods_instead_of_evicting_them():
     assert [p["action"] for p in evicted["pods"]] == ["evict"]
     assert [(p["action"], p["wave"]) for p in waited["pods"]] == [("wait", 1)]
     assert "WAIT_COMPLETED" in [r["code"] for r in waited["pods"][0]["reasons"]]
+
+
+def test_check_surge_on_the_demo_dump_says_which_blocked_nodes_become_drainable():
+    from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
+
+    args = ["check", "--surge", "--ignore-daemonsets", "--delete-emptydir-data", "--snapshot", DEMO,
+            "--as-of", DEMO_NOW]
+    code, out, err = run_cli(args)
+    assert "With --surge: no blocked node becomes drainable; still blocked: node-a2, node-b2, node-c1, node-d1." in out
+    code, out, err = run_cli(args + ["-o", "json"])  # the schema is checked by the autouse fixture
+    report = json.loads(out)
+    assert report["assumes"]["surge"] is True
+    assert [n["name"] for n in report["nodes"] if n["drainable"] and not n["drainableWithoutSurge"]] == []
+
+
+def test_drain_dry_run_surge_cli(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [N1, N2, *three(**MIN3)]}))
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--snapshot", str(dump)])
+    assert code == 3 and "--surge would replace the pods of Deployment default/web" in err
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--snapshot", str(dump)])
+    assert code == 0 and "Deployment/web  default      3 -> 4      scale        evict" in out, out
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--surge-limit", "0", "--snapshot", str(dump),
+                              "-o", "json"])
+    plan = json.loads(out)
+    assert code == 3 and [r["code"] for r in plan["risks"]] == ["SURGE_LIMIT"]
+    assert plan["options"]["surgeLimit"] == 0
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge-limit", "1", "--snapshot", str(dump)])
+    assert code == 2 and "--surge-limit needs --surge" in err
