@@ -79,11 +79,13 @@ def workload_of(snapshot, pod):
 
 
 def _rolling(deployment) -> bool:
-    status, spec_replicas = deployment.status, deployment.replicas
-    if int(status.get("observedGeneration") or 0) < int(deployment.meta.get("generation") or 0):
-        return True
-    return any(status.get(f) is not None and int(status.get(f)) != spec_replicas
-               for f in ("replicas", "updatedReplicas"))
+    """A rollout of its template is under way: the new ReplicaSet has fewer pods than asked, or an old one
+    still has pods (a scale alone, as the restore of a surge, is not a rollout)."""
+    status = deployment.status
+    if status.get("updatedReplicas") is None and status.get("replicas") is None:
+        return False  # no status read (a manifest): nothing says a rollout is under way
+    updated, replicas = int(status.get("updatedReplicas") or 0), int(status.get("replicas") or 0)
+    return updated < min(deployment.replicas, replicas) or replicas > max(updated, deployment.replicas)
 
 
 def _ready_replicas(workload, snapshot):

@@ -14,11 +14,10 @@ APP = {"app": "web"}
 N1, N2 = make_node("n1"), make_node("n2")
 
 
-def deployment(replicas, **extra):
-    d = make_workload("Deployment", "web", replicas=replicas, labels=APP)
+def deployment(count, **extra):
+    d = make_workload("Deployment", "web", replicas=count, labels=APP)
     d["metadata"]["generation"] = 1
-    d["status"] = {"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas,
-                   "readyReplicas": replicas}
+    d["status"] = {"observedGeneration": 1, "replicas": count, "updatedReplicas": count, "readyReplicas": count}
     for key, value in extra.items():
         d["metadata" if key in ("labels", "annotations") else "status"][key] = value
     return d
@@ -84,6 +83,9 @@ SCENARIOS = [
     ("deployment-mid-rollout", [N1, N2, deployment(3, updatedReplicas=1), rs(3), web("a"), web("b", "n2"),
                                 web("c", "n2"), pdb(**MIN3)], {}, {"a": "blocked"}, [], ["PDB_NEVER_ALLOWS"],
      {"a": "SURGE_NOT_POSSIBLE"}),
+    ("scale-down-in-progress-is-no-rollout", [N1, N2, deployment(3, replicas=4, updatedReplicas=4), rs(3), web("a"),
+                                              web("b", "n2"), web("c", "n2"), pdb(**MIN3)], {}, {"a": "evict"},
+     [(3, 4, "scale", "evict")], [], {"a": "SURGE"}),
     ("no-room-for-the-surge-pod", [N1, TIGHT, deployment(3), rs(3), web("a", cpu="300m"),
                                    web("b", "n2", cpu="10m"), web("c", "n2", cpu="10m"), pdb(**MIN3)], {},
      {"a": "evict"}, [(3, 4, "scale", "evict")], ["SURGE_UNPLACEABLE"], {}),
