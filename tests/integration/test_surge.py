@@ -87,6 +87,7 @@ def on_node(cluster, namespace, node):
 
 
 def drained_with_surge(cluster, namespace, node, before, *extra):
+    wait_pods_running(cluster, namespace, "app=web", count=before)  # Ready: an unready pod is not surged
     with ReadyRecorder(cluster, namespace, "app=web") as ready:
         code, report, err, seconds = safety(cluster, "drain", node, "--surge", "--yes", "--timeout", "120s", *extra)
     assert code == 0, err
