@@ -74,6 +74,9 @@ def check(snapshot, options=None, now=None) -> ClusterCheck:
         plan, removal = _plan(snapshot, node, (drain_options, quick), now, shared, room)
         unplaceable[node.name] = plan.capacity.unplaceable
         nodes.append(_node_entry(snapshot, node, plan, removal, now))
+        if plan.surge is not None:  # --surge: whether the node was drainable without it
+            nodes[-1] = replace(nodes[-1], drainable_without_surge=plan.safe and (not plan.surge.surges or plan_drain(
+                snapshot, [node.name], _with(drain_options, surge=False, surge_limit=None), now, shared=shared).safe))
     findings = (node_findings(nodes) + pdb_findings(snapshot, shared)
                 + workload_findings(snapshot, shared, unplaceable)
                 + priority_findings(snapshot, now, shared))
@@ -141,7 +144,8 @@ def _node_entry(snapshot, node, plan, removal, now) -> CheckedNode:
                        plan.risks, plan.estimated_seconds, unplaceable, not_recreated,
                        state["message"] if partitioned else None,
                        tuple(_stuck(p, snapshot, now) for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
-                             if not p.is_terminal) if partitioned else None)
+                             if not p.is_terminal) if partitioned else None,
+                       tuple(s.ref for s in plan.surge.surges) if plan.surge is not None else None)
 
 
 def _removal(snapshot, node, plan, recreated, shared) -> tuple:
@@ -344,7 +348,23 @@ def workload_findings(snapshot, shared, unplaceable) -> list:
                                    f"run in zone {next(iter(in_zones))} of {len(zones)}: a zone outage takes them all",
                                    [wl]))
         out += _spread_findings(pods[0], wl, snapshot, shared)
-    return out + _no_room_findings(snapshot, unplaceable)
+    return out + _no_room_findings(snapshot, unplaceable) + _surged_findings(snapshot)
+
+
+def _surged_findings(snapshot) -> list:
+    """Workloads a surge left raised (its run was stopped before it restored them)."""
+    from kubectl_safety.analysis.surge import recorded
+
+    out = []
+    for w in snapshot.workloads:
+        found = recorded(w)
+        if found:
+            out.append(finding("SURGE_LEFT", "error", f"{w.kind} {w.namespace}/{w.name} was surged from "
+                               f"{found['replicas']} to {found.get('to')} replicas by a drain of "
+                               f"{', '.join(found.get('nodes') or ())} that did not finish: run it again "
+                               "(the same command) to finish and restore the count",
+                               [obj(w.kind, w.namespace, w.name)]))
+    return out
 
 
 def _spread_findings(pod, wl, snapshot, shared) -> list:

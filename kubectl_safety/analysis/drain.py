@@ -51,6 +51,9 @@ class DrainOptions:
     check_capacity: bool = True  # place every replacement on a remaining node
     timeout: float = 0  # --timeout in seconds (0: none)
     accept_risks: frozenset = frozenset()  # risk codes accepted by --accept-risk
+    surge: bool = False  # make before break: surge a workload before its pods go (analysis/surge.py)
+    surge_limit: object = None  # extra pods per workload at most: int, "N%" of its replicas, or None
+    wait_completed: bool = False  # Job pods: wait for them to complete instead of evicting them
 
 
 
@@ -100,21 +103,30 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
         entries[key].add("REPLACEMENT_RETURNS_TO_NODE", "warning", "it tolerates node.kubernetes.io/unschedulable: "
                          f"its replacement can be scheduled back onto {node} (cordoned)")
     _assign_waves(leaving, placements, entries, trackers)
+    if options.wait_completed:
+        _wait_for_jobs(leaving, entries)
+    from kubectl_safety.analysis.surge import plan_surges, surge_wait
+
+    surge, surge_risks, surgeable = plan_surges(snapshot, targets, verdicts, entries, trackers, capacity,
+                                                placements, options,
+                                                lambda pod: STARTUP_SECONDS + _readiness_delay(pod))
     tied = capacity.tied if capacity else {}
     for v in leaving:
         _finish_entry(entries[v.pod.key], v, placements.get(v.pod.key), tied.get(v.pod.key))
-    waves = _waves(verdicts, entries, options)
+    waves = surge_wait(_waves(verdicts, entries, options), surge)
     pods = tuple(entries[v.pod.key].frozen() for v in verdicts)
     checked = _capacity(verdicts, placements, capacity)
     risks = _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, options,
                    sum(w.estimated_seconds for w in waves), now)
+    for code, message, objects in surge_risks:
+        risks.add(code, message, objects)
     risks = typed_risks(risks.judged(options.accept_risks))
     return DrainPlan(
         safe=all(r.accepted for r in risks), nodes=_nodes(snapshot, targets, pods), options=options, pods=pods,
         pdbs=tuple(_budget_use(t) for _, t in sorted(trackers.items())), capacity=checked, waves=waves,
         warnings=_plan_warnings(snapshot, verdicts, targets, index),
         taken_at=snapshot.taken_at.isoformat() if snapshot.taken_at else None,
-        risks=risks, losses=_losses(pods))
+        risks=risks, losses=_losses(pods), surge=surge, surgeable=surgeable)
 
 
 def needs_replacement(pod) -> bool:
@@ -130,7 +142,7 @@ def _placement_order(v):
 class _Entry:
     """A pod's action while the plan is made; ``frozen()`` is its ``PodAction``."""
 
-    __slots__ = ("pod", "action", "reasons", "pdb", "wave", "replacement_node", "grace")
+    __slots__ = ("pod", "action", "reasons", "pdb", "wave", "replacement_node", "grace", "surge_why")
 
     def __init__(self, v):
         self.pod = v.pod
@@ -139,6 +151,7 @@ class _Entry:
         self.reasons = v.reasons
         self.pdb = _ref(v.pdb) if v.pdb is not None else None
         self.wave = self.replacement_node = self.grace = None
+        self.surge_why = ""
 
     def add(self, code, severity, message):
         self.reasons.append(Reason(code, Severity(severity), message))
@@ -284,6 +297,16 @@ def _assign_waves(leaving, placements, entries, trackers):
                           f"({tracker.numbers()}): wave {wave}, after the replacements of wave {wave - 1} are Ready")
             else:
                 entry.add("PDB_ALLOWS", "info", f"PDB {ref} allows it ({tracker.numbers()})")
+
+
+def _wait_for_jobs(leaving, entries):
+    """--wait-completed: a Job's running pods are waited for until they complete, never evicted."""
+    for v in leaving:
+        entry = entries[v.pod.key]
+        if (v.pod.controller_ref or {}).get("kind") == "Job" and not v.pod.is_terminal and entry.action.moves:
+            entry.action, entry.wave = Action.WAIT, 1
+            entry.add("WAIT_COMPLETED", "info", "a Job's pod: the drain waits for it to complete (--wait-completed), "
+                      "it is not evicted")
 
 
 def _ref(obj) -> str:

@@ -168,6 +168,59 @@ class Losses:
     unmanaged_pods: Tuple[str, ...]
 
 
+class SurgeMechanism(str, Enum):
+    """How a surge raises a workload's count."""
+
+    SCALE = "scale"  # spec.replicas of the Deployment (or bare ReplicaSet)
+    HPA_MIN = "hpa-min"  # minReplicas of the HorizontalPodAutoscaler that owns the count
+
+
+class Removal(str, Enum):
+    """How a surged workload's old pods go once the new ones are Ready."""
+
+    EVICT = "evict"  # the budget allows it then
+    DELETION_COST = "deletion-cost"  # marked with the lowest pod-deletion-cost, then the count returns
+
+
+@dataclass(frozen=True, slots=True)
+class Surge:
+    """One workload raised before its pods on the drained nodes go (make before break)."""
+
+    kind: str
+    namespace: str
+    name: str
+    pods: Tuple[str, ...]  # names of its pods leaving
+    uids: Tuple[str, ...]
+    from_replicas: int
+    to_replicas: int
+    mechanism: SurgeMechanism
+    removal: Removal
+    hpa: Optional[str]
+    hpa_min_from: Optional[int]
+    hpa_min_to: Optional[int]
+    pdb: Optional[str]
+    selector: str  # label selector of its pods
+    expected_seconds: int  # until the new pods are Ready
+    resumed: bool  # an earlier run recorded this surge: finished (or restored) now
+    gitops: str = ""  # what says a GitOps controller manages it ('' : none found)
+    tolerates_cordon: bool = False  # its pods tolerate node.kubernetes.io/unschedulable
+    wave: int = 1
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    @property
+    def keys(self) -> list:
+        return [(self.namespace, n) for n in self.pods]
+
+
+@dataclass(frozen=True, slots=True)
+class SurgePlan:
+    surges: Tuple[Surge, ...]
+    peak: Mapping  # extra pods (and their cpu, memory requests) running at once at the peak
+
+
 @dataclass(frozen=True, slots=True)
 class DrainPlan:
     """What draining ``nodes`` does to every pod, wave by wave, and whether it is SAFE."""
@@ -184,6 +237,8 @@ class DrainPlan:
     risks: Tuple[Risk, ...]
     losses: Losses
     server_dry_run: Optional[ServerDryRun] = None
+    surge: Optional[SurgePlan] = None  # with --surge
+    surgeable: Tuple[str, ...] = ()  # without --surge: the workloads --surge would replace first
 
     @property
     def node_names(self) -> list:
@@ -318,6 +373,8 @@ class CheckedNode:
     not_recreated: Tuple[str, ...]  # pods nothing recreates
     state_message: Optional[str] = None  # NotReady or Unknown: why
     stuck_pods: Optional[Tuple[StuckPod, ...]] = None  # NotReady or Unknown: the pods there
+    surges: Optional[Tuple[str, ...]] = None  # --surge: the workloads its drain surges
+    drainable_without_surge: Optional[bool] = None  # --surge: whether the node was drainable without it
 
 
 @dataclass(frozen=True, slots=True)

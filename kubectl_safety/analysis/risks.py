@@ -29,6 +29,12 @@ RISKS = {
     "SYSTEM_CRITICAL": ("system-critical", "a system-critical pod would be moved"),
     "SERVER_REFUSED": ("server-refused", "the API server refused a request of the plan sent with dryRun=All "
                        "(--dry-run=server): its answer is the message"),
+    "SURGE_UNPLACEABLE": ("surge-unplaceable", "--surge: a surge pod fits on no node that stays"),
+    "SURGE_LIMIT": ("surge-limit", "--surge: a surge needs more extra pods than --surge-limit (or the "
+                    "HorizontalPodAutoscaler's maxReplicas) allows"),
+    "SURGE_QUOTA": ("surge-quota", "--surge: a ResourceQuota would refuse the surge pods"),
+    "SURGE_GITOPS": ("gitops", "--surge: a GitOps controller (Argo CD, Flux, Helm) manages the workload and may "
+                     "revert its replica count while the drain waits"),
 }
 
 NODE_WAY_OUT = ("wait for the node to return; or pass --skip-wait-for-delete-timeout=SECONDS so the drain "

@@ -21,8 +21,8 @@ FLAGS = {
     "disable_eviction": click.option("--disable-eviction", is_flag=True,
                                      help="Delete instead of evicting: bypasses PodDisruptionBudgets."),
     "no_capacity": click.option("--no-capacity", is_flag=True,
-                                help="Do not check where replacements fit: read only the nodes' pods, PDBs and "
-                                     "DaemonSets (as fast as kubectl drain on a large cluster); budgets still hold."),
+                                help="Do not check where replacements fit (as fast as kubectl drain; budgets "
+                                     "still hold)."),
     "accept_risk": click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
                                 help="Go ahead despite these risks (codes of risks[], or aliases such as "
                                      "unplaceable); repeatable. Nothing is accepted implicitly; accepted risks "
@@ -30,11 +30,16 @@ FLAGS = {
     "order": click.option("--order", type=click.Choice(["default", "priority"]), default="default",
                           show_default=True, help="priority: evict lower-priority pods first, each priority level "
                                                   "gone before the next."),
+    "surge": click.option("--surge", is_flag=True, help="Replace pods first (make before break)."),
+    "surge_limit": click.option("--surge-limit", default="", metavar="N|N%",
+                                help="With --surge: extra pods per workload."),
+    "wait_completed": click.option("--wait-completed", is_flag=True, help="Wait for Job pods to complete."),
     "yes": click.option("--yes", "-y", is_flag=True,
                         help="Do not ask for confirmation (required when stdin is not a terminal)."),
 }
 KUBECTL = ("ignore_daemonsets", "delete_emptydir_data", "force", "grace_period", "skip_wait_for_delete_timeout")
 ACTING = ("no_capacity", "accept_risk", "order", "yes")  # drain and rollout: they act
+SURGE = ("surge", "surge_limit", "wait_completed")  # drain, rollout and check
 
 
 def drain_flags(*names):
@@ -83,10 +88,15 @@ def build_drain_options(params, timeout=0.0):
     from kubectl_safety.analysis.drain import DrainOptions
     from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
 
+    from kubectl_safety.analysis.surge import parse_limit
+
     try:
         accepted = accepted_codes(params.get("accept_risk"))
-    except UnknownRisk as e:
+        limit = parse_limit(params.get("surge_limit"))
+    except (UnknownRisk, ValueError) as e:
         raise UsageError(str(e)) from None
+    if limit is not None and not params.get("surge"):
+        raise UsageError("--surge-limit needs --surge")
     return DrainOptions(ignore_daemonsets=params.get("ignore_daemonsets", False),
                         delete_emptydir_data=params.get("delete_emptydir_data", False),
                         force=params.get("force", False), grace_period=params.get("grace_period", -1),
@@ -94,5 +104,6 @@ def build_drain_options(params, timeout=0.0):
                         skip_wait_for_delete_timeout=params.get("skip_wait_for_delete_timeout", 0),
                         pod_selector=selector(params.get("pod_selector"), "--pod-selector"),
                         check_capacity=not params.get("no_capacity", False), timeout=timeout,
-                        accept_risks=accepted)
+                        accept_risks=accepted, surge=params.get("surge", False), surge_limit=limit,
+                        wait_completed=params.get("wait_completed", False))
 

@@ -48,6 +48,10 @@ def event_line(e) -> str:
         return f"pod/{pod.rsplit('/', 1)[-1]} appeared on node/{e.get('node')} after the drain (reported, not evicted)"
     if kind == "uncordon":
         return f"node/{pod} {e.get('message') or e.get('result')}"
+    if kind == "completed":
+        return f"pod/{pod.rsplit('/', 1)[-1]} completed"
+    if kind == "surge":
+        return f"surge: {e.get('message')}"
     if kind == "gave-up":
         return f"gave up evicting pod {pod} ({e.get('reason')}): {e.get('message')}"
     if kind in ("done", "gone"):

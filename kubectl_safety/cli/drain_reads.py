@@ -21,9 +21,10 @@ class DrainReads:
     def shared_queries(self) -> list:
         """What every plan reads whatever its nodes: the whole cluster for the capacity check, else
         the PDBs and DaemonSets."""
-        from kubectl_safety.cluster.scopes import cluster_scope, drain_scope
+        from kubectl_safety.cluster.scopes import cluster_scope, drain_scope, surge_scope
 
-        return cluster_scope() if self.options.check_capacity else drain_scope([])
+        queries = cluster_scope() if self.options.check_capacity else drain_scope([])
+        return queries + surge_scope(self.options.check_capacity) if self.options.surge else queries
 
     def node_queries(self, names) -> list:
         """What a plan of these nodes reads besides (node-scoped reads: cost independent of the cluster's size)."""

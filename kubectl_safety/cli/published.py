@@ -6,7 +6,7 @@ the schemas in ``kubectl_safety/schemas`` describe.
 
 from kubectl_safety.analysis.plans import (Batch, BatchRisk, Blocker, CapacityCheck, CapacityLeft, Cause, CheckedNode,
                                            ClusterCheck, DrainPlan, Finding, ObjectRef, PodAction, Reason, Risk,
-                                           RolloutPlan, Wave)
+                                           RolloutPlan, SurgePlan, Wave)
 from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
 from kubectl_safety.model.constants import API_VERSION
 
@@ -46,6 +46,9 @@ def drain_plan(plan: DrainPlan) -> dict:
         "losses": {"emptyDirData": list(plan.losses.empty_dir_data),
                    "unmanagedPods": list(plan.losses.unmanaged_pods)},
     }
+    if plan.surge is not None:
+        out["options"].update(surge=True, surgeLimit=o.surge_limit)
+        out["surge"] = surge_plan(plan.surge)
     if plan.server_dry_run is not None:
         out["serverDryRun"] = {"sent": plan.server_dry_run.sent, "refused": plan.server_dry_run.refused}
     return out
@@ -79,6 +82,16 @@ def capacity(c: CapacityCheck) -> dict:
 def wave(w: Wave) -> dict:
     return {"wave": w.number, "pods": list(w.pods), "pdbs": list(w.pdbs), "gracePeriodSeconds": w.grace_period_seconds,
             "readySeconds": w.ready_seconds, "estimatedSeconds": w.estimated_seconds}
+
+
+def surge_plan(s: SurgePlan) -> dict:
+    return {"peak": dict(s.peak), "workloads": [
+        {"kind": x.kind, "namespace": x.namespace, "name": x.name, "wave": x.wave, "pods": list(x.pods),
+         "from": x.from_replicas, "to": x.to_replicas, "mechanism": x.mechanism.value,
+         "autoscaler": ({"name": x.hpa, "minReplicasFrom": x.hpa_min_from, "minReplicasTo": x.hpa_min_to}
+                        if x.hpa else None),
+         "removal": x.removal.value, "pdb": x.pdb, "expectedSeconds": x.expected_seconds, "resumed": x.resumed,
+         "gitops": x.gitops or None} for x in s.surges]}
 
 
 def risk(r: Risk) -> dict:
@@ -143,7 +156,7 @@ def cluster_check(c: ClusterCheck) -> dict:
                     "force": a.force, "disableEviction": a.disable_eviction, "gracePeriod": a.grace_period,
                     "timeout": a.timeout, "skipWaitForDeleteTimeout": a.skip_wait_for_delete_timeout,
                     "podSelector": str(a.pod_selector) if a.pod_selector else None,
-                    "acceptRisks": sorted(a.accept_risks)},
+                    "acceptRisks": sorted(a.accept_risks), **({"surge": True} if a.surge else {})},
         "summary": {"nodes": s.nodes, "drainable": s.drainable, "notDrainable": s.not_drainable,
                     "removable": s.removable, "unreachable": s.unreachable, "blockers": s.blockers,
                     "findings": dict(s.findings), "failOn": s.fail_on, "failing": s.failing, "scope": s.scope,
@@ -162,12 +175,16 @@ def blocker(b: Blocker) -> dict:
 def checked_node(n: CheckedNode) -> dict:
     out = {"name": n.name, "state": n.state, "unschedulable": n.unschedulable, "drainable": n.drainable,
            "removable": n.removable, "pods": n.pods, "risks": [risk(r) for r in n.risks],
-           "estimatedSeconds": n.estimated_seconds, "unplaceable": list(n.unplaceable),
-           "notRecreated": list(n.not_recreated)}
+           "estimatedSeconds": n.estimated_seconds}
+    if n.surges is not None:
+        out["surges"] = list(n.surges)
+    out.update({"unplaceable": list(n.unplaceable), "notRecreated": list(n.not_recreated)})
     if n.stuck_pods is not None:
         out["stateMessage"] = n.state_message
         out["stuckPods"] = [{"namespace": p.namespace, "name": p.name, "owner": p.owner, "forceNeeded": p.force_needed,
                              "verdict": p.verdict, "risks": list(p.risks)} for p in n.stuck_pods]
+    if n.drainable_without_surge is not None:
+        out["drainableWithoutSurge"] = n.drainable_without_surge
     return out
 
 

@@ -38,6 +38,7 @@ RESOURCES = {
     "jobs": ("/apis/batch/v1", True, "Job"),
     "cronjobs": ("/apis/batch/v1", True, "CronJob"),
     "leases": ("/apis/coordination.k8s.io/v1", True, "Lease"),
+    "horizontalpodautoscalers": ("/apis/autoscaling/v2", True, "HorizontalPodAutoscaler"),
 }
 
 

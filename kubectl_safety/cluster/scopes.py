@@ -69,6 +69,12 @@ def cluster_scope(namespaces=None) -> list:
     return queries
 
 
+def surge_scope(with_owners) -> list:
+    """What --surge reads besides: the autoscalers and quotas (and the pods' owners, unless read already)."""
+    owners = [] if with_owners else [Query(r, optional=True) for r in ("replicasets", "deployments")]
+    return owners + [Query(r, optional=True) for r in ("horizontalpodautoscalers", "resourcequotas")]
+
+
 def admission_scope() -> list:
     """What admission of a manifest's pod reads: LimitRanges, ResourceQuotas and RuntimeClasses."""
     return [Query(resource, optional=True) for resource in ("limitranges", "resourcequotas", "runtimeclasses")]

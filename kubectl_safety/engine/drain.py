@@ -30,6 +30,7 @@ class DrainRun:
     plan: object = None  # the DrainPlan drained: made once the nodes were cordoned
     refused: str = ""  # the plan was not safe (with ``refuse_unsafe``): its unaccepted risk codes
     result: object = None  # the DrainResult
+    surge: object = None  # the SurgeRun (engine/surge.py) when the plan surges workloads
 
 
 def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, stop_at_failed_cordon=True,
@@ -63,8 +64,40 @@ def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, s
     if timeout:
         drain_args["deadline"] = drainer.clock() + timeout
     nodes, pods = (run.plan.node_names, run.plan.pods) if run.plan is not None else ([], ())
+    surge = getattr(run.plan, "surge", None)  # a plan (or None: nothing to drain)
+    if surge is not None and surge.surges:  # make before break: the surged pods first, then the rest
+        from kubectl_safety.engine.drainer import DrainResult
+        from kubectl_safety.engine.surge import Surger
+
+        run.surge = Surger(drainer, group, nodes).run(run.plan, drain_args.get("deadline"),
+                                                       drain_args.get("grace_period"))
+        if run.surge.status != "done":
+            run.result = _merged(run.surge.result or DrainResult(run.surge.status), run.surge)
+            run.result.status, run.result.message = run.surge.status, run.surge.message
+            return run
+        surged = {k for s in surge.surges for k in s.keys}
+        pods = tuple(p for p in pods if (p.namespace, p.name) not in surged)
     run.result = drainer.drain(nodes, pods, watches=group, **drain_args)
+    if run.surge is not None:
+        run.result = _merged(run.result, run.surge)
     return run
+
+
+def _merged(result, surge):
+    """The drain's result with what the surge removed before it (evicted, or by the scale-back)."""
+    first = surge.result
+    if first is not None and first is not result:
+        result.evicted = first.evicted + result.evicted
+        result.gone = first.gone + result.gone
+        result.outcomes = first.outcomes + result.outcomes
+        for owner, n in first.evictions.items():
+            result.evictions[owner] = result.evictions.get(owner, 0) + n
+        result.requests = {k: result.requests.get(k, 0) + first.requests.get(k, 0)
+                           for k in set(result.requests) | set(first.requests)}
+    result.evicted = surge.removed + result.evicted
+    result.outcomes = surge.outcomes + result.outcomes
+    result.surge = surge.to_dict()
+    return result
 
 
 def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=None, interrupts=None):
@@ -80,8 +113,9 @@ def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=Non
     deadline = time.monotonic() + bound
     with interrupts(executor) if interrupts else nullcontext():
         nodes = tuple(replace(node, server_dry_run=executor.cordon(node.name)) for node in plan.nodes)
-        todo = [p for p in plan.pods if p.action in (Action.EVICT, Action.DELETE)
-                or p.action is Action.BLOCKED and _eviction_blocked(p)]
+        surged = {k for s in plan.surge.surges for k in s.keys} if plan.surge is not None else set()
+        todo = [p for p in plan.pods if (p.namespace, p.name) not in surged  # they go once surged: not now
+                and (p.action in (Action.EVICT, Action.DELETE) or p.action is Action.BLOCKED and _eviction_blocked(p))]
 
         def one(p):
             if p.action is Action.DELETE:

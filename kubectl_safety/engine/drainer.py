@@ -43,6 +43,7 @@ class DrainResult:
     outcomes: list = field(default_factory=list)  # Outcome.to_dict() of every request that changed something
     evictions: dict = field(default_factory=dict)  # per owner: evictions accepted
     requests: dict = field(default_factory=dict)  # lists, watches, evictions sent
+    surge: dict = None  # what the surges did (engine/surge.py), when the plan had any
 
 
 def raw_pod(p) -> dict:
@@ -68,7 +69,8 @@ class _Pod:
         self.entry = entry  # its PodAction
         self.ref = entry.ref
         self.key = self.ref
-        self.accepted = False  # the eviction (or delete) was accepted: only waited for now
+        self.completes = entry.has("WAIT_COMPLETED")  # --wait-completed: waited for, never evicted
+        self.accepted = self.completes  # the eviction (or delete) was accepted: only waited for now
         self.done = False  # gone
         self.retry_at = 0.0
         self.failures = 0
@@ -133,6 +135,8 @@ class Drainer:
             obj = pods_of[p.entry.node].get(p.key)
             if obj is None or (obj.get("metadata") or {}).get("uid") != p.entry.uid:
                 return False
+            if p.completes and (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                return False
             return not (skip_after and _terminating_for(obj) > skip_after)
 
         status, message = "drained", None
@@ -167,10 +171,14 @@ class Drainer:
     def _level(self, pods, present, pods_of, budgets, group, deadline, grace, result, planned_per_owner):
         """Evict one priority level (or all pods) and wait until every one is gone."""
         while True:
+            seen = group.changes()  # before reading: a change from here on ends the wait below
             for p in pods:  # what the watches say now
                 if not p.done and not present(p):
                     p.done = True
-                    if p.accepted:
+                    if p.completes:
+                        result.gone.append(p.ref)
+                        self.emit("completed", pod=p.ref)
+                    elif p.accepted:
                         result.evicted.append(p.ref)
                         self.emit("evicted", pod=p.ref)
                     else:
@@ -216,7 +224,7 @@ class Drainer:
                     failures.append(f"{outcome.target}: {outcome.result} {outcome.message}".strip())
             if failures:
                 return "failed", "; ".join(failures)
-            self._wait(waiting, budgets, group, deadline)
+            self._wait(waiting, budgets, group, deadline, seen)
 
     def _send(self, p, grace, deadline):
         if not p.announced:
@@ -230,13 +238,13 @@ class Drainer:
             p.last = self.executor.evict(raw_pod(p.entry), grace)
         return p.last
 
-    def _wait(self, waiting, budgets, group, deadline):
-        """Until a watched object changes, a retry is due, the deadline passes or an interrupt."""
+    def _wait(self, waiting, budgets, group, deadline, since):
+        """Until a watched object changes after ``since`` (the group's count of changes when the pods
+        were last read), a retry is due, the deadline passes or an interrupt."""
         blocked = [p for p in waiting if not p.accepted]
         if blocked:  # the plan's reasons (the budget's numbers), as the plan printed them
             why = "; ".join(dict.fromkeys(_why(p.entry) for p in blocked))[:300]
             self.emit("waiting", message=f"{len(blocked)} pod(s): {why}", timeLeft=_left(deadline, self.clock()))
-        since = group.changes()
         due = min((p.retry_at for p in blocked), default=None)
         wake = None if due is None else max(0.0, due - self.clock())
         group.wait_for(lambda: group.changes() != since, deadline, self.interrupted, wake, clock=self.clock)

@@ -479,6 +479,26 @@ class ResourceQuota(ApiObject):
     kind = "ResourceQuota"
 
 
+class HorizontalPodAutoscaler(ApiObject):
+    """An autoscaler: the workload whose replica count it owns (``spec.scaleTargetRef``) and its bounds."""
+
+    kind = "HorizontalPodAutoscaler"
+
+    @property
+    def target(self) -> tuple:
+        ref = self.spec.get("scaleTargetRef") or {}
+        return ref.get("kind") or "", ref.get("name") or ""
+
+    @property
+    def min_replicas(self) -> int:
+        value = self.spec.get("minReplicas")
+        return 1 if value is None else int(value)
+
+    @property
+    def max_replicas(self) -> int:
+        return int(self.spec.get("maxReplicas") or 0)
+
+
 class Workload(ApiObject):
     """A pod owner: ReplicaSet, Deployment, StatefulSet, DaemonSet, Job, ReplicationController."""
 
@@ -684,6 +704,7 @@ KINDS = {
     "LimitRange": LimitRange, "RuntimeClass": RuntimeClass, "ResourceQuota": ResourceQuota,
     "CSINode": CSINode, "VolumeAttachment": VolumeAttachment, "DeviceClass": DeviceClass,
     "ResourceClaim": ResourceClaim, "ResourceClaimTemplate": ResourceClaimTemplate, "ResourceSlice": ResourceSlice,
+    "HorizontalPodAutoscaler": HorizontalPodAutoscaler,
 }
 WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob",
                   "ReplicationController")

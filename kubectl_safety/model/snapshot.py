@@ -47,7 +47,7 @@ class ClusterSnapshot:
                  namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None,
                  pvcs=(), pvs=(), storage_classes=(), limit_ranges=(), runtime_classes=(), resource_quotas=(),
                  csi_nodes=(), volume_attachments=(), device_classes=(), resource_claims=(),
-                 resource_claim_templates=(), resource_slices=(), unread=None):
+                 resource_claim_templates=(), resource_slices=(), autoscalers=(), unread=None):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.pdbs = tuple(pdbs)
@@ -65,6 +65,7 @@ class ClusterSnapshot:
         self.resource_claims = tuple(resource_claims)
         self.resource_claim_templates = tuple(resource_claim_templates)
         self.resource_slices = tuple(resource_slices)
+        self.autoscalers = tuple(autoscalers)  # HorizontalPodAutoscalers (read only by a surge)
         self.unread = dict(unread or {})  # resource -> why it could not be read (a live read's optional kinds)
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.taken_at = taken_at
@@ -94,7 +95,7 @@ class ClusterSnapshot:
                       resource_quotas=self.resource_quotas, csi_nodes=self.csi_nodes,
                       volume_attachments=self.volume_attachments, device_classes=self.device_classes,
                       resource_claims=self.resource_claims, resource_claim_templates=self.resource_claim_templates,
-                      resource_slices=self.resource_slices, unread=self.unread)
+                      resource_slices=self.resource_slices, autoscalers=self.autoscalers, unread=self.unread)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
         new._origins = {field: self._origins.get(field, self)  # indexes of unchanged fields stay valid
@@ -253,6 +254,11 @@ class ClusterSnapshot:
 
     def limit_ranges_in(self, namespace) -> list:
         return [r for r in self.limit_ranges if r.namespace == namespace]
+
+    def autoscaler_of(self, workload):
+        """The HorizontalPodAutoscaler whose scaleTargetRef is ``workload``, or None."""
+        return next((h for h in self.autoscalers if h.namespace == workload.namespace
+                     and h.target == (workload.kind, workload.name)), None)
 
     def resource_quotas_in(self, namespace) -> list:
         return [q for q in self.resource_quotas if q.namespace == namespace]

@@ -45,7 +45,7 @@ KEPT = {
                      "allowedTopologies": WHOLE, "parameters": WHOLE, "reclaimPolicy": WHOLE,
                      "allowVolumeExpansion": WHOLE, "mountOptions": WHOLE},
     "Namespace": {"metadata": _META},
-    "LimitRange": {"metadata": _META, "spec": WHOLE}, "ResourceQuota": _FEW,
+    "LimitRange": {"metadata": _META, "spec": WHOLE}, "ResourceQuota": _FEW, "HorizontalPodAutoscaler": _FEW,
     "RuntimeClass": {"metadata": _META, "handler": WHOLE, "overhead": WHOLE, "scheduling": WHOLE},
     "CSINode": {"metadata": _META, "spec": WHOLE}, "VolumeAttachment": {"metadata": _META, "spec": WHOLE},
     "DeviceClass": {"metadata": _META, "spec": WHOLE}, "ResourceClaimTemplate": {"metadata": _META, "spec": WHOLE},
@@ -56,7 +56,7 @@ _OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (du
 # Kinds often found in a dump beside ours: decoded in the same pass, metadata only.
 KEPT.update({kind: _OTHER for kind in ("Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "Event",
                                          "ServiceAccount", "Lease", "Ingress", "ControllerRevision",
-                                         "HorizontalPodAutoscaler", "NetworkPolicy", "Role", "RoleBinding")})
+                                         "NetworkPolicy", "Role", "RoleBinding")})
 assert set(WORKLOAD) <= set(KEPT["Deployment"])
 
 

@@ -87,3 +87,43 @@ def test_interrupt_stops_before_any_eviction():
     d.interrupted.set()
     result = d.drain(*plan_for(pods))
     assert result.status == "interrupted" and api.evictions() == [] and result.left[0]["name"] == "a"
+
+
+def test_wait_completed_waits_for_a_job_pod_to_complete_and_never_evicts_it():
+    from dataclasses import replace
+
+    from kubectl_safety.analysis.plans import Reason, Severity
+
+    job = pod("job-x", "n1", owner="job")
+    api = FakeApi([job])
+    nodes, entries = plan_for([job], **{"job-x": ("wait",)})
+    entries = [replace(entries[0], reasons=(Reason("WAIT_COMPLETED", Severity.INFO, "waits"),))]
+
+    def complete():
+        time.sleep(0.3)
+        api.put("pods", dict(job, status={"phase": "Succeeded"}), kind="MODIFIED")
+
+    threading.Thread(target=complete, daemon=True).start()
+    result, events = drain(api, (nodes, entries))
+    assert result.status == "drained" and result.gone == ["ns/job-x"] and result.evicted == []
+    assert api.evictions() == [] and "completed" in [e["event"] for e in events]
+
+
+def test_a_pod_deleted_while_its_eviction_is_answered_ends_the_wait_without_a_deadline():
+    """The deletion's watch event arrives before the eviction's answer (kwok, a fast kubelet): the
+    drain must not wait for a further change that never comes."""
+    pods = [pod("fast", "n1")]
+
+    def delete_then_answer(api, p):
+        FakeApi.remove(api, p)
+        time.sleep(0.5)  # the watch delivers the DELETE while the eviction is still being answered
+
+    api = FakeApi(pods, on_evict=delete_then_answer)
+    done = {}
+    worker = threading.Thread(target=lambda: done.setdefault("result", Drainer(api).drain(*plan_for(pods))),
+                              daemon=True)
+    worker.start()
+    worker.join(5)
+    api.closed = True
+    assert not worker.is_alive(), "the drain still waits for a pod that is gone"
+    assert done["result"].status == "drained" and done["result"].evicted == ["ns/fast"]

@@ -5,7 +5,7 @@ from dataclasses import replace
 import click
 
 from kubectl_safety.cli.completers import complete_contexts
-from kubectl_safety.cli.drain_flags import KUBECTL, build_drain_options, drain_flags, duration
+from kubectl_safety.cli.drain_flags import KUBECTL, SURGE, build_drain_options, drain_flags, duration
 from kubectl_safety.cli.drain_flags import selector as selector_of
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit
@@ -31,13 +31,15 @@ EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts)"
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="A node whose drain would take longer is not drainable (0: no limit).")
 @drain_flags("pod_selector", "disable_eviction", "accept_risk")
+@drain_flags(*SURGE)
 @click.option("--context", "contexts", multiple=True, metavar="NAME", shell_complete=complete_contexts,
               help="The kubeconfig context to check; repeatable: the clusters are checked in parallel.")
 @click.option("--all-contexts", is_flag=True, help="Check every context of the kubeconfig, in parallel.")
 @global_options
 def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_emptydir_data, force,
             disable_eviction, grace_period,
-            timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts):
+            timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts,
+            surge, surge_limit, wait_completed):
     """What blocks maintenance: every node's drain, PDBs, workloads and priorities at once.
 
     One pass over one snapshot (live: the capacity-aware drain's few LIST requests, or

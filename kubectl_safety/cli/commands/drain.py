@@ -6,7 +6,8 @@ import time
 import click
 
 from kubectl_safety.cli.completers import complete_dry_run, complete_names
-from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, build_drain_options, drain_flags, dry_run_value, duration
+from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value,
+                                            duration)
 from kubectl_safety.cli.drain_flags import selector as drain_selector
 from kubectl_safety.cli.drain_progress import DrainProgress
 from kubectl_safety.cli.drain_reads import DrainReads
@@ -29,18 +30,19 @@ EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport 
 @click.argument("nodes", nargs=-1, shell_complete=complete_names)
 @click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes matching this label selector instead of NODEs.")
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=dry_run_value,
-              metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send every eviction the "
-                                        "plan allows now with dryRun=All. Bare --dry-run means client.")
+              metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send the evictions "
+                                        "allowed now with dryRun=All (bare --dry-run: client).")
 @drain_flags(*KUBECTL, *ACTING)
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="Give up after this long, e.g. 5m (0: wait forever). Nodes stay cordoned.")
 @drain_flags("pod_selector", "disable_eviction")
+@drain_flags(*SURGE)
 @click.option("--chunk-size", type=int, default=500, show_default=True, metavar="N",
               help="List large collections in pages of this size (0: no paging).")
 @global_options
 def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, force, grace_period, timeout,
             pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, no_capacity, accept_risk, order,
-            yes):
+            yes, surge, surge_limit, wait_completed):
     """Plan a drain against PodDisruptionBudgets and capacity, then drain without breaking them.
 
     The plan lists every pod of the nodes with its action (evict, delete, wait, skip,
@@ -84,6 +86,10 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     snap, plan = ctx.plan()
     if dry_run == "client":
         emit(plan, s.g.output, render_plan)
+        if not plan.safe and plan.surgeable:
+            from kubectl_safety.cli.render import warn
+
+            warn(surge_hint(plan)[2:] + " (make before break)")
         return ExitCode.OK if plan.safe else ExitCode.UNSAFE
     return ctx.server_dry_run(plan, deadline_seconds)
 
@@ -93,9 +99,18 @@ def _act(ctx, yes, deadline_seconds, order) -> int:
     if not plan.safe:
         emit(plan, ctx.s.g.output, render_plan)
         raise RefusedError("the drain is not safe: " + unaccepted_codes(plan)
-                           + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
+                           + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed"
+                           + surge_hint(plan))
     _confirm(plan, yes)
     return ctx.run(plan, deadline_seconds, order)
+
+
+def surge_hint(plan) -> str:
+    """What --surge would make safe, for a refusal that did not use it."""
+    if not plan.surgeable:
+        return ""
+    shown = ", ".join(plan.surgeable[:3]) + (", ..." if len(plan.surgeable) > 3 else "")
+    return f"; --surge would replace the pods of {shown} before they go"
 
 
 def _confirm(plan, yes):
@@ -191,6 +206,8 @@ class _Report:
             "plan": {"summary": published(self.initial)["summary"], "waves": len(self.initial.waves),
                      "estimatedSeconds": self.initial.estimated_seconds},
         }
+        if r is not None and r.surge is not None:
+            self.data["surge"] = r.surge
 
     def to_dict(self):
         return self.data

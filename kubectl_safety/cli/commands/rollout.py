@@ -8,7 +8,8 @@ from dataclasses import replace
 import click
 
 from kubectl_safety.cli.completers import complete_names
-from kubectl_safety.cli.drain_flags import ACTING, KUBECTL, build_drain_options, drain_flags, dry_run_value, duration
+from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value,
+                                            duration)
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.published import published
@@ -60,13 +61,14 @@ def _no_server_dry_run(ctx, param, value):
 @click.option("--timeout", default="0", show_default=True, metavar="DURATION",
               help="Bound on each batch's drain (0: none).")
 @drain_flags(*KUBECTL, *ACTING)
+@drain_flags(*SURGE)
 @click.option("--lease-namespace", default="kube-system", show_default=True, metavar="NAMESPACE",
               help="Namespace of the Lease that makes the rollout exclusive.")
 @global_options
 def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, skip_blocked, keep_cordoned, exec_command,
             exec_timeout, wait_for, ready_timeout, gate_timeout, timeout, order, ignore_daemonsets,
             delete_emptydir_data, force, grace_period, skip_wait_for_delete_timeout, no_capacity, accept_risk,
-            lease_namespace, yes):
+            lease_namespace, yes, surge, surge_limit, wait_completed):
     """Maintain a node pool batch by batch: drain, maintain, wait for Ready, uncordon, check health.
 
     The pool is cordoned first (unless --no-precordon). The plan orders the nodes so PodDisruptionBudgets and topology spread stay satisfiable as long

@@ -13,6 +13,14 @@ def render_list(r, wide=False) -> str:
     return "\n".join(parts)
 
 
+def _surge_line(nodes) -> str:
+    """Which nodes --surge makes drainable, and which stay blocked."""
+    made = [n["name"] for n in nodes if n["drainable"] and not n.get("drainableWithoutSurge", True)]
+    blocked = [n["name"] for n in nodes if not n["drainable"]]
+    return ("With --surge: " + (f"{', '.join(made)} become(s) drainable" if made else "no blocked node becomes "
+                                "drainable") + (f"; still blocked: {', '.join(blocked)}" if blocked else "") + ".")
+
+
 def render_check(r, wide=False) -> str:
     s = r["summary"]
     found = s["findings"]
@@ -23,7 +31,10 @@ def render_check(r, wide=False) -> str:
     flags = [f for f, on in (("--ignore-daemonsets", a["ignoreDaemonsets"]),
                              ("--delete-emptydir-data", a["deleteEmptydirData"]), ("--force", a["force"]),
                              ("--disable-eviction", a["disableEviction"])) if on]
+    flags += ["--surge"] if a.get("surge") else []
     lines.append(f"Each node planned as: kubectl safety drain NODE --dry-run {' '.join(flags)}".rstrip())
+    if a.get("surge"):
+        lines.append(_surge_line(r["nodes"]))
     if r["blockers"]:
         lines.append("\nWhat blocks a rolling upgrade of all nodes:")
         shown = r["blockers"] if wide else r["blockers"][:10]

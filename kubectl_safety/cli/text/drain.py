@@ -47,6 +47,7 @@ def render_plan(r, wide=False) -> str:
                      if w["readySeconds"] else "")
                   + (f", +{human_duration(RETRY_SECONDS)} eviction retry" if w["wave"] > 1 else "")
                   + f" (~{human_duration(w['estimatedSeconds'])})" for w in r["waves"]]
+    lines += render_surges(r.get("surge"))
     for w in r["warnings"]:
         lines.append(f"\n{w['severity']}: {w['message']}")
     lines += render_risks(r.get("risks") or [])
@@ -66,9 +67,28 @@ def render_plan(r, wide=False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_surges(surge) -> list:
+    """The plan's surges (--surge): each workload, from -> to, how, and the peak extra capacity."""
+    if not surge or not surge["workloads"]:
+        return []
+    rows = [[f"{w['kind']}/{w['name']}", w["namespace"], f"{w['from']} -> {w['to']}",
+             w["mechanism"] + (f" ({w['autoscaler']['name']} min {w['autoscaler']['minReplicasFrom']} -> "
+                               f"{w['autoscaler']['minReplicasTo']})" if w["autoscaler"] else ""),
+             w["removal"], f"~{human_duration(w['expectedSeconds'])}", "resume" if w["resumed"] else ""]
+            for w in surge["workloads"]]
+    peak = ", ".join(f"{k} {v}" for k, v in surge["peak"].items())
+    return ["\nSurges (wave 1, before its evictions):",
+            table(rows, ["workload", "namespace", "replicas", "mechanism", "old pods", "ready in", ""]).rstrip(),
+            f"Peak extra capacity: {peak}"]
+
+
 def render_report(r, wide=False) -> str:
     lines = [f"Drain of {', '.join(r['nodes'])}: {r['status']}" + (f" ({r['message']})" if r["message"] else ""),
              f"Evicted: {len(r['evicted'])} pod(s) in {r['elapsedSeconds']}s"]
+    surge = r.get("surge")
+    if surge:
+        lines += [f"Surged: {x}" for x in surge["raised"]] + [f"Restored: {x}" for x in surge["restored"]]
+        lines += [f"Not restored (changed by someone else): {x}" for x in surge["changedByOthers"]]
     if r["left"]:
         lines.append("Left on the nodes:")
         lines += [f"  {p['namespace']}/{p['name']} ({p['action']}): {p['reason']}" for p in r["left"]]

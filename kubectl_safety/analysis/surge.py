@@ -1,0 +1,378 @@
+"""Make before break (``--surge``): which leaving pods are replaced before they go, and how (pure).
+
+A pod is surgeable when a PodDisruptionBudget refuses its eviction now or for good, or when its
+workload would have no Ready pod while it moves (every Ready replica is on the drained nodes).
+Its workload (a Deployment, scaled through the Deployment, never the ReplicaSet it owns; or a bare
+ReplicaSet) is raised by the number of its pods leaving, through ``spec.replicas`` or, when a
+HorizontalPodAutoscaler owns the count, its ``minReplicas``; once the new pods are Ready on nodes
+that stay, the old ones go by eviction where the budget then allows it, else they are marked with
+the lowest pod-deletion-cost and the count is scaled back, so the controller removes exactly them.
+StatefulSets (stable identity and claims) and Deployments in the middle of a rollout are never
+surged: said on the pod. The surge pods are placed by the same filters as replacements.
+"""
+
+import json
+
+from kubectl_safety.analysis.budgets import scaled
+from kubectl_safety.analysis.plans import Action, Reason, Removal, Severity, Surge, SurgeMechanism, SurgePlan
+from kubectl_safety.analysis.resources import pod_requests
+from kubectl_safety.analysis.risks import obj, pod_obj
+
+ANNOTATION = "safety.kubectl.io/surge"  # the original count, recorded on the object before it changes
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+LOWEST_COST = "-2147483648"  # the ReplicaSet controller removes the lowest cost first
+TAINT = "safety.kubectl.io/surge"  # NoSchedule on the drained nodes while surge pods start
+BUDGET_CODES = ("PDB_NEVER_ALLOWS", "PDB_EXHAUSTED", "PDB_NOT_HEALTHY")
+HPA_SCALE_DOWN_SECONDS = 300  # the autoscaler's default scale-down stabilization window
+GITOPS_LABELS = {"app.kubernetes.io/managed-by": ("Helm",), "kustomize.toolkit.fluxcd.io/name": None,
+                 "helm.toolkit.fluxcd.io/name": None, "argocd.argoproj.io/instance": None}
+GITOPS_ANNOTATIONS = ("argocd.argoproj.io/tracking-id", "meta.helm.sh/release-name")
+GITOPS_MANAGERS = ("argocd", "kustomize-controller", "helm-controller", "helm")
+
+
+def recorded(workload):
+    """The surge recorded on ``workload`` by a run that has not restored it yet (dict), or None."""
+    text = workload.annotations.get(ANNOTATION)
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and isinstance(value.get("replicas"), int) else None
+
+
+def parse_limit(text):
+    """--surge-limit: extra pods per workload, a number or a percentage of its replicas (None: no bound)."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    number = text[:-1] if text.endswith("%") else text
+    if not number.isdigit():
+        raise ValueError(f"--surge-limit={text}: use a number of pods or a percentage such as 25%")
+    return text if text.endswith("%") else int(text)
+
+
+def workload_of(snapshot, pod):
+    """(the object whose count a surge changes, or None; why not, or '')."""
+    chain = snapshot.owner_chain(pod)
+    if not chain:
+        return None, ""
+    ref, owner = chain[0]
+    kind = ref.get("kind")
+    if kind == "StatefulSet":
+        return None, (f"StatefulSet {pod.namespace}/{ref.get('name')} is never surged (stable identity and "
+                      "claims): it is unavailable while the pod moves")
+    if kind != "ReplicaSet":
+        return None, ""
+    if owner is None:
+        return None, f"ReplicaSet {pod.namespace}/{ref.get('name')} is not known: not surged"
+    top = owner
+    if owner.controller_ref:
+        if owner.controller_ref.get("kind") != "Deployment" or len(chain) < 2 or chain[1][1] is None:
+            return None, f"the owner of ReplicaSet {owner.namespace}/{owner.name} is not known: not surged"
+        top = chain[1][1]
+        if recorded(top) is None and _rolling(top):
+            return None, (f"Deployment {top.namespace}/{top.name} is in the middle of a rollout: not surged "
+                          "(run again once it is complete)")
+    return top, ""
+
+
+def _rolling(deployment) -> bool:
+    """A rollout of its template is under way: the new ReplicaSet has fewer pods than asked, or an old one
+    still has pods (a scale alone, as the restore of a surge, is not a rollout)."""
+    status = deployment.status
+    if status.get("updatedReplicas") is None and status.get("replicas") is None:
+        return False  # no status read (a manifest): nothing says a rollout is under way
+    updated, replicas = int(status.get("updatedReplicas") or 0), int(status.get("replicas") or 0)
+    return updated < min(deployment.replicas, replicas) or replicas > max(updated, deployment.replicas)
+
+
+def _ready_replicas(workload, snapshot):
+    if workload.kind == "Deployment" and snapshot.pods_complete_in(workload.namespace):
+        return None  # counted from the pods
+    value = workload.status.get("readyReplicas")
+    return int(value) if value is not None else None
+
+
+def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placements, options, ready_seconds):
+    """The surges of a drain plan, changing the surged pods' entries in place: (SurgePlan, risks as
+    (code, message, objects), ()); ``ready_seconds(pod)``: until a new copy of the pod is Ready.
+    Without ``options.surge``: (None, [], the workloads it would surge: the plan's ``surgeable``)."""
+    by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers)
+    if not options.surge:
+        return None, [], tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
+    for key, (workload, pods) in list(by_workload.items()):
+        found = recorded(workload)
+        if found and not set(found.get("nodes") or ()) & set(targets):  # another drain's surge, not finished
+            del by_workload[key]
+            for v in pods:
+                not_surged[v.pod.key] = (f"{workload.kind} {workload.namespace}/{workload.name} is surged by a drain "
+                                         f"of {', '.join(found.get('nodes') or ())} that has not finished: not "
+                                         "surged again")
+    for key, why in not_surged.items():
+        entries[key].add("SURGE_NOT_POSSIBLE", "warning", why)
+    for w in snapshot.workloads:  # a surge an earlier run left on these nodes: finished (or restored) now
+        found = recorded(w)
+        if found and set(found.get("nodes") or ()) & set(targets) and (w.kind, w.namespace, w.name) not in by_workload:
+            by_workload[(w.kind, w.namespace, w.name)] = (w, [
+                v for v in verdicts if v.decision != "skip" and not v.pod.is_terminal
+                and _top(snapshot, v.pod) is w and entries[v.pod.key].action is not Action.DELETE])
+    limit = options.surge_limit
+    surges, risks, peak = [], [], {"pods": 0}
+    for (_, namespace, name), (workload, pods) in sorted(by_workload.items()):
+        surge, extra = _surge(snapshot, workload, pods, trackers, options, ready_seconds)
+        for v in pods:
+            _surged_entry(entries[v.pod.key], surge)
+        if pods and not surge.resumed:  # a resumed surge's pods run already
+            _place(capacity, placements, entries, pods, surge)
+        surges.append(surge)
+        risks += _limits(snapshot, workload, pods, surge, limit)
+        for v in pods[:surge.to_replicas - surge.from_replicas]:
+            peak["pods"] += 1
+            for resource, amount in pod_requests(v.pod).items():
+                if resource in ("cpu", "memory"):
+                    peak[resource] = peak.get(resource, 0) + amount
+        risks += extra
+    unplaced = [(s, entries[key]) for s in surges for key in s.keys if entries[key].replacement_node is None
+                and capacity is not None and not s.resumed]
+    for s, e in unplaced:
+        risks.append(("SURGE_UNPLACEABLE", f"the surge pod of {s.ref} for {e.pod.namespace}/{e.pod.name} fits on no "
+                      f"node that stays: {getattr(e, 'surge_why', '') or 'no room'}; nothing is changed",
+                      [obj(s.kind, s.namespace, s.name), pod_obj(e.pod)]))
+    return SurgePlan(tuple(surges), _peak(peak)), risks, ()
+
+
+def _candidates(snapshot, verdicts, entries, trackers):
+    """{(kind, namespace, name): (workload, [verdicts of its leaving pods])} of surgeable workloads,
+    and {pod key: why its workload is not surged}."""
+    leaving = [v for v in verdicts if v.decision != "skip" and not v.pod.is_terminal]
+    wanted, reasons = {}, {}
+    by_owner = {}
+    for v in leaving:
+        uid = (v.pod.controller_ref or {}).get("uid")
+        if uid:
+            by_owner.setdefault(uid, []).append(v)
+    for v in leaving:
+        entry = entries[v.pod.key]
+        blocked_by_budget = any(r.code in BUDGET_CODES for r in entry.reasons)
+        if not blocked_by_budget and not (entry.action.moves and _all_ready_leave(snapshot, v, by_owner)):
+            continue
+        workload, why = workload_of(snapshot, v.pod)
+        if workload is None:
+            if why:
+                reasons[v.pod.key] = why
+            continue
+        wanted[(workload.kind, workload.namespace, workload.name)] = workload
+    out = {}
+    for key, workload in wanted.items():
+        pods = [v for v in leaving if _top(snapshot, v.pod) is workload
+                and entries[v.pod.key].action is not Action.DELETE]
+        out[key] = (workload, pods)
+    return out, reasons
+
+
+def _top(snapshot, pod):
+    chain = snapshot.owner_chain(pod)
+    owners = [owner for _, owner in chain[:2]]
+    return owners[-1] if owners else None
+
+
+def _all_ready_leave(snapshot, v, by_owner) -> bool:
+    """Every Ready pod of the pod's controller is leaving: the workload has none Ready while they move."""
+    ref = v.pod.controller_ref
+    if not v.pod.is_ready or not ref or ref.get("kind") != "ReplicaSet":
+        return False
+    going = sum(1 for o in by_owner.get(ref.get("uid"), ()) if o.pod.is_ready)
+    if snapshot.pods_complete_in(v.pod.namespace):
+        ready = sum(1 for p in snapshot.pods_in(v.pod.namespace)
+                    if p.is_ready and (p.controller_ref or {}).get("uid") == ref.get("uid"))
+    else:
+        owner = snapshot.owner(v.pod)
+        ready = int((owner.status.get("readyReplicas") if owner is not None else 0) or 0)
+    return ready <= going
+
+
+def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
+    """The Surge of one workload, and its risks."""
+    risks = []
+    found = recorded(workload)
+    current = workload.replicas
+    k = len(pods)
+    if found:
+        original, to = found["replicas"], int(found.get("to") or current)
+    else:
+        original, to = current, current + k
+    hpa = snapshot.autoscaler_of(workload)
+    mechanism = SurgeMechanism.HPA_MIN if hpa is not None else SurgeMechanism.SCALE
+    hpa_from = hpa_to = None
+    if hpa is not None:
+        hpa_from = int(found["hpaMinReplicas"]) if found and found.get("hpaMinReplicas") is not None \
+            else hpa.min_replicas
+        hpa_to = max(hpa_from, to)
+        if hpa_to > hpa.max_replicas:
+            risks.append(("SURGE_LIMIT", f"HorizontalPodAutoscaler {hpa.namespace}/{hpa.name} allows at most "
+                          f"{hpa.max_replicas} replicas; the surge of {workload.kind} {workload.namespace}/"
+                          f"{workload.name} needs {hpa_to}", [obj("HorizontalPodAutoscaler", hpa.namespace, hpa.name)]))
+    pdb = next((v.pdb for v in pods if v.pdb is not None), None)
+    pdb_ref = f"{pdb.namespace}/{pdb.name}" if pdb is not None else None
+    removal = _removal(pdb, trackers.get(pdb_ref), max(to - original, 0))
+    wait = max((ready_seconds(v.pod) for v in pods), default=0)
+    if removal is Removal.DELETION_COST and hpa is not None:
+        wait += _scale_down_window(hpa)
+    surge = Surge(kind=workload.kind, namespace=workload.namespace, name=workload.name,
+                  pods=tuple(v.pod.key[1] for v in pods), uids=tuple(v.pod.uid for v in pods),
+                  from_replicas=original, to_replicas=to, mechanism=mechanism, removal=removal,
+                  hpa=hpa.name if hpa is not None else None, hpa_min_from=hpa_from, hpa_min_to=hpa_to,
+                  pdb=pdb_ref, selector=_selector(workload), expected_seconds=wait, resumed=bool(found),
+                  gitops=_gitops(workload), tolerates_cordon=any(_tolerates_cordon(v.pod) for v in pods))
+    if surge.gitops and not found:
+        risks.append(("SURGE_GITOPS", f"{surge.ref} is managed by {surge.gitops}: it may revert the surge's "
+                      "replica count while the drain waits", [obj(workload.kind, workload.namespace, workload.name)]))
+    return surge, risks
+
+
+def _tolerates_cordon(pod) -> bool:
+    from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
+
+    return any((t.get("key") == UNSCHEDULABLE_TAINT["key"] or not t.get("key") and t.get("operator") == "Exists")
+               and t.get("effect") in (None, "", "NoSchedule") for t in pod.tolerations)
+
+
+def _removal(pdb, tracker, k):
+    """How the old pods go once the surge pods are Ready: eviction when the budget then allows one."""
+    if pdb is None:
+        return Removal.EVICT
+    if tracker is None or tracker.healthy is None:
+        return Removal.DELETION_COST
+    healthy, expected = tracker.healthy + k, (tracker.expected or 0) + k
+    if pdb.max_unavailable is not None:
+        desired = expected - scaled(pdb.max_unavailable, expected)
+    elif isinstance(pdb.min_available, str):
+        desired = scaled(pdb.min_available, expected)
+    else:
+        desired = int(pdb.min_available or 0)
+    return Removal.EVICT if healthy - desired >= 1 else Removal.DELETION_COST
+
+
+def _scale_down_window(hpa) -> int:
+    rules = ((hpa.spec.get("behavior") or {}).get("scaleDown") or {})
+    value = rules.get("stabilizationWindowSeconds")
+    return HPA_SCALE_DOWN_SECONDS if value is None else int(value)
+
+
+def _selector(workload) -> str:
+    labels = (workload.spec.get("selector") or {}).get("matchLabels") or {}
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _gitops(workload) -> str:
+    for key, values in GITOPS_LABELS.items():
+        value = workload.labels.get(key)
+        if value is not None and (values is None or value in values):
+            return f"{key}={value}"
+    for key in GITOPS_ANNOTATIONS:
+        if key in workload.annotations:
+            return key
+    for entry in workload.meta.get("managedFields") or ():
+        manager = str(entry.get("manager") or "")
+        if manager.startswith(GITOPS_MANAGERS):
+            return f"field manager {manager}"
+    return ""
+
+
+def _surged_entry(entry, surge):
+    """The pod's action once surged: evicted (wave 1) or removed by the scale-back. Its surge pod
+    cannot return to the node: the drained nodes are tainted while surge pods start."""
+    entry.reasons = [r for r in entry.reasons if r.code not in BUDGET_CODES + ("REPLACEMENT_RETURNS_TO_NODE",)]
+    if surge.removal is Removal.EVICT:
+        entry.action = Action.EVICT
+        how = "then evicted"
+    else:
+        entry.action = Action.DELETE
+        how = (f"then marked {DELETION_COST}={LOWEST_COST} and removed by its controller when the count "
+               f"returns to {surge.from_replicas}")
+        if surge.pdb:
+            how += f" (PDB {surge.pdb} never allows an eviction, however many replicas run)"
+    entry.wave = 1
+    entry.reasons.append(Reason("SURGE", Severity.INFO, f"surged first: {surge.ref} {surge.from_replicas} -> "
+                                f"{surge.to_replicas} ({surge.mechanism.value}); {how}"))
+
+
+def _place(capacity, placements, entries, pods, surge):
+    """Each surge pod on a node that stays (the drained nodes are tainted while they start)."""
+    if capacity is None:
+        return
+    todo = [v.pod for v in pods if placements.get(v.pod.key) is None or placements[v.pod.key][0] is None]
+    for v in pods:
+        node = capacity.returns_to.pop(v.pod.key, None)
+        placed = placements.get(v.pod.key)
+        if node is not None and placed is not None and placed[0] == node:
+            todo.append(v.pod)  # it would have gone back: placed again without the drained nodes
+    if not todo:
+        for v in pods:
+            if placements.get(v.pod.key):
+                entries[v.pod.key].replacement_node = placements[v.pod.key][0]
+        return
+    drained, capacity.drained_nodes = capacity.drained_nodes, []
+    try:
+        result = capacity.place_all(todo)
+    finally:
+        capacity.drained_nodes = drained
+    for v in pods:
+        node, why = result.get(v.pod.key) or placements.get(v.pod.key) or (None, "")
+        entries[v.pod.key].replacement_node = node
+        if node is None:
+            entries[v.pod.key].surge_why = why
+        else:
+            capacity.why_not.pop(v.pod.key, None)
+        placements.pop(v.pod.key, None)  # judged here, not as a replacement
+
+
+def _limits(snapshot, workload, pods, surge, limit) -> list:
+    out, k = [], surge.to_replicas - surge.from_replicas
+    ref = obj(workload.kind, workload.namespace, workload.name)
+    if limit is not None and not surge.resumed:
+        bound = scaled(limit, surge.from_replicas) if isinstance(limit, str) else limit
+        if k > bound:
+            out.append(("SURGE_LIMIT", f"the surge of {surge.ref} needs {k} extra pod(s), more than --surge-limit "
+                        f"{limit} ({bound})", [ref]))
+    if pods and not surge.resumed:
+        over = _quota_over(snapshot, pods[0].pod, k)
+        if over:
+            out.append(("SURGE_QUOTA", f"ResourceQuota {over} would refuse the {k} surge pod(s) of {surge.ref}",
+                        [ref, obj("ResourceQuota", workload.namespace, over.split(":")[0])]))
+    return out
+
+
+def _quota_over(snapshot, pod, k) -> str:
+    """'name: resources' of the first quota of the pod's namespace that k more such pods exceed."""
+    from kubectl_safety.analysis.admission import _amounts, _usage
+
+    for quota in snapshot.resource_quotas_in(pod.namespace):
+        if quota.spec.get("scopes") or quota.spec.get("scopeSelector") or not quota.status.get("hard"):
+            continue
+        usage = _usage(pod)
+        hard, used = _amounts(quota.status.get("hard")), _amounts(quota.status.get("used"))
+        over = [n for n in sorted(hard) if n in usage and used.get(n, 0) + k * usage[n] > hard[n]]
+        if over:
+            return f"{quota.name}: {', '.join(over)}"
+    return ""
+
+
+def _peak(peak) -> dict:
+    from kubectl_safety.model.quantity import format_amount
+
+    return {k: v if k == "pods" else format_amount(k, v) for k, v in peak.items()}
+
+
+def surge_wait(waves, surge):
+    """The waves with the surge's wait (new pods Ready) added to the first."""
+    from dataclasses import replace
+
+    if surge is None or not surge.surges or not waves:
+        return waves
+    wait = max(s.expected_seconds for s in surge.surges)
+    first = waves[0]
+    return (replace(first, ready_seconds=first.ready_seconds + wait,
+                    estimated_seconds=first.estimated_seconds + wait),) + tuple(waves[1:])

@@ -1,0 +1,336 @@
+"""Make before break on the live cluster: run the surges of a drain plan (``analysis/surge.py``).
+
+For every surged workload, before any of its pods goes:
+
+1. record the original count on the object (annotation ``safety.kubectl.io/surge``, written in the same
+   request that raises the count, with the object's resourceVersion as precondition), then raise it:
+   ``spec.replicas`` of the Deployment (never the ReplicaSet it owns) or ``minReplicas`` of the
+   HorizontalPodAutoscaler that owns the count;
+2. wait (watch) until as many Ready pods as it had run on nodes that stay; the drained nodes are
+   cordoned, and tainted ``safety.kubectl.io/surge:NoSchedule`` while a workload that tolerates the
+   cordon starts its surge pods;
+3. remove the old pods: by eviction (the drainer: PDB-aware retries, by UID), or by marking them with
+   the lowest pod-deletion-cost and returning the count, so that the controller removes exactly them;
+4. restore the count (and the autoscaler's minimum); a count someone else changed meanwhile is
+   reported, not overwritten; the annotation goes.
+
+Interrupted (Ctrl-C, SIGTERM), timed out or cut off, the annotation stays: the same command run again
+plans the surge as resumed (``Surge.resumed``) and finishes it; ``check`` reports it (SURGE_LEFT).
+"""
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from kubectl_safety.analysis.plans import Action, Removal, SurgeMechanism
+from kubectl_safety.analysis.surge import ANNOTATION, DELETION_COST, LOWEST_COST, TAINT
+from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.errors import SafetyError
+
+RESOURCES = {"Deployment": "deployments", "ReplicaSet": "replicasets"}
+CONFLICT_RETRIES = 5
+
+
+@dataclass
+class SurgeRun:
+    """What the surges of one drain did."""
+
+    status: str = "done"  # done | timeout | interrupted | failed
+    message: str = None
+    raised: list = field(default_factory=list)  # "Kind ns/name from->to"
+    restored: list = field(default_factory=list)
+    changed_by_others: list = field(default_factory=list)  # counts left as someone else set them
+    removed: list = field(default_factory=list)  # old pods removed by the scale-back ("ns/name")
+    outcomes: list = field(default_factory=list)
+    result: object = None  # the DrainResult of the surged pods' evictions
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "message": self.message, "raised": self.raised, "restored": self.restored,
+                "changedByOthers": self.changed_by_others, "removedByScaleBack": self.removed}
+
+
+class Surger:
+    """Runs a plan's surges with the drainer's connection, executor (interrupts) and watch group."""
+
+    def __init__(self, drainer, group, nodes, holder="drain"):
+        self.drainer = drainer
+        self.connection = drainer.connection
+        self.group = group
+        self.nodes = list(nodes)
+        self.holder = holder
+        self.clock = drainer.clock
+        self.interrupted = drainer.interrupted
+
+    def emit(self, message):
+        self.drainer.emit("surge", message=message)
+
+    def run(self, plan, deadline=None, grace_period=None) -> SurgeRun:
+        surges = plan.surge.surges
+        run = SurgeRun()
+        pods = {(p.namespace, p.name): p for p in plan.pods}
+        tainted = []
+        try:
+            tainted = self._taint([s for s in surges if s.tolerates_cordon and s.pods])
+            for s in surges:
+                self._raise(s, run)
+            if not self._wait_ready(surges, deadline, run):
+                return run
+            evicted = [pods[k] for s in surges if s.removal is Removal.EVICT for k in s.keys if k in pods]
+            for s in surges:
+                if s.removal is Removal.DELETION_COST and s.pods:
+                    self._mark(s, pods, run)
+            for s in surges:
+                if s.removal is Removal.DELETION_COST:
+                    self._restore(s, run)
+            if evicted:
+                run.result = self.drainer.drain(self.nodes, evicted, watches=self.group, deadline=deadline,
+                                                grace_period=grace_period)
+                if run.result.status != "drained":
+                    run.status, run.message = run.result.status, run.result.message
+                    return run
+            if not self._wait_gone([s for s in surges if s.removal is Removal.DELETION_COST], deadline, run):
+                return run
+            for s in surges:
+                if s.removal is Removal.EVICT:
+                    self._restore(s, run)
+            self._wait_settled(surges, deadline, run)
+        except _Stop as e:
+            run.status, run.message = e.status, e.message
+            return run
+        finally:  # lifted also when stopped: a rerun taints again before it waits
+            self._untaint(tainted)
+        return run
+
+    # -- requests --------------------------------------------------------------------------
+    def _request(self, method, path, body=None):
+        try:
+            status, payload = self.connection.request(method, path, body=body)
+        except SafetyError as e:
+            raise _Stop("failed", f"surge: {method} {path}: {e}") from None
+        return status, payload
+
+    def _get(self, resource, namespace, name):
+        status, obj = self._request("GET", resource_path(resource, namespace, name))
+        if status != 200:
+            raise _Stop("failed", f"surge: cannot read {resource} {namespace}/{name}: {status} "
+                                  f"{(obj or {}).get('message', '')}".strip())
+        return obj
+
+    def _patch(self, resource, namespace, name, build):
+        """PATCH with the object's resourceVersion as precondition; ``build(obj)`` gives the patch
+        (None: nothing to change). Retried on a conflict with the object read again."""
+        for _ in range(CONFLICT_RETRIES):
+            obj = self._get(resource, namespace, name)
+            patch = build(obj)
+            if patch is None:
+                return obj, None
+            patch.setdefault("metadata", {})["resourceVersion"] = obj["metadata"]["resourceVersion"]
+            status, payload = self._request("PATCH", resource_path(resource, namespace, name), patch)
+            if status == 409:
+                continue
+            if status >= 300:
+                raise _Stop("failed", f"surge: cannot change {resource} {namespace}/{name}: {status} "
+                                      f"{payload.get('message', '')}".strip())
+            return payload, patch
+        raise _Stop("failed", f"surge: {resource} {namespace}/{name} kept changing (conflicts)")
+
+    # -- 1. record and raise ---------------------------------------------------------------
+    def _raise(self, s, run):
+        resource = RESOURCES[s.kind]
+        record = {"holder": "kubectl-safety", "command": self.holder, "nodes": self.nodes,
+                  "replicas": s.from_replicas, "to": s.to_replicas,
+                  "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+        if s.hpa:
+            record.update(hpa=s.hpa, hpaMinReplicas=s.hpa_min_from)
+
+        def build(obj):
+            if ANNOTATION in ((obj.get("metadata") or {}).get("annotations") or {}):
+                return None  # recorded by an earlier run: resumed
+            patch = {"metadata": {"annotations": {ANNOTATION: json.dumps(record, sort_keys=True)}}}
+            if s.mechanism is SurgeMechanism.SCALE:
+                patch["spec"] = {"replicas": s.to_replicas}
+            return patch
+
+        _, sent = self._patch(resource, s.namespace, s.name, build)
+        if s.mechanism is SurgeMechanism.HPA_MIN:
+            self._patch("horizontalpodautoscalers", s.namespace, s.hpa,
+                        lambda h: None if (h.get("spec") or {}).get("minReplicas", 1) >= s.hpa_min_to
+                        else {"spec": {"minReplicas": s.hpa_min_to}})
+        how = (f"HorizontalPodAutoscaler {s.hpa} minReplicas {s.hpa_min_from} -> {s.hpa_min_to}"
+               if s.hpa else f"replicas {s.from_replicas} -> {s.to_replicas}")
+        line = f"{s.ref}: {how}" + ("" if sent else " (recorded by an earlier run: resumed)")
+        run.raised.append(line)
+        self.emit("surged " + line)
+
+    # -- 2. wait for the surge pods ----------------------------------------------------------
+    def _wait_ready(self, surges, deadline, run) -> bool:
+        watches = {s: self.group.watch("pods", s.namespace, label_selector=s.selector) for s in surges}
+        drained = set(self.nodes)
+
+        def ready_elsewhere(s):
+            return sum(1 for p in watches[s].items() if _ready(p) and (p.get("spec") or {}).get("nodeName")
+                       not in drained and (p.get("metadata") or {}).get("uid") not in s.uids)
+
+        def all_ready():
+            return all(ready_elsewhere(s) >= s.from_replicas for s in surges if s.pods)
+
+        waiting = [s.ref for s in surges if s.pods]
+        if waiting:
+            self.emit(f"waiting for the surge pods of {', '.join(waiting)} to be Ready on nodes that stay")
+        if self.group.wait_for(all_ready, deadline, self.interrupted, clock=self.clock):
+            return True
+        if self.interrupted.is_set():
+            run.status, run.message = "interrupted", "interrupted while the surge pods started: run the same " \
+                                                     "command again to finish (or restore) the surge"
+        else:
+            late = [f"{s.ref} ({ready_elsewhere(s)}/{s.from_replicas} Ready elsewhere)" for s in surges
+                    if s.pods and ready_elsewhere(s) < s.from_replicas]
+            run.status, run.message = "timeout", f"surge pods not Ready in time: {', '.join(late)}; run the " \
+                                                 "same command again to finish the surge"
+        return False
+
+    # -- 3. remove the old pods --------------------------------------------------------------
+    def _mark(self, s, pods, run):
+        for key in s.keys:
+            p = pods.get(key)
+            if p is None or p.action is not Action.DELETE:
+                continue
+            status, payload = self._request("PATCH", resource_path("pods", p.namespace, p.name), {
+                "metadata": {"uid": p.uid, "annotations": {DELETION_COST: LOWEST_COST}}})
+            if status == 404:
+                continue
+            if status >= 300:
+                raise _Stop("failed", f"surge: cannot mark pod {p.ref}: {status} {payload.get('message', '')}")
+            run.outcomes.append({"pod": p.ref, "action": "deletion-cost", "result": "done", "status": status,
+                                 "message": f"{DELETION_COST}={LOWEST_COST}"})
+
+    def _wait_gone(self, surges, deadline, run) -> bool:
+        if not surges:
+            return True
+        watches = {s: self.group.watch("pods", s.namespace, label_selector=s.selector) for s in surges}
+
+        def old(s):
+            return [p for p in watches[s].items() if (p.get("metadata") or {}).get("uid") in s.uids]
+
+        def others_removed(s):  # scaled back, yet old pods stay: the controller removed other pods
+            alive = [p for p in watches[s].items() if not (p.get("metadata") or {}).get("deletionTimestamp")]
+            return len(alive) <= s.from_replicas and any(not (p.get("metadata") or {}).get("deletionTimestamp")
+                                                         for p in old(s))
+
+        def gone():
+            return all(not old(s) or others_removed(s) for s in surges)
+
+        if self.group.wait_for(gone, deadline, self.interrupted, clock=self.clock):
+            stayed = [f"{s.namespace}/{(p.get('metadata') or {}).get('name')}" for s in surges if others_removed(s)
+                      for p in old(s)]
+            if stayed:
+                run.status, run.message = "failed", (
+                    f"the scale-back removed other pods than the marked ones ({DELETION_COST} not honoured?): "
+                    f"{', '.join(stayed)} stay on the drained nodes")
+                return False
+            run.removed += [f"{s.namespace}/{n}" for s in surges for n in s.pods]
+            for s in surges:
+                for n in s.pods:
+                    self.drainer.emit("evicted", pod=f"{s.namespace}/{n}")
+            return True
+        run.status = "interrupted" if self.interrupted.is_set() else "timeout"
+        run.message = "the old pods were not removed by the scale-back in time: run the same command again"
+        return False
+
+    # -- 4. restore ------------------------------------------------------------------------
+    def _restore(self, s, run):
+        resource = RESOURCES[s.kind]
+        changed = []
+
+        def build(obj):
+            note = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
+            if note is None:
+                return None  # restored already
+            patch = {"metadata": {"annotations": {ANNOTATION: None}}}
+            replicas = (obj.get("spec") or {}).get("replicas", 1)
+            if s.mechanism is SurgeMechanism.SCALE:
+                if replicas == s.to_replicas:
+                    patch["spec"] = {"replicas": s.from_replicas}
+                else:
+                    changed.append(f"{s.ref}: replicas {replicas}, not {s.to_replicas} as the surge set them: "
+                                   "left as they are")
+            return patch
+
+        if s.mechanism is SurgeMechanism.HPA_MIN:
+            def build_hpa(h):
+                current = (h.get("spec") or {}).get("minReplicas", 1)
+                if current == s.hpa_min_from:
+                    return None
+                if current != s.hpa_min_to:
+                    changed.append(f"HorizontalPodAutoscaler {s.namespace}/{s.hpa}: minReplicas {current}, not "
+                                   f"{s.hpa_min_to} as the surge set it: left as it is")
+                    return None
+                return {"spec": {"minReplicas": s.hpa_min_from}}
+
+            self._patch("horizontalpodautoscalers", s.namespace, s.hpa, build_hpa)
+        self._patch(resource, s.namespace, s.name, build)
+        run.changed_by_others += changed
+        for line in changed:
+            self.emit("not restored: " + line)
+        how = (f"HorizontalPodAutoscaler {s.hpa} minReplicas -> {s.hpa_min_from}" if s.hpa
+               else f"replicas -> {s.from_replicas}")
+        if not changed:
+            run.restored.append(f"{s.ref}: {how}")
+            self.emit(f"restored {s.ref}: {how}")
+
+    def _wait_settled(self, surges, deadline, run):
+        """Until each restored workload has removed its extra pods (its status caught up with its spec):
+        the next plan (a rollout's next batch) sees a workload at rest, not one mid-rollout."""
+        watches = {s: self.group.watch(RESOURCES[s.kind], s.namespace, field_selector=f"metadata.name={s.name}")
+                   for s in surges if s.mechanism is SurgeMechanism.SCALE}
+
+        def settled():
+            for s, w in watches.items():
+                obj = w.get(f"{s.namespace}/{s.name}") or {}
+                spec, status = obj.get("spec") or {}, obj.get("status") or {}
+                if status.get("observedGeneration", 0) < (obj.get("metadata") or {}).get("generation", 0) \
+                        or status.get("replicas", 0) != spec.get("replicas", 1):
+                    return False
+            return True
+
+        if not self.group.wait_for(settled, deadline, self.interrupted, clock=self.clock) and \
+                self.interrupted.is_set():
+            run.status, run.message = "interrupted", "interrupted while the restored workloads scaled back"
+
+    # -- the taint that keeps surge pods off the drained nodes --------------------------------
+    def _taint(self, surges) -> list:
+        if not surges:
+            return []
+        for node in self.nodes:
+            self._patch("nodes", None, node, lambda n: _taints(n, add=True))
+        self.emit(f"tainted {', '.join(self.nodes)} {TAINT}:NoSchedule while surge pods start (they tolerate "
+                  "the cordon)")
+        return list(self.nodes)
+
+    def _untaint(self, nodes):
+        for node in nodes:
+            try:
+                self._patch("nodes", None, node, lambda n: _taints(n, add=False))
+            except _Stop as e:
+                self.emit(str(e.message))
+
+
+def _taints(node, add):
+    taints = list((node.get("spec") or {}).get("taints") or [])
+    has = any(t.get("key") == TAINT for t in taints)
+    if has == add:
+        return None
+    taints = taints + [{"key": TAINT, "effect": "NoSchedule"}] if add else [t for t in taints if t.get("key") != TAINT]
+    return {"spec": {"taints": taints}}
+
+
+def _ready(pod) -> bool:
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    return not meta.get("deletionTimestamp") and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+
+
+class _Stop(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status, self.message = status, message

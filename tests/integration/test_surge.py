@@ -1,0 +1,341 @@
+"""`drain --surge` (make before break) on the real control plane.
+
+Each scenario records, with a watch, the Ready count of the surged workload for the whole run: it
+never falls below its count before the drain. The figures (minimum Ready, drain time with and
+without --surge) are printed for the report (``-s``).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from cluster_helpers import (_is_ready, create, deployment, get_json, pdb, place_on, pods_by_uid, set_node_ready,
+                             wait_pdb_settled, wait_pods_running, wait_until)
+from kubectl_safety.analysis.surge import ANNOTATION, TAINT
+from kubectl_safety.cluster.live import Connection
+from kubectl_safety.engine.watch import WatchGroup
+from tests.unit.cli_helpers import run_cli
+
+UNSCHEDULABLE = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def safety(cluster, command, *args):
+    started = time.monotonic()
+    code, out, err = run_cli([command, *args, "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
+    return code, (json.loads(out) if out.strip() else None), err, time.monotonic() - started
+
+
+class ReadyRecorder:
+    """A WATCH of the pods of a selector: the Ready (not terminating) count after every change, and its minimum."""
+
+    def __init__(self, cluster, namespace, selector):
+        self.group = WatchGroup(Connection(kubeconfig=str(cluster.kubeconfig)))
+        self.watch = self.group.watch("pods", namespace, label_selector=selector)
+        self.counts = [self.count()]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def count(self) -> int:
+        return sum(1 for p in self.watch.items() if not p["metadata"].get("deletionTimestamp") and _is_ready(p))
+
+    def run(self):
+        seen = self.group.changes()
+        while not self.stop.is_set():
+            self.group.wait_for(lambda: self.group.changes() != seen or self.stop.is_set(), time.monotonic() + 1)
+            if self.group.changes() != seen:
+                seen = self.group.changes()
+                self.counts.append(self.count())
+
+    @property
+    def minimum(self) -> int:
+        return min(self.counts)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.group.stop()
+
+
+def pool(make_node, namespace, count, **kwargs):
+    return [make_node(f"s{i}-{namespace[-6:]}", labels={"pool": namespace}, **kwargs)["metadata"]["name"]
+            for i in range(count)]
+
+
+def web(namespace, replicas, **spec):
+    return deployment("web", replicas, node_selector={"pool": namespace}, requests={"cpu": "100m"}, **spec)
+
+
+def replicas(cluster, namespace, name="web"):
+    obj = get_json(cluster, f"deployment/{name}", "-n", namespace)
+    return obj["spec"]["replicas"], (obj["metadata"].get("annotations") or {}).get(ANNOTATION)
+
+
+def on_node(cluster, namespace, node):
+    return [p for p in pods_by_uid(cluster, namespace).values() if p["spec"].get("nodeName") == node
+            and not p["metadata"].get("deletionTimestamp")]
+
+
+def drained_with_surge(cluster, namespace, node, before, *extra):
+    wait_pods_running(cluster, namespace, "app=web", count=before)  # Ready: an unready pod is not surged
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        code, report, err, seconds = safety(cluster, "drain", node, "--surge", "--yes", "--timeout", "120s", *extra)
+    assert code == 0, err
+    assert report["drained"] and report["surge"]["status"] == "done", report
+    assert ready.minimum >= before, ready.counts
+    assert replicas(cluster, namespace) == (before, None)  # restored, the record gone
+    assert on_node(cluster, namespace, node) == []
+    return report, ready, seconds, err
+
+
+# -- scenarios ------------------------------------------------------------------------------------
+def test_single_replica_without_pdb_never_drops_to_zero(cluster, namespace, make_node, audit):
+    nodes = pool(make_node, namespace, 2)
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 1)], 1)
+    code, plan, err, _ = safety(cluster, "drain", nodes[0], "--surge", "--dry-run")
+    assert code == 0, err
+    assert [(w["from"], w["to"], w["mechanism"], w["removal"]) for w in plan["surge"]["workloads"]] == \
+        [(1, 2, "scale", "evict")]
+    started = audit.now()
+    report, ready, seconds, err = drained_with_surge(cluster, namespace, nodes[0], 1)
+    mine = [e for e in audit.mutating_requests(started, user_agent_contains="kubectl-safety/")
+            if (e.namespace == namespace or e.resource == "nodes") and e.code < 300]  # a 409 is read and retried
+    sequence = [f"{e.verb} {e.resource}" + (f" {e.name}" if e.resource != "pods/eviction" else "") for e in mine]
+    print(f"\nsingle replica --surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s; requests: {sequence}")
+    kinds = [(e.verb, e.resource) for e in mine]
+    assert kinds.index(("patch", "deployments")) < kinds.index(("create", "pods/eviction"))  # make before break
+    assert [k for k in kinds if k[1] == "deployments"] == [("patch", "deployments")] * 2  # raised, restored
+
+
+
+def test_single_replica_without_surge_for_comparison(cluster, namespace, make_node):
+    """The same drain without --surge: the one replica is down while it moves (the figure to compare)."""
+    nodes = pool(make_node, namespace, 2)
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 1)], 1)
+    with ReadyRecorder(cluster, namespace, "app=web") as plain:
+        code, report, err, seconds = safety(cluster, "drain", nodes[0], "--yes", "--timeout", "120s")
+    assert code == 0, err
+    print(f"\nsingle replica without --surge: min Ready {plain.minimum} (before 1), {seconds:.1f}s; {err}")
+
+
+def test_min_available_equal_to_replicas_drains_with_surge(cluster, namespace, make_node, audit):
+    nodes = pool(make_node, namespace, 2)
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 3), pdb("web", {"app": "web"}, min_available=3)], 3)
+    wait_pdb_settled(cluster, namespace, "web", current_healthy=3, disruptions_allowed=0)
+    code, plan, err, plain_seconds = safety(cluster, "drain", nodes[0], "--yes")
+    assert code == 3 and "PDB_NEVER_ALLOWS" in err and "--surge would" in err, err
+    report, ready, seconds, _ = drained_with_surge(cluster, namespace, nodes[0], 3)
+    assert len(report["evicted"]) == 3
+    pdb_now = get_json(cluster, "pdb/web", "-n", namespace)["status"]
+    print(f"\nminAvailable 3 of 3 --surge: min Ready {ready.minimum} (before 3), {seconds:.1f}s; "
+          f"without --surge refused in {plain_seconds:.1f}s")
+    assert pdb_now["desiredHealthy"] == 3
+
+
+def test_max_unavailable_zero_goes_by_deletion_cost_and_scale_back(cluster, namespace, make_node, audit):
+    nodes = pool(make_node, namespace, 2)
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 2), pdb("web", {"app": "web"}, max_unavailable=0)], 2)
+    wait_pdb_settled(cluster, namespace, "web", current_healthy=2, disruptions_allowed=0)
+    started = audit.now()
+    report, ready, seconds, err = drained_with_surge(cluster, namespace, nodes[0], 2)
+    mine = audit.mutating_requests(started, user_agent_contains="kubectl-safety/")
+    assert not [e for e in mine if e.resource == "pods/eviction"]  # the PDB never allows one: none sent
+    assert len([e for e in mine if (e.verb, e.resource) == ("patch", "pods")]) == 2  # the deletion cost
+    assert sorted(report["surge"]["removedByScaleBack"]) == sorted(report["evicted"])
+    print(f"\nmaxUnavailable 0 --surge: min Ready {ready.minimum} (before 2), {seconds:.1f}s")
+
+
+def test_statefulset_is_reported_never_surged(cluster, namespace, make_node, audit):
+    nodes = pool(make_node, namespace, 2)
+    labels = {"app": "db"}
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+           "spec": {"replicas": 1, "serviceName": "db", "selector": {"matchLabels": labels},
+                    "template": web(namespace, 1)["spec"]["template"] | {"metadata": {"labels": labels}}}}
+    place_on(cluster, namespace, nodes[1:], [sts, pdb("db", labels, min_available=1)], 1)
+    wait_pdb_settled(cluster, namespace, "db", current_healthy=1, disruptions_allowed=0)
+    started = audit.now()
+    code, plan, err, _ = safety(cluster, "drain", nodes[0], "--surge", "--yes")
+    assert code == 3, err
+    assert plan["surge"]["workloads"] == []
+    reasons = {r["code"]: r["message"] for p in plan["pods"] for r in p["reasons"]}
+    assert "PDB_NEVER_ALLOWS" in reasons and "never surged" in reasons["SURGE_NOT_POSSIBLE"]
+    assert audit.mutating_requests(started, user_agent_contains="kubectl-safety/") == []
+
+
+def test_surge_pods_of_a_workload_tolerating_the_cordon_do_not_land_on_the_node(cluster, namespace, make_node):
+    nodes = pool(make_node, namespace, 2)
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 1, tolerations=[UNSCHEDULABLE])], 1)
+    report, ready, seconds, err = drained_with_surge(cluster, namespace, nodes[0], 1)
+    assert "tainted" in err and report["appeared"] == []
+    taints = get_json(cluster, f"node/{nodes[0]}")["spec"].get("taints") or []
+    assert not [t for t in taints if t["key"] == TAINT]  # lifted once the surge is done
+    print(f"\ntolerates the cordon --surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s")
+
+
+def test_no_room_for_the_surge_pods_is_refused_before_anything_changes(cluster, namespace, make_node, audit):
+    drained = pool(make_node, namespace, 1)[0]
+    small = make_node(f"small-{namespace[-6:]}", labels={"pool": namespace}, cpu="250m")["metadata"]["name"]
+    place_on(cluster, namespace, [small], [web(namespace, 3), pdb("web", {"app": "web"}, min_available=3)], 3)
+    wait_pdb_settled(cluster, namespace, "web", current_healthy=3, disruptions_allowed=0)
+    started = audit.now()
+    code, plan, err, _ = safety(cluster, "drain", drained, "--surge", "--yes")
+    assert code == 3 and "SURGE_UNPLACEABLE" in err, err
+    assert audit.mutating_requests(started, user_agent_contains="kubectl-safety/") == []
+    assert replicas(cluster, namespace) == (3, None)
+
+
+def quiet_pool(cluster, namespace, make_node):
+    """(a kwok node running web's one pod, a Ready node no kubelet runs: a pod there is Ready only when
+    ``make_ready`` says so)."""
+    drained = pool(make_node, namespace, 1)[0]
+    place_on(cluster, namespace, [], [web(namespace, 1)], 1)
+    quiet = make_node(f"quiet-{namespace[-6:]}", labels={"pool": namespace}, ready=False)["metadata"]["name"]
+    set_node_ready(cluster, quiet, True)
+    wait_until(lambda: not [t for t in get_json(cluster, f"node/{quiet}")["spec"].get("taints") or []
+                            if t["key"].startswith("node.kubernetes.io/")], 60, "the quiet node untainted")
+    return drained, quiet
+
+
+def make_ready(cluster, namespace, name):
+    ready = json.dumps({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+    cluster.kubectl("patch", "pod", name, "-n", namespace, "--subresource=status", "--type=strategic", "-p", ready)
+
+
+def drain_in_background(cluster, node):
+    """``drain NODE --surge --yes -o json`` in a process, once it waits for the surge pods."""
+    cmd = [sys.executable, "-m", "kubectl_safety", "drain", node, "--surge", "--yes", "--timeout", "120s",
+           "--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        wait_until(lambda: any("waiting for the surge pods" in line for line in lines), 60, "the surge wait")
+    except AssertionError:
+        proc.kill()
+        raise AssertionError(f"no surge wait: {proc.stdout.read()[-3000:]} {lines}") from None
+    return proc, lines, reader
+
+
+def test_a_count_changed_by_someone_else_meanwhile_is_reported_not_overwritten(cluster, namespace, make_node):
+    drained, quiet = quiet_pool(cluster, namespace, make_node)
+    proc, lines, reader = drain_in_background(cluster, drained)
+    cluster.kubectl("scale", "deployment/web", "--replicas=3", "-n", namespace)  # someone else, meanwhile
+    wait_until(lambda: len([p for p in pods_by_uid(cluster, namespace).values()
+                            if p["spec"].get("nodeName") == quiet]) == 2, 60, "two pods on the quiet node")
+    for p in pods_by_uid(cluster, namespace).values():
+        if p["spec"].get("nodeName") == quiet:
+            make_ready(cluster, namespace, p["metadata"]["name"])
+    out, _ = proc.communicate(timeout=90)
+    reader.join(5)
+    report = json.loads(out)
+    assert proc.returncode == 0, lines
+    assert report["surge"]["restored"] == [] and "replicas 3, not 2" in report["surge"]["changedByOthers"][0]
+    assert replicas(cluster, namespace) == (3, None)  # left as the other writer set it; the record gone
+
+
+def test_interrupted_by_sigterm_while_surge_pods_start_then_resumed(cluster, namespace, make_node, audit):
+    """The surge pod lands on a node no kubelet runs (Ready set by the test): it is not Ready until the
+    test says so. SIGTERM during that wait leaves the record; the same command run again finishes."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node)
+    old = [p["metadata"]["uid"] for p in on_node(cluster, namespace, drained)]
+    started = audit.now()
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = drain_in_background(cluster, drained)
+        proc.send_signal(signal.SIGTERM)
+        out = proc.stdout.read()
+        assert proc.wait(timeout=30) == 130, lines
+        reader.join(5)
+        report = json.loads(out)
+        assert report["status"] == "interrupted" and report["surge"]["status"] == "interrupted"
+        count, record = replicas(cluster, namespace)
+        assert count == 2 and json.loads(record)["replicas"] == 1  # left surged, the original recorded
+        code, check, err, _ = safety(cluster, "check", "-l", f"pool={namespace}")
+        assert "SURGE_LEFT" in {f["code"] for f in check["findings"]}, check["findings"]
+        new = [p for p in pods_by_uid(cluster, namespace).values() if p["spec"].get("nodeName") == quiet]
+        assert len(new) == 1
+        make_ready(cluster, namespace, new[0]["metadata"]["name"])
+        code, report, err, seconds = safety(cluster, "drain", drained, "--surge", "--yes", "--timeout", "90s")
+    assert code == 0, err
+    assert "resumed" in " ".join(report["surge"]["raised"])
+    assert replicas(cluster, namespace) == (1, None)
+    assert ready.minimum >= 1, ready.counts
+    evictions = [e for e in audit.mutating_requests(started, user_agent_contains="kubectl-safety/")
+                 if e.resource == "pods/eviction" and e.code == 201]
+    assert len(evictions) == 1 and pods_by_uid(cluster, namespace).keys().isdisjoint(old)  # evicted once
+    raises = [e for e in audit.mutating_requests(started, user_agent_contains="kubectl-safety/")
+              if e.resource == "deployments" and e.code < 300]  # a 409 conflict is read again and retried
+    # raised once (the rerun found the record), restored once
+    assert len(raises) == 2, [(e.verb, e.code, e.received.isoformat()) for e in raises]
+
+
+def test_rollout_with_surge_of_a_three_node_pool(cluster, namespace, make_node, audit):
+    nodes = pool(make_node, namespace, 3)
+    spare = make_node(f"spare-{namespace[-6:]}", labels={"pool": namespace})["metadata"]["name"]
+    place_on(cluster, namespace, [spare], [web(namespace, 3), pdb("web", {"app": "web"}, min_available=3)], 3)
+    wait_pdb_settled(cluster, namespace, "web", current_healthy=3, disruptions_allowed=0)
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        code, report, err, seconds = safety(cluster, "rollout", *nodes, "--surge", "--yes", "--no-precordon",
+                                            "--lease-namespace", namespace, "--timeout", "300s")
+    assert code == 0, err
+    assert ready.minimum >= 3, ready.counts
+    assert replicas(cluster, namespace) == (3, None)
+    print(f"\nrollout --surge of 3 nodes: min Ready {ready.minimum} (before 3), {seconds:.1f}s")
+
+
+@pytest.fixture(scope="module")
+def metrics(cluster, tmp_path_factory):
+    from metrics_api import MetricsAPI
+
+    api = MetricsAPI(cluster, tmp_path_factory.mktemp("metrics")).start()
+    yield api
+    api.stop()
+
+
+def test_hpa_managed_deployment_surges_through_min_replicas(cluster, namespace, make_node, metrics, audit):
+    """The autoscaler acts (fixed usage 10% of requests: it undoes a direct scale at once), so the surge
+    raises its minReplicas, never the Deployment's count, and restores it."""
+    nodes = pool(make_node, namespace, 2)
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 1)], 1)
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                    "minReplicas": 1, "maxReplicas": 4,
+                    "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                        "type": "Utilization", "averageUtilization": 50}}}],
+                    "behavior": {"scaleDown": {"stabilizationWindowSeconds": 0}}}}
+    create(cluster, namespace, hpa)
+
+    def acting():
+        status = get_json(cluster, "hpa/web", "-n", namespace).get("status") or {}
+        return any(c["type"] == "ScalingActive" and c["status"] == "True" for c in status.get("conditions", []))
+
+    wait_until(acting, 90, "the autoscaler to read the metrics")
+    cluster.kubectl("scale", "deployment/web", "--replicas=2", "-n", namespace)  # a direct scale is undone
+    wait_until(lambda: replicas(cluster, namespace)[0] == 1, 90, "the autoscaler to undo a direct scale")
+    wait_pods_running(cluster, namespace, "app=web", count=1)
+    code, plan, err, _ = safety(cluster, "drain", nodes[0], "--surge", "--dry-run")
+    assert [(w["mechanism"], w["autoscaler"]) for w in plan["surge"]["workloads"]] == \
+        [("hpa-min", {"name": "web", "minReplicasFrom": 1, "minReplicasTo": 2})], err
+    started = audit.now()
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        code, report, err, seconds = safety(cluster, "drain", nodes[0], "--surge", "--yes", "--timeout", "180s")
+        assert code == 0, err
+        assert ready.minimum >= 1, ready.counts
+    assert get_json(cluster, "hpa/web", "-n", namespace)["spec"]["minReplicas"] == 1  # restored exactly
+    assert replicas(cluster, namespace)[1] is None
+    writes = [(e.verb, e.resource) for e in audit.mutating_requests(started, user_agent_contains="kubectl-safety/")
+              if e.code < 300 and e.namespace == namespace]
+    assert writes.count(("patch", "horizontalpodautoscalers")) == 2  # raised, restored
+    assert on_node(cluster, namespace, nodes[0]) == []
+    print(f"\nHPA-managed --surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s; "
+          f"metrics requests served {metrics.requests}")

@@ -1,0 +1,173 @@
+"""--surge in the drain planner: which workloads are surged, how, and the risks that refuse a surge."""
+
+import json
+
+import pytest
+
+from kubectl_safety.analysis import drain as _drain
+from kubectl_safety.analysis.drain import DrainOptions
+from kubectl_safety.analysis.surge import ANNOTATION
+from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.published import plan_drain
+
+APP = {"app": "web"}
+N1, N2 = make_node("n1"), make_node("n2")
+
+
+def deployment(count, **extra):
+    d = make_workload("Deployment", "web", replicas=count, labels=APP)
+    d["metadata"]["generation"] = 1
+    d["status"] = {"observedGeneration": 1, "replicas": count, "updatedReplicas": count, "readyReplicas": count}
+    for key, value in extra.items():
+        d["metadata" if key in ("labels", "annotations") else "status"][key] = value
+    return d
+
+
+def rs(replicas):
+    r = make_workload("ReplicaSet", "web-rs", replicas=replicas, labels=APP, owner=("Deployment", "web"))
+    r["status"] = {"replicas": replicas, "readyReplicas": replicas}
+    return r
+
+
+def web(name, node="n1", cpu="100m"):
+    return make_pod(name, node=node, labels=APP, cpu=cpu, owner=("ReplicaSet", "web-rs"))
+
+
+def pdb(**kw):
+    return make_pdb("web", selector=APP, **kw)
+
+
+def hpa(minimum, maximum):
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "default", "uid": "uid-hpa"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                     "minReplicas": minimum, "maxReplicas": maximum}}
+
+
+def quota(pods_hard, pods_used):
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"},
+            "spec": {"hard": {"pods": str(pods_hard)}},
+            "status": {"hard": {"pods": str(pods_hard)}, "used": {"pods": str(pods_used)}}}
+
+
+def sts_pod():
+    pod = make_pod("db-0", labels={"app": "db"}, owner=("StatefulSet", "db"))
+    return [make_workload("StatefulSet", "db", replicas=3, labels={"app": "db"}), pod,
+            make_pod("db-1", node="n2", labels={"app": "db"}, owner=("StatefulSet", "db")),
+            make_pod("db-2", node="n2", labels={"app": "db"}, owner=("StatefulSet", "db")),
+            make_pdb("db", selector={"app": "db"}, min_available=3, allowed=0, healthy=3, desired=3, expected=3)]
+
+
+def three(**pdb_kw):
+    return [deployment(3), rs(3), web("a"), web("b", "n2"), web("c", "n2"), pdb(**pdb_kw)]
+
+
+MIN3 = dict(min_available=3, allowed=0, healthy=3, desired=3, expected=3)
+MAX0 = dict(max_unavailable=0, allowed=0, healthy=3, desired=3, expected=3)
+TIGHT = make_node("n2", cpu="250m")
+
+# (id, objects, options, {pod: action}, surges [(from, to, mechanism, removal)], risk codes, pod codes)
+SCENARIOS = [
+    ("single-replica-no-pdb", [N1, N2, deployment(1), rs(1), web("a")], {},
+     {"a": "evict"}, [(1, 2, "scale", "evict")], [], {"a": "SURGE"}),
+    ("min-available-3-of-3", [N1, N2, *three(**MIN3)], {}, {"a": "evict"}, [(3, 4, "scale", "evict")], [],
+     {"a": "SURGE"}),
+    ("max-unavailable-0", [N1, N2, *three(**MAX0)], {}, {"a": "delete"}, [(3, 4, "scale", "deletion-cost")], [],
+     {"a": "SURGE"}),
+    ("hpa-owns-the-count", [N1, N2, deployment(1), rs(1), web("a"), hpa(1, 5)], {}, {"a": "evict"},
+     [(1, 2, "hpa-min", "evict")], [], {}),
+    ("hpa-max-too-low", [N1, N2, deployment(1), rs(1), web("a"), hpa(1, 1)], {}, {"a": "evict"},
+     [(1, 2, "hpa-min", "evict")], ["SURGE_LIMIT"], {}),
+    ("statefulset-never-surged", [N1, N2, *sts_pod()], {}, {"db-0": "blocked"}, [], ["PDB_NEVER_ALLOWS"],
+     {"db-0": "SURGE_NOT_POSSIBLE"}),
+    ("deployment-mid-rollout", [N1, N2, deployment(3, updatedReplicas=1), rs(3), web("a"), web("b", "n2"),
+                                web("c", "n2"), pdb(**MIN3)], {}, {"a": "blocked"}, [], ["PDB_NEVER_ALLOWS"],
+     {"a": "SURGE_NOT_POSSIBLE"}),
+    ("scale-down-in-progress-is-no-rollout", [N1, N2, deployment(3, replicas=4, updatedReplicas=4), rs(3), web("a"),
+                                              web("b", "n2"), web("c", "n2"), pdb(**MIN3)], {}, {"a": "evict"},
+     [(3, 4, "scale", "evict")], [], {"a": "SURGE"}),
+    ("no-room-for-the-surge-pod", [N1, TIGHT, deployment(3), rs(3), web("a", cpu="300m"),
+                                   web("b", "n2", cpu="10m"), web("c", "n2", cpu="10m"), pdb(**MIN3)], {},
+     {"a": "evict"}, [(3, 4, "scale", "evict")], ["SURGE_UNPLACEABLE"], {}),
+    ("surge-limit", [N1, N2, deployment(2), rs(2), web("a"), web("b"), pdb(min_available=2, allowed=0, healthy=2,
+                                                                             desired=2, expected=2)],
+     {"surge_limit": 1}, {"a": "evict"}, [(2, 4, "scale", "evict")], ["SURGE_LIMIT"], {}),
+    ("quota-refuses", [N1, N2, deployment(1), rs(1), web("a"), quota(1, 1)], {}, {"a": "evict"},
+     [(1, 2, "scale", "evict")], ["SURGE_QUOTA"], {}),
+    ("gitops-managed", [N1, N2, deployment(1, labels={**APP, "kustomize.toolkit.fluxcd.io/name": "apps"}), rs(1),
+                        web("a")], {}, {"a": "evict"}, [(1, 2, "scale", "evict")], ["SURGE_GITOPS"], {}),
+    ("resumed-from-the-annotation", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
+        {"replicas": 3, "to": 4, "nodes": ["n1"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
+        web("d", "n2"), pdb(min_available=3, allowed=1, healthy=4, desired=3, expected=4)], {}, {"a": "evict"},
+     [(3, 4, "scale", "evict")], [], {"a": "SURGE"}),
+    ("surged-by-another-drain", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
+        {"replicas": 3, "to": 4, "nodes": ["n9"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
+        web("d", "n2"), pdb(**MIN3)], {}, {"a": "wait"}, [], [], {"a": "SURGE_NOT_POSSIBLE"}),
+]
+
+
+@pytest.mark.parametrize("objects, options, actions, surges, risks, pod_codes",
+                         [s[1:] for s in SCENARIOS], ids=[s[0] for s in SCENARIOS])
+def test_surge_plan(objects, options, actions, surges, risks, pod_codes):
+    report = plan_drain(snapshot(*objects), ["n1"], DrainOptions(surge=True, **options), NOW)
+    got = {p["name"]: p["action"] for p in report["pods"]}
+    assert {k: got[k] for k in actions} == actions
+    assert [(w["from"], w["to"], w["mechanism"], w["removal"]) for w in report["surge"]["workloads"]] == surges
+    assert sorted({r["code"] for r in report["risks"]}) == sorted(risks)
+    for name, code in pod_codes.items():
+        assert code in [r["code"] for p in report["pods"] if p["name"] == name for r in p["reasons"]]
+    assert report["safe"] == (not risks)
+
+
+def test_surge_peak_and_wait_in_the_first_wave():
+    report = plan_drain(snapshot(N1, N2, *three(**MIN3)), ["n1"], DrainOptions(surge=True), NOW)
+    assert report["surge"]["peak"] == {"pods": 1, "cpu": "100m"}
+    assert report["waves"][0]["readySeconds"] >= report["surge"]["workloads"][0]["expectedSeconds"] > 0
+
+
+def test_without_surge_the_plan_names_what_surge_would_make_safe():
+    plan = _drain.plan_drain(snapshot(N1, N2, *three(**MIN3)), ["n1"], DrainOptions(), NOW)
+    assert not plan.safe and plan.surge is None
+    assert plan.surgeable == ("Deployment default/web",)
+    assert "surge" not in plan_drain(snapshot(N1, N2, *three(**MIN3)), ["n1"], DrainOptions(), NOW)
+
+
+def test_wait_completed_waits_for_job_pods_instead_of_evicting_them():
+    job = make_pod("job-x", owner=("Job", "batch"))
+    objects = [N1, N2, make_workload("Job", "batch"), job]
+    evicted = plan_drain(snapshot(*objects), ["n1"], DrainOptions(), NOW)
+    waited = plan_drain(snapshot(*objects), ["n1"], DrainOptions(wait_completed=True), NOW)
+    assert [p["action"] for p in evicted["pods"]] == ["evict"]
+    assert [(p["action"], p["wave"]) for p in waited["pods"]] == [("wait", 1)]
+    assert "WAIT_COMPLETED" in [r["code"] for r in waited["pods"][0]["reasons"]]
+
+
+def test_check_surge_on_the_demo_dump_says_which_blocked_nodes_become_drainable():
+    from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
+
+    args = ["check", "--surge", "--ignore-daemonsets", "--delete-emptydir-data", "--snapshot", DEMO,
+            "--as-of", DEMO_NOW]
+    code, out, err = run_cli(args)
+    assert "With --surge: no blocked node becomes drainable; still blocked: node-a2, node-b2, node-c1, node-d1." in out
+    code, out, err = run_cli(args + ["-o", "json"])  # the schema is checked by the autouse fixture
+    report = json.loads(out)
+    assert report["assumes"]["surge"] is True
+    assert [n["name"] for n in report["nodes"] if n["drainable"] and not n["drainableWithoutSurge"]] == []
+
+
+def test_drain_dry_run_surge_cli(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [N1, N2, *three(**MIN3)]}))
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--snapshot", str(dump)])
+    assert code == 3 and "--surge would replace the pods of Deployment default/web" in err
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--snapshot", str(dump)])
+    assert code == 0 and "Deployment/web  default      3 -> 4      scale        evict" in out, out
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--surge-limit", "0", "--snapshot", str(dump),
+                              "-o", "json"])
+    plan = json.loads(out)
+    assert code == 3 and [r["code"] for r in plan["risks"]] == ["SURGE_LIMIT"]
+    assert plan["options"]["surgeLimit"] == 0
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge-limit", "1", "--snapshot", str(dump)])
+    assert code == 2 and "--surge-limit needs --surge" in err
