@@ -8,9 +8,10 @@ share the per-cluster work.
 from dataclasses import dataclass
 
 from kubectl_safety.analysis.scheduling.dra import named_claims
-from kubectl_safety.analysis.scheduling.filters import (NodeState, anti_affinity_terms, filter_node, fit_failures,
-                                                      node_decides_alone, node_failures, pod_failures, prefilter_state,
-                                                      required_terms, requests_of, seed_prefilter, share_node_states)
+from kubectl_safety.analysis.scheduling.filters import (NodeState, anti_affinity_terms, base_state, filter_node,
+                                                      fit_failures, node_decides_alone, node_failures,
+                                                      node_failures_key, pod_failures, prefilter_state, required_terms,
+                                                      requests_of, seed_prefilter, share_node_states, spread_rejects)
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.score import ScoreCluster, image_census, nodes_to_find, score_nodes
 from kubectl_safety.analysis.scheduling.volumes import claim_names
@@ -62,6 +63,7 @@ class Capacity:
         self.scoring = self._scoring()
         self.wanted = nodes_to_find(len(self.nodes))
         self.not_listed = {}  # pod key -> how many more nodes failed than why_not lists
+        self.static = shared.static if shared is not None else {}  # (node_failures_key, node) -> node_failures
 
     def state(self, node, name=None) -> NodeState:
         name = name or node.name
@@ -100,29 +102,42 @@ class Capacity:
                 return True
         return False
 
-    def failures(self, pod, node, shape=None, name=None) -> list:
-        """``filter_node``'s failures. With a ``shape`` (a shared base), the plugins that read only
-        the pod and the Node object (``node_failures``, which run first) are answered once per
-        shape and node for all plans; when they fail, only they are returned (the first failure,
-        all this class reads, is the same). A ``local`` shape needs only ``fit_failures``, the
-        same for all plans on a node none of them changed."""
+    def failures(self, pod, node, shape=None, name=None, quick=False) -> list:
+        """``filter_node``'s failures, or only its first one (all this class reads). With a
+        ``shape``, the plugins that read only the pod and the Node object (``node_failures``, which
+        run first) are answered once per ``node_failures_key`` and node (for all plans with a
+        shared base); when they fail, only they are returned. A ``local`` shape needs only
+        ``fit_failures``, with a shared base the same for all plans on a node none of them changed.
+        ``quick``: [None] when the pod does not fit for a reason found without the node's pods
+        (``spread_rejects``), its first failure unknown."""
         name = name or node.name
         if shape is None or name in self.drained:
             return filter_node(pod, node, self.snapshot, self.states.get(name))  # None: the snapshot's, read only
-        key = (shape.key, name)
-        shared = self.shared
-        static = shared.static.get(key)
+        key = (shape.static, name)
+        static = self.static.get(key)
         if static is None:
-            static = shared.static[key] = node_failures(pod, node)
+            static = self.static[key] = node_failures(pod, node)
+        if quick and not static and not shape.local:
+            state = self.states.get(name)
+            if (state is None or not state.changed) and spread_rejects(pod, node, self.snapshot):
+                return [None]
+        shared = self.shared
+        if shared is None:
+            if not shape.local:
+                return filter_node(pod, node, self.snapshot, self.states.get(name), static, first=True)
+            if static:
+                return static
+            state = self.states.get(name)
+            return fit_failures(pod, node, state if state is not None else base_state(node, self.snapshot), shape)
         if static:
             return static
         if not shape.local:
             return pod_failures(pod, node, self.snapshot, self.state(node, name))
         if name in self.placed:
             return fit_failures(pod, node, self.state(node, name), shape)
-        found = shared.fit.get(key)
+        found = shared.fit.get((shape.key, name))
         if found is None:
-            found = shared.fit[key] = fit_failures(pod, node, self.state(node, name), shape)
+            found = shared.fit[(shape.key, name)] = fit_failures(pod, node, self.state(node, name), shape)
         return found
 
     def place(self, pod):
@@ -130,15 +145,19 @@ class Capacity:
         replacement; ``why_not[pod.key]`` then has each node's first failure."""
         new = unscheduled_copy(pod)
         self._refresh(new)
-        shape = self.shared.shape(new, pod, self) if self.shared is not None else None
-        feasible, reasons = [], {}
+        shape = self.shared.shape(new, pod, self) if self.shared is not None else _shape(new, pod, self)
+        feasible, reasons, unread = [], {}, []
         drained = self.drained
         for node, name in zip(self.nodes, self.names):
             if name in drained:
                 continue
-            failures = self.failures(new, node, shape, name)
+            failures = self.failures(new, node, shape, name, quick=True)
             if failures:
-                reasons[name] = failures[0].message
+                if failures[0] is None:  # found quickly: its message only matters if no node fits
+                    unread.append((node, name))
+                    reasons[name] = None
+                else:
+                    reasons[name] = failures[0].message
                 continue
             feasible.append(node)
             if len(feasible) >= self.wanted:
@@ -154,6 +173,8 @@ class Capacity:
             self.returns_to[pod.key] = back[0].name
         candidates = feasible + back
         if not candidates:
+            for node, name in unread:
+                reasons[name] = self.failures(new, node, shape, name)[0].message
             self.why_not[pod.key] = dict(sorted(reasons.items())[:PER_NODE_REASONS])
             self.not_listed[pod.key] = max(0, len(reasons) - PER_NODE_REASONS)
             return None, summary(reasons, len(self.nodes))
@@ -259,7 +280,7 @@ class SharedBase:
         self.names = [n.name for n in self.nodes]
         self.in_order = {name: i for i, name in enumerate(self.names)}
         self.in_snapshot = {n.name: i for i, n in enumerate(snapshot.nodes)}
-        self.static = {}  # (shape key, node name) -> node_failures
+        self.static = {}  # (node_failures_key, node name) -> node_failures
         self.fit = {}  # (local shape key, node name) -> fit_failures on the node as it is
         self.prefilters = {}  # shape key -> the replacement's PreFilter state on the whole snapshot
         self.images = image_census(snapshot)  # what ImageLocality reads: the same in every view
@@ -267,17 +288,11 @@ class SharedBase:
     def shape(self, new, pod, capacity):
         """The ``_Shape`` of ``new``, the replacement of ``pod`` (same requests and host ports); seeds
         its PreFilter state on ``capacity``'s view."""
-        requests, ports = requests_of(pod), pod.host_ports
-        # repr is faithful for parsed JSON: equal keys mean equal content (equal content written in
-        # another key order only misses the memo)
-        key = repr((new.namespace, new.labels, [new.spec.get(k) for k in SHAPE_FIELDS], requests, ports,
-                    claim_names(new)))
+        shape = _shape(new, pod, capacity, self.snapshot)
         claims = bool(claim_names(new)) and self.snapshot.storage_known
-        local = node_decides_alone(new, self.snapshot) \
-            and not any(t.matches(new) for placed in capacity.added for t in anti_affinity_terms(placed))
-        if not local and not claims and capacity.snapshot is capacity.base:
-            self._seed(new, key, capacity)
-        return _Shape(key, local, requests, ports)
+        if not shape.local and not claims and capacity.snapshot is capacity.base:
+            self._seed(new, shape.key, capacity)
+        return shape
 
     def _seed(self, new, key, capacity):
         """Put the view's PreFilter state of ``new`` in place: the whole snapshot's (computed once per
@@ -306,13 +321,27 @@ class SharedBase:
         return view, in_order
 
 
+def _shape(new, pod, capacity, snapshot=None):
+    """The ``_Shape`` of ``new``, the replacement of ``pod``, for ``capacity`` (judged on
+    ``snapshot``: the capacity's own by default)."""
+    requests, ports = requests_of(pod), pod.host_ports
+    # repr is faithful for parsed JSON: equal keys mean equal content (equal content written in
+    # another key order only misses the memo)
+    key = repr((new.namespace, new.labels, [new.spec.get(k) for k in SHAPE_FIELDS], requests, ports,
+                claim_names(new)))
+    local = node_decides_alone(new, snapshot or capacity.snapshot) \
+        and not any(t.matches(new) for placed in capacity.added for t in anti_affinity_terms(placed))
+    return _Shape(key, node_failures_key(new), local, requests, ports)
+
+
 @dataclass(frozen=True)
 class _Shape:
-    """A replacement as the filters see it: ``key`` is its namespace, labels and spec; ``local``
-    when nothing but its node decides its fit (no spread, pod (anti-)affinity, claims, and no
-    other pod's required anti-affinity selects it)."""
+    """A replacement as the filters see it: ``key`` is its namespace, labels and spec, ``static``
+    what ``node_failures`` reads of it; ``local`` when nothing but its node decides its fit (no
+    spread, pod (anti-)affinity, claims, and no other pod's required anti-affinity selects it)."""
 
     key: str
+    static: str  # node_failures_key
     local: bool  # only its node decides (else its PreFilter state is seeded per plan)
     requests: dict  # what fit_failures reads
     ports: list

@@ -83,21 +83,26 @@ class NodeState:
         self.changed = True
 
 
-def filter_node(pod, node, snapshot, state=None) -> list:
+def filter_node(pod, node, snapshot, state=None, static=None, first=False) -> list:
     """The Filter failures of ``pod`` on ``node`` ([] = fits), all plugins evaluated, in order:
-    ``node_failures`` then (unless the pod is gated) ``pod_failures``."""
-    failures = node_failures(pod, node)
+    ``node_failures`` (``static``, when known) then (unless the pod is gated) ``pod_failures``.
+    ``first``: only the first failure is asked for (``pod_failures`` is skipped when one of
+    ``node_failures`` fails)."""
+    failures = node_failures(pod, node) if static is None else static
     if failures and failures[0].plugin == "SchedulingGates":
         return failures
     devices = _prefilter(pod, snapshot).devices
     if devices is not None and devices.failure is not None and not _prefilter(pod, snapshot).volumes:
         return [devices.failure]  # a PreFilter's rejection is every node's status
+    if first and failures:
+        return failures
     return failures + pod_failures(pod, node, snapshot, state)
 
 
 def node_failures(pod, node) -> list:
     """The plugins that read only the pod and the Node object, in order: SchedulingGates (alone),
-    NodeUnschedulable, NodeName, TaintToleration, NodeAffinity. The same for any snapshot."""
+    NodeUnschedulable, NodeName, TaintToleration, NodeAffinity. The same for any snapshot, and for
+    any pod with the same ``node_failures_key``."""
     gates = scheduling_gated(pod)
     if gates:
         return [Failure("SchedulingGates", "scheduling-gated",
@@ -142,6 +147,21 @@ def fit_failures(pod, node, state, pre) -> list:
     constraints or required pod (anti-)affinity, that no required anti-affinity of a pod selects."""
     port = _ports(pod, node, state, pre)
     return ([port] if port else []) + _resources(pod, node, state, pre)
+
+
+def spread_rejects(pod, node, snapshot) -> bool:
+    """Whether PodTopologySpread's Filter fails ``pod`` on ``node`` with the node's pods as the
+    snapshot has them: a failure found without reading them (the first one may come earlier)."""
+    pre = _prefilter(pod, snapshot)
+    return bool(pre.spread) and bool(_topology_spread(pre, node, None))
+
+
+def node_failures_key(pod) -> str:
+    """All ``node_failures`` reads of the pod, as a string (equal strings, equal failures on a node):
+    repr is faithful for parsed JSON (equal content written in another key order only misses a memo)."""
+    spec = pod.spec
+    return repr((spec.get("schedulingGates"), spec.get("nodeName"), spec.get("tolerations"), spec.get("nodeSelector"),
+                 (spec.get("affinity") or {}).get("nodeAffinity")))
 
 
 def scheduling_gated(pod) -> list:
@@ -360,9 +380,17 @@ def _base_state(node, snapshot) -> NodeState:
         if parent is not None and node.name not in parent[1]:  # the same node and pods as the parent's
             return _base_state(node, parent[0])
         state = NodeState(node)
-        for p in snapshot.pods_on(node.name):
-            state.add(p)
-        state.changed = False
+        pods, requested, ports = state.pods, state.requested, state.ports
+        for p in snapshot.pods_on(node.name):  # NodeState.add, unrolled: every pod of a cluster comes here
+            key = p.key
+            if p.is_terminal or key in pods:
+                continue
+            pods[key] = p
+            for r, v in requests_of(p).items():
+                requested[r] = requested.get(r, 0) + v
+            used = p.host_ports
+            if used:
+                ports.update(used)
         entry["states"][node.name] = state
     return state
 

@@ -86,7 +86,8 @@ def score_nodes(pod, nodes, cluster) -> Scores:
 
 class ScoreCluster:
     """The cluster as the plugins read it, per node: ``placed``, the pods the scheduler's cache holds
-    (never terminal ones), their summed requests and the pods whose affinity scores others;
+    (never terminal ones), and their summed requests; cluster-wide, the placed pods whose affinity
+    scores others (``affinity_groups``) and all placed pods by namespace (``namespace_groups``);
     and the image census. ``pods_on`` (name -> pods) overrides the snapshot's pods; what is read
     of a node is kept until ``changed(name)``."""
 
@@ -94,11 +95,18 @@ class ScoreCluster:
         self.snapshot, self.nodes = snapshot, snapshot.nodes
         self._pods_on = pods_on or snapshot.pods_on
         self._images = images
-        self._placed, self._requested, self._affine = {}, {}, {}
+        self._placed, self._requested = {}, {}
+        self._affine = self._namespaces = None  # _Groups, built on first use
+        self._raw = {}  # (plugin, what it reads of the pod) -> {node: raw score}
 
     def changed(self, name):
-        for memo in (self._placed, self._requested, self._affine):
-            memo.pop(name, None)
+        self._placed.pop(name, None)
+        self._requested.pop(name, None)
+        for scores in self._raw.values():
+            scores.pop(name, None)
+        for groups in (self._affine, self._namespaces):
+            if groups is not None:
+                groups.changed(name)
 
     def placed(self, name) -> list:
         found = self._placed.get(name)
@@ -113,18 +121,78 @@ class ScoreCluster:
             found = self._requested[name] = _sums(self.placed(name))
         return found[1] if nonzero else found[0]
 
-    def affine(self, name) -> list:
-        """(pod, its ``scoring_terms``) of the node's pods that have some."""
-        found = self._affine.get(name)
+    def raw_scores(self, plugin, key) -> dict:
+        """{node: raw score} of ``plugin`` for pods of which it reads ``key`` (a node's score goes
+        when the node changes): the caller fills it."""
+        found = self._raw.get((plugin, key))
         if found is None:
-            found = self._affine[name] = [(p, t) for p in self.placed(name) for t in (scoring_terms(p),) if t]
+            found = self._raw[(plugin, key)] = {}
         return found
+
+    def affinity_groups(self) -> dict:
+        """The placed pods with pod (anti-)affinity, by what ``scoring_terms`` reads of them (alike
+        pods have alike terms): {content: {node: [pods]}}."""
+        if self._affine is None:
+            self._affine = _Groups(self._affinity_items, self.nodes)
+        return self._affine.current()
+
+    def namespace_groups(self) -> dict:
+        """Every placed pod by namespace: {namespace: {node: [pods]}}."""
+        if self._namespaces is None:
+            self._namespaces = _Groups(lambda name: [(p.namespace, p) for p in self.placed(name)], self.nodes)
+        return self._namespaces.current()
+
+    def _affinity_items(self, name) -> list:
+        out = []
+        for p in self.placed(name):
+            affinity = p.affinity
+            if affinity and (affinity.get("podAffinity") or affinity.get("podAntiAffinity")):
+                terms = repr((affinity.get("podAffinity"), affinity.get("podAntiAffinity")))
+                # match(Mismatch)LabelKeys read the pod's labels; repr is faithful for parsed JSON
+                labels = frozenset(p.labels.items()) if "LabelKeys" in terms else None
+                out.append(((p.namespace, terms, labels), p))
+        return out
 
     @property
     def images(self):
         if self._images is None:
             self._images = image_census(self.snapshot)
         return self._images
+
+
+class _Groups:
+    """Items of every node grouped by a key, {key: {node: [items]}}, kept current node by node:
+    ``changed(name)`` takes the node's items out, ``current()`` puts them back as they are then."""
+
+    def __init__(self, items_of, nodes):
+        self.items_of = items_of  # name -> [(key, item)]
+        self.groups, self.keys = {}, {}  # node name -> the keys of its items
+        self.stale = dict.fromkeys(n.name for n in nodes)
+
+    def changed(self, name):
+        groups = self.groups
+        for key in self.keys.pop(name, ()):
+            per_node = groups[key]
+            del per_node[name]
+            if not per_node:
+                del groups[key]
+        self.stale[name] = None
+
+    def current(self) -> dict:
+        groups = self.groups
+        for name in self.stale:
+            keys = self.keys[name] = set()
+            for key, item in self.items_of(name):
+                per_node = groups.get(key)
+                if per_node is None:
+                    per_node = groups[key] = {}
+                items = per_node.get(name)
+                if items is None:
+                    items = per_node[name] = []
+                    keys.add(key)
+                items.append(item)
+        self.stale.clear()
+        return groups
 
 
 def _sums(pods) -> tuple:
@@ -192,8 +260,16 @@ def _nonzero_requests(pod) -> dict:
     template: ``requests_of``)."""
     found = pod.__dict__.get(_NONZERO)
     if found is None:
-        found = pod.__dict__[_NONZERO] = requests_of(_with_default_requests(pod))
+        spec = pod.spec
+        complete = all("cpu" in requests and "memory" in requests for key in ("containers", "initContainers")
+                       for c in spec.get(key) or () for requests in (_requests(c),))
+        # every container requests both: the defaults change nothing
+        found = pod.__dict__[_NONZERO] = requests_of(pod if complete else _with_default_requests(pod))
     return found
+
+
+def _requests(container) -> dict:
+    return (container.get("resources") or {}).get("requests") or {}
 
 
 def _allocatable(node) -> tuple:
@@ -203,17 +279,21 @@ def _allocatable(node) -> tuple:
 
 def _resources_fit(pod, nodes, view):
     want = _nonzero_requests(pod)
+    wanted = (want.get("cpu", 0), want.get("memory", 0))
+    known = view.raw_scores("NodeResourcesFit", wanted)
     out = {}
     for n in nodes:
-        total = weights = 0
-        for have, cap, asked in zip(view.requested(n.name, True), _allocatable(n),
-                                    (want.get("cpu", 0), want.get("memory", 0))):
-            if not cap:
-                continue
-            used = have + asked
-            total += 0 if used > cap else (cap - used) * MAX // cap
-            weights += 1
-        out[n.name] = total // weights if weights else 0
+        score = known.get(n.name)
+        if score is None:
+            total = weights = 0
+            for have, cap, asked in zip(view.requested(n.name, True), _allocatable(n), wanted):
+                if not cap:
+                    continue
+                used = have + asked
+                total += 0 if used > cap else (cap - used) * MAX // cap
+                weights += 1
+            score = known[n.name] = total // weights if weights else 0
+        out[n.name] = score
     return out
 
 
@@ -228,11 +308,15 @@ def _balanced_allocation(pod, nodes, view):
     asked = (want.get("cpu", 0), want.get("memory", 0))
     if not any(asked):
         return None  # a BestEffort pod: PreScore skips the plugin
+    known = view.raw_scores("NodeResourcesBalancedAllocation", asked)
     out = {}
     for n in nodes:
-        have, cap = view.requested(n.name, False), _allocatable(n)
-        with_pod = _balance([h + a for h, a in zip(have, asked)], cap)
-        out[n.name] = MAX // 2 + (MAX // 2 + with_pod - _balance(have, cap)) // 2
+        score = known.get(n.name)
+        if score is None:
+            have, cap = view.requested(n.name, False), _allocatable(n)
+            with_pod = _balance([h + a for h, a in zip(have, asked)], cap)
+            score = known[n.name] = MAX // 2 + (MAX // 2 + with_pod - _balance(have, cap)) // 2
+        out[n.name] = score
     return out
 
 
@@ -254,7 +338,9 @@ def _spread(pod, nodes, view):
     for i, (c, _) in enumerate(constraints):
         size = len(nodes) - len(ignored) if c["topologyKey"] == HOSTNAME else len(counts[i])
         weights.append(math.log(size + 2))
-    for node in view.nodes:
+    in_namespace = view.namespace_groups().get(pod.namespace, {})  # the pods a selector may count, by node
+    for name, others in in_namespace.items():
+        node = view.snapshot.node(name)
         if any(k not in node.labels for k in keys):
             continue
         for i, (c, selector) in enumerate(constraints):
@@ -262,7 +348,7 @@ def _spread(pod, nodes, view):
                 continue
             domain = node.labels[c["topologyKey"]]
             if domain in counts[i]:
-                counts[i][domain] += _matching(view.placed(node.name), selector, pod.namespace)
+                counts[i][domain] += _matching(others, selector, pod.namespace)
     raw = {}
     for n in nodes:
         if n.name in ignored:
@@ -273,7 +359,7 @@ def _spread(pod, nodes, view):
             if value is None:
                 continue
             if c["topologyKey"] == HOSTNAME:
-                count = _matching(view.placed(n.name), selector, pod.namespace)
+                count = _matching(in_namespace.get(n.name, ()), selector, pod.namespace)
             else:
                 count = counts[i][value]
             score += count * weights[i] + (c["maxSkew"] - 1)
@@ -331,25 +417,28 @@ def _inter_pod_affinity(pod, nodes, view):
     mine = [(w, t, 1) for w, t in _weighted_terms(pod, "podAffinity", True)]
     mine += [(w, t, -1) for w, t in _weighted_terms(pod, "podAntiAffinity", True)]
     topology = {}  # key -> value -> score
+    node = view.snapshot.node
 
-    def add(term, weight, node, sign):
-        value = node.labels.get(term.key)
+    def add(term, name, amount):
+        value = node(name).labels.get(term.key)
         if value is not None:
             per_key = topology.setdefault(term.key, {})
-            per_key[value] = per_key.get(value, 0) + weight * sign
+            per_key[value] = per_key.get(value, 0) + amount
 
-    for node in view.nodes:
-        if not node.labels:
-            continue
-        if mine:
-            for other in view.placed(node.name):
-                for weight, term, sign in mine:
-                    if term.matches(other):
-                        add(term, weight, node, sign)
-        for other, terms in view.affine(node.name):
-            for term, weight, sign in terms:
-                if term.matches(pod):
-                    add(term, weight, node, sign)
+    if mine:  # the pod's preferred terms against the placed pods of the namespaces they select
+        groups = view.namespace_groups()
+        for weight, term, sign in mine:
+            for namespace in (term.namespaces if term.namespace_selector is None else list(groups)):
+                for name, others in groups.get(namespace, {}).items():
+                    matched = sum(1 for other in others if term.matches(other))
+                    if matched:
+                        add(term, name, weight * sign * matched)
+    for per_node in view.affinity_groups().values():  # the placed pods' terms toward the pod
+        alike = next(iter(per_node.values()))[0]
+        for term, weight, sign in scoring_terms(alike):
+            if term.matches(pod):
+                for name, others in per_node.items():
+                    add(term, name, weight * sign * len(others))
     if not topology:
         return None  # nothing matched anywhere: PreScore skips the plugin
     raw = {n.name: sum(values.get(n.labels[key], 0) for key, values in topology.items() if key in n.labels)
