@@ -1,7 +1,7 @@
 """The planners' typed plans as their published JSON (``cli/published.py``): what the scenario
 tables compare, field by field, as ``-o json`` prints them."""
 
-from kubectl_safety.analysis import check as _check, drain as _drain, rollout_plan as _rollout
+from kubectl_safety.analysis import check as _check, drain as _drain, rebalance as _rebalance, rollout_plan as _rollout
 from kubectl_safety.cli.published import published
 
 
@@ -15,3 +15,7 @@ def check(*args, **kwargs) -> dict:
 
 def plan_rollout(*args, **kwargs) -> dict:
     return published(_rollout.plan_rollout(*args, **kwargs))
+
+
+def plan_rebalance(*args, **kwargs) -> dict:
+    return published(_rebalance.plan_rebalance(*args, **kwargs))

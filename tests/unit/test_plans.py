@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
-from kubectl_safety.analysis.plans import Action, DrainPlan, PodAction, RiskCode, Severity
+from kubectl_safety.analysis.plans import Action, DrainPlan, PodAction, Risk, RiskCode, Severity
 from kubectl_safety.cli.published import published
 from kubectl_safety.cluster.source import load_snapshot
 from kubectl_safety.model.objects import parse_time
@@ -90,3 +90,49 @@ def test_a_cluster_check_is_typed_frozen_and_published_as_its_schema(demo, optio
     failed = published(ClusterCheck(context="east", error="unreachable"))
     assert failed == {"kind": "ClusterCheck", "apiVersion": data["apiVersion"], "context": "east",
                       "error": "unreachable"}
+
+
+REBALANCE = [dict(), dict(cluster_defaults=True, include_soft=True, evict_local_storage=True),
+             dict(cluster_defaults=True, max_evictions=0)]
+
+
+@pytest.mark.parametrize("options", REBALANCE, ids=["defaults", "cluster-defaults", "capped"])
+def test_a_rebalance_plan_is_typed_frozen_and_published_as_its_schema(demo, options):
+    from kubectl_safety.analysis.plans import RebalancePlan, RebalanceScope, Relocation, SpreadState
+    from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
+
+    plan = plan_rebalance(demo, find_workloads(demo), RebalanceOptions(**options), demo.taken_at)
+    assert isinstance(plan, RebalancePlan) and plan.constraints
+    assert all(isinstance(c, SpreadState) for c in plan.constraints + plan.expected)
+    assert all(isinstance(e, Relocation) for e in plan.evictions)
+    assert all(isinstance(r, Risk) for r in plan.risks) and isinstance(plan.evictions, tuple)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.safe = False
+    data = json.loads(json.dumps(published(dataclasses.replace(plan, scope=RebalanceScope(None, None, None)))))
+    assert problems(data) == []
+    assert data["safe"] is plan.safe and data["summary"]["evictions"] == len(plan.evictions) == len(data["evictions"])
+    assert [c["skew"] for c in data["constraints"]] == [c.skew for c in plan.constraints]
+
+
+def test_a_rebalance_execution_is_its_own_typed_result_published_as_the_plans_execution(demo):
+    from kubectl_safety.analysis.plans import RebalanceScope
+    from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
+    from kubectl_safety.engine.rebalance_report import (EvictionResult, ExecutedRebalance, RebalanceExecution,
+                                                        RebalanceRound)
+
+    plan = plan_rebalance(demo, find_workloads(demo), RebalanceOptions(cluster_defaults=True), demo.taken_at)
+    plan = dataclasses.replace(plan, scope=RebalanceScope(None, None, None))
+    first = plan.first_round()
+    assert first
+    done = tuple(EvictionResult(e, "done", 201, "") for e in first)
+    execution = RebalanceExecution((RebalanceRound(1, done),), False, False, plan.constraints, plan)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        execution.rounds[0].evictions[0].result = "gone"
+    data = json.loads(json.dumps(published(ExecutedRebalance(plan, execution))))
+    assert problems(data) == [] and data["kind"] == "RebalancePlan"
+    assert {k: v for k, v in data.items() if k != "execution"}.keys() == published(plan).keys()
+    ex = data["execution"]
+    assert ex["after"] is None and ex["before"] == published(plan)["constraints"] and not ex["interrupted"]
+    assert [e["result"] for e in ex["rounds"][0]["evictions"]] == ["done"] * len(first)
+    acted = {(e.namespace, e.name) for e in first}  # the plan's own first-round evictions show their result
+    assert all(("result" in e) == ((e["namespace"], e["name"]) in acted) for e in data["evictions"])
