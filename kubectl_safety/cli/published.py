@@ -5,9 +5,9 @@ the schemas in ``kubectl_safety/schemas`` describe.
 """
 
 from kubectl_safety.analysis.plans import (Batch, BatchRisk, Blocker, CapacityCheck, CapacityLeft, Cause, CheckedNode,
-                                           ClusterCheck, DrainPlan, Finding, ObjectRef, PodAction, Reason,
-                                           RebalancePlan, Relocation, Risk, RolloutPlan, SpreadBlock, SpreadState,
-                                           Wave)
+                                           ClusterCheck, DrainPlan, ExcludedNode, Finding, ObjectRef, PodAction,
+                                           PreemptionCandidate, PreemptionPreview, Reason, RebalancePlan, Relocation,
+                                           Risk, RolloutPlan, SpreadBlock, SpreadState, Victim, Wave)
 from kubectl_safety.engine.rebalance_report import EvictionResult, ExecutedRebalance, RebalanceExecution
 from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
 from kubectl_safety.model.constants import API_VERSION
@@ -280,6 +280,46 @@ def rebalance_execution(ex: RebalanceExecution) -> dict:
             "after": None if ex.after is None else [spread_state(c) for c in ex.after]}
 
 
+def preemption_preview(r: PreemptionPreview) -> dict:
+    p, s = r.pod, r.sampling
+    return {
+        "kind": "PreemptionPreview", "apiVersion": API_VERSION,
+        "pod": {"namespace": p.namespace, "name": p.name, "priority": p.priority,
+                "priorityClassName": p.priority_class_name, "prioritySource": p.priority_source,
+                "preemptionPolicy": p.preemption_policy, "nominatedNodeName": p.nominated_node_name,
+                "requests": p.requests},
+        "replicas": r.replicas, "placed": r.placed, "outcome": r.outcome,
+        "fitsWithoutPreemption": r.fits_without_preemption, "feasibleNodes": list(r.feasible_nodes),
+        "eligible": r.eligible, "eligibility": r.eligibility, "node": r.node,
+        "victims": [victim(v) for v in r.victims],
+        "candidates": [preemption_candidate(c) for c in r.candidates],
+        "excluded": [excluded_node(e) for e in r.excluded],
+        "sampling": {"potentialNodes": s.potential_nodes, "minCandidates": s.min_candidates,
+                     "tiedBest": list(s.tied_best), "mayDiffer": s.may_differ, "note": s.note},
+        "placements": [{"replica": x.replica, "name": x.name, "outcome": x.outcome, "node": x.node,
+                        "victims": [victim(v) for v in x.victims], "candidates": x.candidates} for x in r.placements],
+        "notes": list(r.notes),
+        "findings": [f.to_dict() for f in r.findings],
+    }
+
+
+def victim(v: Victim) -> dict:
+    return {"namespace": v.namespace, "name": v.name, "node": v.node, "priority": v.priority,
+            "pdbViolation": v.pdb_violation, "pdbs": list(v.pdbs), "startTime": v.start_time,
+            "terminating": v.terminating, "gracePeriodSeconds": v.grace_period_seconds}
+
+
+def preemption_candidate(c: PreemptionCandidate) -> dict:
+    return {"node": c.node, "victims": [victim(v) for v in c.victims], "pdbViolations": c.pdb_violations,
+            "highestPriority": c.highest_priority, "prioritySum": c.priority_sum, "earliestStart": c.earliest_start,
+            "rank": c.rank}
+
+
+def excluded_node(e: ExcludedNode) -> dict:
+    return {"node": e.node, "reason": e.reason, "equalPriorityBlocks": e.equal_priority_blocks,
+            "plugins": list(e.plugins), "failures": [f.to_dict() for f in e.failures]}
+
+
 SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, RolloutPlan: rollout_plan,
                ClusterCheck: cluster_check, RolloutReport: rollout_report, RebalancePlan: rebalance_plan,
-               ExecutedRebalance: executed_rebalance}
+               ExecutedRebalance: executed_rebalance, PreemptionPreview: preemption_preview}

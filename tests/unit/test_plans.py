@@ -136,3 +136,26 @@ def test_a_rebalance_execution_is_its_own_typed_result_published_as_the_plans_ex
     assert [e["result"] for e in ex["rounds"][0]["evictions"]] == ["done"] * len(first)
     acted = {(e.namespace, e.name) for e in first}  # the plan's own first-round evictions show their result
     assert all(("result" in e) == ((e["namespace"], e["name"]) in acted) for e in data["evictions"])
+
+
+def test_a_preemption_preview_is_typed_frozen_and_published_as_its_schema():
+    from kubectl_safety.analysis.plans import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
+    from kubectl_safety.analysis.preemption import preview
+    from tests.builders import NOW, make_node, make_pod, snapshot
+
+    snap = snapshot(make_node("n1", cpu="2"), make_node("n2", cpu="2"), make_node("n3", cpu="1"),
+                    *(make_pod(f"low-{i}", node=f"n{1 + i % 2}", cpu="1", priority=0, start="2026-11-20T08:00:00Z")
+                      for i in range(4)),
+                    make_pod("hi", node=None, cpu="2", priority=1000, phase="Pending", start=None, owner=None))
+    report = preview(snap.pod("default", "hi"), snap, NOW, 2)
+    assert isinstance(report, PreemptionPreview) and report.outcome == "preempt" and len(report.placements) == 2
+    assert report.victims and all(isinstance(v, Victim) for v in report.victims)
+    assert all(isinstance(c, PreemptionCandidate) for c in report.candidates)
+    assert [c.rank for c in report.candidates] == list(range(1, len(report.candidates) + 1))
+    assert report.excluded and all(isinstance(e, ExcludedNode) for e in report.excluded)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.victims[0].terminating = True
+    data = json.loads(json.dumps(published(report)))
+    assert problems(data) == []
+    assert [v["name"] for v in data["victims"]] == [v.name for v in report.victims]
+    assert [p["node"] for p in data["placements"]] == [p.node for p in report.placements]
