@@ -466,10 +466,10 @@ def _preemption_findings(snapshot, now, default, shared) -> list:
     for p in sorted(pending, key=lambda p: (-p.priority_value, p.key))[:PREVIEWS]:
         without = shared.capacity_base.view(set(), {p.key})[0] if shared else snapshot
         result = preview(p, without, now)
-        victims = [v for v in result.get("victims") or []]
+        victims = result.victims
         if not victims:
             continue
         out.append(finding("PREEMPTION_PENDING", "warning", f"pending {p.namespace}/{p.name} (priority "
-                           f"{p.priority_value}) would preempt {len(victims)} pod(s) on {result.get('node')} now",
-                           [pod_obj(p)] + [obj("Pod", v.get("namespace"), v.get("name")) for v in victims]))
+                           f"{p.priority_value}) would preempt {len(victims)} pod(s) on {result.node} now",
+                           [pod_obj(p)] + [obj("Pod", v.namespace, v.name) for v in victims]))
     return out

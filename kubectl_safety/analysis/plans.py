@@ -420,3 +420,204 @@ class ClusterCheck:
     other_findings: Tuple[Finding, ...] = ()
     context: Optional[str] = None
     error: Optional[str] = None
+
+
+# -- rebalance -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class SpreadState:
+    """One spread constraint of one workload's pods: its domains' counts and skew (now, or as expected)."""
+
+    workload: str  # "Kind/namespace/name"
+    topology_key: str
+    max_skew: int
+    when_unsatisfiable: str
+    min_domains: int
+    domains: Mapping  # {domain: matching pods}, sorted by domain
+    skew: int
+    violated: bool
+    label_selector: Optional[str]
+    node_affinity_policy: str
+    node_taints_policy: str
+    source: str  # "pod" or "cluster-default"
+    rebalanced: bool
+    pods: int
+
+
+@dataclass(frozen=True, slots=True)
+class Relocation:
+    """One planned eviction and where the scheduler is expected to put the replacement."""
+
+    namespace: str
+    name: str
+    node: str
+    domain: Optional[str]
+    topology_key: str
+    workload: str
+    round: int
+    expected_node: str
+    expected_domain: Optional[str]
+    tied_nodes: Tuple[str, ...]
+    server_dry_run: Optional[object] = None  # the executor's Outcome for a dryRun=All eviction
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadBlock:
+    """Why a constraint cannot be balanced further: for one pod (``name`` set) or for the constraint."""
+
+    workload: str
+    topology_key: str
+    reason: str
+    namespace: Optional[str] = None
+    name: Optional[str] = None
+    node: Optional[str] = None
+    domain: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True)
+class RebalancedWorkload:
+    kind: str
+    namespace: str
+    name: str
+    pods: int
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceSummary:
+    violated: int
+    evictions: int
+    rounds: int
+    fixed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RebalanceScope:
+    """What the command was asked to rebalance."""
+
+    namespace: Optional[str]
+    selector: Optional[str]
+    workload: Optional[str]  # "Kind/name"
+
+
+@dataclass(frozen=True, slots=True)
+class RebalancePlan:
+    """The fewest evictions that bring the workloads' spread within maxSkew, round by round."""
+
+    source: Optional[str]
+    taken_at: Optional[str]
+    options: object  # the RebalanceOptions planned with
+    workloads: Tuple[RebalancedWorkload, ...]
+    constraints: Tuple[SpreadState, ...]
+    evictions: Tuple[Relocation, ...]
+    expected: Tuple[SpreadState, ...]
+    blocked: Tuple[SpreadBlock, ...]
+    findings: Tuple[object, ...]  # findings.Finding
+    assumptions: Tuple[str, ...]
+    risks: Tuple[Risk, ...]
+    safe: bool
+    summary: RebalanceSummary
+    scope: Optional[RebalanceScope] = None
+    server_dry_run: Optional[ServerDryRun] = None
+
+    def first_round(self) -> tuple:
+        """The evictions of the first round (the next one the PDBs allow)."""
+        first = min((e.round for e in self.evictions), default=None)
+        return tuple(e for e in self.evictions if e.round == first)
+
+
+# -- preemption ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Preemptor:
+    """The previewed pod as admission stores it."""
+
+    namespace: str
+    name: str
+    priority: int
+    priority_class_name: Optional[str]
+    priority_source: str
+    preemption_policy: Optional[str]
+    nominated_node_name: Optional[str]
+    requests: Mapping
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    namespace: str
+    name: str
+    node: str
+    priority: int
+    pdb_violation: bool
+    pdbs: Tuple[str, ...]  # the PDBs its preemption violates
+    start_time: Optional[str]
+    terminating: bool
+    grace_period_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionCandidate:
+    """A node where preemption makes room, with its victims and the figures the scheduler ranks by."""
+
+    node: str
+    victims: Tuple[Victim, ...]
+    pdb_violations: int
+    highest_priority: int
+    priority_sum: int  # the victims' priorities, each plus 2^31, as the scheduler sums them
+    earliest_start: Optional[str]
+    rank: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedNode:
+    """A node preemption does not consider (or, when the pod fits, one it does not fit on), and why."""
+
+    node: str
+    reason: str
+    equal_priority_blocks: bool
+    plugins: Tuple[str, ...]
+    failures: Tuple[object, ...]  # the Filter failures (``scheduling.failure``)
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    """How candidate sampling and ties could make the scheduler choose another node."""
+
+    potential_nodes: int
+    min_candidates: int
+    tied_best: Tuple[str, ...]
+    may_differ: bool
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """One copy of a workload's pod, placed after the ones before it."""
+
+    replica: int
+    name: str
+    outcome: str
+    node: Optional[str]
+    victims: Tuple[Victim, ...]
+    candidates: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionPreview:
+    """Where kube-scheduler would put the pod, and whom it would preempt for it."""
+
+    pod: Preemptor
+    replicas: int
+    placed: int
+    outcome: str
+    fits_without_preemption: bool
+    feasible_nodes: Tuple[str, ...]
+    eligible: Optional[bool]
+    eligibility: str
+    node: Optional[str]
+    victims: Tuple[Victim, ...]
+    candidates: Tuple[PreemptionCandidate, ...]
+    excluded: Tuple[ExcludedNode, ...]
+    sampling: Sampling
+    placements: Tuple[Placement, ...]
+    notes: Tuple[str, ...]
+    findings: Tuple[object, ...] = ()  # findings.Finding

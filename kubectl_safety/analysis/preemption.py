@@ -1,6 +1,6 @@
 """Preview kube-scheduler's DefaultPreemption for one pod (upstream-algorithms.md §1).
 
-``preview(pod, snapshot, now, replicas=1) -> dict`` (kind PreemptionPreview). Pure: the
+``preview(pod, snapshot, now, replicas=1) -> PreemptionPreview``. Pure: the
 snapshot is never modified; ``now`` stands in for a missing ``status.startTime``.
 
 1. Fit without preemption: every node through ``fit.filter_node`` (with pods nominated to the
@@ -24,17 +24,18 @@ snapshot is never modified; ``now`` stands in for a missing ``status.startTime``
 node with the most free cpu+memory (an approximation of scoring, which is not modelled).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans import (ExcludedNode, Placement, PreemptionCandidate, PreemptionPreview, Preemptor,
+                                           Sampling, Victim)
 from kubectl_safety.analysis.scheduling.filters import (NodeState, filter_node, fit_failures, node_decides_alone,
                                                       required_terms, requests_of, scheduling_gated)
 from kubectl_safety.analysis.priority import resolve
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.score import score_nodes
 from kubectl_safety.analysis.termination import api_grace_period
-from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.objects import Pod
 
 MIN_CANDIDATES_PERCENT = 10
@@ -44,8 +45,8 @@ PRIORITY_OFFSET = 2 ** 31
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def preview(pod, snapshot, now, replicas=1) -> dict:
-    """The PreemptionPreview report. Raises priority.UnknownPriorityClass like admission."""
+def preview(pod, snapshot, now, replicas=1) -> PreemptionPreview:
+    """The PreemptionPreview. Raises priority.UnknownPriorityClass like admission."""
     priority = resolve(pod, snapshot)
     pod = _admitted(pod, priority)
     now = now or snapshot.taken_at or datetime.max.replace(tzinfo=timezone.utc)
@@ -108,13 +109,13 @@ def _place(pod, snapshot, now) -> dict:
             continue
         potential += 1
         found = _select_victims(pod, prio, node, snapshot, nominated, now)
-        (candidates if "victims" in found else excluded).append(found)
+        (excluded if isinstance(found, ExcludedNode) else candidates).append(found)
     candidates.sort(key=lambda c: c["sortKey"])
     base.update(candidates=candidates, excluded=excluded, potential=potential,
                 outcome="preempt" if candidates else "unschedulable")
     if candidates:
         best = candidates[0]
-        base.update(node=best["node"], victims=best["victims"])
+        base.update(node=best["node"], victims=list(best["candidate"].victims))
     return base
 
 
@@ -279,19 +280,15 @@ def _candidate(node, victims, now) -> dict:
     total = sum(p.priority_value + PRIORITY_OFFSET for p, _ in victims)
     return {
         "node": node,
-        "victims": [_victim(p, node, pdbs) for p, pdbs in victims],
-        "pdbViolations": violations,
-        "highestPriority": top,
-        "prioritySum": total,
-        "earliestStart": _iso(earliest),
+        "candidate": PreemptionCandidate(node, tuple(_victim(p, node, pdbs) for p, pdbs in victims), violations,
+                                         top, total, _iso(earliest)),
         "sortKey": (violations, top, total, len(victims), -(earliest - EPOCH).total_seconds(), node),
     }
 
 
-def _victim(p, node, pdbs) -> dict:
-    return {"namespace": p.namespace, "name": p.name, "node": node, "priority": p.priority_value,
-            "pdbViolation": bool(pdbs), "pdbs": list(pdbs or []), "startTime": _iso(p.start_time),
-            "terminating": p.is_terminating, "gracePeriodSeconds": api_grace_period(p)["seconds"]}
+def _victim(p, node, pdbs) -> Victim:
+    return Victim(p.namespace, p.name, node, p.priority_value, bool(pdbs), tuple(pdbs or ()), _iso(p.start_time),
+                  p.is_terminating, api_grace_period(p)["seconds"])
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -326,19 +323,18 @@ def _renamed(pod, index):
 
 def _apply(snapshot, pod, result):
     """The snapshot after a placement: victims gone, the pod bound to its node."""
-    gone = {(v["namespace"], v["name"]) for v in result["victims"]}
+    gone = {(v.namespace, v.name) for v in result["victims"]}
     placed = _with_spec(pod, nodeName=result["node"])
     return snapshot.replace(pods=[p for p in snapshot.pods if p.key not in gone] + [placed])
 
 
 
 
-def _excluded(node, failures, why=None, hint="") -> dict:
+def _excluded(node, failures, why=None, hint="") -> ExcludedNode:
     """An excluded node: ``reason`` (one line), the failing plugins and their messages."""
     detail = "; ".join(f.message for f in failures)
     reason = (f"{why} ({detail})" if why and detail else why or detail) + hint
-    return {"node": node, "reason": reason, "equalPriorityBlocks": bool(hint),
-            "plugins": sorted({f.plugin for f in failures}), "failures": [f.to_dict() for f in failures]}
+    return ExcludedNode(node, reason, bool(hint), tuple(sorted({f.plugin for f in failures})), tuple(failures))
 
 
 def _iso(value):
@@ -356,48 +352,31 @@ def _outcome(placements, replicas) -> str:
     return "preempt" if any(p["outcome"] == "preempt" for p in placed) else "fits"
 
 
-def _report(pod, priority, placements, replicas, snapshot, notes) -> dict:
+def _report(pod, priority, placements, replicas, snapshot, notes) -> PreemptionPreview:
     first = placements[0]
-    candidates = [{k: v for k, v in c.items() if k != "sortKey"} for c in first["candidates"]]
-    for rank, c in enumerate(candidates, 1):
-        c["rank"] = rank
-    victims = [v for p in placements for v in p["victims"]]
+    candidates = tuple(replace(c["candidate"], rank=rank) for rank, c in enumerate(first["candidates"], 1))
+    victims = tuple(v for p in placements for v in p["victims"])
     placed = [p for p in placements if p["node"]]
-    report = {
-        "kind": "PreemptionPreview",
-        "apiVersion": API_VERSION,
-        "pod": {"namespace": pod.namespace, "name": pod.name, "priority": priority["value"],
-                "priorityClassName": priority["className"], "prioritySource": priority["source"],
-                "preemptionPolicy": pod.preemption_policy,
-                "nominatedNodeName": pod.nominated_node_name or None,
-                "requests": pod_requests(pod)},
-        "replicas": max(1, replicas),
-        "placed": len(placed),
-        "outcome": _outcome(placements, replicas),
-        "fitsWithoutPreemption": all(p["outcome"] == "fits" for p in placements),
-        "feasibleNodes": first["feasible"],
-        "eligible": first["eligible"],
-        "eligibility": first["eligibility"],
-        "node": first["node"],
-        "victims": victims,
-        "candidates": candidates,
-        "excluded": first["excluded"],
-        "sampling": _sampling(first),
-        "placements": [_placement(i, p) for i, p in enumerate(placements, 1)] if replicas > 1 else [],
-        "notes": notes,
-    }
     if len(placements) < max(1, replicas):
         notes.append(f"stopped after copy {len(placements)}: it cannot be placed, so later copies are not previewed")
-    report["findings"] = [f.to_dict() for f in _findings(pod, priority, placements, snapshot, report)]
-    return report
+    report = PreemptionPreview(
+        pod=Preemptor(pod.namespace, pod.name, priority["value"], priority["className"], priority["source"],
+                      pod.preemption_policy, pod.nominated_node_name or None, pod_requests(pod)),
+        replicas=max(1, replicas), placed=len(placed), outcome=_outcome(placements, replicas),
+        fits_without_preemption=all(p["outcome"] == "fits" for p in placements),
+        feasible_nodes=tuple(first["feasible"]), eligible=first["eligible"], eligibility=first["eligibility"],
+        node=first["node"], victims=victims, candidates=candidates, excluded=tuple(first["excluded"]),
+        sampling=_sampling(first),
+        placements=tuple(_placement(i, p) for i, p in enumerate(placements, 1)) if replicas > 1 else (),
+        notes=tuple(notes))
+    return replace(report, findings=tuple(_findings(pod, priority, placements, snapshot, report)))
 
 
-def _placement(index, p) -> dict:
-    return {"replica": index, "name": p["pod"].name, "outcome": p["outcome"], "node": p["node"],
-            "victims": p["victims"], "candidates": len(p["candidates"])}
+def _placement(index, p) -> Placement:
+    return Placement(index, p["pod"].name, p["outcome"], p["node"], tuple(p["victims"]), len(p["candidates"]))
 
 
-def _sampling(result) -> dict:
+def _sampling(result) -> Sampling:
     """How the scheduler's candidate sampling and ties could change the pick (§1.4, §1.7)."""
     potential, cands = result["potential"], result["candidates"]
     if result["outcome"] == "fits":
@@ -408,8 +387,7 @@ def _sampling(result) -> dict:
             note += f"; it ties with {', '.join(n for n in tied if n != result['node'])} (the scheduler picks one)"
         if sampled:
             note += f"; with more than {MIN_FEASIBLE_SCORED} feasible nodes the scheduler scores a sample of them"
-        return {"potentialNodes": 0, "minCandidates": 0, "tiedBest": tied, "mayDiffer": bool(tied) or sampled,
-                "note": note}
+        return Sampling(0, 0, tuple(tied), bool(tied) or sampled, note)
     wanted = min(max(potential * MIN_CANDIDATES_PERCENT // 100, MIN_CANDIDATES_ABSOLUTE), potential)
     tied = [c["node"] for c in cands if c["sortKey"][:5] == cands[0]["sortKey"][:5]] if cands else []
     may_differ = len(tied) > 1 or (len(cands) > wanted)
@@ -422,8 +400,7 @@ def _sampling(result) -> dict:
                 "and may stop before seeing the best candidate shown here")
     else:
         note = "deterministic: the scheduler examines every potential node and there is no tie"
-    return {"potentialNodes": potential, "minCandidates": wanted, "tiedBest": tied,
-            "mayDiffer": may_differ, "note": note}
+    return Sampling(potential, wanted, tuple(tied), may_differ, note)
 
 
 def _findings(pod, priority, placements, snapshot, report) -> list:
@@ -436,32 +413,32 @@ def _findings(pod, priority, placements, snapshot, report) -> list:
                            "preemption may remove them, and nodes where only they satisfy the affinity are not "
                            "considered for preemption"))
     broken = {}
-    for v in report["victims"]:
-        for name in v["pdbs"]:
-            broken.setdefault(f"{v['namespace']}/{name}", []).append(v["name"])
+    for v in report.victims:
+        for name in v.pdbs:
+            broken.setdefault(f"{v.namespace}/{name}", []).append(v.name)
     for name, pods in sorted(broken.items()):
         out.append(Finding("PDB_VIOLATED_BY_PREEMPTION", "warning",
                            f"preemption will violate PodDisruptionBudget {name} (evicting {', '.join(pods)}): "
                            "the scheduler deletes victims directly, PDBs only influence the choice"))
-    slow = [v for v in report["victims"] if not v["terminating"]]
+    slow = [v for v in report.victims if not v.terminating]
     if slow:
-        longest = max(slow, key=lambda v: v["gracePeriodSeconds"])
-        out.append(Finding("VICTIM_GRACE_PERIOD", "warning" if longest["gracePeriodSeconds"] > 60 else "info",
+        longest = max(slow, key=lambda v: v.grace_period_seconds)
+        out.append(Finding("VICTIM_GRACE_PERIOD", "warning" if longest.grace_period_seconds > 60 else "info",
                            f"the preemptor waits for {len(slow)} victim(s) to terminate: up to "
-                           f"{longest['gracePeriodSeconds']} s ({longest['namespace']}/{longest['name']}); "
+                           f"{longest.grace_period_seconds} s ({longest.namespace}/{longest.name}); "
                            "meanwhile another node may free up and the pod may land elsewhere"))
-    blocked = [e["node"] for e in report["excluded"] if e.get("equalPriorityBlocks")]
-    if blocked and not report["candidates"]:
+    blocked = [e.node for e in report.excluded if e.equal_priority_blocks]
+    if blocked and not report.candidates:
         out.append(Finding("EQUAL_PRIORITY_BLOCKS", "warning",
                            f"pods of the same priority ({prio}) are what keeps the pod off {len(blocked)} node(s) "
                            f"({', '.join(blocked[:5])}): equal priority is never preempted; a higher class or "
                            "more capacity is needed"))
-    if report["eligible"] is False and pod.preemption_policy == "Never":
+    if report.eligible is False and pod.preemption_policy == "Never":
         out.append(Finding("NON_PREEMPTING", "info",
                            "preemptionPolicy Never: the pod waits in the queue ahead of lower priorities but never "
                            "preempts; it can itself still be preempted"))
-    if report["sampling"]["mayDiffer"]:
-        out.append(Finding("SCHEDULER_MAY_DIFFER", "info", report["sampling"]["note"]))
+    if report.sampling.may_differ:
+        out.append(Finding("SCHEDULER_MAY_DIFFER", "info", report.sampling.note))
     if priority["source"].startswith("spec.priority (no class)"):
         out.append(Finding("PRIORITY_WITHOUT_CLASS", "info",
                            "spec.priority is set without a priorityClassName"))

@@ -16,14 +16,16 @@ from dataclasses import dataclass
 from kubectl_safety.analysis.budgets import Budgets
 from kubectl_safety.analysis import topology
 from kubectl_safety.analysis.deletion import pod_gc_force_deletes
+from kubectl_safety.analysis.drain import typed_risks
 from kubectl_safety.analysis.eviction import refusals
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj, pod_obj
+from kubectl_safety.analysis.plans import (RebalancedWorkload, RebalancePlan, RebalanceSummary, Relocation, SpreadBlock,
+                                           SpreadState)
+from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj
 from kubectl_safety.analysis.scheduling.filters import filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
 from kubectl_safety.analysis.scheduling.score import score_nodes
-from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.objects import Pod
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
 
@@ -94,12 +96,6 @@ class Spread:
                 counts[self.domain_of[dst]] += 1
         return counts
 
-    def describe(self, counts=None) -> dict:
-        counts = self.counts if counts is None else counts
-        s = self.skew(counts)
-        return {"topologyKey": self.key, "maxSkew": self.c["maxSkew"],
-                "whenUnsatisfiable": self.c["whenUnsatisfiable"], "minDomains": self.c["minDomains"],
-                "domains": dict(sorted(counts.items())), "skew": s, "violated": s > self.c["maxSkew"]}
 
 
 def _squares(counts) -> int:
@@ -323,13 +319,9 @@ class Planner:
                     continue
                 self.budgets.spend(pod)
                 self.evicted.add(pod.key)
-                self.evictions.append({
-                    "namespace": pod.namespace, "name": pod.name, "node": src, "domain": domain,
-                    "topologyKey": target.key, "workload": _wref(group.workload),
-                    "round": self.budgets.round, "expectedNode": dst.name,
-                    "expectedDomain": target.domain_of.get(dst.name),
-                    "tiedNodes": self.tied,
-                })
+                self.evictions.append(Relocation(
+                    pod.namespace, pod.name, src, domain, target.key, _wref(group.workload), self.budgets.round,
+                    dst.name, target.domain_of.get(dst.name), tuple(self.tied)))
                 return True
             if waiting:
                 self.budgets.next_round()
@@ -337,9 +329,10 @@ class Planner:
         return False
 
     def _block(self, group, spread, pod, domain, reason):
-        entry = {"workload": _wref(group.workload), "topologyKey": spread.key, "reason": reason}
+        entry = SpreadBlock(_wref(group.workload), spread.key, reason)
         if pod is not None:
-            entry.update(namespace=pod.namespace, name=pod.name, node=self.node_of[pod.key], domain=domain)
+            entry = SpreadBlock(entry.workload, entry.topology_key, reason, pod.namespace, pod.name,
+                                self.node_of[pod.key], domain)
         if entry not in self.blocked:
             self.blocked.append(entry)
 
@@ -434,46 +427,36 @@ def groups_of(snapshot, workload, options) -> list:
     return [_Group(workload, pods, snapshot, options) for _, pods in sorted(by_signature.items())]
 
 
-def plan_rebalance(snapshot, workloads, options=RebalanceOptions(), now=None) -> dict:
+def plan_rebalance(snapshot, workloads, options=RebalanceOptions(), now=None) -> RebalancePlan:
     """The RebalancePlan for ``workloads`` (Workload objects) on ``snapshot``."""
     planner = Planner(snapshot, options)
     groups = [g for w in workloads for g in groups_of(snapshot, w, options)]
     constraints = [_constraint_row(g, s) for g in groups for s in g.spreads]
     findings = []
     for g in groups:
-        findings += [f.to_dict() for f in group_findings(g, snapshot)]
+        findings += group_findings(g, snapshot)
         planner.plan(g)
     expected = [_constraint_row(g, s) for g in groups for s in g.spreads]
     for g in groups:
         for s in g.targets:
-            known = any(b["workload"] == _wref(g.workload) and b["topologyKey"] == s.key for b in planner.blocked)
+            known = any(b.workload == _wref(g.workload) and b.topology_key == s.key for b in planner.blocked)
             reason = _unfixable_reason(s, known)
             if s.violated() and reason:
                 planner._block(g, s, None, None, reason)
-    unresolved = [r for r in expected if r["rebalanced"] and r["violated"]]
+    unresolved = [r for r in expected if r.rebalanced and r.violated]
     blocked = [b for b in planner.blocked
-               if any(r["workload"] == b["workload"] and r["topologyKey"] == b["topologyKey"] for r in unresolved)]
-    violated = [r for r in constraints if r["rebalanced"] and r["violated"]]
-    risks = plan_risks(snapshot, planner.evictions, now or snapshot.taken_at).judged(options.accept_risks)
-    return {
-        "kind": "RebalancePlan", "apiVersion": API_VERSION,
-        "source": snapshot.source, "takenAt": _iso(now or snapshot.taken_at),
-        "options": {"includeSoft": options.include_soft, "clusterDefaults": options.cluster_defaults,
-                    "evictLocalStorage": options.evict_local_storage, "maxEvictions": options.max_evictions},
-        "workloads": [{"kind": w.kind, "namespace": w.namespace, "name": w.name,
-                       "pods": len(workload_pods(snapshot, w))} for w in workloads],
-        "constraints": constraints,
-        "evictions": planner.evictions,
-        "expected": expected,
-        "blocked": blocked,
-        "findings": findings,
-        "assumptions": ASSUMPTIONS,
-        "risks": risks,
-        "safe": is_safe(risks),
-        "summary": {"violated": len(violated), "evictions": len(planner.evictions),
-                    "rounds": max([e["round"] for e in planner.evictions], default=0),
-                    "fixed": not unresolved},
-    }
+               if any(r.workload == b.workload and r.topology_key == b.topology_key for r in unresolved)]
+    violated = [r for r in constraints if r.rebalanced and r.violated]
+    judged = plan_risks(snapshot, planner.evictions, now or snapshot.taken_at).judged(options.accept_risks)
+    return RebalancePlan(
+        source=snapshot.source, taken_at=_iso(now or snapshot.taken_at), options=options,
+        workloads=tuple(RebalancedWorkload(w.kind, w.namespace, w.name, len(workload_pods(snapshot, w)))
+                        for w in workloads),
+        constraints=tuple(constraints), evictions=tuple(planner.evictions), expected=tuple(expected),
+        blocked=tuple(blocked), findings=tuple(findings), assumptions=tuple(ASSUMPTIONS),
+        risks=typed_risks(judged), safe=is_safe(judged),
+        summary=RebalanceSummary(len(violated), len(planner.evictions),
+                                 max([e.round for e in planner.evictions], default=0), not unresolved))
 
 
 def plan_risks(snapshot, evictions, now) -> RiskList:
@@ -481,7 +464,7 @@ def plan_risks(snapshot, evictions, now) -> RiskList:
     risks = RiskList()
     by_node = {}
     for e in evictions:
-        by_node.setdefault(e["node"], []).append(e)
+        by_node.setdefault(e.node, []).append(e)
     for name, moved in sorted(by_node.items()):
         node = snapshot.node(name)
         state = node_health(node, now)
@@ -489,15 +472,16 @@ def plan_risks(snapshot, evictions, now) -> RiskList:
             code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"
             risks.add(code, f"node {name} is {state['message']}: {len(moved)} evicted pod(s) stay Terminating until "
                       f"its kubelet confirms, and their replacements are not counted before. Way out: {NODE_WAY_OUT}",
-                      [obj("Node", "", name)] + [pod_obj(e) for e in moved])
+                      [obj("Node", "", name)] + [obj("Pod", e.namespace, e.name) for e in moved])
     return risks
 
 
-def _constraint_row(group, s) -> dict:
-    return {"workload": _wref(group.workload), **s.describe(),
-            "labelSelector": str(s.selector) if s.selector is not None else None,
-            "nodeAffinityPolicy": s.c["nodeAffinityPolicy"], "nodeTaintsPolicy": s.c["nodeTaintsPolicy"],
-            "source": s.source, "rebalanced": s in group.targets, "pods": len(group.pods)}
+def _constraint_row(group, s) -> SpreadState:
+    skew = s.skew()
+    return SpreadState(_wref(group.workload), s.key, s.c["maxSkew"], s.c["whenUnsatisfiable"], s.c["minDomains"],
+                       dict(sorted(s.counts.items())), skew, skew > s.c["maxSkew"],
+                       str(s.selector) if s.selector is not None else None, s.c["nodeAffinityPolicy"],
+                       s.c["nodeTaintsPolicy"], s.source, s in group.targets, len(group.pods))
 
 
 def _unfixable_reason(s, known) -> str:

@@ -5,8 +5,10 @@ the schemas in ``kubectl_safety/schemas`` describe.
 """
 
 from kubectl_safety.analysis.plans import (Batch, BatchRisk, Blocker, CapacityCheck, CapacityLeft, Cause, CheckedNode,
-                                           ClusterCheck, DrainPlan, Finding, ObjectRef, PodAction, Reason, Risk,
-                                           RolloutPlan, SurgePlan, Wave)
+                                           ClusterCheck, DrainPlan, ExcludedNode, Finding, ObjectRef, PodAction,
+                                           PreemptionCandidate, PreemptionPreview, Reason, RebalancePlan, Relocation,
+                                           Risk, RolloutPlan, SpreadBlock, SpreadState, SurgePlan, Victim, Wave)
+from kubectl_safety.engine.rebalance_report import EvictionResult, ExecutedRebalance, RebalanceExecution
 from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
 from kubectl_safety.model.constants import API_VERSION
 
@@ -227,5 +229,114 @@ def node_progress(n: NodeProgress) -> dict:
     return out
 
 
+def rebalance_plan(plan: RebalancePlan, results=None) -> dict:
+    """``results``: {id of an eviction: its EvictionResult} for the evictions acted on."""
+    o, s, results = plan.options, plan.summary, results or {}
+    out = {
+        "kind": "RebalancePlan", "apiVersion": API_VERSION, "source": plan.source, "takenAt": plan.taken_at,
+        "options": {"includeSoft": o.include_soft, "clusterDefaults": o.cluster_defaults,
+                    "evictLocalStorage": o.evict_local_storage, "maxEvictions": o.max_evictions},
+        "workloads": [{"kind": w.kind, "namespace": w.namespace, "name": w.name, "pods": w.pods}
+                      for w in plan.workloads],
+        "constraints": [spread_state(c) for c in plan.constraints],
+        "evictions": [eviction_result(results[id(e)]) if id(e) in results else relocation(e) for e in plan.evictions],
+        "expected": [spread_state(c) for c in plan.expected],
+        "blocked": [spread_block(b) for b in plan.blocked],
+        "findings": [f.to_dict() for f in plan.findings],
+        "assumptions": list(plan.assumptions),
+        "risks": [risk(r) for r in plan.risks],
+        "safe": plan.safe,
+        "summary": {"violated": s.violated, "evictions": s.evictions, "rounds": s.rounds, "fixed": s.fixed},
+    }
+    if plan.scope is not None:
+        out["scope"] = {"namespace": plan.scope.namespace, "selector": plan.scope.selector,
+                        "workload": plan.scope.workload}
+    if plan.server_dry_run is not None:
+        out["serverDryRun"] = {"sent": plan.server_dry_run.sent, "refused": plan.server_dry_run.refused}
+    return out
+
+
+def spread_state(c: SpreadState) -> dict:
+    return {"workload": c.workload, "topologyKey": c.topology_key, "maxSkew": c.max_skew,
+            "whenUnsatisfiable": c.when_unsatisfiable, "minDomains": c.min_domains, "domains": dict(c.domains),
+            "skew": c.skew, "violated": c.violated, "labelSelector": c.label_selector,
+            "nodeAffinityPolicy": c.node_affinity_policy, "nodeTaintsPolicy": c.node_taints_policy,
+            "source": c.source, "rebalanced": c.rebalanced, "pods": c.pods}
+
+
+def relocation(e: Relocation) -> dict:
+    out = {"namespace": e.namespace, "name": e.name, "node": e.node, "domain": e.domain, "topologyKey": e.topology_key,
+           "workload": e.workload, "round": e.round, "expectedNode": e.expected_node,
+           "expectedDomain": e.expected_domain, "tiedNodes": list(e.tied_nodes)}
+    if e.server_dry_run is not None:
+        out["serverDryRun"] = e.server_dry_run.to_dict()
+    return out
+
+
+def spread_block(b: SpreadBlock) -> dict:
+    out = {"workload": b.workload, "topologyKey": b.topology_key, "reason": b.reason}
+    if b.name is not None:
+        out.update(namespace=b.namespace, name=b.name, node=b.node, domain=b.domain)
+    return out
+
+
+def eviction_result(r: EvictionResult) -> dict:
+    return {**relocation(r.eviction), "result": r.result, "status": r.status, "message": r.message}
+
+
+def executed_rebalance(r: ExecutedRebalance) -> dict:
+    """The plan with its ``execution``; the plan's first-round evictions show what became of them."""
+    ex = r.execution
+    first = {id(e.eviction): e for e in ex.rounds[0].evictions} if ex.rounds else {}
+    return {**rebalance_plan(r.plan, first), "execution": rebalance_execution(ex)}
+
+
+def rebalance_execution(ex: RebalanceExecution) -> dict:
+    return {"rounds": [{"round": n.number, "evictions": [eviction_result(e) for e in n.evictions]} for n in ex.rounds],
+            "waited": ex.waited, "interrupted": ex.interrupted, "before": [spread_state(c) for c in ex.before],
+            "after": None if ex.after is None else [spread_state(c) for c in ex.after]}
+
+
+def preemption_preview(r: PreemptionPreview) -> dict:
+    p, s = r.pod, r.sampling
+    return {
+        "kind": "PreemptionPreview", "apiVersion": API_VERSION,
+        "pod": {"namespace": p.namespace, "name": p.name, "priority": p.priority,
+                "priorityClassName": p.priority_class_name, "prioritySource": p.priority_source,
+                "preemptionPolicy": p.preemption_policy, "nominatedNodeName": p.nominated_node_name,
+                "requests": p.requests},
+        "replicas": r.replicas, "placed": r.placed, "outcome": r.outcome,
+        "fitsWithoutPreemption": r.fits_without_preemption, "feasibleNodes": list(r.feasible_nodes),
+        "eligible": r.eligible, "eligibility": r.eligibility, "node": r.node,
+        "victims": [victim(v) for v in r.victims],
+        "candidates": [preemption_candidate(c) for c in r.candidates],
+        "excluded": [excluded_node(e) for e in r.excluded],
+        "sampling": {"potentialNodes": s.potential_nodes, "minCandidates": s.min_candidates,
+                     "tiedBest": list(s.tied_best), "mayDiffer": s.may_differ, "note": s.note},
+        "placements": [{"replica": x.replica, "name": x.name, "outcome": x.outcome, "node": x.node,
+                        "victims": [victim(v) for v in x.victims], "candidates": x.candidates} for x in r.placements],
+        "notes": list(r.notes),
+        "findings": [f.to_dict() for f in r.findings],
+    }
+
+
+def victim(v: Victim) -> dict:
+    return {"namespace": v.namespace, "name": v.name, "node": v.node, "priority": v.priority,
+            "pdbViolation": v.pdb_violation, "pdbs": list(v.pdbs), "startTime": v.start_time,
+            "terminating": v.terminating, "gracePeriodSeconds": v.grace_period_seconds}
+
+
+def preemption_candidate(c: PreemptionCandidate) -> dict:
+    return {"node": c.node, "victims": [victim(v) for v in c.victims], "pdbViolations": c.pdb_violations,
+            "highestPriority": c.highest_priority, "prioritySum": c.priority_sum, "earliestStart": c.earliest_start,
+            "rank": c.rank}
+
+
+def excluded_node(e: ExcludedNode) -> dict:
+    return {"node": e.node, "reason": e.reason, "equalPriorityBlocks": e.equal_priority_blocks,
+            "plugins": list(e.plugins), "failures": [f.to_dict() for f in e.failures]}
+
+
 SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, RolloutPlan: rollout_plan,
-               ClusterCheck: cluster_check, RolloutReport: rollout_report}
+               ClusterCheck: cluster_check, RolloutReport: rollout_report, RebalancePlan: rebalance_plan,
+               ExecutedRebalance: executed_rebalance, PreemptionPreview: preemption_preview}

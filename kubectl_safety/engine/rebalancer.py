@@ -3,34 +3,34 @@ allows), and with ``wait`` watch until they are gone and their workloads are who
 (the health gate), then measure again and plan the next round.
 
 Plan in (a RebalancePlan and a ``measure(evicted_so_far)`` giving a fresh ``(snapshot, plan)``),
-rounds out; progress through ``on_event`` (``round``, ``settling``, ``measured`` and the drainer's).
-``server_dry_run`` sends a plan's first round with dryRun=All instead.
+a ``RebalanceExecution`` out; progress through ``on_event`` (``round``, ``settling``, ``measured`` and
+the drainer's). ``server_dry_run`` sends a plan's first round with dryRun=All instead.
 """
 
 import time
+from dataclasses import replace
 
-from kubectl_safety.analysis.plans import Action, PodAction
-from kubectl_safety.analysis.risks import pod_obj
+from kubectl_safety.analysis.plans import Action, ObjectRef, PodAction, RebalancePlan, Risk, RiskCode, ServerDryRun
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.drain import SERVER_DRY_RUN_WAIT, server_answer
 from kubectl_safety.engine.drainer import Drainer, raw_pod
 from kubectl_safety.engine.health import HealthGate
+from kubectl_safety.engine.rebalance_report import EvictionResult, RebalanceExecution, RebalanceRound
 from kubectl_safety.engine.watch import WatchGroup
 
 
-def first_round(plan) -> list:
+def first_round(plan) -> tuple:
     """The evictions of the plan's first round (the next one the PDBs allow)."""
-    first = min((e["round"] for e in plan["evictions"]), default=None)
-    return [e for e in plan["evictions"] if e["round"] == first]
+    return plan.first_round()
 
 
 def drain_entries(snap, batch) -> list:
     """The round's evictions as the drainer's ``PodAction``s (UID, node, PDB from the snapshot)."""
     entries = []
     for e in batch:
-        pod = snap.pod(e["namespace"], e["name"])
+        pod = snap.pod(e.namespace, e.name)
         pdbs = snap.pdbs_for(pod) if pod is not None else []
-        entries.append(PodAction(e["namespace"], e["name"], e["node"], pod.uid if pod is not None else "", 0,
+        entries.append(PodAction(e.namespace, e.name, e.node, pod.uid if pod is not None else "", 0,
                                  Action.EVICT, (), f"{pdbs[0].namespace}/{pdbs[0].name}" if len(pdbs) == 1 else None,
                                  1, None, None))
     return entries
@@ -46,23 +46,23 @@ class Rebalancer:
         self.interrupted = self.executor.interrupted
         self.clock = clock
 
-    def run(self, snap, plan, *, measure, wait, max_rounds, deadline):
-        """``(rounds, last plan)``; each round's evictions carry their ``result``."""
+    def run(self, snap, plan, *, measure, wait, max_rounds, deadline) -> RebalanceExecution:
+        """Evict round by round; with ``wait`` settle, measure again and go on while still violated."""
         rounds, current = [], plan
         for number in range(1, max_rounds + 1):
             batch = first_round(current)
             if not batch or self.interrupted.is_set():
                 break
             self.drainer.emit("round", round=number, pods=len(batch))
-            went, settled = self._round(snap, batch, wait, deadline)
-            rounds.append({"round": number, "evictions": batch})
-            if not wait or not went or not settled or self.interrupted.is_set():
+            results, settled = self._round(snap, batch, wait, deadline)
+            rounds.append(RebalanceRound(number, results))
+            if not wait or not any(e.went for e in results) or not settled or self.interrupted.is_set():
                 break
-            snap, current = measure(sum(len(r["evictions"]) for r in rounds))
+            snap, current = measure(sum(len(r.evictions) for r in rounds))
             self.drainer.emit("measured", round=number, plan=current)
-            if current["summary"]["violated"] == 0:
+            if current.summary.violated == 0:
                 break
-        return rounds, current
+        return RebalanceExecution(tuple(rounds), wait, self.interrupted.is_set(), plan.constraints, current)
 
     def _round(self, snap, batch, wait, deadline):
         entries = drain_entries(snap, batch)
@@ -70,26 +70,28 @@ class Rebalancer:
             gate = HealthGate(group, entries) if wait else None
             result = self.drainer.drain(sorted({e.node for e in entries}), entries, deadline=deadline, watches=group)
             outcomes = {o["pod"]: o for o in result.outcomes}
+            results = []
             for e in batch:
-                ref = f"{e['namespace']}/{e['name']}"
-                o = outcomes.get(ref)
+                ref = f"{e.namespace}/{e.name}"
+                o = outcomes.get(ref) or {}
                 if ref in result.evicted or ref in result.gone:
-                    e.update(result="done" if ref in result.evicted else "gone", status=(o or {}).get("status"),
-                             message=(o or {}).get("message") or "")
+                    results.append(EvictionResult(e, "done" if ref in result.evicted else "gone", o.get("status"),
+                                                  o.get("message") or ""))
                 else:
                     left = next((x for x in result.left if f"{x['namespace']}/{x['name']}" == ref), {})
-                    e.update(result="skipped" if result.status == "interrupted" else
-                             (left.get("reason") or result.status).split(":")[0], status=(o or {}).get("status"),
-                             message=left.get("reason") or "")
-            went = [e for e in batch if e["result"] in ("done", "gone")]
+                    results.append(EvictionResult(e, "skipped" if result.status == "interrupted" else
+                                                  (left.get("reason") or result.status).split(":")[0],
+                                                  o.get("status"), left.get("reason") or ""))
+            results = tuple(results)
+            went = [r for r in results if r.went]
             if not wait or not went or result.status != "drained":
-                return went, False
+                return results, False
             self.drainer.emit("settling", pods=len(went))
-            return went, gate.wait(deadline, self.interrupted, self.clock)
+            return results, gate.wait(deadline, self.interrupted, self.clock)
 
 
 def server_dry_run(connection, snap, plan, *, accepted=frozenset(), timeout=None, on_event=None,
-                   interrupts=None) -> dict:
+                   interrupts=None) -> RebalancePlan:
     """``plan`` with the server's answer to each eviction of its first round (what the PDBs allow now),
     sent with dryRun=All and retried within a bound; later rounds wait for replacements and are not
     sent. A refusal is a SERVER_REFUSED risk with the server's answer: the plan is not safe unless it is
@@ -99,14 +101,14 @@ def server_dry_run(connection, snap, plan, *, accepted=frozenset(), timeout=None
     executor = Executor(connection, dry_run_server=True, on_event=on_event)
     deadline = time.monotonic() + (min(timeout, SERVER_DRY_RUN_WAIT) if timeout else SERVER_DRY_RUN_WAIT)
     batch = first_round(plan)
-    refused = []
+    answered, risks = {}, []
     with interrupts(executor) if interrupts else nullcontext():
         for e, entry in zip(batch, drain_entries(snap, batch)):
             outcome = executor.evict_with_retry(raw_pod(entry), deadline, retry_delay=2.0)
-            e["serverDryRun"] = outcome.to_dict()
+            answered[id(e)] = replace(e, server_dry_run=outcome)
             if outcome.result not in ("done", "gone"):
-                refused.append({"code": "SERVER_REFUSED", "message": server_answer("eviction", outcome),
-                                "objects": [pod_obj(e)]})
-    risks = [dict(r, accepted="SERVER_REFUSED" in accepted) for r in refused]
-    return dict(plan, risks=plan["risks"] + risks, safe=plan["safe"] and all(r["accepted"] for r in risks),
-                serverDryRun={"sent": len(batch), "refused": len(refused)})
+                risks.append(Risk(RiskCode.SERVER_REFUSED, server_answer("eviction", outcome),
+                                  (ObjectRef("Pod", e.namespace or "", e.name),), "SERVER_REFUSED" in accepted))
+    return replace(plan, evictions=tuple(answered.get(id(e), e) for e in plan.evictions),
+                   risks=plan.risks + tuple(risks), safe=plan.safe and all(r.accepted for r in risks),
+                   server_dry_run=ServerDryRun(len(batch), len(risks)))

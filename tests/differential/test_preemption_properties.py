@@ -17,9 +17,9 @@ oracle receives the pods in that order (docs/deviations.md, "Equally important v
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
-from kubectl_safety.analysis.preemption import preview
 from kubectl_safety.model.objects import Pod
 from tests.builders import NOW, snapshot
+from tests.published import preview
 from tests.differential import strategies as gen
 from tests.differential.conftest import PROPERTY, count, tally
 from tests.differential.test_scheduler_properties import (APPS, NAMESPACES, init_ports, make, node,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
-from kubectl_safety.analysis.plans import Action, DrainPlan, PodAction, RiskCode, Severity
+from kubectl_safety.analysis.plans import Action, DrainPlan, PodAction, Risk, RiskCode, Severity
 from kubectl_safety.cli.published import published
 from kubectl_safety.cluster.source import load_snapshot
 from kubectl_safety.model.objects import parse_time
@@ -90,3 +90,72 @@ def test_a_cluster_check_is_typed_frozen_and_published_as_its_schema(demo, optio
     failed = published(ClusterCheck(context="east", error="unreachable"))
     assert failed == {"kind": "ClusterCheck", "apiVersion": data["apiVersion"], "context": "east",
                       "error": "unreachable"}
+
+
+REBALANCE = [dict(), dict(cluster_defaults=True, include_soft=True, evict_local_storage=True),
+             dict(cluster_defaults=True, max_evictions=0)]
+
+
+@pytest.mark.parametrize("options", REBALANCE, ids=["defaults", "cluster-defaults", "capped"])
+def test_a_rebalance_plan_is_typed_frozen_and_published_as_its_schema(demo, options):
+    from kubectl_safety.analysis.plans import RebalancePlan, RebalanceScope, Relocation, SpreadState
+    from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
+
+    plan = plan_rebalance(demo, find_workloads(demo), RebalanceOptions(**options), demo.taken_at)
+    assert isinstance(plan, RebalancePlan) and plan.constraints
+    assert all(isinstance(c, SpreadState) for c in plan.constraints + plan.expected)
+    assert all(isinstance(e, Relocation) for e in plan.evictions)
+    assert all(isinstance(r, Risk) for r in plan.risks) and isinstance(plan.evictions, tuple)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.safe = False
+    data = json.loads(json.dumps(published(dataclasses.replace(plan, scope=RebalanceScope(None, None, None)))))
+    assert problems(data) == []
+    assert data["safe"] is plan.safe and data["summary"]["evictions"] == len(plan.evictions) == len(data["evictions"])
+    assert [c["skew"] for c in data["constraints"]] == [c.skew for c in plan.constraints]
+
+
+def test_a_rebalance_execution_is_its_own_typed_result_published_as_the_plans_execution(demo):
+    from kubectl_safety.analysis.plans import RebalanceScope
+    from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
+    from kubectl_safety.engine.rebalance_report import (EvictionResult, ExecutedRebalance, RebalanceExecution,
+                                                        RebalanceRound)
+
+    plan = plan_rebalance(demo, find_workloads(demo), RebalanceOptions(cluster_defaults=True), demo.taken_at)
+    plan = dataclasses.replace(plan, scope=RebalanceScope(None, None, None))
+    first = plan.first_round()
+    assert first
+    done = tuple(EvictionResult(e, "done", 201, "") for e in first)
+    execution = RebalanceExecution((RebalanceRound(1, done),), False, False, plan.constraints, plan)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        execution.rounds[0].evictions[0].result = "gone"
+    data = json.loads(json.dumps(published(ExecutedRebalance(plan, execution))))
+    assert problems(data) == [] and data["kind"] == "RebalancePlan"
+    assert {k: v for k, v in data.items() if k != "execution"}.keys() == published(plan).keys()
+    ex = data["execution"]
+    assert ex["after"] is None and ex["before"] == published(plan)["constraints"] and not ex["interrupted"]
+    assert [e["result"] for e in ex["rounds"][0]["evictions"]] == ["done"] * len(first)
+    acted = {(e.namespace, e.name) for e in first}  # the plan's own first-round evictions show their result
+    assert all(("result" in e) == ((e["namespace"], e["name"]) in acted) for e in data["evictions"])
+
+
+def test_a_preemption_preview_is_typed_frozen_and_published_as_its_schema():
+    from kubectl_safety.analysis.plans import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
+    from kubectl_safety.analysis.preemption import preview
+    from tests.builders import NOW, make_node, make_pod, snapshot
+
+    snap = snapshot(make_node("n1", cpu="2"), make_node("n2", cpu="2"), make_node("n3", cpu="1"),
+                    *(make_pod(f"low-{i}", node=f"n{1 + i % 2}", cpu="1", priority=0, start="2026-11-20T08:00:00Z")
+                      for i in range(4)),
+                    make_pod("hi", node=None, cpu="2", priority=1000, phase="Pending", start=None, owner=None))
+    report = preview(snap.pod("default", "hi"), snap, NOW, 2)
+    assert isinstance(report, PreemptionPreview) and report.outcome == "preempt" and len(report.placements) == 2
+    assert report.victims and all(isinstance(v, Victim) for v in report.victims)
+    assert all(isinstance(c, PreemptionCandidate) for c in report.candidates)
+    assert [c.rank for c in report.candidates] == list(range(1, len(report.candidates) + 1))
+    assert report.excluded and all(isinstance(e, ExcludedNode) for e in report.excluded)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.victims[0].terminating = True
+    data = json.loads(json.dumps(published(report)))
+    assert problems(data) == []
+    assert [v["name"] for v in data["victims"]] == [v.name for v in report.victims]
+    assert [p["node"] for p in data["placements"]] == [p.node for p in report.placements]

@@ -4,11 +4,11 @@ import itertools
 
 import pytest
 
-from kubectl_safety.analysis.rebalance import (RebalanceOptions, eviction_order, find_workloads, not_evictable,
-                                               plan_rebalance)
+from kubectl_safety.analysis.rebalance import RebalanceOptions, eviction_order, find_workloads, not_evictable
 from kubectl_safety.analysis.topology import HOSTNAME, ZONE
 from kubectl_safety.model.objects import Pod
 from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.published import plan_rebalance
 
 LABELS = {"app": "web", "pod-template-hash": "abc"}
 

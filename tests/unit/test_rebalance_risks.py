@@ -2,9 +2,10 @@
 
 import json
 
-from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
+from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads
 from kubectl_safety.analysis.risks import accepted_codes
 from tests.builders import NOW, make_node, make_pod, make_workload, snapshot
+from tests.published import plan_rebalance
 from tests.unit.cli_helpers import run_cli
 
 ZONE = "topology.kubernetes.io/zone"

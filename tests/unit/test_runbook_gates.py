@@ -617,13 +617,16 @@ class _EvictionApi(_AdmissionApi):
 def _rebalance_server_dry_run(api, accepted=frozenset()):
     from kubectl_safety.analysis.rebalance import RebalanceOptions, plan_rebalance
     from kubectl_safety.cluster.source import load_snapshot
+    from kubectl_safety.cli.published import published
     from kubectl_safety.engine.rebalancer import first_round, server_dry_run
     from kubectl_safety.model.objects import parse_time
 
     snap = load_snapshot(snapshot_paths=[DEMO], now=parse_time(DEMO_NOW))
     plan = plan_rebalance(snap, [snap.workload("Deployment", "shop", "web")], RebalanceOptions(), snap.taken_at)
-    assert plan["safe"] and first_round(plan)
-    return first_round(plan), server_dry_run(api, snap, plan, accepted=accepted, timeout=5)
+    assert plan.safe and first_round(plan)
+    answered = published(server_dry_run(api, snap, plan, accepted=accepted, timeout=5))
+    first = {(e.namespace, e.name) for e in first_round(plan)}
+    return [e for e in answered["evictions"] if (e["namespace"], e["name"]) in first], answered
 
 
 def test_rebalance_dry_run_server_sends_the_first_round_with_dry_run_all():

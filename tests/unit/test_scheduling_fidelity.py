@@ -5,11 +5,10 @@ import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.fit import filter_node
-from kubectl_safety.analysis.preemption import preview
 from kubectl_safety.analysis.priority import global_default
-from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
+from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads
 from tests.builders import NOW, make_class, make_node, make_pdb, make_pod, make_workload, snapshot
-from tests.published import plan_drain
+from tests.published import plan_drain, plan_rebalance, preview
 
 ZONE = "topology.kubernetes.io/zone"
 APP = {"app": "web"}

@@ -90,7 +90,7 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode):
         emit(reports[0], s.g.output, render)
     else:
         emit({"kind": "List", "apiVersion": "v1", "items": reports}, s.g.output, render_list)
-    return 0 if all(r["outcome"] in PLACED for r in reports) else 3
+    return 0 if all(r.outcome in PLACED for r in reports) else 3
 
 
 def _read(filename, kubernetes_version, mode, s):

@@ -100,10 +100,10 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
 
         plan = server_dry_run(s.connection("rebalance"), snap, plan, accepted=accepted, timeout=seconds,
                               on_event=server_progress, interrupts=interrupts)
-    if dry_run or not plan["evictions"]:
+    if dry_run or not plan.evictions:
         emit(plan, s.g.output, render)
-        return ExitCode.OK if plan["summary"]["fixed"] and plan["safe"] else ExitCode.UNSAFE
-    if not plan["safe"]:
+        return ExitCode.OK if plan.summary.fixed and plan.safe else ExitCode.UNSAFE
+    if not plan.safe:
         emit(plan, s.g.output, render)
         raise RefusedError(f"the rebalance is not safe: {unaccepted_codes(plan)} (see risks; --accept-risk=CODE to go ahead anyway); "
                            "nothing was changed")
@@ -121,6 +121,7 @@ def _parse_workload(text):
 
 def _measure(s, scope, options):
     """Load the snapshot (live: cluster_scope) and plan for the workloads in scope."""
+    from kubectl_safety.analysis.plans import RebalanceScope
     from kubectl_safety.analysis.rebalance import find_workloads, plan_rebalance
     from kubectl_safety.cluster.scopes import cluster_scope
     from kubectl_safety.model.selectors import LabelSelector
@@ -136,15 +137,16 @@ def _measure(s, scope, options):
         selector = LabelSelector.from_string(scope["selector"]) if scope["selector"] else None
         workloads = find_workloads(snap, scope["namespace"], selector)
     plan = plan_rebalance(snap, workloads, options, snap.taken_at)
-    plan["scope"] = {"namespace": scope["namespace"], "selector": scope["selector"],
-                     "workload": "/".join(scope["workload"]) if scope["workload"] else None}
-    return snap, plan
+    return snap, dataclasses.replace(plan, scope=RebalanceScope(
+        scope["namespace"], scope["selector"], "/".join(scope["workload"]) if scope["workload"] else None))
 
 
 def _confirm(plan, yes):
     """Like drain: ask on a terminal (after showing the plan); without one, --yes is required."""
     if not yes and sys.stdin.isatty():
-        click.echo(as_text(plan, render, stream=sys.stderr), err=True)
+        from kubectl_safety.cli.published import published
+
+        click.echo(as_text(published(plan), render, stream=sys.stderr), err=True)
     confirm(f"Evict {len(_round_one(plan))} pod(s) now?", yes, "rebalance")
 
 
@@ -158,6 +160,7 @@ def _round_one(plan) -> list:
 
 def _execute(s, scope, options, snap, plan, wait, max_rounds, seconds):
     """The engine evicts round by round; with --wait it waits for health, measures and plans again."""
+    from kubectl_safety.engine.rebalance_report import ExecutedRebalance
     from kubectl_safety.engine.rebalancer import Rebalancer
 
     def measure(evicted):
@@ -168,25 +171,22 @@ def _execute(s, scope, options, snap, plan, wait, max_rounds, seconds):
     engine = Rebalancer(s.connection("rebalance"), on_event=progress)
     deadline = time.monotonic() + seconds if seconds else None
     with interrupts(engine.executor):
-        rounds, current = engine.run(snap, plan, measure=measure, wait=wait, max_rounds=max_rounds,
-                                     deadline=deadline)
-    ex = engine.executor
-    plan["execution"] = {"rounds": rounds, "waited": wait, "interrupted": ex.interrupted.is_set(),
-                         "before": plan["constraints"], "after": current["constraints"] if wait else None}
-    emit(plan, s.g.output, render)
-    return _exit_code(plan, current, wait, ex)
+        execution = engine.run(snap, plan, measure=measure, wait=wait, max_rounds=max_rounds, deadline=deadline)
+    execution = dataclasses.replace(execution, interrupted=engine.executor.interrupted.is_set())
+    emit(ExecutedRebalance(plan, execution), s.g.output, render)
+    return _exit_code(plan, execution)
 
 
-def _exit_code(plan, current, wait, ex) -> int:
-    if ex.interrupted.is_set():
+def _exit_code(plan, execution) -> int:
+    if execution.interrupted:
         return ExitCode.INTERRUPTED
-    evictions = [e for r in plan["execution"]["rounds"] for e in r["evictions"]]
-    went = [e for e in evictions if e.get("result") in ("done", "gone")]
-    if wait and current["summary"]["violated"] == 0:
+    results = execution.results()
+    went = [e for e in results if e.went]
+    if execution.waited and execution.last.summary.violated == 0:
         return ExitCode.OK
     if not went:
-        return ExitCode.UNSAFE if all(e.get("result") == "pdb-blocked" for e in evictions) else ExitCode.ERROR
-    if not wait and len(went) == len(plan["evictions"]) and plan["summary"]["fixed"]:
+        return ExitCode.UNSAFE if all(e.result == "pdb-blocked" for e in results) else ExitCode.ERROR
+    if not execution.waited and len(went) == len(plan.evictions) and plan.summary.fixed:
         return ExitCode.OK
     return ExitCode.PARTIAL
 

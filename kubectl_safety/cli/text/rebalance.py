@@ -36,6 +36,9 @@ def server_progress(event):
 
 
 def _skews(plan) -> str:
+    from kubectl_safety.cli.published import published
+
+    plan = published(plan)
     return "; ".join(f"{c['workload']} {c['topologyKey']} skew {c['skew']}" for c in plan["constraints"]
                      if c["rebalanced"]) or "no constraints"
 
