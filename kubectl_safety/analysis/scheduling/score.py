@@ -133,14 +133,14 @@ class ScoreCluster:
         """The placed pods with pod (anti-)affinity, by what ``scoring_terms`` reads of them (alike
         pods have alike terms): {content: {node: [pods]}}."""
         if self._affine is None:
-            self._affine = _Groups(self._affinity_items, self.nodes)
-        return self._affine.current()
+            self._affine = _Groups(self.nodes)
+        return self._affine.current(self._affinity_items)
 
     def namespace_groups(self) -> dict:
         """Every placed pod by namespace: {namespace: {node: [pods]}}."""
         if self._namespaces is None:
-            self._namespaces = _Groups(lambda name: [(p.namespace, p) for p in self.placed(name)], self.nodes)
-        return self._namespaces.current()
+            self._namespaces = _Groups(self.nodes)
+        return self._namespaces.current(lambda name: [(p.namespace, p) for p in self.placed(name)])
 
     def _affinity_items(self, name) -> list:
         out = []
@@ -162,10 +162,10 @@ class ScoreCluster:
 
 class _Groups:
     """Items of every node grouped by a key, {key: {node: [items]}}, kept current node by node:
-    ``changed(name)`` takes the node's items out, ``current()`` puts them back as they are then."""
+    ``changed(name)`` takes the node's items out, ``current(items_of)`` puts them back as they are
+    then (``items_of``: name -> [(key, item)], not kept: no reference back to its owner)."""
 
-    def __init__(self, items_of, nodes):
-        self.items_of = items_of  # name -> [(key, item)]
+    def __init__(self, nodes):
         self.groups, self.keys = {}, {}  # node name -> the keys of its items
         self.stale = dict.fromkeys(n.name for n in nodes)
 
@@ -178,11 +178,11 @@ class _Groups:
                 del groups[key]
         self.stale[name] = None
 
-    def current(self) -> dict:
+    def current(self, items_of) -> dict:
         groups = self.groups
         for name in self.stale:
             keys = self.keys[name] = set()
-            for key, item in self.items_of(name):
+            for key, item in items_of(name):
                 per_node = groups.get(key)
                 if per_node is None:
                     per_node = groups[key] = {}
