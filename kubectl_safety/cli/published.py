@@ -231,6 +231,8 @@ def node_progress(n: NodeProgress) -> dict:
         out["ready"] = n.ready
     if n.uncordoned is not None:
         out["uncordoned"] = n.uncordoned
+    if n.surges is not None:
+        out["surges"] = list(n.surges)
     return out
 
 

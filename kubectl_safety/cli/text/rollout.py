@@ -169,6 +169,9 @@ def render_report(r, wide=False) -> str:
                      "yes" if n.get("uncordoned") else "no"])
     lines.append("")
     lines.append(table(rows, ["node", "batch", "state", "evicted", "appeared", "exec", "uncordoned"]).rstrip())
+    surged = list(dict.fromkeys(x for n in r["nodes"] for x in n.get("surges") or []))
+    if surged:
+        lines.append("\nSurged by this rollout (recorded in its state): " + ", ".join(surged))
     for b in r["batches"]:
         if b.get("gate") and not b["gate"]["passed"]:
             lines.append(f"\nBatch {b['batch']} health gate: {b['gate']['message']}")
