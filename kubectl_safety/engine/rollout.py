@@ -113,7 +113,8 @@ class Rollout:
         self.clock = clock
         self.lease = RolloutLease(connection, spec.name, spec.lease_namespace,
                                   description=",".join(spec.nodes)[:200])
-        self.nodes = {n: NodeProgress(n, None, spec.states.get(n) or "pending", surges=spec.surges.get(n)) for n in spec.nodes}
+        self.nodes = {n: NodeProgress(n, None, spec.states.get(n) or "pending", surges=spec.surges.get(n))
+                      for n in spec.nodes}
         self.batches = []
         self.requests = {"lists": 0, "watches": 0, "evictions": 0}
 
