@@ -286,6 +286,7 @@ class Batch:
     capacity: CapacityLeft
     estimated_seconds: int
     drain: DrainPlan
+    surge: Optional[SurgePlan] = None  # with --surge: the drain's surges, made before the batch's evictions
 
 
 class CauseCode(str, Enum):
@@ -322,6 +323,7 @@ class RolloutPlan:
     estimated_seconds: int
     taken_at: Optional[str]
     rollout: Optional[str] = None  # the rollout's name (its Lease's), given by the caller
+    surge_peak: Optional[Mapping] = None  # with --surge: the most extra pods (and requests) of any one batch
 
     def unaccepted(self) -> list:
         return [r.risk for r in self.risks if not r.risk.accepted]

@@ -12,6 +12,8 @@
    state the batch will meet: earlier batches back and schedulable, later ones cordoned when the
    pool is pre-cordoned; pods where they are now;
 4. the capacity left while the batch is out, and the estimated duration of the batch and in total;
+   with ``--surge`` the batch's surges, and their peak: batches run one after another and each restores its
+   counts, so the rollout's peak is the largest of any batch;
 5. safe only when every batch is; the first batch that is not is where the rollout would stop;
 6. blocked nodes last: the nodes of the batches that are not safe are moved behind the others and
    the plan made again, so what can be maintained comes first; ``leftNodes`` names the nodes the
@@ -28,6 +30,7 @@ from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.plans import Batch, BatchRisk, CapacityLeft, Cause, CauseCode, RiskCode, RolloutPlan
 from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
 from kubectl_safety.model.constants import ZONE
+from kubectl_safety.model.quantity import amount, format_amount, max_into
 
 MAINTENANCE_SECONDS = 60  # assumed time for --exec and the node's return to Ready (not knowable beforehand)
 GATE_SECONDS = 10  # assumed time for the health gate after a batch
@@ -162,7 +165,16 @@ def plan_rollout(snapshot, nodes, options=None, now=None) -> RolloutPlan:
         nodes=tuple(pool), done=tuple(sorted(set(pool) & set(options.done))), missing=missing,
         options=options, batch_size=size, risks=tuple(risks), causes=tuple(causes), stops_at_batch=stops_at,
         left_nodes=tuple(left), batches=tuple(out), estimated_seconds=sum(b.estimated_seconds for b in out),
-        taken_at=drain_time(snapshot))
+        taken_at=drain_time(snapshot), surge_peak=surge_peak(out) if options.drain.surge else None)
+
+
+def surge_peak(batches) -> dict:
+    """The largest extra pods and requests of any batch's surges, per resource."""
+    peak = {"pods": 0}
+    for b in batches:
+        if b.surge is not None:
+            max_into(peak, {k: v if k == "pods" else amount(k, v) for k, v in b.surge.peak.items()})
+    return {k: v if k == "pods" else format_amount(k, v) for k, v in peak.items()}
 
 
 def _workload(snapshot, risk):
@@ -218,7 +230,7 @@ def _plan_batches(snapshot, pool, batches, options, now) -> tuple:
         risks += [BatchRisk(i + 1, risk) for risk in drain.risks]
         out.append(Batch(i + 1, tuple(names),
                          tuple(sorted({(state.node(n).labels.get(ZONE) or "") for n in names if state.node(n)})),
-                         drain.safe, tuple(blocked), capacity_left(state, set(names)), seconds, drain))
+                         drain.safe, tuple(blocked), capacity_left(state, set(names)), seconds, drain, drain.surge))
     return out, risks, stops_at
 
 

@@ -112,7 +112,7 @@ def batch_risk(r: BatchRisk) -> dict:
 
 def rollout_plan(plan: RolloutPlan) -> dict:
     o = plan.options
-    return {
+    out = {
         "kind": "RolloutPlan", "apiVersion": API_VERSION,
         "safe": plan.safe, "nodes": list(plan.nodes), "done": list(plan.done), "missing": list(plan.missing),
         "options": {"maxUnavailable": str(o.max_unavailable), "batchSize": plan.batch_size, "byZone": o.by_zone,
@@ -122,12 +122,19 @@ def rollout_plan(plan: RolloutPlan) -> dict:
         "batches": [batch(b) for b in plan.batches], "estimatedSeconds": plan.estimated_seconds,
         "takenAt": plan.taken_at, "rollout": plan.rollout,
     }
+    if plan.surge_peak is not None:
+        out["options"].update(surge=True, surgeLimit=o.drain.surge_limit)
+        out["surgePeak"] = dict(plan.surge_peak)
+    return out
 
 
 def batch(b: Batch) -> dict:
-    return {"batch": b.number, "nodes": list(b.nodes), "zones": list(b.zones), "safe": b.safe,
-            "blockedNodes": list(b.blocked_nodes), "capacity": capacity_left(b.capacity),
-            "estimatedSeconds": b.estimated_seconds, "drain": drain_plan(b.drain)}
+    out = {"batch": b.number, "nodes": list(b.nodes), "zones": list(b.zones), "safe": b.safe,
+           "blockedNodes": list(b.blocked_nodes), "capacity": capacity_left(b.capacity),
+           "estimatedSeconds": b.estimated_seconds, "drain": drain_plan(b.drain)}
+    if b.surge is not None:
+        out["surge"] = surge_plan(b.surge)
+    return out
 
 
 def capacity_left(c: CapacityLeft) -> dict:
@@ -226,6 +233,8 @@ def node_progress(n: NodeProgress) -> dict:
         out["ready"] = n.ready
     if n.uncordoned is not None:
         out["uncordoned"] = n.uncordoned
+    if n.surges is not None:
+        out["surges"] = list(n.surges)
     return out
 
 

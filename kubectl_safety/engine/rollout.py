@@ -14,6 +14,8 @@ through ``on_event``.
   gated); a completed rollout removes them. What the health gate checks is recorded too
   (``ANNOTATION_GATE``) before any pod moves, so a run resumed after a failed gate (or an
   interrupt) gates the pods moved earlier, against the Ready counts from before they moved.
+  With ``--surge`` the batch's surges (``Kind ns/name from->to``) are recorded on its nodes
+  (``ANNOTATION_SURGES``) before any count changes, so a resumed run reports what its earlier run surged.
 - Health gate: every PDB that covers moved pods is back at its desired healthy count, and every
   workload whose pods moved has as many Ready pods as before the batch (no replacement Pending or
   unready); otherwise the rollout stops after ``gate_timeout`` with its state kept. The gate
@@ -42,6 +44,7 @@ ANNOTATION_ROLLOUT = "safety.kubectl.io/rollout"
 ANNOTATION_STATE = "safety.kubectl.io/rollout-state"
 ANNOTATION_BEFORE = "safety.kubectl.io/rollout-before"  # what --wait-for compares (boot ID, kubelet version)
 ANNOTATION_GATE = "safety.kubectl.io/rollout-gate"  # what the health gate checks: PDBs, workloads, Ready before
+ANNOTATION_SURGES = "safety.kubectl.io/rollout-surges"  # the workloads the batch's drain surges, with counts
 STATES = ("pending", "draining", "drained", "maintained", "gating", "done")
 
 
@@ -65,6 +68,7 @@ class RolloutSpec:
     grace_period: int = None
     skip_wait_for_delete_timeout: int = 0
     states: dict = field(default_factory=dict)  # node -> state recorded by an earlier run
+    surges: dict = field(default_factory=dict)  # node -> the surges an earlier run recorded on it
 
 
 def wait_for_value(node, wait_for):
@@ -109,7 +113,8 @@ class Rollout:
         self.clock = clock
         self.lease = RolloutLease(connection, spec.name, spec.lease_namespace,
                                   description=",".join(spec.nodes)[:200])
-        self.nodes = {n: NodeProgress(n, None, spec.states.get(n) or "pending") for n in spec.nodes}
+        self.nodes = {n: NodeProgress(n, None, spec.states.get(n) or "pending", surges=spec.surges.get(n))
+                      for n in spec.nodes}
         self.batches = []
         self.requests = {"lists": 0, "watches": 0, "evictions": 0}
 
@@ -198,9 +203,13 @@ class Rollout:
         def before_drain(plan):  # the gate's pods, recorded before any of them moves
             nonlocal gate
             gate = HealthGate(group, plan.pods if plan is not None else (), self._recorded_gate(todo, group))
+            surge = getattr(plan, "surge", None)  # a plan (or None: nothing to drain)
+            planned = [f"{s.ref} {s.from_replicas}->{s.to_replicas}" for s in (surge.surges if surge else ())]
             for n in todo:
                 state = self.nodes[n].state
-                self._record(n, "draining" if state == "pending" else state, gate=gate.record())
+                surges = tuple(dict.fromkeys((self.nodes[n].surges or ()) + tuple(planned)))
+                self._record(n, "draining" if state == "pending" else state, gate=gate.record(),
+                             surges=surges or None)
 
         run = cordon_and_drain(self.drainer, to_drain, lambda: self.replan(to_drain, group) if to_drain else None,
                                group=group, cordon=not self.spec.precordon, stop_at_failed_cordon=False,
@@ -310,9 +319,12 @@ class Rollout:
         return "done", None
 
     # -- state in the cluster --------------------------------------------------------------
-    def _record(self, name, state, before=None, gate=None):
-        """``gate``: the health gate's subjects to record (False: forget them)."""
+    def _record(self, name, state, before=None, gate=None, surges=None):
+        """``gate``: the health gate's subjects to record (False: forget them); ``surges``: the batch's."""
         annotations = {ANNOTATION_ROLLOUT: self.spec.name, ANNOTATION_STATE: state}
+        if surges:
+            annotations[ANNOTATION_SURGES] = json.dumps(list(surges))
+            self._set(name, surges=tuple(surges))
         if before is not None:
             annotations[ANNOTATION_BEFORE] = before
         if gate is not None:
@@ -336,7 +348,7 @@ class Rollout:
     def _finish(self):
         for name in self.nodes:
             self._annotate(name, {ANNOTATION_ROLLOUT: None, ANNOTATION_STATE: None, ANNOTATION_BEFORE: None,
-                                  ANNOTATION_GATE: None})
+                                  ANNOTATION_GATE: None, ANNOTATION_SURGES: None})
 
     def _report(self, started, status, message, resumed) -> RolloutReport:
         return RolloutReport(self.spec.name, f"{self.spec.lease_namespace}/{self.spec.name}", self.lease.holder,

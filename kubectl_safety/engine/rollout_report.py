@@ -46,6 +46,7 @@ class NodeProgress:
     exec: Optional[NodeExec] = None
     ready: Optional[bool] = None
     uncordoned: Optional[bool] = None
+    surges: Optional[Tuple[str, ...]] = None  # --surge: workloads its batch surged (``Kind ns/name from->to``)
 
 
 @dataclass(frozen=True, slots=True)

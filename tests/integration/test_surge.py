@@ -290,6 +290,8 @@ def test_rollout_with_surge_of_a_three_node_pool(cluster, namespace, make_node, 
     assert code == 0, err
     assert ready.minimum >= 3, ready.counts
     assert replicas(cluster, namespace) == (3, None)
+    surged = [x for n in report["nodes"] for x in n.get("surges") or []]  # recorded in the rollout's state
+    assert surged and all(x.startswith(f"Deployment {namespace}/web 3->") for x in surged), report["nodes"]
     print(f"\nrollout --surge of 3 nodes: min Ready {ready.minimum} (before 3), {seconds:.1f}s")
 
 

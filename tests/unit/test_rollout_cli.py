@@ -55,3 +55,17 @@ def test_usage_errors(args, code, message):
 def test_help_documents_kinds_and_exit_codes():
     code, out, _ = run_cli(["rollout", "--help"])
     assert code == 0 and "RolloutPlan" in out and "RolloutReport" in out and "--max-unavailable" in out
+
+
+@pytest.mark.parametrize("recorded, surges", [
+    ('["Deployment default/web 3->4"]', {"n1": ("Deployment default/web 3->4",)}),
+    ("not json", {}),
+    ("[]", {}),
+])
+def test_surges_an_earlier_run_recorded_are_read_from_the_node(recorded, surges):
+    from kubectl_safety.cli.commands.rollout import _recorded_surges
+    from tests.builders import make_node, snapshot
+
+    node = make_node("n1")
+    node["metadata"]["annotations"] = {"safety.kubectl.io/rollout-surges": recorded}
+    assert _recorded_surges(snapshot(node, make_node("n2")), {"n1": "draining", "n2": "done"}) == surges

@@ -1,5 +1,6 @@
 """The rollout engine's pure decisions: when a node is back, whose Lease is live, the exit codes."""
 
+import json
 import os
 import socket
 from types import SimpleNamespace
@@ -80,7 +81,7 @@ def test_exit_codes(status, batches, resumed, code):
 
 # -- the whole run on an in-memory API ---------------------------------------------------------
 from kubectl_safety.cli.published import published  # noqa: E402
-from kubectl_safety.engine.rollout import ANNOTATION_STATE, Rollout, RolloutSpec  # noqa: E402
+from kubectl_safety.engine.rollout import ANNOTATION_STATE, ANNOTATION_SURGES, Rollout, RolloutSpec  # noqa: E402
 from kubectl_safety.errors import RefusedError  # noqa: E402
 from tests.unit.fake_api import FakeApi, entry, node as fake_node, pod  # noqa: E402
 
@@ -176,3 +177,22 @@ def test_a_run_resumed_after_a_failed_gate_gates_the_pods_moved_earlier():
     report = published(rollout(api, maintained).run())
     assert report["status"] == "done" and maintained == ["n1", "n2"]
     assert not api.store["nodes"]["/n1"]["metadata"].get("annotations")
+
+
+def test_a_resumed_rollout_reports_the_surges_its_earlier_run_recorded():
+    """The earlier run recorded its batch's surges on n2 (and left it draining); the resumed run reports
+    them with the node, in text too, and removes the record when the rollout completes."""
+    from kubectl_safety.cli.text.rollout import render_report
+
+    api, maintained = cluster(), []
+    recorded = ["Deployment default/web 3->4"]
+    api.store["nodes"]["/n1"]["metadata"]["annotations"] = {"safety.kubectl.io/rollout": "ro",
+                                                           ANNOTATION_STATE: "done"}
+    api.store["nodes"]["/n2"]["metadata"]["annotations"] = {"safety.kubectl.io/rollout": "ro",
+                                                           ANNOTATION_STATE: "draining",
+                                                           ANNOTATION_SURGES: json.dumps(recorded)}
+    report = published(rollout(api, maintained, surges={"n2": tuple(recorded)}).run())
+    assert report["status"] == "done" and maintained == ["n2"]
+    assert [(n["name"], n.get("surges")) for n in report["nodes"]] == [("n1", None), ("n2", recorded)]
+    assert "Surged by this rollout (recorded in its state): Deployment default/web 3->4" in render_report(report)
+    assert not api.store["nodes"]["/n2"]["metadata"].get("annotations")

@@ -171,3 +171,28 @@ def test_drain_dry_run_surge_cli(tmp_path):
     assert plan["options"]["surgeLimit"] == 0
     code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge-limit", "1", "--snapshot", str(dump)])
     assert code == 2 and "--surge-limit needs --surge" in err
+
+
+def test_rollout_dry_run_surge_shows_each_batch_surges_and_the_peak(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    dump = tmp_path / "cluster.json"
+    pool = [N1, N2, make_node("n3"), *three(**MIN3)]
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": pool}))
+    args = ["rollout", "n1", "n2", "--dry-run", "--snapshot", str(dump)]
+    code, out, err = run_cli(args)
+    assert code == 3 and "Surges" not in out and "Peak" not in out
+    code, out, err = run_cli(args + ["--surge"])
+    assert code == 0, out + err
+    assert "Batch 1 surges (before its evictions):" in out and "Batch 2 surges (before its evictions):" in out
+    assert "Deployment/web  default      3 -> 4      scale        evict       ~10s" in out  # n1: one pod
+    assert "Deployment/web  default      3 -> 5      scale        evict       ~10s" in out  # n2: two pods
+    assert "Peak extra capacity of the rollout (the largest batch): pods 2, cpu 200m" in out
+    code, out, err = run_cli(args + ["--surge", "-o", "json"])  # the schema is checked by the autouse fixture
+    plan = json.loads(out)
+    assert plan["options"]["surge"] is True and plan["surgePeak"] == {"pods": 2, "cpu": "200m"}
+    assert [[(w["name"], w["from"], w["to"], w["mechanism"]) for w in b["surge"]["workloads"]]
+            for b in plan["batches"]] == [[("web", 3, 4, "scale")], [("web", 3, 5, "scale")]]
+    assert [b["surge"]["peak"]["pods"] for b in plan["batches"]] == [1, 2]
+    code, out, err = run_cli(args + ["-o", "json"])
+    assert "surgePeak" not in json.loads(out) and all("surge" not in b for b in json.loads(out)["batches"])

@@ -162,6 +162,21 @@ def _annotations(node) -> dict:
     return (node.raw.get("metadata") or {}).get("annotations") or {} if node is not None else {}
 
 
+def _recorded_surges(snap, states) -> dict:
+    """node -> the surges an earlier run of this rollout recorded on it (``Kind ns/name from->to``)."""
+    import json
+
+    out = {}
+    for n in states:
+        try:
+            recorded = json.loads(_annotations(snap.node(n)).get("safety.kubectl.io/rollout-surges") or "[]")
+        except ValueError:
+            continue
+        if isinstance(recorded, list) and recorded:
+            out[n] = tuple(str(x) for x in recorded)
+    return out
+
+
 def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags):
     from kubectl_safety.analysis.drain import plan_drain
     from kubectl_safety.engine.rollout import Rollout, RolloutSpec
@@ -173,7 +188,8 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
                        gate_timeout=seconds["--gate-timeout"], drain_timeout=seconds["--timeout"],
                        grace_period=drain_options.grace_period if drain_options.grace_period >= 0 else None,
                        skip_wait_for_delete_timeout=drain_options.skip_wait_for_delete_timeout,
-                       states={n: st for n, st in states.items() if st}, **flags)
+                       states={n: st for n, st in states.items() if st}, surges=_recorded_surges(snap, states),
+                       **flags)
     progress = progress_printer()
 
     def replan(batch, group):  # from the view's watches, the batch's nodes watched in its group

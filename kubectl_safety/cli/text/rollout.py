@@ -5,7 +5,7 @@ import textwrap
 from kubectl_safety.cli.drain_progress import DrainProgress, event_line
 from kubectl_safety.cli.render import table
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
-from kubectl_safety.cli.text.drain import render_plan as render_drain
+from kubectl_safety.cli.text.drain import render_plan as render_drain, render_surges
 from kubectl_safety.model.duration import human_duration
 
 
@@ -65,6 +65,8 @@ def render_plan(r, wide=False) -> str:
         for b in r["batches"]:
             lines.append(f"\nBatch {b['batch']}:")
             lines.append(render_drain(b["drain"]).rstrip())
+    elif "surgePeak" in r:
+        lines += _surges(r)
     lines += (render_risks([dict(x, message=f"batch {x['batch']}: {x['message']}") for x in r["risks"]]) if wide
               else _grouped_risks(r["risks"]))
     for cause in r.get("causes") or []:
@@ -87,6 +89,18 @@ def render_plan(r, wide=False) -> str:
     lines.append(f"\n{verdict}; estimated {human_duration(r['estimatedSeconds'])} in total"
                  + (" (maintenance assumed 60s a node)" if o["maintenance"] else "") + ".")
     return "\n".join(lines) + "\n"
+
+
+def _surges(r) -> list:
+    """Each batch's surges (--surge; -o wide shows them in each batch's drain plan) and the rollout's peak."""
+    lines = []
+    for b in r["batches"]:
+        shown = render_surges(b.get("surge"))
+        if shown:
+            lines += [f"\nBatch {b['batch']} surges (before its evictions):"] + shown[1:]
+    peak = ", ".join(f"{k} {v}" for k, v in r["surgePeak"].items())
+    return lines + [("\nPeak extra capacity of the rollout (the largest batch): " + peak) if lines else
+                    "\nSurges: none needed."]
 
 
 GROUP_NODES = 5  # nodes shown with a group of risks (each node's reason: -o wide)
@@ -155,6 +169,9 @@ def render_report(r, wide=False) -> str:
                      "yes" if n.get("uncordoned") else "no"])
     lines.append("")
     lines.append(table(rows, ["node", "batch", "state", "evicted", "appeared", "exec", "uncordoned"]).rstrip())
+    surged = list(dict.fromkeys(x for n in r["nodes"] for x in n.get("surges") or []))
+    if surged:
+        lines.append("\nSurged by this rollout (recorded in its state): " + ", ".join(surged))
     for b in r["batches"]:
         if b.get("gate") and not b["gate"]["passed"]:
             lines.append(f"\nBatch {b['batch']} health gate: {b['gate']['message']}")
