@@ -102,8 +102,9 @@ def drained_with_surge(cluster, namespace, node, before, *extra):
 def test_single_replica_without_pdb_never_drops_to_zero(cluster, namespace, make_node, audit):
     nodes = pool(make_node, namespace, 2)
     place_on(cluster, namespace, nodes[1:], [web(namespace, 1)], 1)
+    wait_pods_running(cluster, namespace, "app=web", count=1)  # Ready: an unready pod has nothing to surge
     code, plan, err, _ = safety(cluster, "drain", nodes[0], "--surge", "--dry-run")
-    assert code == 0, err
+    assert code == 0, (plan, err)
     assert [(w["from"], w["to"], w["mechanism"], w["removal"]) for w in plan["surge"]["workloads"]] == \
         [(1, 2, "scale", "evict")]
     started = audit.now()
