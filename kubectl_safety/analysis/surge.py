@@ -31,7 +31,11 @@ GITOPS_MANAGERS = ("argocd", "kustomize-controller", "helm-controller", "helm")
 
 
 def recorded(workload):
-    """The surge recorded on ``workload`` by a run that has not restored it yet (dict), or None."""
+    """The surge recorded on ``workload`` by a run that has not restored it yet (dict), or None. A
+    Deployment's ReplicaSet holds none: the Deployment controller copies the Deployment's annotations
+    onto it and never removes them."""
+    if workload.kind == "ReplicaSet" and (workload.controller_ref or {}).get("kind") == "Deployment":
+        return None
     text = workload.annotations.get(ANNOTATION)
     if not text:
         return None

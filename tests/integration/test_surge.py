@@ -20,6 +20,7 @@ from cluster_helpers import (_is_ready, create, deployment, get_json, pdb, place
                              wait_pdb_settled, wait_pods_running, wait_until)
 from kubectl_safety.analysis.surge import ANNOTATION, TAINT
 from kubectl_safety.cluster.live import Connection
+from kubectl_safety.engine.rollout import ANNOTATION_SURGES
 from kubectl_safety.engine.watch import WatchGroup
 from tests.unit.cli_helpers import run_cli
 
@@ -214,8 +215,12 @@ def make_ready(cluster, namespace, name):
 
 def drain_in_background(cluster, node):
     """``drain NODE --surge --yes -o json`` in a process, once it waits for the surge pods."""
-    cmd = [sys.executable, "-m", "kubectl_safety", "drain", node, "--surge", "--yes", "--timeout", "120s",
-           "--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
+    return in_background(cluster, "drain", node, "--surge", "--yes", "--timeout", "120s")
+
+
+def in_background(cluster, *args):
+    """``kubectl safety ARGS -o json`` in a process, once it waits for the surge pods."""
+    cmd = [sys.executable, "-m", "kubectl_safety", *args, "--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
@@ -294,6 +299,48 @@ def test_rollout_with_surge_of_a_three_node_pool(cluster, namespace, make_node, 
     surged = [x for n in report["nodes"] for x in n.get("surges") or []]  # recorded in the rollout's state
     assert surged and all(x.startswith(f"Deployment {namespace}/web 3->") for x in surged), report["nodes"]
     print(f"\nrollout --surge of 3 nodes: min Ready {ready.minimum} (before 3), {seconds:.1f}s")
+
+
+def test_rollout_interrupted_by_sigterm_while_surge_pods_start_then_resumed(cluster, namespace, make_node, audit):
+    """The batch's surge pod lands on a node no kubelet runs (Ready set by the test). SIGTERM during that
+    wait leaves the Deployment surged with its count and the batch's surges recorded; the same rollout
+    run again finishes: the count restored exactly, each old pod evicted once."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node)
+    old = sorted(p["metadata"]["name"] for p in on_node(cluster, namespace, drained))
+    rollout = ("rollout", drained, "--surge", "--yes", "--no-precordon", "--lease-namespace", namespace,
+               "--timeout", "300s")
+    surges = [f"Deployment {namespace}/web 1->2"]
+    started = audit.now()
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = in_background(cluster, *rollout)
+        proc.send_signal(signal.SIGTERM)
+        out = proc.stdout.read()
+        assert proc.wait(timeout=30) == 130, lines
+        reader.join(5)
+        report = json.loads(out)
+        assert report["status"] == "interrupted" and report["nodes"][0]["surges"] == surges, report
+        count, record = replicas(cluster, namespace)
+        assert count == 2 and json.loads(record)["replicas"] == 1  # left surged, the original recorded
+        annotations = get_json(cluster, f"node/{drained}")["metadata"]["annotations"]
+        assert json.loads(annotations[ANNOTATION_SURGES]) == surges  # in the rollout's node state
+        new = [p for p in pods_by_uid(cluster, namespace).values() if p["spec"].get("nodeName") == quiet]
+        assert len(new) == 1
+        make_ready(cluster, namespace, new[0]["metadata"]["name"])
+        code, report, err, seconds = safety(cluster, *rollout)
+    assert code == 0, err
+    assert report["status"] == "done" and report["resumed"], report
+    assert report["nodes"][0]["surges"] == surges, report["nodes"]
+    assert replicas(cluster, namespace) == (1, None)  # restored exactly, the record gone
+    code, check, err, _ = safety(cluster, "check", "-l", f"pool={namespace}")
+    assert "SURGE_LEFT" not in {f["code"] for f in check["findings"]}, check["findings"]  # nor on its ReplicaSet
+    assert ready.minimum >= 1, ready.counts
+    mine = [e for e in audit.mutating_requests(started, user_agent_contains="kubectl-safety/") if e.code < 300]
+    assert sorted(e.name for e in mine if e.resource == "pods/eviction") == old  # each evicted exactly once
+    writes = [(e.verb, e.code, e.received.isoformat()) for e in mine if e.resource == "deployments"]
+    assert len(writes) == 2, writes  # raised once (the rerun found the record), restored once
+    assert not [e.name for e in mine if e.resource == "replicasets"]  # scaled through the Deployment only
+    print(f"\nrollout --surge interrupted and resumed: min Ready {ready.minimum} (before 1), "
+          f"resumed run {seconds:.1f}s")
 
 
 @pytest.fixture(scope="module")
