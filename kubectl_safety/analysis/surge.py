@@ -262,8 +262,11 @@ def _scale_down_window(hpa) -> int:
 
 
 def _selector(workload) -> str:
-    labels = (workload.spec.get("selector") or {}).get("matchLabels") or {}
-    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    """The workload's whole selector (matchLabels and matchExpressions) in the API's labelSelector form."""
+    from kubectl_safety.model.selectors import LabelSelector
+
+    selector = LabelSelector.parse(workload.spec.get("selector") or {})
+    return str(LabelSelector(sorted(selector.requirements, key=lambda r: (r[0], r[1], sorted(r[2])))))
 
 
 def _gitops(workload) -> str:

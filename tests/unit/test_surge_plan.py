@@ -196,3 +196,12 @@ def test_rollout_dry_run_surge_shows_each_batch_surges_and_the_peak(tmp_path):
     assert [b["surge"]["peak"]["pods"] for b in plan["batches"]] == [1, 2]
     code, out, err = run_cli(args + ["-o", "json"])
     assert "surgePeak" not in json.loads(out) and all("surge" not in b for b in json.loads(out)["batches"])
+
+
+def test_a_deployment_selected_only_by_match_expressions_is_watched_by_its_whole_selector():
+    """An empty selector would watch every pod of the namespace: other workloads' Ready pods would count."""
+    d = deployment(1)
+    d["spec"]["selector"] = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "www"]},
+                                                  {"key": "tier", "operator": "NotIn", "values": ["db"]}]}
+    plan = _drain.plan_drain(snapshot(N1, N2, d, rs(1), web("a")), ["n1"], DrainOptions(surge=True), NOW)
+    assert [s.selector for s in plan.surge.surges] == ["app in (web,www),tier notin (db)"]
