@@ -148,6 +148,10 @@ class Surger:
                 return None  # recorded by an earlier run: resumed
             patch = {"metadata": {"annotations": {ANNOTATION: json.dumps(record, sort_keys=True)}}}
             if s.mechanism is SurgeMechanism.SCALE:
+                replicas = (obj.get("spec") or {}).get("replicas", 1)
+                if replicas != s.from_replicas:
+                    raise _Stop("failed", f"surge: {s.ref} has {replicas} replicas, not {s.from_replicas}: the count "
+                                          "changed since the plan; plan again")
                 patch["spec"] = {"replicas": s.to_replicas}
             return patch
 

@@ -1,0 +1,48 @@
+"""The engine's surges against the in-memory API: a count is raised only as planned, only this drain's
+record is taken as its own, and a surge that stops early leaves nothing raised or tainted."""
+
+import json
+import time
+from types import SimpleNamespace
+
+from kubectl_safety.analysis.plans import Removal, Surge, SurgeMechanism
+from kubectl_safety.analysis.surge import ANNOTATION, TAINT
+from kubectl_safety.engine.drainer import Drainer
+from kubectl_safety.engine.surge import Surger
+from kubectl_safety.engine.watch import WatchGroup
+from tests.unit.fake_api import FakeApi, entry, node, pod
+
+
+def deployment(name="web", replicas=1, record=None):
+    annotations = {ANNOTATION: json.dumps(record)} if record else {}
+    return {"metadata": {"name": name, "namespace": "ns", "annotations": annotations},
+            "spec": {"replicas": replicas}, "status": {"replicas": replicas}}
+
+
+def surge(name="web", pods=("a",), from_replicas=1, to_replicas=2, **kw):
+    return Surge(kind="Deployment", namespace="ns", name=name, pods=pods, uids=tuple(f"uid-{p}" for p in pods),
+                 from_replicas=from_replicas, to_replicas=to_replicas, mechanism=SurgeMechanism.SCALE,
+                 removal=Removal.EVICT, hpa=None, hpa_min_from=None, hpa_min_to=None, pdb=None, selector="app=a",
+                 expected_seconds=1, resumed=False, **kw)
+
+
+def run(api, surges, pods=(), nodes=("n1",), seconds=2):
+    drainer = Drainer(api)
+    plan = SimpleNamespace(surge=SimpleNamespace(surges=tuple(surges)), pods=[entry(p) for p in pods])
+    with WatchGroup(api) as group:
+        try:
+            return Surger(drainer, group, nodes).run(plan, deadline=time.monotonic() + seconds)
+        finally:
+            api.closed = True
+
+
+def stored(api, name="web"):
+    return api.store["deployments"][f"ns/{name}"]
+
+
+def test_a_count_changed_since_the_plan_is_not_overwritten():
+    api = FakeApi([pod("a", "n1")], [node("n1"), node("n2")])
+    api.put("deployments", deployment(replicas=5))
+    result = run(api, [surge()], [api.store["pods"]["ns/a"]])
+    assert result.status == "failed" and "changed since the plan" in result.message
+    assert stored(api)["spec"]["replicas"] == 5 and ANNOTATION not in stored(api)["metadata"]["annotations"]
