@@ -144,8 +144,8 @@ class Surger:
             record.update(hpa=s.hpa, hpaMinReplicas=s.hpa_min_from)
 
         def build(obj):
-            if ANNOTATION in ((obj.get("metadata") or {}).get("annotations") or {}):
-                return None  # recorded by an earlier run: resumed
+            if self._ours(s, obj):
+                return None  # recorded by an earlier run of this drain: resumed
             patch = {"metadata": {"annotations": {ANNOTATION: json.dumps(record, sort_keys=True)}}}
             if s.mechanism is SurgeMechanism.SCALE:
                 replicas = (obj.get("spec") or {}).get("replicas", 1)
@@ -165,6 +165,21 @@ class Surger:
         line = f"{s.ref}: {how}" + ("" if sent else " (recorded by an earlier run: resumed)")
         run.raised.append(line)
         self.emit("surged " + line)
+
+    def _ours(self, s, obj) -> bool:
+        """The object carries a surge record of a drain of these nodes (False: none); a record of a drain
+        of other nodes stops the run."""
+        note = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
+        if note is None:
+            return False
+        try:
+            nodes = list(json.loads(note).get("nodes") or ())
+        except (ValueError, AttributeError):
+            nodes = []
+        if set(nodes) & set(self.nodes):
+            return True
+        raise _Stop("failed", f"surge: {s.ref} is surged by a drain of {', '.join(map(str, nodes)) or 'unknown nodes'}"
+                              " that has not finished: not changed")
 
     # -- 2. wait for the surge pods ----------------------------------------------------------
     def _wait_ready(self, surges, deadline, run) -> bool:
@@ -247,8 +262,7 @@ class Surger:
         changed = []
 
         def build(obj):
-            note = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
-            if note is None:
+            if not self._ours(s, obj):
                 return None  # restored already
             patch = {"metadata": {"annotations": {ANNOTATION: None}}}
             replicas = (obj.get("spec") or {}).get("replicas", 1)

@@ -46,3 +46,12 @@ def test_a_count_changed_since_the_plan_is_not_overwritten():
     result = run(api, [surge()], [api.store["pods"]["ns/a"]])
     assert result.status == "failed" and "changed since the plan" in result.message
     assert stored(api)["spec"]["replicas"] == 5 and ANNOTATION not in stored(api)["metadata"]["annotations"]
+
+
+
+def test_a_surge_recorded_by_a_drain_of_other_nodes_is_not_taken_as_this_runs():
+    api = FakeApi([pod("a", "n1")], [node("n1"), node("n9")])
+    api.put("deployments", deployment(replicas=2, record={"replicas": 1, "to": 2, "nodes": ["n9"]}))
+    result = run(api, [surge()], [api.store["pods"]["ns/a"]])
+    assert result.status == "failed" and "surged by a drain of n9" in result.message
+    assert json.loads(stored(api)["metadata"]["annotations"][ANNOTATION])["nodes"] == ["n9"]
