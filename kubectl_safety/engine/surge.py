@@ -259,9 +259,10 @@ class Surger:
     # -- 4. restore ------------------------------------------------------------------------
     def _restore(self, s, run):
         resource = RESOURCES[s.kind]
-        changed = []
+        changed, hpa_changed = [], []  # each cleared when its patch is built again (after a conflict)
 
         def build(obj):
+            changed.clear()
             if not self._ours(s, obj):
                 return None  # restored already
             patch = {"metadata": {"annotations": {ANNOTATION: None}}}
@@ -276,17 +277,19 @@ class Surger:
 
         if s.mechanism is SurgeMechanism.HPA_MIN:
             def build_hpa(h):
+                hpa_changed.clear()
                 current = (h.get("spec") or {}).get("minReplicas", 1)
                 if current == s.hpa_min_from:
                     return None
                 if current != s.hpa_min_to:
-                    changed.append(f"HorizontalPodAutoscaler {s.namespace}/{s.hpa}: minReplicas {current}, not "
+                    hpa_changed.append(f"HorizontalPodAutoscaler {s.namespace}/{s.hpa}: minReplicas {current}, not "
                                    f"{s.hpa_min_to} as the surge set it: left as it is")
                     return None
                 return {"spec": {"minReplicas": s.hpa_min_from}}
 
             self._patch("horizontalpodautoscalers", s.namespace, s.hpa, build_hpa)
         self._patch(resource, s.namespace, s.name, build)
+        changed = hpa_changed + changed
         run.changed_by_others += changed
         for line in changed:
             self.emit("not restored: " + line)

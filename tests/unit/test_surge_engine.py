@@ -55,3 +55,13 @@ def test_a_surge_recorded_by_a_drain_of_other_nodes_is_not_taken_as_this_runs():
     result = run(api, [surge()], [api.store["pods"]["ns/a"]])
     assert result.status == "failed" and "surged by a drain of n9" in result.message
     assert json.loads(stored(api)["metadata"]["annotations"][ANNOTATION])["nodes"] == ["n9"]
+
+
+
+def test_a_restore_retried_after_a_conflict_reports_a_count_changed_by_others_once():
+    api = FakeApi([], [node("n1")])
+    api.put("deployments", deployment(replicas=7, record={"replicas": 1, "to": 2, "nodes": ["n1"]}))
+    api.conflicts["deployments"] = 1
+    result = SimpleNamespace(changed_by_others=[], restored=[])
+    Surger(Drainer(api), None, ["n1"])._restore(surge(), result)
+    assert result.changed_by_others == ["Deployment ns/web: replicas 7, not 2 as the surge set them: left as they are"]
