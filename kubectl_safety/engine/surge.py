@@ -70,7 +70,7 @@ class Surger:
         pods = {(p.namespace, p.name): p for p in plan.pods}
         tainted = []
         try:
-            tainted = self._taint([s for s in surges if s.tolerates_cordon and s.pods])
+            self._taint([s for s in surges if s.tolerates_cordon and s.pods], tainted)
             for s in surges:
                 self._raise(s, run)
             if not self._wait_ready(surges, deadline, run):
@@ -319,14 +319,15 @@ class Surger:
             run.status, run.message = "interrupted", "interrupted while the restored workloads scaled back"
 
     # -- the taint that keeps surge pods off the drained nodes --------------------------------
-    def _taint(self, surges) -> list:
+    def _taint(self, surges, tainted):
+        """Taint the drained nodes, each added to ``tainted`` once done (lifted even if a later one fails)."""
         if not surges:
-            return []
+            return
         for node in self.nodes:
             self._patch("nodes", None, node, lambda n: _taints(n, add=True))
+            tainted.append(node)
         self.emit(f"tainted {', '.join(self.nodes)} {TAINT}:NoSchedule while surge pods start (they tolerate "
                   "the cordon)")
-        return list(self.nodes)
 
     def _untaint(self, nodes):
         for node in nodes:

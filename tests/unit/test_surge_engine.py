@@ -65,3 +65,12 @@ def test_a_restore_retried_after_a_conflict_reports_a_count_changed_by_others_on
     result = SimpleNamespace(changed_by_others=[], restored=[])
     Surger(Drainer(api), None, ["n1"])._restore(surge(), result)
     assert result.changed_by_others == ["Deployment ns/web: replicas 7, not 2 as the surge set them: left as they are"]
+
+
+
+def test_a_taint_that_fails_on_the_second_node_is_lifted_from_the_first():
+    api = FakeApi([pod("a", "n1")], [node("n1")])  # n2 cannot be read
+    api.put("deployments", deployment())
+    result = run(api, [surge(tolerates_cordon=True)], [api.store["pods"]["ns/a"]], nodes=("n1", "n2"))
+    assert result.status == "failed"
+    assert not [t for t in api.store["nodes"]["/n1"]["spec"].get("taints") or () if t["key"] == TAINT]
