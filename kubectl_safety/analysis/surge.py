@@ -75,7 +75,22 @@ def workload_of(snapshot, pod):
         if recorded(top) is None and _rolling(top):
             return None, (f"Deployment {top.namespace}/{top.name} is in the middle of a rollout: not surged "
                           "(run again once it is complete)")
-    return top, ""
+    return (None, why) if (why := _one_copy_at_a_time(snapshot, pod, top)) else (top, "")
+
+
+def _one_copy_at_a_time(snapshot, pod, workload) -> str:
+    """Why the workload cannot run a second copy of the pod beside it ('' : it can)."""
+    ref = f"{workload.kind} {workload.namespace}/{workload.name}"
+    if workload.kind == "Deployment" and (workload.spec.get("strategy") or {}).get("type") == "Recreate":
+        return f"{ref} has the Recreate strategy (never two copies at once): it is unavailable while the pod moves"
+    for volume in pod.volumes:
+        name = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        claim = snapshot.pvc(pod.namespace, name) if name else None
+        modes = set(claim.access_modes) if claim is not None else set()
+        if "ReadWriteOncePod" in modes or modes and not modes & {"ReadWriteMany", "ReadOnlyMany"}:
+            return (f"{ref} is never surged: its pods share claim {name} ({', '.join(sorted(modes))}), which a "
+                    "second copy on another node cannot use; it is unavailable while the pod moves")
+    return ""
 
 
 def _rolling(deployment) -> bool:
