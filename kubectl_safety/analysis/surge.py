@@ -149,6 +149,7 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
                 if resource in ("cpu", "memory"):
                     peak[resource] = peak.get(resource, 0) + amount
         risks += extra
+    risks += _not_judged(snapshot, surges)
     unplaced = [(s, entries[key]) for s in surges for key in s.keys if entries[key].replacement_node is None
                 and capacity is not None and not s.resumed]
     for s, e in unplaced:
@@ -156,6 +157,18 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
                       f"node that stays: {getattr(e, 'surge_why', '') or 'no room'}; nothing is changed",
                       [obj(s.kind, s.namespace, s.name), pod_obj(e.pod)]))
     return SurgePlan(tuple(surges), _peak(peak)), risks, ()
+
+
+def _not_judged(snapshot, surges) -> list:
+    """The surge's risk when the autoscalers or quotas could not be read: taken as absent, they are not judged."""
+    unread = {r: why for r, why in snapshot.unread.items() if r in ("horizontalpodautoscalers", "resourcequotas")}
+    planned = [s for s in surges if not s.resumed]
+    if not unread or not planned:
+        return []
+    kinds = ", ".join(f"{resource} ({why})" for resource, why in sorted(unread.items()))
+    return [("SURGE_NOT_JUDGED", f"{kinds} could not be read: whether an autoscaler owns the count of "
+             f"{', '.join(s.ref for s in planned)} or a quota refuses its surge pods is not judged",
+             [obj(s.kind, s.namespace, s.name) for s in planned])]
 
 
 def _candidates(snapshot, verdicts, entries, trackers):

@@ -229,3 +229,14 @@ def test_a_deployment_selected_only_by_match_expressions_is_watched_by_its_whole
                                                   {"key": "tier", "operator": "NotIn", "values": ["db"]}]}
     plan = _drain.plan_drain(snapshot(N1, N2, d, rs(1), web("a")), ["n1"], DrainOptions(surge=True), NOW)
     assert [s.selector for s in plan.surge.surges] == ["app in (web,www),tier notin (db)"]
+
+
+@pytest.mark.parametrize("unread", ["horizontalpodautoscalers", "resourcequotas"])
+def test_autoscalers_or_quotas_that_could_not_be_read_make_the_surge_not_safe(unread):
+    """A least-privilege user: what could not be read is not judged, not taken as absent."""
+    snap = snapshot(N1, N2, deployment(1), rs(1), web("a"))
+    snap.unread[unread] = "forbidden"
+    report = plan_drain(snap, ["n1"], DrainOptions(surge=True), NOW)
+    assert [r["code"] for r in report["risks"]] == ["SURGE_NOT_JUDGED"] and not report["safe"]
+    accepted = plan_drain(snap, ["n1"], DrainOptions(surge=True, accept_risks=frozenset({"SURGE_NOT_JUDGED"})), NOW)
+    assert accepted["safe"]
