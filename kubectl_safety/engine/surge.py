@@ -68,13 +68,15 @@ class Surger:
         surges = plan.surge.surges
         run = SurgeRun()
         pods = {(p.namespace, p.name): p for p in plan.pods}
-        tainted = []
+        tainted, raised = [], []  # raised: the surges this run raised (not resumed ones)
+        removing = False
         try:
             self._taint([s for s in surges if s.tolerates_cordon and s.pods], tainted)
             for s in surges:
-                self._raise(s, run)
+                self._raise(s, run, raised)
             if not self._wait_ready(surges, deadline, run):
                 return run
+            removing = True
             evicted = [pods[k] for s in surges if s.removal is Removal.EVICT for k in s.keys if k in pods]
             for s in surges:
                 if s.removal is Removal.DELETION_COST and s.pods:
@@ -96,6 +98,8 @@ class Surger:
             self._wait_settled(surges, deadline, run)
         except _Stop as e:
             run.status, run.message = e.status, e.message
+            if not removing:  # no old pod went yet: nothing this run raised stays raised
+                self._lower(raised, run)
             return run
         finally:  # lifted also when stopped: a rerun taints again before it waits
             self._untaint(tainted)
@@ -135,7 +139,14 @@ class Surger:
         raise _Stop("failed", f"surge: {resource} {namespace}/{name} kept changing (conflicts)")
 
     # -- 1. record and raise ---------------------------------------------------------------
-    def _raise(self, s, run):
+    def _lower(self, raised, run):
+        for s in raised:
+            try:
+                self._restore(s, run)
+            except _Stop as e:
+                self.emit(str(e.message))
+
+    def _raise(self, s, run, raised):
         resource = RESOURCES[s.kind]
         record = {"holder": "kubectl-safety", "command": self.holder, "nodes": self.nodes,
                   "replicas": s.from_replicas, "to": s.to_replicas,
@@ -156,6 +167,8 @@ class Surger:
             return patch
 
         _, sent = self._patch(resource, s.namespace, s.name, build)
+        if sent:
+            raised.append(s)
         if s.mechanism is SurgeMechanism.HPA_MIN:
             self._patch("horizontalpodautoscalers", s.namespace, s.hpa,
                         lambda h: None if (h.get("spec") or {}).get("minReplicas", 1) >= s.hpa_min_to

@@ -74,3 +74,12 @@ def test_a_taint_that_fails_on_the_second_node_is_lifted_from_the_first():
     result = run(api, [surge(tolerates_cordon=True)], [api.store["pods"]["ns/a"]], nodes=("n1", "n2"))
     assert result.status == "failed"
     assert not [t for t in api.store["nodes"]["/n1"]["spec"].get("taints") or () if t["key"] == TAINT]
+
+
+
+def test_a_failure_before_any_old_pod_goes_restores_the_counts_this_run_raised():
+    api = FakeApi([pod("a", "n1")], [node("n1"), node("n2")])
+    api.put("deployments", deployment())  # ns/gone cannot be read: the second surge fails
+    result = run(api, [surge(), surge("gone", pods=())], [api.store["pods"]["ns/a"]])
+    assert result.status == "failed"
+    assert stored(api)["spec"]["replicas"] == 1 and ANNOTATION not in stored(api)["metadata"]["annotations"]
