@@ -103,9 +103,10 @@ def _rolling(deployment) -> bool:
     return updated < min(deployment.replicas, replicas) or replicas > max(updated, deployment.replicas)
 
 
-def _ready_replicas(workload, snapshot):
-    if workload.kind == "Deployment" and snapshot.pods_complete_in(workload.namespace):
-        return None  # counted from the pods
+def _ready_replicas(snapshot, workload):
+    """Its Ready pods: counted from the pods when all of its namespace's were read, else its status (None)."""
+    if snapshot.pods_complete_in(workload.namespace):
+        return sum(1 for p in snapshot.pods_in(workload.namespace) if p.is_ready and _top(snapshot, p) is workload)
     value = workload.status.get("readyReplicas")
     return int(value) if value is not None else None
 
@@ -229,8 +230,10 @@ def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
     k = len(pods)
     if found:
         original, to = found["replicas"], int(found.get("to") or current)
+        ready = found.get("ready") if isinstance(found.get("ready"), int) else None
     else:
         original, to = current, current + k
+        ready = _ready_replicas(snapshot, workload)
     hpa = snapshot.autoscaler_of(workload)
     mechanism = SurgeMechanism.HPA_MIN if hpa is not None else SurgeMechanism.SCALE
     hpa_from = hpa_to = None
@@ -253,7 +256,8 @@ def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
                   from_replicas=original, to_replicas=to, mechanism=mechanism, removal=removal,
                   hpa=hpa.name if hpa is not None else None, hpa_min_from=hpa_from, hpa_min_to=hpa_to,
                   pdb=pdb_ref, selector=_selector(workload), expected_seconds=wait, resumed=bool(found),
-                  gitops=_gitops(workload), tolerates_cordon=any(_tolerates_cordon(v.pod) for v in pods))
+                  gitops=_gitops(workload), tolerates_cordon=any(_tolerates_cordon(v.pod) for v in pods),
+                  ready_before=ready)
     if surge.gitops and not found:
         risks.append(("SURGE_GITOPS", f"{surge.ref} is managed by {surge.gitops}: it may revert the surge's "
                       "replica count while the drain waits", [obj(workload.kind, workload.namespace, workload.name)]))

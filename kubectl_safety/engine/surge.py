@@ -6,7 +6,7 @@ For every surged workload, before any of its pods goes:
    request that raises the count, with the object's resourceVersion as precondition), then raise it:
    ``spec.replicas`` of the Deployment (never the ReplicaSet it owns) or ``minReplicas`` of the
    HorizontalPodAutoscaler that owns the count;
-2. wait (watch) until as many Ready pods as it had run on nodes that stay; the drained nodes are
+2. wait (watch) until as many Ready pods as it had when planned run on nodes that stay; the drained nodes are
    cordoned, and tainted ``safety.kubectl.io/surge:NoSchedule`` while a workload that tolerates the
    cordon starts its surge pods;
 3. remove the old pods: by eviction (the drainer: PDB-aware retries, by UID), or by marking them with
@@ -153,6 +153,8 @@ class Surger:
                   "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
         if s.hpa:
             record.update(hpa=s.hpa, hpaMinReplicas=s.hpa_min_from)
+        if s.ready_before is not None:
+            record["ready"] = s.ready_before
 
         def build(obj):
             if self._ours(s, obj):
@@ -203,8 +205,11 @@ class Surger:
             return sum(1 for p in watches[s].items() if _ready(p) and (p.get("spec") or {}).get("nodeName")
                        not in drained and (p.get("metadata") or {}).get("uid") not in s.uids)
 
+        def wanted(s):  # the Ready pods it had: a replica that was not Ready is not waited for
+            return s.from_replicas if s.ready_before is None else min(s.from_replicas, s.ready_before)
+
         def all_ready():
-            return all(ready_elsewhere(s) >= s.from_replicas for s in surges if s.pods)
+            return all(ready_elsewhere(s) >= wanted(s) for s in surges if s.pods)
 
         waiting = [s.ref for s in surges if s.pods]
         if waiting:
@@ -215,8 +220,8 @@ class Surger:
             run.status, run.message = "interrupted", "interrupted while the surge pods started: run the same " \
                                                      "command again to finish (or restore) the surge"
         else:
-            late = [f"{s.ref} ({ready_elsewhere(s)}/{s.from_replicas} Ready elsewhere)" for s in surges
-                    if s.pods and ready_elsewhere(s) < s.from_replicas]
+            late = [f"{s.ref} ({ready_elsewhere(s)}/{wanted(s)} Ready elsewhere)" for s in surges
+                    if s.pods and ready_elsewhere(s) < wanted(s)]
             run.status, run.message = "timeout", f"surge pods not Ready in time: {', '.join(late)}; run the " \
                                                  "same command again to finish the surge"
         return False

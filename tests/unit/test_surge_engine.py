@@ -83,3 +83,14 @@ def test_a_failure_before_any_old_pod_goes_restores_the_counts_this_run_raised()
     result = run(api, [surge(), surge("gone", pods=())], [api.store["pods"]["ns/a"]])
     assert result.status == "failed"
     assert stored(api)["spec"]["replicas"] == 1 and ANNOTATION not in stored(api)["metadata"]["annotations"]
+
+
+
+def test_a_workload_with_a_crash_looping_replica_waits_for_the_ready_count_it_had():
+    """Two replicas, one never Ready: one surge pod Ready on a node that stays is what it had."""
+    a, b, c = pod("a", "n1"), pod("b", "n2", ready=False), pod("c", "n2")
+    api = FakeApi([a, b, c], [node("n1"), node("n2")])
+    api.put("deployments", deployment(replicas=2))
+    result = run(api, [surge(from_replicas=2, to_replicas=3, ready_before=1)], [a], seconds=5)
+    assert result.status == "done", result.message
+    assert stored(api)["spec"]["replicas"] == 2 and ANNOTATION not in stored(api)["metadata"]["annotations"]

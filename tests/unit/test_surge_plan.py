@@ -240,3 +240,10 @@ def test_autoscalers_or_quotas_that_could_not_be_read_make_the_surge_not_safe(un
     assert [r["code"] for r in report["risks"]] == ["SURGE_NOT_JUDGED"] and not report["safe"]
     accepted = plan_drain(snap, ["n1"], DrainOptions(surge=True, accept_risks=frozenset({"SURGE_NOT_JUDGED"})), NOW)
     assert accepted["safe"]
+
+
+def test_a_crash_looping_replica_is_not_counted_in_the_ready_count_the_surge_waits_for():
+    b = web("b", "n2")
+    b["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    plan = _drain.plan_drain(snapshot(N1, N2, deployment(2), rs(2), web("a"), b), ["n1"], DrainOptions(surge=True), NOW)
+    assert [(s.from_replicas, s.to_replicas, s.ready_before) for s in plan.surge.surges] == [(2, 3, 1)]
