@@ -205,6 +205,7 @@ class Surge:
     gitops: str = ""  # what says a GitOps controller manages it ('' : none found)
     tolerates_cordon: bool = False  # its pods tolerate node.kubernetes.io/unschedulable
     wave: int = 1
+    ready_before: Optional[int] = None  # its Ready pods when planned (None: not known): what the surge waits for
 
     @property
     def ref(self) -> str:

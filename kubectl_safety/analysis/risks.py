@@ -33,6 +33,8 @@ RISKS = {
     "SURGE_LIMIT": ("surge-limit", "--surge: a surge needs more extra pods than --surge-limit (or the "
                     "HorizontalPodAutoscaler's maxReplicas) allows"),
     "SURGE_QUOTA": ("surge-quota", "--surge: a ResourceQuota would refuse the surge pods"),
+    "SURGE_NOT_JUDGED": ("surge-not-judged", "--surge: the HorizontalPodAutoscalers or ResourceQuotas could not be "
+                         "read: who owns the count and whether a quota refuses the surge pods is not judged"),
     "SURGE_GITOPS": ("gitops", "--surge: a GitOps controller (Argo CD, Flux, Helm) manages the workload and may "
                      "revert its replica count while the drain waits"),
 }

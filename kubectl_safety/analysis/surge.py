@@ -79,7 +79,22 @@ def workload_of(snapshot, pod):
         if recorded(top) is None and _rolling(top):
             return None, (f"Deployment {top.namespace}/{top.name} is in the middle of a rollout: not surged "
                           "(run again once it is complete)")
-    return top, ""
+    return (None, why) if (why := _one_copy_at_a_time(snapshot, pod, top)) else (top, "")
+
+
+def _one_copy_at_a_time(snapshot, pod, workload) -> str:
+    """Why the workload cannot run a second copy of the pod beside it ('' : it can)."""
+    ref = f"{workload.kind} {workload.namespace}/{workload.name}"
+    if workload.kind == "Deployment" and (workload.spec.get("strategy") or {}).get("type") == "Recreate":
+        return f"{ref} has the Recreate strategy (never two copies at once): it is unavailable while the pod moves"
+    for volume in pod.volumes:
+        name = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+        claim = snapshot.pvc(pod.namespace, name) if name else None
+        modes = set(claim.access_modes) if claim is not None else set()
+        if "ReadWriteOncePod" in modes or modes and not modes & {"ReadWriteMany", "ReadOnlyMany"}:
+            return (f"{ref} is never surged: its pods share claim {name} ({', '.join(sorted(modes))}), which a "
+                    "second copy on another node cannot use; it is unavailable while the pod moves")
+    return ""
 
 
 def _rolling(deployment) -> bool:
@@ -92,9 +107,10 @@ def _rolling(deployment) -> bool:
     return updated < min(deployment.replicas, replicas) or replicas > max(updated, deployment.replicas)
 
 
-def _ready_replicas(workload, snapshot):
-    if workload.kind == "Deployment" and snapshot.pods_complete_in(workload.namespace):
-        return None  # counted from the pods
+def _ready_replicas(snapshot, workload):
+    """Its Ready pods: counted from the pods when all of its namespace's were read, else its status (None)."""
+    if snapshot.pods_complete_in(workload.namespace):
+        return sum(1 for p in snapshot.pods_in(workload.namespace) if p.is_ready and _top(snapshot, p) is workload)
     value = workload.status.get("readyReplicas")
     return int(value) if value is not None else None
 
@@ -138,6 +154,7 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
                 if resource in ("cpu", "memory"):
                     peak[resource] = peak.get(resource, 0) + amount
         risks += extra
+    risks += _not_judged(snapshot, surges)
     unplaced = [(s, entries[key]) for s in surges for key in s.keys if entries[key].replacement_node is None
                 and capacity is not None and not s.resumed]
     for s, e in unplaced:
@@ -145,6 +162,18 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
                       f"node that stays: {getattr(e, 'surge_why', '') or 'no room'}; nothing is changed",
                       [obj(s.kind, s.namespace, s.name), pod_obj(e.pod)]))
     return SurgePlan(tuple(surges), _peak(peak)), risks, ()
+
+
+def _not_judged(snapshot, surges) -> list:
+    """The surge's risk when the autoscalers or quotas could not be read: taken as absent, they are not judged."""
+    unread = {r: why for r, why in snapshot.unread.items() if r in ("horizontalpodautoscalers", "resourcequotas")}
+    planned = [s for s in surges if not s.resumed]
+    if not unread or not planned:
+        return []
+    kinds = ", ".join(f"{resource} ({why})" for resource, why in sorted(unread.items()))
+    return [("SURGE_NOT_JUDGED", f"{kinds} could not be read: whether an autoscaler owns the count of "
+             f"{', '.join(s.ref for s in planned)} or a quota refuses its surge pods is not judged",
+             [obj(s.kind, s.namespace, s.name) for s in planned])]
 
 
 def _candidates(snapshot, verdicts, entries, trackers):
@@ -205,8 +234,10 @@ def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
     k = len(pods)
     if found:
         original, to = found["replicas"], int(found.get("to") or current)
+        ready = found.get("ready") if isinstance(found.get("ready"), int) else None
     else:
         original, to = current, current + k
+        ready = _ready_replicas(snapshot, workload)
     hpa = snapshot.autoscaler_of(workload)
     mechanism = SurgeMechanism.HPA_MIN if hpa is not None else SurgeMechanism.SCALE
     hpa_from = hpa_to = None
@@ -229,7 +260,8 @@ def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
                   from_replicas=original, to_replicas=to, mechanism=mechanism, removal=removal,
                   hpa=hpa.name if hpa is not None else None, hpa_min_from=hpa_from, hpa_min_to=hpa_to,
                   pdb=pdb_ref, selector=_selector(workload), expected_seconds=wait, resumed=bool(found),
-                  gitops=_gitops(workload), tolerates_cordon=any(_tolerates_cordon(v.pod) for v in pods))
+                  gitops=_gitops(workload), tolerates_cordon=any(_tolerates_cordon(v.pod) for v in pods),
+                  ready_before=ready)
     if surge.gitops and not found:
         risks.append(("SURGE_GITOPS", f"{surge.ref} is managed by {surge.gitops}: it may revert the surge's "
                       "replica count while the drain waits", [obj(workload.kind, workload.namespace, workload.name)]))
@@ -266,8 +298,11 @@ def _scale_down_window(hpa) -> int:
 
 
 def _selector(workload) -> str:
-    labels = (workload.spec.get("selector") or {}).get("matchLabels") or {}
-    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    """The workload's whole selector (matchLabels and matchExpressions) in the API's labelSelector form."""
+    from kubectl_safety.model.selectors import LabelSelector
+
+    selector = LabelSelector.parse(workload.spec.get("selector") or {})
+    return str(LabelSelector(sorted(selector.requirements, key=lambda r: (r[0], r[1], sorted(r[2])))))
 
 
 def _gitops(workload) -> str:

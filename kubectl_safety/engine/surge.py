@@ -6,7 +6,7 @@ For every surged workload, before any of its pods goes:
    request that raises the count, with the object's resourceVersion as precondition), then raise it:
    ``spec.replicas`` of the Deployment (never the ReplicaSet it owns) or ``minReplicas`` of the
    HorizontalPodAutoscaler that owns the count;
-2. wait (watch) until as many Ready pods as it had run on nodes that stay; the drained nodes are
+2. wait (watch) until as many Ready pods as it had when planned run on nodes that stay; the drained nodes are
    cordoned, and tainted ``safety.kubectl.io/surge:NoSchedule`` while a workload that tolerates the
    cordon starts its surge pods;
 3. remove the old pods: by eviction (the drainer: PDB-aware retries, by UID), or by marking them with
@@ -68,13 +68,15 @@ class Surger:
         surges = plan.surge.surges
         run = SurgeRun()
         pods = {(p.namespace, p.name): p for p in plan.pods}
-        tainted = []
+        tainted, raised = [], []  # raised: the surges this run raised (not resumed ones)
+        removing = False
         try:
-            tainted = self._taint([s for s in surges if s.tolerates_cordon and s.pods])
+            self._taint([s for s in surges if s.tolerates_cordon and s.pods], tainted)
             for s in surges:
-                self._raise(s, run)
+                self._raise(s, run, raised)
             if not self._wait_ready(surges, deadline, run):
                 return run
+            removing = True
             evicted = [pods[k] for s in surges if s.removal is Removal.EVICT for k in s.keys if k in pods]
             for s in surges:
                 if s.removal is Removal.DELETION_COST and s.pods:
@@ -96,6 +98,8 @@ class Surger:
             self._wait_settled(surges, deadline, run)
         except _Stop as e:
             run.status, run.message = e.status, e.message
+            if not removing:  # no old pod went yet: nothing this run raised stays raised
+                self._lower(raised, run)
             return run
         finally:  # lifted also when stopped: a rerun taints again before it waits
             self._untaint(tainted)
@@ -135,23 +139,38 @@ class Surger:
         raise _Stop("failed", f"surge: {resource} {namespace}/{name} kept changing (conflicts)")
 
     # -- 1. record and raise ---------------------------------------------------------------
-    def _raise(self, s, run):
+    def _lower(self, raised, run):
+        for s in raised:
+            try:
+                self._restore(s, run)
+            except _Stop as e:
+                self.emit(str(e.message))
+
+    def _raise(self, s, run, raised):
         resource = RESOURCES[s.kind]
         record = {"holder": "kubectl-safety", "command": self.holder, "nodes": self.nodes,
                   "replicas": s.from_replicas, "to": s.to_replicas,
                   "at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
         if s.hpa:
             record.update(hpa=s.hpa, hpaMinReplicas=s.hpa_min_from)
+        if s.ready_before is not None:
+            record["ready"] = s.ready_before
 
         def build(obj):
-            if ANNOTATION in ((obj.get("metadata") or {}).get("annotations") or {}):
-                return None  # recorded by an earlier run: resumed
+            if self._ours(s, obj):
+                return None  # recorded by an earlier run of this drain: resumed
             patch = {"metadata": {"annotations": {ANNOTATION: json.dumps(record, sort_keys=True)}}}
             if s.mechanism is SurgeMechanism.SCALE:
+                replicas = (obj.get("spec") or {}).get("replicas", 1)
+                if replicas != s.from_replicas:
+                    raise _Stop("failed", f"surge: {s.ref} has {replicas} replicas, not {s.from_replicas}: the count "
+                                          "changed since the plan; plan again")
                 patch["spec"] = {"replicas": s.to_replicas}
             return patch
 
         _, sent = self._patch(resource, s.namespace, s.name, build)
+        if sent:
+            raised.append(s)
         if s.mechanism is SurgeMechanism.HPA_MIN:
             self._patch("horizontalpodautoscalers", s.namespace, s.hpa,
                         lambda h: None if (h.get("spec") or {}).get("minReplicas", 1) >= s.hpa_min_to
@@ -162,6 +181,21 @@ class Surger:
         run.raised.append(line)
         self.emit("surged " + line)
 
+    def _ours(self, s, obj) -> bool:
+        """The object carries a surge record of a drain of these nodes (False: none); a record of a drain
+        of other nodes stops the run."""
+        note = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
+        if note is None:
+            return False
+        try:
+            nodes = list(json.loads(note).get("nodes") or ())
+        except (ValueError, AttributeError):
+            nodes = []
+        if set(nodes) & set(self.nodes):
+            return True
+        raise _Stop("failed", f"surge: {s.ref} is surged by a drain of {', '.join(map(str, nodes)) or 'unknown nodes'}"
+                              " that has not finished: not changed")
+
     # -- 2. wait for the surge pods ----------------------------------------------------------
     def _wait_ready(self, surges, deadline, run) -> bool:
         watches = {s: self.group.watch("pods", s.namespace, label_selector=s.selector) for s in surges}
@@ -171,8 +205,11 @@ class Surger:
             return sum(1 for p in watches[s].items() if _ready(p) and (p.get("spec") or {}).get("nodeName")
                        not in drained and (p.get("metadata") or {}).get("uid") not in s.uids)
 
+        def wanted(s):  # the Ready pods it had: a replica that was not Ready is not waited for
+            return s.from_replicas if s.ready_before is None else min(s.from_replicas, s.ready_before)
+
         def all_ready():
-            return all(ready_elsewhere(s) >= s.from_replicas for s in surges if s.pods)
+            return all(ready_elsewhere(s) >= wanted(s) for s in surges if s.pods)
 
         waiting = [s.ref for s in surges if s.pods]
         if waiting:
@@ -183,8 +220,8 @@ class Surger:
             run.status, run.message = "interrupted", "interrupted while the surge pods started: run the same " \
                                                      "command again to finish (or restore) the surge"
         else:
-            late = [f"{s.ref} ({ready_elsewhere(s)}/{s.from_replicas} Ready elsewhere)" for s in surges
-                    if s.pods and ready_elsewhere(s) < s.from_replicas]
+            late = [f"{s.ref} ({ready_elsewhere(s)}/{wanted(s)} Ready elsewhere)" for s in surges
+                    if s.pods and ready_elsewhere(s) < wanted(s)]
             run.status, run.message = "timeout", f"surge pods not Ready in time: {', '.join(late)}; run the " \
                                                  "same command again to finish the surge"
         return False
@@ -240,11 +277,11 @@ class Surger:
     # -- 4. restore ------------------------------------------------------------------------
     def _restore(self, s, run):
         resource = RESOURCES[s.kind]
-        changed = []
+        changed, hpa_changed = [], []  # each cleared when its patch is built again (after a conflict)
 
         def build(obj):
-            note = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION)
-            if note is None:
+            changed.clear()
+            if not self._ours(s, obj):
                 return None  # restored already
             patch = {"metadata": {"annotations": {ANNOTATION: None}}}
             replicas = (obj.get("spec") or {}).get("replicas", 1)
@@ -258,17 +295,19 @@ class Surger:
 
         if s.mechanism is SurgeMechanism.HPA_MIN:
             def build_hpa(h):
+                hpa_changed.clear()
                 current = (h.get("spec") or {}).get("minReplicas", 1)
                 if current == s.hpa_min_from:
                     return None
                 if current != s.hpa_min_to:
-                    changed.append(f"HorizontalPodAutoscaler {s.namespace}/{s.hpa}: minReplicas {current}, not "
+                    hpa_changed.append(f"HorizontalPodAutoscaler {s.namespace}/{s.hpa}: minReplicas {current}, not "
                                    f"{s.hpa_min_to} as the surge set it: left as it is")
                     return None
                 return {"spec": {"minReplicas": s.hpa_min_from}}
 
             self._patch("horizontalpodautoscalers", s.namespace, s.hpa, build_hpa)
         self._patch(resource, s.namespace, s.name, build)
+        changed = hpa_changed + changed
         run.changed_by_others += changed
         for line in changed:
             self.emit("not restored: " + line)
@@ -298,14 +337,15 @@ class Surger:
             run.status, run.message = "interrupted", "interrupted while the restored workloads scaled back"
 
     # -- the taint that keeps surge pods off the drained nodes --------------------------------
-    def _taint(self, surges) -> list:
+    def _taint(self, surges, tainted):
+        """Taint the drained nodes, each added to ``tainted`` once done (lifted even if a later one fails)."""
         if not surges:
-            return []
+            return
         for node in self.nodes:
             self._patch("nodes", None, node, lambda n: _taints(n, add=True))
+            tainted.append(node)
         self.emit(f"tainted {', '.join(self.nodes)} {TAINT}:NoSchedule while surge pods start (they tolerate "
                   "the cordon)")
-        return list(self.nodes)
 
     def _untaint(self, nodes):
         for node in nodes:

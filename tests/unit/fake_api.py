@@ -27,6 +27,22 @@ def entry(p, action="evict", pdb=None):
                      Action(action), (), pdb, 1, None, 0)
 
 
+WORKLOADS = ("deployments", "replicasets", "horizontalpodautoscalers")
+
+
+def _merge(target, patch):
+    """A JSON merge patch (None removes a key)."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge(out.get(key), value)
+    return out
+
+
 class FakeApi:
     """Objects by resource; ``on_evict(api, pod)`` decides what an accepted eviction does (default: delete)."""
 
@@ -41,6 +57,8 @@ class FakeApi:
         self.expire_first_watch = expire_first_watch
         self.forbid_watch = set(forbid_watch)  # resources whose WATCH RBAC forbids (403)
         self.closed = False
+        self.conflicts = {}  # resource: how many PATCHes of it answer 409 before one is applied
+        self.refuse = {}  # resource: the status its PATCHes answer (as RBAC or admission would refuse)
         for p in pods:
             self.put("pods", p)
         for n in nodes:
@@ -155,6 +173,8 @@ class FakeApi:
             return 201, {"kind": "Status", "status": "Success"}
         if "leases" in parts:
             return self._lease(method, parts, body)
+        if len(parts) > 3 and parts[-4] == "namespaces" and parts[-2] in WORKLOADS:
+            return self._workload(method, parts[-2], f"{parts[-3]}/{parts[-1]}", body)
         if parts[-2] == "nodes":
             with self.cond:
                 node = self.store["nodes"].get(f"/{parts[-1]}")
@@ -171,6 +191,28 @@ class FakeApi:
                 self.put("nodes", dict(node, spec=spec, metadata=meta))
                 return 200, node
         return 404, {"message": f"no fake for {method} {path}"}
+
+    def _workload(self, method, resource, key, body):
+        """GET, or a merge PATCH with the resourceVersion precondition, of a Deployment, ReplicaSet or HPA."""
+        with self.cond:
+            current = self.store.setdefault(resource, {}).get(key)
+        if current is None:
+            return 404, {"message": "not found"}
+        if method == "GET":
+            return 200, current
+        if method != "PATCH":
+            return 405, {}
+        if resource in self.refuse:
+            return self.refuse[resource], {"message": "refused"}
+        if self.conflicts.get(resource):
+            self.conflicts[resource] -= 1
+            return 409, {"message": "the object has been modified"}
+        wanted = (body.get("metadata") or {}).get("resourceVersion")
+        if wanted and wanted != current["metadata"]["resourceVersion"]:
+            return 409, {"message": "the object has been modified"}
+        patched = _merge(current, body)
+        self.put(resource, patched)
+        return 200, patched
 
     def _lease(self, method, parts, body):
         namespace = parts[parts.index("namespaces") + 1]

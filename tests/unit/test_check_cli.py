@@ -115,3 +115,26 @@ def test_several_contexts_run_in_parallel_each_in_its_section(tmp_path, monkeypa
         ("ClusterCheck", "east", True), ("ClusterCheck", "west", True)]
     code, out, _ = run_cli(["check", "--context", "east", "--context", "west", "--request-timeout", "2s"])
     assert "=== context east ===" in out and "=== context west ===" in out
+
+
+@pytest.mark.parametrize("surge", [False, True])
+def test_check_surge_on_a_live_cluster_reads_the_autoscalers_and_quotas(tmp_path, monkeypatch, surge):
+    from kubectl_safety.cli.session import Session
+    from tests.builders import snapshot
+
+    read = []
+
+    def fake_snapshot(self, queries=(), command=""):
+        read.extend(q.resource for q in queries)
+        return snapshot(make_node("n1"))
+
+    config = tmp_path / "kubeconfig"
+    config.write_text(json.dumps({"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                                  "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+                                  "users": [{"name": "u", "user": {"token": "t"}}],
+                                  "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))
+    monkeypatch.setenv("KUBECONFIG", str(config))
+    monkeypatch.setattr(Session, "snapshot", fake_snapshot)
+    run_cli(["check"] + (["--surge"] if surge else []))
+    assert "pods" in read
+    assert ({"horizontalpodautoscalers", "resourcequotas"} <= set(read)) == surge

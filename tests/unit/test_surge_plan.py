@@ -58,6 +58,22 @@ def sts_pod():
             make_pdb("db", selector={"app": "db"}, min_available=3, allowed=0, healthy=3, desired=3, expected=3)]
 
 
+def claimed(modes):
+    """A one-replica Deployment whose pod mounts a claim with these access modes."""
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
+             "spec": {"accessModes": list(modes), "resources": {"requests": {"storage": "1Gi"}}},
+             "status": {"phase": "Pending"}}
+    pod = web("a")
+    pod["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    return [deployment(1), rs(1), pod, claim]
+
+
+def recreate():
+    d = deployment(1)
+    d["spec"]["strategy"] = {"type": "Recreate"}
+    return [d, rs(1), web("a")]
+
+
 def three(**pdb_kw):
     return [deployment(3), rs(3), web("a"), web("b", "n2"), web("c", "n2"), pdb(**pdb_kw)]
 
@@ -100,6 +116,13 @@ SCENARIOS = [
         {"replicas": 3, "to": 4, "nodes": ["n1"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
         web("d", "n2"), pdb(min_available=3, allowed=1, healthy=4, desired=3, expected=4)], {}, {"a": "evict"},
      [(3, 4, "scale", "evict")], [], {"a": "SURGE"}),
+    ("read-write-once-claim-never-surged", [N1, N2, *claimed(["ReadWriteOnce"])], {}, {"a": "evict"}, [], None,
+     {"a": "SURGE_NOT_POSSIBLE"}),
+    ("read-write-once-pod-claim-never-surged", [N1, N2, *claimed(["ReadWriteOncePod"])], {}, {"a": "evict"}, [],
+     None, {"a": "SURGE_NOT_POSSIBLE"}),
+    ("read-write-many-claim-surged", [N1, N2, *claimed(["ReadWriteMany"])], {}, {"a": "evict"},
+     [(1, 2, "scale", "evict")], None, {"a": "SURGE"}),
+    ("recreate-strategy-never-surged", [N1, N2, *recreate()], {}, {"a": "evict"}, [], [], {"a": "SURGE_NOT_POSSIBLE"}),
     ("surged-by-another-drain", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
         {"replicas": 3, "to": 4, "nodes": ["n9"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
         web("d", "n2"), pdb(**MIN3)], {}, {"a": "wait"}, [], [], {"a": "SURGE_NOT_POSSIBLE"}),
@@ -113,10 +136,11 @@ def test_surge_plan(objects, options, actions, surges, risks, pod_codes):
     got = {p["name"]: p["action"] for p in report["pods"]}
     assert {k: got[k] for k in actions} == actions
     assert [(w["from"], w["to"], w["mechanism"], w["removal"]) for w in report["surge"]["workloads"]] == surges
-    assert sorted({r["code"] for r in report["risks"]}) == sorted(risks)
+    if risks is not None:  # None: the risks of the rest of the plan (the claim's volume), not the surge's
+        assert sorted({r["code"] for r in report["risks"]}) == sorted(risks)
+        assert report["safe"] == (not risks)
     for name, code in pod_codes.items():
         assert code in [r["code"] for p in report["pods"] if p["name"] == name for r in p["reasons"]]
-    assert report["safe"] == (not risks)
 
 
 def test_surge_peak_and_wait_in_the_first_wave():
@@ -196,3 +220,30 @@ def test_rollout_dry_run_surge_shows_each_batch_surges_and_the_peak(tmp_path):
     assert [b["surge"]["peak"]["pods"] for b in plan["batches"]] == [1, 2]
     code, out, err = run_cli(args + ["-o", "json"])
     assert "surgePeak" not in json.loads(out) and all("surge" not in b for b in json.loads(out)["batches"])
+
+
+def test_a_deployment_selected_only_by_match_expressions_is_watched_by_its_whole_selector():
+    """An empty selector would watch every pod of the namespace: other workloads' Ready pods would count."""
+    d = deployment(1)
+    d["spec"]["selector"] = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "www"]},
+                                                  {"key": "tier", "operator": "NotIn", "values": ["db"]}]}
+    plan = _drain.plan_drain(snapshot(N1, N2, d, rs(1), web("a")), ["n1"], DrainOptions(surge=True), NOW)
+    assert [s.selector for s in plan.surge.surges] == ["app in (web,www),tier notin (db)"]
+
+
+@pytest.mark.parametrize("unread", ["horizontalpodautoscalers", "resourcequotas"])
+def test_autoscalers_or_quotas_that_could_not_be_read_make_the_surge_not_safe(unread):
+    """A least-privilege user: what could not be read is not judged, not taken as absent."""
+    snap = snapshot(N1, N2, deployment(1), rs(1), web("a"))
+    snap.unread[unread] = "forbidden"
+    report = plan_drain(snap, ["n1"], DrainOptions(surge=True), NOW)
+    assert [r["code"] for r in report["risks"]] == ["SURGE_NOT_JUDGED"] and not report["safe"]
+    accepted = plan_drain(snap, ["n1"], DrainOptions(surge=True, accept_risks=frozenset({"SURGE_NOT_JUDGED"})), NOW)
+    assert accepted["safe"]
+
+
+def test_a_crash_looping_replica_is_not_counted_in_the_ready_count_the_surge_waits_for():
+    b = web("b", "n2")
+    b["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    plan = _drain.plan_drain(snapshot(N1, N2, deployment(2), rs(2), web("a"), b), ["n1"], DrainOptions(surge=True), NOW)
+    assert [(s.from_replicas, s.to_replicas, s.ready_before) for s in plan.surge.surges] == [(2, 3, 1)]

@@ -1,0 +1,96 @@
+"""The engine's surges against the in-memory API: a count is raised only as planned, only this drain's
+record is taken as its own, and a surge that stops early leaves nothing raised or tainted."""
+
+import json
+import time
+from types import SimpleNamespace
+
+from kubectl_safety.analysis.plans import Removal, Surge, SurgeMechanism
+from kubectl_safety.analysis.surge import ANNOTATION, TAINT
+from kubectl_safety.engine.drainer import Drainer
+from kubectl_safety.engine.surge import Surger
+from kubectl_safety.engine.watch import WatchGroup
+from tests.unit.fake_api import FakeApi, entry, node, pod
+
+
+def deployment(name="web", replicas=1, record=None):
+    annotations = {ANNOTATION: json.dumps(record)} if record else {}
+    return {"metadata": {"name": name, "namespace": "ns", "annotations": annotations},
+            "spec": {"replicas": replicas}, "status": {"replicas": replicas}}
+
+
+def surge(name="web", pods=("a",), from_replicas=1, to_replicas=2, **kw):
+    return Surge(kind="Deployment", namespace="ns", name=name, pods=pods, uids=tuple(f"uid-{p}" for p in pods),
+                 from_replicas=from_replicas, to_replicas=to_replicas, mechanism=SurgeMechanism.SCALE,
+                 removal=Removal.EVICT, hpa=None, hpa_min_from=None, hpa_min_to=None, pdb=None, selector="app=a",
+                 expected_seconds=1, resumed=False, **kw)
+
+
+def run(api, surges, pods=(), nodes=("n1",), seconds=2):
+    drainer = Drainer(api)
+    plan = SimpleNamespace(surge=SimpleNamespace(surges=tuple(surges)), pods=[entry(p) for p in pods])
+    with WatchGroup(api) as group:
+        try:
+            return Surger(drainer, group, nodes).run(plan, deadline=time.monotonic() + seconds)
+        finally:
+            api.closed = True
+
+
+def stored(api, name="web"):
+    return api.store["deployments"][f"ns/{name}"]
+
+
+def test_a_count_changed_since_the_plan_is_not_overwritten():
+    api = FakeApi([pod("a", "n1")], [node("n1"), node("n2")])
+    api.put("deployments", deployment(replicas=5))
+    result = run(api, [surge()], [api.store["pods"]["ns/a"]])
+    assert result.status == "failed" and "changed since the plan" in result.message
+    assert stored(api)["spec"]["replicas"] == 5 and ANNOTATION not in stored(api)["metadata"]["annotations"]
+
+
+
+def test_a_surge_recorded_by_a_drain_of_other_nodes_is_not_taken_as_this_runs():
+    api = FakeApi([pod("a", "n1")], [node("n1"), node("n9")])
+    api.put("deployments", deployment(replicas=2, record={"replicas": 1, "to": 2, "nodes": ["n9"]}))
+    result = run(api, [surge()], [api.store["pods"]["ns/a"]])
+    assert result.status == "failed" and "surged by a drain of n9" in result.message
+    assert json.loads(stored(api)["metadata"]["annotations"][ANNOTATION])["nodes"] == ["n9"]
+
+
+
+def test_a_restore_retried_after_a_conflict_reports_a_count_changed_by_others_once():
+    api = FakeApi([], [node("n1")])
+    api.put("deployments", deployment(replicas=7, record={"replicas": 1, "to": 2, "nodes": ["n1"]}))
+    api.conflicts["deployments"] = 1
+    result = SimpleNamespace(changed_by_others=[], restored=[])
+    Surger(Drainer(api), None, ["n1"])._restore(surge(), result)
+    assert result.changed_by_others == ["Deployment ns/web: replicas 7, not 2 as the surge set them: left as they are"]
+
+
+
+def test_a_taint_that_fails_on_the_second_node_is_lifted_from_the_first():
+    api = FakeApi([pod("a", "n1")], [node("n1")])  # n2 cannot be read
+    api.put("deployments", deployment())
+    result = run(api, [surge(tolerates_cordon=True)], [api.store["pods"]["ns/a"]], nodes=("n1", "n2"))
+    assert result.status == "failed"
+    assert not [t for t in api.store["nodes"]["/n1"]["spec"].get("taints") or () if t["key"] == TAINT]
+
+
+
+def test_a_failure_before_any_old_pod_goes_restores_the_counts_this_run_raised():
+    api = FakeApi([pod("a", "n1")], [node("n1"), node("n2")])
+    api.put("deployments", deployment())  # ns/gone cannot be read: the second surge fails
+    result = run(api, [surge(), surge("gone", pods=())], [api.store["pods"]["ns/a"]])
+    assert result.status == "failed"
+    assert stored(api)["spec"]["replicas"] == 1 and ANNOTATION not in stored(api)["metadata"]["annotations"]
+
+
+
+def test_a_workload_with_a_crash_looping_replica_waits_for_the_ready_count_it_had():
+    """Two replicas, one never Ready: one surge pod Ready on a node that stays is what it had."""
+    a, b, c = pod("a", "n1"), pod("b", "n2", ready=False), pod("c", "n2")
+    api = FakeApi([a, b, c], [node("n1"), node("n2")])
+    api.put("deployments", deployment(replicas=2))
+    result = run(api, [surge(from_replicas=2, to_replicas=3, ready_before=1)], [a], seconds=5)
+    assert result.status == "done", result.message
+    assert stored(api)["spec"]["replicas"] == 2 and ANNOTATION not in stored(api)["metadata"]["annotations"]
