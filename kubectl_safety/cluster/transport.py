@@ -288,10 +288,14 @@ def _shutdown(conn):
 
 def _dropped(conn) -> bool:
     """The server closed this idle kept-alive connection (readable with nothing to read)."""
-    import select
+    import selectors
 
-    try:
-        return conn.sock is None or bool(select.select([conn.sock], [], [], 0)[0])
+    if conn.sock is None:
+        return True
+    try:  # a selector, not select(): a process may hold file descriptors above FD_SETSIZE
+        with selectors.DefaultSelector() as sel:
+            sel.register(conn.sock, selectors.EVENT_READ)
+            return bool(sel.select(0))
     except (OSError, ValueError):
         return True
 

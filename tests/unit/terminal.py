@@ -8,7 +8,7 @@ terminal's line discipline, which signals the process group as a real Ctrl-C doe
 import os
 import pty
 import re
-import select
+import selectors
 import signal
 import sys
 import time
@@ -64,7 +64,10 @@ class Screen:
     def _pump(self, timeout) -> bool:
         if not self.readers:
             return False
-        ready, _, _ = select.select(list(self.readers), [], [], timeout)
+        with selectors.DefaultSelector() as sel:  # not select(): the suite may hold descriptors above 1024
+            for fd in self.readers:
+                sel.register(fd, selectors.EVENT_READ)
+            ready = [key.fd for key, _ in sel.select(timeout)]
         for fd in ready:
             try:
                 data = os.read(fd, 65536)

@@ -9,6 +9,7 @@ once forced through it; the echoes must agree.
 import base64
 import http.server
 import json
+import os
 import ssl
 import threading
 
@@ -138,6 +139,21 @@ def test_plain_transport_keeps_the_connection_alive(server, tmp_path):
     plain = Connection(kubeconfig=write_kubeconfig(tmp_path, server, inline=True))
     ports = {echo(plain)["port"] for _ in range(3)}
     assert len(ports) == 1
+
+
+def test_plain_transport_keeps_the_connection_alive_in_a_process_holding_many_descriptors(server, tmp_path):
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if min(soft, hard) < 1200:
+        pytest.skip(f"the descriptor limit ({soft}) is below the 1,024 that select() can watch")
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]  # the connection's socket lands above 1024
+    try:
+        plain = Connection(kubeconfig=write_kubeconfig(tmp_path, server, inline=True))
+        assert len({echo(plain)["port"] for _ in range(3)}) == 1
+    finally:
+        for fd in held:
+            os.close(fd)
 
 
 def test_concurrent_requests_each_get_an_answer(server, tmp_path):
