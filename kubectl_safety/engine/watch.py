@@ -83,6 +83,7 @@ class Watch:
             self.condition.notify_all()
 
     def _run(self):
+        _main_thread_takes_interrupts()
         failures = 0
         while not self._stopped.is_set():
             try:
@@ -159,6 +160,16 @@ class Watch:
     def get(self, key):
         with self.condition:
             return self.objects.get(key)
+
+
+def _main_thread_takes_interrupts():
+    """Block SIGINT and SIGTERM in this (watch) thread: the kernel then delivers them to the main
+    thread, whose blocking read (a confirmation prompt) they must interrupt; a signal taken by a
+    thread blocked in a socket read leaves the prompt waiting."""
+    import signal
+
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 class WatchGroup:

@@ -1,6 +1,7 @@
 """The engine's drainer against an in-memory API: each planned pod evicted once, never a churn,
 budgets retried when they allow, priority order, and watches instead of polling."""
 
+import os
 import threading
 import time
 
@@ -127,3 +128,23 @@ def test_a_pod_deleted_while_its_eviction_is_answered_ends_the_wait_without_a_de
     api.closed = True
     assert not worker.is_alive(), "the drain still waits for a pod that is gone"
     assert done["result"].status == "drained" and done["result"].evicted == ["ns/fast"]
+
+
+def test_a_watch_thread_leaves_ctrl_c_to_the_main_thread():
+    """A Ctrl-C at a confirmation prompt must interrupt the main thread's read: a watch thread that
+    could take SIGINT would swallow it there (the prompt kept waiting)."""
+    import pytest
+
+    status = f"/proc/self/task/{{}}/status"
+    if not os.path.exists(status.format(threading.get_native_id())):
+        pytest.skip("no /proc: the signal mask cannot be read here")
+    api = FakeApi([pod("p", "n1")])
+    from kubectl_safety.engine.watch import WatchGroup
+
+    with WatchGroup(api) as group:
+        watch = group.watch("pods", field_selector="spec.nodeName=n1")
+        time.sleep(0.3)  # the thread has started and set its mask
+        with open(status.format(watch._thread.native_id)) as f:
+            blocked = int(next(line for line in f if line.startswith("SigBlk:")).split()[1], 16)
+    assert blocked & (1 << (2 - 1)) and blocked & (1 << (15 - 1)), hex(blocked)  # SIGINT, SIGTERM
+    api.closed = True
