@@ -170,7 +170,10 @@ def infer(values, depth=0, key=None, item=False, nullable=frozenset(), under=Non
 def nullable(kind) -> frozenset:
     """(property, under) that ``kind`` may print as null though no sample did: its plan's Optional fields."""
     fields = optional_fields(TYPED[kind]) if kind in TYPED else ()
-    return frozenset(f for f in fields if f[0] not in OMITTED_WHEN_NONE)
+    return frozenset(f for f in fields if f[0] not in OMITTED_WHEN_NONE) | NULL_WITHOUT_A_SAMPLE
+
+
+NULL_WITHOUT_A_SAMPLE = {("status", "outcomes")}  # cluster/executor.py's Outcome: no HTTP status (a network error)
 
 
 def omittable(kind) -> frozenset:
