@@ -209,7 +209,7 @@ def main(argv) -> int:
                 item["properties"]["kind"] = {"const": item_kind}
                 kinds.append(item)
             kinds.append({"type": "object", "properties": {  # cli/published.py's cluster_check with an error
-                "kind": {"const": "ClusterCheck"}, "apiVersion": {"const": reports[0]["apiVersion"]},
+                "kind": {"const": "ClusterCheck"}, "apiVersion": {"const": by_kind["ClusterCheck"][0]["apiVersion"]},
                 "context": {"type": "string"}, "error": {"type": "string"}},
                 "required": ["kind", "apiVersion", "context", "error"], "additionalProperties": False})
             props["items"] = {"type": "array", "items": {"anyOf": kinds}}
