@@ -10,6 +10,8 @@ import sys
 import threading
 import time
 
+from kubectl_safety.cluster import threads
+
 _STATE = {"live": False, "owner": None, "ticker": None}
 _LOCK = threading.RLock()  # the live line is drawn by the command and by the countdown's ticker
 TICK_SECONDS = 1.0
@@ -109,8 +111,7 @@ def _tick():
                 except (OSError, ValueError):  # the terminal went away
                     return
 
-        _STATE["ticker"] = threading.Thread(target=run, name="countdown", daemon=True)
-        _STATE["ticker"].start()
+        _STATE["ticker"] = threads.start(run, "countdown")
 
 
 def _width() -> int:

@@ -3,6 +3,8 @@ API server answers the next LIST. Daemon threads: an interrupted command never w
 
 import threading
 
+from kubectl_safety.cluster import threads
+
 
 def in_order(fn, items, lanes: int = 2):
     """``fn(item)`` for every item, ``lanes`` at a time, yielded in the items' order. The first
@@ -25,7 +27,7 @@ def in_order(fn, items, lanes: int = 2):
             done[i].set()
 
     for _ in range(min(lanes, len(items))):
-        threading.Thread(target=work, daemon=True, name="kubectl-safety-read").start()
+        threads.start(work, "kubectl-safety-read")
     for i, finished in enumerate(done):  # every earlier item succeeded, so item i was started
         finished.wait()
         ok, value = out[i]

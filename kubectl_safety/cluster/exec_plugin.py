@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 
+from kubectl_safety.cluster import threads
 from kubectl_safety.errors import ClusterError
 from kubectl_safety.printable import register_secret
 
@@ -38,8 +39,7 @@ def run(spec: dict, base: str, timeout: float, limit: int, cluster=None) -> dict
     import threading
 
     box = []
-    reader = threading.Thread(target=lambda: box.append(_read_output(proc.stdout, limit)), daemon=True)
-    reader.start()
+    reader = threads.start(lambda: box.append(_read_output(proc.stdout, limit)), "exec-plugin")
     try:
         reader.join(min(timeout, threading.TIMEOUT_MAX))
         if reader.is_alive() or (box and len(box[0]) > limit):

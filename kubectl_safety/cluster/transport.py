@@ -16,6 +16,8 @@ time cannot stretch it; a body larger than ``MAX_BODY`` is refused.
 import threading
 from urllib.parse import urlsplit
 
+from kubectl_safety.cluster import threads
+
 MAX_IDLE = 32  # kept-alive connections (the drain executor runs up to 32 requests at once)
 MAX_BODY = 512 * 1024 * 1024  # one response (a 500-object page with managedFields is ~10 MB)
 IDLE_TIMEOUT = 60.0  # one socket operation, when --request-timeout is 0 (none)
@@ -107,12 +109,11 @@ class _Watchdog:
             except Exception:  # noqa: BLE001 - the socket may be gone already
                 pass
 
-        self._timer = threading.Timer(min(seconds, threading.TIMEOUT_MAX), fire)
-        self._timer.daemon = True
-        self._timer.start()
+        self._cancelled = threading.Event()
+        threads.start(lambda: self._cancelled.wait(min(seconds, threading.TIMEOUT_MAX)) or fire(), "deadline")
 
     def cancel(self):
-        self._timer.cancel()
+        self._cancelled.set()
 
 
 def read_bounded(read, length=None) -> bytes:
@@ -363,8 +364,7 @@ class ClientTransport:
             except BaseException as e:  # noqa: BLE001 - handed to the caller
                 box.append((False, e))
 
-        worker = threading.Thread(target=run, daemon=True)
-        worker.start()
+        worker = threads.start(run, "request")
         worker.join(min(deadline, threading.TIMEOUT_MAX))
         if not box:  # still waiting: abandoned (a daemon thread; its socket goes with the process)
             raise DeadlineExceeded(f"timed out after {deadline:g}s")

@@ -11,6 +11,7 @@ import socket
 import threading
 from datetime import datetime, timedelta, timezone
 
+from kubectl_safety.cluster import threads
 from kubectl_safety.cluster.live import resource_path
 from kubectl_safety.errors import ClusterError, RefusedError
 
@@ -145,8 +146,7 @@ class RolloutLease:
                 except Exception:  # a missed renewal is retried; the lease lasts LEASE_SECONDS
                     continue
 
-        self._thread = threading.Thread(target=loop, name="lease", daemon=True)
-        self._thread.start()
+        self._thread = threads.start(loop, "lease")
 
     def release(self):
         """Clear the holder (the rollout stopped; the same command resumes it)."""

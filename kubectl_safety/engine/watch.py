@@ -10,6 +10,7 @@ Waiters block on one ``threading.Condition`` shared by a group of watches, woken
 import threading
 import time
 
+from kubectl_safety.cluster import threads
 from kubectl_safety.errors import SafetyError
 
 WATCH_SECONDS = 240  # server-side deadline of one watch stream
@@ -52,8 +53,7 @@ class Watch:
     def start(self) -> "Watch":
         """The first LIST (raises as a LIST does), then the WATCH in a daemon thread."""
         self._relist()
-        self._thread = threading.Thread(target=self._run, name=f"watch-{self.resource}", daemon=True)
-        self._thread.start()
+        self._thread = threads.start(self._run, f"watch-{self.resource}")
         return self
 
     def stop(self):
@@ -83,7 +83,6 @@ class Watch:
             self.condition.notify_all()
 
     def _run(self):
-        _main_thread_takes_interrupts()
         failures = 0
         while not self._stopped.is_set():
             try:
@@ -160,16 +159,6 @@ class Watch:
     def get(self, key):
         with self.condition:
             return self.objects.get(key)
-
-
-def _main_thread_takes_interrupts():
-    """Block SIGINT and SIGTERM in this (watch) thread: the kernel then delivers them to the main
-    thread, whose blocking read (a confirmation prompt) they must interrupt; a signal taken by a
-    thread blocked in a socket read leaves the prompt waiting."""
-    import signal
-
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 class WatchGroup:

@@ -15,6 +15,7 @@ from kubectl_safety.cli.render import emit, warn
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.delete import progress, render
 from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.cluster import threads
 from kubectl_safety.errors import UsageError
 from kubectl_safety.model.constants import API_VERSION
 
@@ -177,8 +178,7 @@ def _wait(deleter, pods, entries, timeout) -> dict:
                             None if deadline is None else deadline - time.monotonic())
             stop.wait(1.0)
 
-    ticker = threading.Thread(target=tick, daemon=True)
-    ticker.start()
+    ticker = threads.start(tick, "countdown")
     try:
         with interrupts(deleter):
             return deleter.wait_gone(pods, deadline)
