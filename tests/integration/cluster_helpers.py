@@ -235,6 +235,61 @@ def _is_ready(p: dict) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
 
 
+class ReadyRecorder:
+    """A WATCH of a namespace's pods (of a label selector): after every change, the count of Ready,
+    not terminating pods in each group (``group(pod)``; one group, None, by default)."""
+
+    def __init__(self, cluster: Cluster, namespace: str, selector: str | None = None, group=lambda pod: None):
+        import threading
+
+        from kubectl_safety.cluster.live import Connection
+        from kubectl_safety.engine.watch import WatchGroup
+
+        self.group = group
+        self.watches = WatchGroup(Connection(kubeconfig=str(cluster.kubeconfig)))
+        self.watch = self.watches.watch("pods", namespace, label_selector=selector)
+        self.counts = [self.count()]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def count(self) -> dict:
+        counts: dict = {}
+        for p in self.watch.items():
+            if not p["metadata"].get("deletionTimestamp") and _is_ready(p):
+                key = self.group(p)
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def run(self):
+        seen = self.watches.changes()
+        while not self.stop.is_set():
+            self.watches.wait_for(lambda: self.watches.changes() != seen or self.stop.is_set(), time.monotonic() + 1)
+            if self.watches.changes() != seen:
+                seen = self.watches.changes()
+                self.counts.append(self.count())
+
+    def lowest(self, key=None) -> int:
+        """The fewest Ready pods group ``key`` had at any point."""
+        return min(c.get(key, 0) for c in self.counts)
+
+    @property
+    def minimum(self) -> int:
+        return self.lowest()
+
+    @property
+    def changes(self) -> int:
+        return len(self.counts) - 1
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.watches.stop()
+
+
 def wait_pods_running(
     cluster: Cluster, namespace: str, selector: str | None = None, count: int | None = None,
     *, ready: bool = True, timeout: float = 60,

@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from cluster_helpers import place_on, pool_nodes, pool_web, pods_by_uid, create, get_json, pdb, pod, wait_pdb_settled, wait_pods_running, wait_until
+from cluster_helpers import ReadyRecorder, place_on, pool_nodes, pool_web, pods_by_uid, create, get_json, pdb, pod, wait_pdb_settled, wait_pods_running, wait_until
 
 from kubectl_safety.cluster.live import Connection
 from tests.unit.cli_helpers import run_cli
@@ -58,37 +58,6 @@ def kubectl_would_evict(plan) -> set:
     a filter error (kubectl evicts nothing on a node where one pod fails its filters)."""
     failed = {n["name"] for n in plan["nodes"] if n["filterErrors"]}
     return {p["uid"] for p in plan["pods"] if p["action"] in ("evict", "wait", "delete") and p["node"] not in failed}
-
-
-class HealthyWatch:
-    """Polls the Ready, non-terminating pods of a label selector; remembers the minimum seen."""
-
-    def __init__(self, cluster, namespace, selector):
-        self.connection = Connection(kubeconfig=str(cluster.kubeconfig))
-        self.namespace, self.selector = namespace, selector
-        self.minimum, self.samples = None, 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def count(self) -> int:
-        items = self.connection.list("pods", self.namespace, label_selector=self.selector)["items"]
-        return sum(1 for p in items if not p["metadata"].get("deletionTimestamp") and any(
-            c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", [])))
-
-    def run(self):
-        while not self.stop.is_set():
-            n = self.count()
-            self.minimum = n if self.minimum is None else min(self.minimum, n)
-            self.samples += 1
-            time.sleep(0.05)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
 
 
 # -- differential: our dry run vs a real kubectl drain ------------------------------------------
@@ -187,11 +156,11 @@ def test_real_drain_keeps_the_pdb_healthy(cluster, namespace, make_node, audit):
     place_on(cluster, namespace, nodes[1:], [pool_web(4, namespace), pdb("web", {"app": "web"}, min_available=3)], 4)
     wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1)
     started = audit.now()
-    with HealthyWatch(cluster, namespace, "app=web") as watch:
+    with ReadyRecorder(cluster, namespace, "app=web") as watch:
         code, report, err = safety(cluster, nodes[0], "--yes", "--timeout", "120s")
     assert code == 0, err
     assert report["kind"] == "DrainReport" and report["drained"] and len(report["evicted"]) == 4
-    assert watch.samples >= 3 and watch.minimum >= 3, (watch.minimum, watch.samples)  # sampled during the drain
+    assert watch.changes >= 4 and watch.minimum >= 3, watch.counts  # recorded during the drain
     assert get_json(cluster, f"node/{nodes[0]}")["spec"].get("unschedulable") is True
     left = [p for p in pods_by_uid(cluster, namespace).values() if p["spec"].get("nodeName") == nodes[0]]
     assert left == []
@@ -209,7 +178,7 @@ def test_two_concurrent_drains_share_one_pdb(cluster, namespace, make_node):
     wait_pdb_settled(cluster, namespace, "web", disruptions_allowed=1)
     env = dict(os.environ)
     cmd = ["kubectl-safety", "drain", "--kubeconfig", str(cluster.kubeconfig), "--yes", "--timeout", "150s"]
-    with HealthyWatch(cluster, namespace, "app=web") as watch:
+    with ReadyRecorder(cluster, namespace, "app=web") as watch:
         procs = [subprocess.Popen(cmd + [n], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
                  for n in nodes[:2]]
         outputs = [p.communicate(timeout=200) for p in procs]

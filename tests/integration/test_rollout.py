@@ -12,8 +12,7 @@ import subprocess
 import threading
 import time
 
-from cluster_helpers import create, deployment, get_json, pdb, pod, pool_nodes, wait_pods_running, wait_until
-from test_drain import HealthyWatch
+from cluster_helpers import ReadyRecorder, create, deployment, get_json, pdb, pod, pool_nodes, wait_pods_running, wait_until
 
 from tests.unit.cli_helpers import run_cli
 
@@ -51,31 +50,6 @@ def workloads(namespace):
 
 
 MINIMUM = {"web": 5, "api": 2, "db": 2}
-
-
-class Budgets(HealthyWatch):
-    """The lowest count of Ready, non-terminating pods of each app (one LIST of the namespace a sample)."""
-
-    def __init__(self, cluster, namespace):
-        super().__init__(cluster, namespace, None)
-        self.lowest = {}
-
-    def run(self):
-        while not self.stop.is_set():
-            try:
-                items = self.connection.list("pods", self.namespace)["items"]
-            except Exception:  # noqa: BLE001 - a missed sample only weakens the proof
-                continue
-            counts = dict.fromkeys(MINIMUM, 0)
-            for p in items:
-                app = p["metadata"].get("labels", {}).get("app")
-                ready = any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
-                if app in counts and ready and not p["metadata"].get("deletionTimestamp"):
-                    counts[app] += 1
-            for app, n in counts.items():
-                self.lowest[app] = min(self.lowest.get(app, n), n)
-            self.samples += 1
-            time.sleep(0.05)
 
 
 class Run:
@@ -150,7 +124,7 @@ def test_pool_rollout_interrupted_resumed_exclusive_and_no_budget_broken(cluster
     assert [b["zones"] for b in plan["batches"][:3]] == [["z-a"], ["z-b"], ["z-c"]]  # zones take turns
 
     since = audit.now()
-    with Budgets(cluster, namespace) as budgets:
+    with ReadyRecorder(cluster, namespace, group=lambda p: p["metadata"].get("labels", {}).get("app")) as budgets:
         first = Run(cluster, env, *args, "--yes")
         wait_until(lambda: first.saw("batch 1/6"), 60, "the first batch to start")
         code, refused, err = run_cli(["rollout", *args, "--yes", "--kubeconfig", str(cluster.kubeconfig)])
@@ -168,7 +142,8 @@ def test_pool_rollout_interrupted_resumed_exclusive_and_no_budget_broken(cluster
         second = Run(cluster, env, *args, "--yes")
         code, report, err = second.finish(240)
         assert code == 0 and report["status"] == "done" and report["resumed"], err
-    assert budgets.samples > 50 and all(budgets.lowest[app] >= MINIMUM[app] for app in MINIMUM), budgets.lowest
+    lowest = {app: budgets.lowest(app) for app in MINIMUM}
+    assert budgets.changes > 50 and all(lowest[app] >= MINIMUM[app] for app in MINIMUM), lowest
     maintained = (tmp_path / "exec.log").read_text().split()
     assert sorted(set(maintained)) == sorted(pool)
     assert len(maintained) <= len(pool) + 1  # only the node interrupted mid-maintenance may run twice

@@ -16,12 +16,10 @@ import time
 
 import pytest
 
-from cluster_helpers import (_is_ready, create, deployment, get_json, pdb, place_on, pods_by_uid, set_node_ready,
+from cluster_helpers import (ReadyRecorder, create, deployment, get_json, pdb, place_on, pods_by_uid, set_node_ready,
                              wait_pdb_settled, wait_pods_running, wait_until)
 from kubectl_safety.analysis.surge import ANNOTATION, TAINT
-from kubectl_safety.cluster.live import Connection
 from kubectl_safety.engine.rollout import ANNOTATION_SURGES
-from kubectl_safety.engine.watch import WatchGroup
 from tests.unit.cli_helpers import run_cli
 
 UNSCHEDULABLE = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
@@ -31,41 +29,6 @@ def safety(cluster, command, *args):
     started = time.monotonic()
     code, out, err = run_cli([command, *args, "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
     return code, (json.loads(out) if out.strip() else None), err, time.monotonic() - started
-
-
-class ReadyRecorder:
-    """A WATCH of the pods of a selector: the Ready (not terminating) count after every change, and its minimum."""
-
-    def __init__(self, cluster, namespace, selector):
-        self.group = WatchGroup(Connection(kubeconfig=str(cluster.kubeconfig)))
-        self.watch = self.group.watch("pods", namespace, label_selector=selector)
-        self.counts = [self.count()]
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def count(self) -> int:
-        return sum(1 for p in self.watch.items() if not p["metadata"].get("deletionTimestamp") and _is_ready(p))
-
-    def run(self):
-        seen = self.group.changes()
-        while not self.stop.is_set():
-            self.group.wait_for(lambda: self.group.changes() != seen or self.stop.is_set(), time.monotonic() + 1)
-            if self.group.changes() != seen:
-                seen = self.group.changes()
-                self.counts.append(self.count())
-
-    @property
-    def minimum(self) -> int:
-        return min(self.counts)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
-        self.group.stop()
 
 
 def pool(make_node, namespace, count, **kwargs):
