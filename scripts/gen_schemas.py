@@ -66,10 +66,11 @@ KIND_ENUMS = {  # (kinds, property, the property it is under): a closed set in t
                                                                "not-eligible", "gated", "not-scheduled"],
 }
 TYPED = {"DrainPlan": plans.DrainPlan, "RolloutPlan": plans.RolloutPlan, "ClusterCheck": plans.ClusterCheck,
-         "RolloutReport": rollout_report.RolloutReport}
+         "RolloutReport": rollout_report.RolloutReport, "PreemptionPreview": plans.PreemptionPreview,
+         "RebalancePlan": plans.RebalancePlan}
 # Optional fields that cli/published.py leaves out, spreads or dereferences rather than printing null
 OMITTED_WHEN_NONE = {"figures", "nodes", "nodesNotListed", "reason", "drain", "exec", "ready", "uncordoned", "plan",
-                     "serverDryRun", "context", "error", "summary", "assumes", "stuckPods"}
+                     "serverDryRun", "context", "error", "summary", "assumes", "stuckPods", "scope"}
 
 
 def camel(name: str) -> str:
