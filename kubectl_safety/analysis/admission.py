@@ -15,13 +15,14 @@ itself: a ``hostNetwork`` pod's ports get their containerPort as hostPort):
   (a different one is rejected) and its scheduling nodeSelector (a conflicting key is rejected) and
   tolerations are merged in.
 - The pod strategy's validation: no container requests more than its limit.
-- ResourceQuota: every quota of the namespace whose ``status.hard`` names a resource the pod uses:
-  the pod's usage (``pods``, ``count/pods``, ``requests.*``/bare names, ``limits.*``) added to
-  ``status.used`` must stay within ``status.hard``; a quota the controller has not computed yet
-  (no ``status.hard``) rejects every pod; a hard requests/limits entry needs every container to
-  set that request/limit. Quotas with scopes are not judged (docs/deviations.md).
+- ResourceQuota: every quota of the namespace whose ``status.hard`` names a resource the pod uses
+  and whose scopes all match the pod (``quota_matches``): the pod's usage (``pods``,
+  ``count/pods``, ``requests.*``/bare names, ``limits.*``) added to ``status.used`` must stay
+  within ``status.hard``; a quota the controller has not computed yet (no ``status.hard``) limits
+  nothing; a hard requests/limits entry needs every container to set that request/limit.
 """
 
+from kubectl_safety.analysis.qos import compute_qos
 from kubectl_safety.analysis.resources import pod_limits, pod_requests
 from kubectl_safety.model.constants import SYSTEM_CLASSES
 from kubectl_safety.model.objects import Pod
@@ -224,8 +225,10 @@ def _usage(pod) -> dict:
 
 def _quota(pod, snapshot):
     usage = None
+    default = snapshot.global_default_class
+    class_name = pod.spec.get("priorityClassName") or (default.name if default is not None else "")
     for quota in snapshot.resource_quotas_in(pod.namespace):
-        if quota.spec.get("scopes") or quota.spec.get("scopeSelector"):
+        if not quota_matches(quota, pod, class_name):
             continue
         hard_raw = quota.status.get("hard")
         if not hard_raw:  # not computed yet: admission judges status.hard only, so nothing is limited
@@ -246,6 +249,45 @@ def _quota(pod, snapshot):
         if over:
             raise AdmissionRejected("ResourceQuota", f"exceeded quota: {quota.name}, requested: "
                                                      + ",".join(f"{n}={usage[n]}" for n in over))
+
+
+def quota_matches(quota, pod, class_name) -> bool:
+    """The pod evaluator's ``Matches`` on its scopes: every scope of the quota (``spec.scopes``, each
+    as Exists, and ``spec.scopeSelector``'s expressions) matches the pod. ``class_name``: the
+    priorityClassName admission stores (the global default's name when the pod names none)."""
+    selectors = [{"scopeName": s, "operator": "Exists"} for s in quota.spec.get("scopes") or ()]
+    selectors += list((quota.spec.get("scopeSelector") or {}).get("matchExpressions") or ())
+    return all(_scope_matches(s, pod, class_name) for s in selectors)
+
+
+def _scope_matches(selector, pod, class_name) -> bool:
+    """``podMatchesScopeFunc``; a PriorityClass expression is a label selector on {PriorityClass: name}."""
+    scope, operator = selector.get("scopeName"), selector.get("operator")
+    if scope in ("Terminating", "NotTerminating"):
+        deadline = pod.spec.get("activeDeadlineSeconds")
+        return (deadline is not None and deadline >= 0) == (scope == "Terminating")
+    if scope in ("BestEffort", "NotBestEffort"):
+        return (compute_qos(pod) == "BestEffort") == (scope == "BestEffort")
+    if scope == "PriorityClass":
+        if operator == "Exists":
+            return bool(class_name)
+        if operator == "DoesNotExist":
+            return not class_name
+        if operator == "In":
+            return bool(class_name) and class_name in (selector.get("values") or ())
+        if operator == "NotIn":
+            return not class_name or class_name not in (selector.get("values") or ())
+        return False
+    if scope == "CrossNamespacePodAffinity":
+        affinity = pod.spec.get("affinity") or {}
+        terms = []
+        for kind in ("podAffinity", "podAntiAffinity"):
+            rules = affinity.get(kind) or {}
+            terms += rules.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+            preferred = rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+            terms += [w.get("podAffinityTerm") or {} for w in preferred]
+        return any(t.get("namespaces") or t.get("namespaceSelector") is not None for t in terms)
+    return False
 
 
 def _amounts(raw) -> dict:

@@ -72,6 +72,36 @@ def test_admission_quota_exceeded_is_rejected(tmp_path):
     assert code == 1 and "ResourceQuota: exceeded quota: pods" in err
 
 
+def scoped_quota(**scope):
+    """A pods quota of the jobs namespace already used up, limited to the pods its scope matches."""
+    return {**QUOTA, "spec": {**QUOTA["spec"], **scope}}
+
+
+def in_class(operator, *values):
+    return {"scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": operator,
+                                                    **({"values": list(values)} if values else {})}]}}
+
+
+@pytest.mark.parametrize("scope, spec, rejected", [
+    (in_class("In", "batch-low"), {"priorityClassName": "batch-low"}, True),
+    (in_class("In", "critical-service"), {"priorityClassName": "batch-low"}, False),
+    (in_class("NotIn", "batch-low"), {"priorityClassName": "batch-low"}, False),
+    (in_class("NotIn", "batch-low"), {}, True),  # the global default "standard" is stored as its class
+    (in_class("In", "standard"), {}, True),
+    (in_class("Exists"), {}, True),
+    (in_class("DoesNotExist"), {"priorityClassName": "batch-low"}, False),
+    ({"scopes": ["BestEffort"]}, {}, True),
+    ({"scopes": ["NotBestEffort"]}, {}, False),
+    ({"scopes": ["Terminating"]}, {"activeDeadlineSeconds": 60}, True),
+    ({"scopes": ["Terminating"]}, {}, False),
+    ({"scopes": ["NotTerminating"], **in_class("In", "batch-low")}, {"priorityClassName": "batch-low"}, True),
+])
+def test_admission_quota_with_scopes_judges_the_pods_it_matches(tmp_path, scope, spec, rejected):
+    """A quota scoped to a PriorityClass (or QoS, or a deadline) limits only the pods its scopes match."""
+    code, out = preview(tmp_path, manifest_pod(**spec), scoped_quota(**scope))
+    assert (code == 1 and "ResourceQuota: exceeded quota: pods" in out) == rejected, out
+
+
 @pytest.mark.parametrize("spec, objects, expected", [
     ({"priority": 7}, [], "Priority"),  # no class, no global default: 0
     ({}, [LIMIT_RANGE | {"spec": {"limits": [{"type": "Container", "min": {"cpu": "1"}}]}}], None),  # min defaults
