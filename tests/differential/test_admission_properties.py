@@ -5,10 +5,11 @@ versus ``admission.admit``, as ``preemption -f`` previews a manifest's pod.
 LimitRanges with Container and Pod items (default, defaultRequest, min, max, ratio), PriorityClasses
 (a global default or not, either policy) and pods that set priority/preemptionPolicy, RuntimeClasses
 with overhead and scheduling, ResourceQuotas on pods, cpu and memory (requests, limits, bare),
-computed or not, maybe scoped (PriorityClass expressions, QoS, deadline). Rejected or not and by
-which plugin, and what the scheduler reads of the stored
-pod: priority, preemption policy, overhead, node selector, tolerations (less the two
-DefaultTolerationSeconds adds, which no filter of a Ready node reads), containers' requests/limits.
+computed or not, maybe scoped (PriorityClass expressions, QoS, deadline); pods with init
+containers, sidecars, pod-level resources. Rejected or not and by which plugin, and what the
+scheduler reads of the stored pod: priority, preemption policy, overhead, node selector,
+tolerations (less the two DefaultTolerationSeconds adds, which no filter of a Ready node reads),
+containers' and pod-level requests/limits.
 """
 
 from hypothesis import given
@@ -100,6 +101,10 @@ def case(draw):
     spec = {"containers": [{"name": "c", "image": "x", "resources": resources(draw)}]}
     if draw(st.integers(0, 3)) == 0:
         spec["initContainers"] = [{"name": "i", "image": "x", "resources": resources(draw, 3)}]
+        if draw(st.booleans()):  # a sidecar
+            spec["initContainers"][0]["restartPolicy"] = "Always"
+    if draw(st.integers(0, 3)) == 0:  # pod-level resources (PodLevelResources)
+        spec["resources"] = resources(draw, 1)
     if classes and draw(st.booleans()):
         spec["priorityClassName"] = draw(st.sampled_from([c["metadata"]["name"] for c in classes] + ["missing"]))
     if draw(st.integers(0, 4)) == 0:
@@ -129,6 +134,7 @@ def scheduling_view(raw) -> dict:
             "tolerations": [t for t in spec.get("tolerations") or () if t.get("key") not in DEFAULT_TOLERATIONS],
             "containers": [(c.exact_requests, c.exact_limits)  # as the API's defaulting leaves them
                            for c in (*Pod(raw).init_containers, *Pod(raw).containers)],
+            "podLevel": [exact_resource_list((spec.get("resources") or {}).get(p)) for p in ("requests", "limits")],
             "hostPorts": [p.get("hostPort") for c in spec.get("containers") or () for p in c.get("ports") or ()]}
 
 
