@@ -6,8 +6,8 @@ priorities below the preemptor's (a few equal to or above it, never victims), th
 random LimitRanges (a Container item's default, defaultRequest, min and max; maybe a Pod item's max;
 maybe a second one whose max the manifest's limit breaks), maybe a RuntimeClass (overhead, a
 nodeSelector matching some of the pool or none of it, a toleration of the pool's taint or not) and
-ResourceQuotas (pods, cpu, memory or limits; maybe scoped to a PriorityClass; sometimes exhausted
-by the fillers). The manifest is a Pod, Deployment, StatefulSet or Job (one pod) asking for more cpu
+ResourceQuotas (pods, cpu, memory or limits; maybe scoped to a PriorityClass, QoS or deadline;
+sometimes exhausted by the fillers). The manifest is a Pod, Deployment, StatefulSet or Job (one pod) asking for more cpu
 than any node has free, of a class that may preempt or not, maybe setting its own priority or
 preemptionPolicy against its class, maybe of the RuntimeClass or of one that does not exist, maybe
 with an init container, a sidecar, pod-level resources.
@@ -15,8 +15,10 @@ with an init container, a sidecar, pod-level resources.
 Our preview (``kubectl safety preemption -f``) is taken just before the object is created; then:
 - rejected: the API server refuses a Pod at create, a controller records FailedCreate for its
   pod; our preview must say the API server would reject it (and name the same plugin);
-- admitted: the stored pod's requests as the scheduler counts them (containers with LimitRange
-  defaults, plus RuntimeClass overhead), priority and preemption policy are the preview's;
+- admitted: the stored pod's requests as the scheduler counts them (containers and sidecars with
+  LimitRange defaults, or pod-level requests, plus RuntimeClass overhead), priority and preemption
+  policy are the preview's (the RuntimeClass's nodeSelector and tolerations, which the preview
+  does not publish, are judged through the node);
 - then, as in test_fuzz_preemption: the node the scheduler binds it to is the previewed (or a
   tied) node and the pods it preempted (from the audit log) that candidate's victims; a pod that
   fits preempts nothing; "unschedulable" or "not-eligible" means no nomination and no preemption.
