@@ -7,25 +7,30 @@ itself: a ``hostNetwork`` pod's ports get their containerPort as hostPort):
 - LimitRanger: a ``Container`` item's ``default`` limits and ``defaultRequest`` requests fill the
   containers that set none (the LimitRange as stored: ``max`` defaults ``default``, which
   defaults ``defaultRequest``, then ``min``); then ``min``/``max``/``maxLimitRequestRatio`` of
-  ``Container`` and ``Pod`` items are enforced.
+  ``Container`` and ``Pod`` items are enforced (a Pod item on the containers and sidecars, the
+  init peak, and pod-level resources in their place).
 - Priority: a pod that sets ``priority`` or ``preemptionPolicy`` to anything but its class's (or
   the global default's, or 0 and PreemptLowerPriority) is rejected; the value itself is what
   ``priority.resolve`` reports.
 - RuntimeClass: an unknown class is rejected; its ``overhead.podFixed`` becomes the pod's overhead
   (a different one is rejected) and its scheduling nodeSelector (a conflicting key is rejected) and
   tolerations are merged in.
-- The pod strategy's validation: no container requests more than its limit.
-- ResourceQuota: every quota of the namespace whose ``status.hard`` names a resource the pod uses:
-  the pod's usage (``pods``, ``count/pods``, ``requests.*``/bare names, ``limits.*``) added to
-  ``status.used`` must stay within ``status.hard``; a quota the controller has not computed yet
-  (no ``status.hard``) rejects every pod; a hard requests/limits entry needs every container to
-  set that request/limit. Quotas with scopes are not judged (docs/deviations.md).
+- The pod strategy's validation: no container requests more than its limit; pod-level resources
+  (their requests defaulted by the API before admission) within their limits, at least the
+  containers' aggregate requests, and no container's limit above them.
+- ResourceQuota: every quota of the namespace whose ``status.hard`` names a resource the pod uses
+  and whose scopes all match the pod (``quota_matches``): the pod's usage (``pods``,
+  ``count/pods``, ``requests.*``/bare names, ``limits.*``) added to ``status.used`` must stay
+  within ``status.hard``; a quota the controller has not computed yet (no ``status.hard``) limits
+  nothing; a hard requests/limits entry needs every container to set that request/limit (unless
+  the pod sets pod-level resources).
 """
 
-from kubectl_safety.analysis.resources import pod_limits, pod_requests
+from kubectl_safety.analysis.qos import compute_qos
+from kubectl_safety.analysis.resources import pod_level_set, pod_requests
 from kubectl_safety.model.constants import SYSTEM_CLASSES
-from kubectl_safety.model.objects import Pod
-from kubectl_safety.model.quantity import exact_resource_list, rounded
+from kubectl_safety.model.objects import POD_LEVEL_RESOURCES, Pod, aggregate_requests
+from kubectl_safety.model.quantity import exact_resource_list, format_amount, rounded
 
 COMPUTE = ("cpu", "memory", "ephemeral-storage")
 
@@ -43,6 +48,7 @@ def admit(pod, snapshot) -> Pod:
     raw = {**pod.raw, "metadata": dict(pod.meta), "spec": dict(pod.spec)}
     raw["spec"]["containers"] = [dict(c) for c in raw["spec"].get("containers") or ()]
     _host_network_ports(raw["spec"])
+    _pod_level_requests(raw)
     ranges = snapshot.limit_ranges_in(pod.namespace)
     for item in (i for r in ranges for i in r.limits):
         _limit_defaults(raw, _stored(item))
@@ -65,6 +71,20 @@ def _host_network_ports(spec):
             spec[key] = [{**c, "ports": [{**p, "hostPort": p.get("hostPort") or p.get("containerPort")}
                                           for p in c.get("ports") or ()]} if c.get("ports") else c
                          for c in spec[key]]
+
+
+def _pod_level_requests(raw):
+    """The API's ``defaultPodRequests``, before admission: with pod-level limits, a missing pod-level
+    cpu or memory request is the containers' aggregate request (as the pod was given, before
+    LimitRanger's defaults), or the pod-level limit when no container requests it."""
+    resources = raw["spec"].get("resources")
+    if not resources or not resources.get("limits"):
+        return
+    defaulted = Pod(raw).pod_level[0]
+    given = resources.get("requests") or {}
+    added = {r: format_amount(r, v) for r, v in defaulted.items() if r not in given}
+    if added:
+        raw["spec"]["resources"] = {**resources, "requests": {**given, **added}}
 
 
 def _stored(item) -> dict:
@@ -103,17 +123,18 @@ def _limit_bounds(pod, item):
     if kind == "Container":
         for c in (*pod.containers, *pod.init_containers):
             _bounds(item, "Container", c.exact_requests, c.exact_limits)
-    elif kind == "Pod":  # the containers' sum, or an init container's own amount when larger
-        requests, limits = {}, {}
-        for c in pod.containers:
-            for total, part in ((requests, c.exact_requests), (limits, c.exact_limits)):
-                for name, value in part.items():
-                    total[name] = total.get(name, 0) + value
-        for c in pod.init_containers:
-            for total, part in ((requests, c.exact_requests), (limits, c.exact_limits)):
-                for name, value in part.items():
-                    total[name] = max(total.get(name, 0), value)
-        _bounds(item, "Pod", requests, limits)
+    elif kind == "Pod":  # limitranger's podRequests/podLimits: containers and sidecars, the init peak, pod-level
+        _bounds(item, "Pod", _pod_amounts(pod, "requests"), _pod_amounts(pod, "limits"))
+
+
+def _pod_amounts(pod, part) -> dict:
+    """Exact requests or limits of the pod: max(containers and sidecars, the init sequence's peak),
+    then the pod-level cpu and memory (PodLevelResources) in their place."""
+    of = (lambda c: c.exact_requests) if part == "requests" else (lambda c: c.exact_limits)
+    total = aggregate_requests(pod.containers, pod.init_containers, requests=of)
+    level = exact_resource_list((pod.spec.get("resources") or {}).get(part))
+    total.update((r, v) for r, v in level.items() if r in POD_LEVEL_RESOURCES)
+    return total
 
 
 def _bounds(item, kind, requests, limits):
@@ -151,6 +172,28 @@ def _validate(pod):
             if name in c.exact_limits and request > c.exact_limits[name]:
                 raise AdmissionRejected("validation", f"spec.initContainers[{i}].resources.requests: Invalid "
                                                       f"value: must be less than or equal to {name} limit")
+    level = pod.spec.get("resources")
+    if level:
+        _validate_pod_level(pod, exact_resource_list(level.get("requests")), exact_resource_list(level.get("limits")))
+
+
+def _validate_pod_level(pod, requests, limits):
+    """``validatePodResources``: pod-level requests within pod-level limits and at least the
+    containers' aggregate requests; no container's limit above the pod-level one."""
+    for name, request in requests.items():
+        if name in limits and request > limits[name]:
+            raise AdmissionRejected("validation", f"spec.resources.requests: Invalid value: must be less than or "
+                                                  f"equal to {name} limit")
+    aggregate = aggregate_requests(pod.containers, pod.init_containers, requests=lambda c: c.exact_requests)
+    for name, total in aggregate.items():
+        if name in requests and total > requests[name]:
+            raise AdmissionRejected("validation", f"spec.resources.requests[{name}]: Invalid value: must be greater "
+                                                  "than or equal to aggregate container requests")
+    for i, c in enumerate(pod.containers):
+        for name, limit in c.exact_limits.items():
+            if name in limits and limit > limits[name]:
+                raise AdmissionRejected("validation", f"spec.resources.containers[{i}][{name}].limits: Invalid value: "
+                                                      "must be less than or equal to pod limits")
 
 
 def _priority(raw, snapshot):
@@ -207,11 +250,11 @@ def _runtime_class(raw, snapshot):
 
 def _usage(pod) -> dict:
     """What the pod charges a quota: its count and its requests and limits (overhead included)."""
-    requests, limits = pod_requests(pod), pod_limits(pod)
-    if pod.spec.get("overhead"):
-        for name, value in rounded(exact_resource_list(pod.spec["overhead"])).items():
-            limits[name] = limits.get(name, 0) + value if name in limits else limits.get(name)
-        limits = {k: v for k, v in limits.items() if v is not None}
+    requests, limits = pod_requests(pod), _pod_amounts(pod, "limits")
+    for name, value in exact_resource_list(pod.spec.get("overhead")).items():  # PodLimits: to the limits set
+        if limits.get(name):
+            limits[name] += value
+    limits = rounded(limits)
     usage = {"pods": 1, "count/pods": 1}
     for name, value in requests.items():
         usage[f"requests.{name}"] = value
@@ -224,8 +267,10 @@ def _usage(pod) -> dict:
 
 def _quota(pod, snapshot):
     usage = None
+    default = snapshot.global_default_class
+    class_name = pod.spec.get("priorityClassName") or (default.name if default is not None else "")
     for quota in snapshot.resource_quotas_in(pod.namespace):
-        if quota.spec.get("scopes") or quota.spec.get("scopeSelector"):
+        if not quota_matches(quota, pod, class_name):
             continue
         hard_raw = quota.status.get("hard")
         if not hard_raw:  # not computed yet: admission judges status.hard only, so nothing is limited
@@ -236,9 +281,7 @@ def _quota(pod, snapshot):
         if unknown:
             raise AdmissionRejected("ResourceQuota", f"status unknown for quota: {quota.name}, resources: "
                                                      + ",".join(unknown))
-        missing = [n for n in hard if n.startswith(("requests.", "limits.")) and n.split(".", 1)[1] in COMPUTE[:2]
-                   and not _all_set(pod, *n.split(".", 1))]
-        missing += [n for n in hard if n in COMPUTE[:2] and not _all_set(pod, "requests", n)]
+        missing = [] if pod_level_set(pod) else _unset(pod, hard)  # with pod-level resources none is needed
         if missing:
             raise AdmissionRejected("ResourceQuota", f"failed quota: {quota.name}: must specify "
                                                      + ",".join(sorted(missing)))
@@ -246,6 +289,52 @@ def _quota(pod, snapshot):
         if over:
             raise AdmissionRejected("ResourceQuota", f"exceeded quota: {quota.name}, requested: "
                                                      + ",".join(f"{n}={usage[n]}" for n in over))
+
+
+def quota_matches(quota, pod, class_name) -> bool:
+    """The pod evaluator's ``Matches`` on its scopes: every scope of the quota (``spec.scopes``, each
+    as Exists, and ``spec.scopeSelector``'s expressions) matches the pod. ``class_name``: the
+    priorityClassName admission stores (the global default's name when the pod names none)."""
+    selectors = [{"scopeName": s, "operator": "Exists"} for s in quota.spec.get("scopes") or ()]
+    selectors += list((quota.spec.get("scopeSelector") or {}).get("matchExpressions") or ())
+    return all(_scope_matches(s, pod, class_name) for s in selectors)
+
+
+def _scope_matches(selector, pod, class_name) -> bool:
+    """``podMatchesScopeFunc``; a PriorityClass expression is a label selector on {PriorityClass: name}."""
+    scope, operator = selector.get("scopeName"), selector.get("operator")
+    if scope in ("Terminating", "NotTerminating"):
+        deadline = pod.spec.get("activeDeadlineSeconds")
+        return (deadline is not None and deadline >= 0) == (scope == "Terminating")
+    if scope in ("BestEffort", "NotBestEffort"):
+        return (compute_qos(pod) == "BestEffort") == (scope == "BestEffort")
+    if scope == "PriorityClass":
+        if operator == "Exists":
+            return bool(class_name)
+        if operator == "DoesNotExist":
+            return not class_name
+        if operator == "In":
+            return bool(class_name) and class_name in (selector.get("values") or ())
+        if operator == "NotIn":
+            return not class_name or class_name not in (selector.get("values") or ())
+        return False
+    if scope == "CrossNamespacePodAffinity":
+        affinity = pod.spec.get("affinity") or {}
+        terms = []
+        for kind in ("podAffinity", "podAntiAffinity"):
+            rules = affinity.get(kind) or {}
+            terms += rules.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+            preferred = rules.get("preferredDuringSchedulingIgnoredDuringExecution") or []
+            terms += [w.get("podAffinityTerm") or {} for w in preferred]
+        return any(t.get("namespaces") or t.get("namespaceSelector") is not None for t in terms)
+    return False
+
+
+def _unset(pod, hard) -> list:
+    """The pod evaluator's ``Constraints``: hard cpu/memory requests or limits some container does not set."""
+    missing = [n for n in hard if n.startswith(("requests.", "limits.")) and n.split(".", 1)[1] in COMPUTE[:2]
+               and not _all_set(pod, *n.split(".", 1))]
+    return missing + [n for n in hard if n in COMPUTE[:2] and not _all_set(pod, "requests", n)]
 
 
 def _amounts(raw) -> dict:

@@ -100,13 +100,3 @@ def requests_key(pod):
         return None
     return repr(([c.get("resources") for c in spec.get("containers") or ()],
                  [(c.get("resources"), c.get("restartPolicy")) for c in spec.get("initContainers") or ()]))
-
-
-def pod_limits(pod) -> dict:
-    """Effective limits (same aggregation as requests, limits instead)."""
-    if pod.pod_level and pod.pod_level[1]:
-        return dict(pod.pod_level[1])
-    total = {}
-    for c in pod.containers:
-        total = add(total, c.limits)
-    return total

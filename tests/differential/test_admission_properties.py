@@ -5,9 +5,11 @@ versus ``admission.admit``, as ``preemption -f`` previews a manifest's pod.
 LimitRanges with Container and Pod items (default, defaultRequest, min, max, ratio), PriorityClasses
 (a global default or not, either policy) and pods that set priority/preemptionPolicy, RuntimeClasses
 with overhead and scheduling, ResourceQuotas on pods, cpu and memory (requests, limits, bare),
-computed or not. Rejected or not and by which plugin, and what the scheduler reads of the stored
-pod: priority, preemption policy, overhead, node selector, tolerations (less the two
-DefaultTolerationSeconds adds, which no filter of a Ready node reads), containers' requests/limits.
+computed or not, maybe scoped (PriorityClass expressions, QoS, deadline); pods with init
+containers, sidecars, pod-level resources. Rejected or not and by which plugin, and what the
+scheduler reads of the stored pod: priority, preemption policy, overhead, node selector,
+tolerations (less the two DefaultTolerationSeconds adds, which no filter of a Ready node reads),
+containers' and pod-level requests/limits.
 """
 
 from hypothesis import given
@@ -21,6 +23,10 @@ from tests.builders import snapshot
 from tests.differential.conftest import PROPERTY, count, tally
 
 CPU = ["100m", "250m", "500m", "1"]
+SCOPES = [{"scopes": [s]} for s in ("BestEffort", "NotBestEffort", "Terminating", "NotTerminating")] + [
+    {"scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": op, **values}]}}
+    for op, values in (("In", {"values": ["high"]}), ("In", {"values": ["base", "missing"]}),
+                       ("NotIn", {"values": ["high"]}), ("Exists", {}), ("DoesNotExist", {}))]
 MEMORY = ["64Mi", "128Mi", "256Mi", "1Gi"]
 
 
@@ -87,12 +93,18 @@ def case(draw):
         if hard:
             q = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "ns"},
                  "spec": {"hard": hard}}
+            if draw(st.integers(0, 2)) == 0:  # limited to the pods its scopes match
+                q["spec"].update(draw(st.sampled_from(SCOPES)))
             if not draw(st.integers(0, 5)) == 0:  # computed by the quota controller (or not yet)
                 q["status"] = {"hard": dict(hard), "used": {k: draw(st.sampled_from(["0", "1"])) for k in hard}}
             quotas.append(q)
     spec = {"containers": [{"name": "c", "image": "x", "resources": resources(draw)}]}
     if draw(st.integers(0, 3)) == 0:
         spec["initContainers"] = [{"name": "i", "image": "x", "resources": resources(draw, 3)}]
+        if draw(st.booleans()):  # a sidecar
+            spec["initContainers"][0]["restartPolicy"] = "Always"
+    if draw(st.integers(0, 3)) == 0:  # pod-level resources (PodLevelResources)
+        spec["resources"] = resources(draw, 1)
     if classes and draw(st.booleans()):
         spec["priorityClassName"] = draw(st.sampled_from([c["metadata"]["name"] for c in classes] + ["missing"]))
     if draw(st.integers(0, 4)) == 0:
@@ -103,6 +115,8 @@ def case(draw):
         spec["runtimeClassName"] = draw(st.sampled_from(["kata", "kata", "gone"]))
     if draw(st.integers(0, 3)) == 0:
         spec["nodeSelector"] = {"sandbox": draw(st.sampled_from(["yes", "no"]))}
+    if draw(st.integers(0, 4)) == 0:
+        spec["activeDeadlineSeconds"] = 60
     if draw(st.integers(0, 3)) == 0:
         spec["hostNetwork"] = True
         spec["containers"][0]["ports"] = [{"containerPort": 8080}]
@@ -120,6 +134,7 @@ def scheduling_view(raw) -> dict:
             "tolerations": [t for t in spec.get("tolerations") or () if t.get("key") not in DEFAULT_TOLERATIONS],
             "containers": [(c.exact_requests, c.exact_limits)  # as the API's defaulting leaves them
                            for c in (*Pod(raw).init_containers, *Pod(raw).containers)],
+            "podLevel": [exact_resource_list((spec.get("resources") or {}).get(p)) for p in ("requests", "limits")],
             "hostPorts": [p.get("hostPort") for c in spec.get("containers") or () for p in c.get("ports") or ()]}
 
 

@@ -52,23 +52,34 @@ def scenario(rng: random.Random, group: str, classes: dict):
     nodes = {f"pz-{group}-{i}": (rng.choice((2, 3, 4)), {"fz": group, "tier": rng.choice("ab")},
                                  [TAINT] if rng.random() < 0.2 else []) for i in range(rng.randint(2, 3))}
     priorities = iter(rng.sample(list(VALUES), len(VALUES)))
-    fillers, free = [], {}
-    for node, (cpu, _, taints) in nodes.items():
-        left = cpu * 1000
-        while (want := rng.choice(REQUESTS)) <= left:
-            left -= want
-            name, app = f"f{len(fillers)}", f"g{rng.randint(0, 2)}"
-            value = ABOVE if rng.random() < 0.1 else next(priorities)  # never a victim
-            fillers.append(pod(name, {"app": app, "fz": group}, node_selector={HOSTNAME: node},
-                               priority_class=classes[value], requests={"cpu": f"{want}m"},
-                               tolerations=[{"key": TAINT["key"], "operator": "Exists"}] if taints else None))
-        free[node] = left
+
+    def filler(name, node, want, taints):
+        app = f"g{rng.randint(0, 2)}"
+        value = ABOVE if rng.random() < 0.1 else next(priorities)  # never a victim
+        return pod(name, {"app": app, "fz": group}, node_selector={HOSTNAME: node},
+                   priority_class=classes[value], requests={"cpu": f"{want}m"},
+                   tolerations=[{"key": TAINT["key"], "operator": "Exists"}] if taints else None)
+
+    fillers, free = fill(rng, nodes, filler)
     pdbs = [pdb(f"b{i}", {"app": f"g{rng.randint(0, 2)}"}, **rng.choice(RULES)) for i in range(rng.choice((0, 0, 1, 2)))]
     cpu = rng.randrange(max(free.values()) + 1, max(c for c, _, _ in nodes.values()) * 1000 + 1)
     return nodes, fillers, pdbs, preemptor(rng, group, classes, cpu), f"nodes={nodes} free={free} fillers=" + str(
         [(p["metadata"]["name"], p["metadata"]["labels"]["app"], p["spec"]["priorityClassName"].split("-")[1],
           p["spec"]["containers"][0]["resources"]["requests"]["cpu"], p["spec"]["nodeSelector"][HOSTNAME][-1])
          for p in fillers]) + f" pdbs={[p['spec'] for p in pdbs]}"
+
+
+def fill(rng, nodes: dict, filler) -> tuple:
+    """(fillers, {node: millicores left}): each node of ``nodes`` {name: (cpu, labels, taints)} filled
+    with ``filler(name, node, millicores, taints)`` pods of random REQUESTS until the next would not fit."""
+    fillers, free = [], {}
+    for node, (cpu, _, taints) in nodes.items():
+        left = cpu * 1000
+        while (want := rng.choice(REQUESTS)) <= left:
+            left -= want
+            fillers.append(filler(f"f{len(fillers)}", node, want, taints))
+        free[node] = left
+    return fillers, free
 
 
 def preemptor(rng, group, classes, cpu) -> dict:
@@ -137,8 +148,8 @@ def test_live_fuzz_preemption(cluster, namespace, make_node, classes, tmp_path, 
           f"({len(report['candidates'])} candidates compared), {time.monotonic() - started:.0f}s", file=sys.stderr)
 
 
-def given_up(cluster, namespace) -> bool:
+def given_up(cluster, namespace, name="hi") -> bool:
     """The preemptor is Pending with PodScheduled=False Unschedulable (after its PostFilter ran)."""
-    hi = get_json(cluster, "pod", "hi", "-n", namespace)
+    hi = get_json(cluster, "pod", name, "-n", namespace)
     cond = next((c for c in hi["status"].get("conditions") or [] if c["type"] == "PodScheduled"), {})
     return cond.get("reason") == "Unschedulable"

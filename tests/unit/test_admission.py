@@ -72,6 +72,36 @@ def test_admission_quota_exceeded_is_rejected(tmp_path):
     assert code == 1 and "ResourceQuota: exceeded quota: pods" in err
 
 
+def scoped_quota(**scope):
+    """A pods quota of the jobs namespace already used up, limited to the pods its scope matches."""
+    return {**QUOTA, "spec": {**QUOTA["spec"], **scope}}
+
+
+def in_class(operator, *values):
+    return {"scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": operator,
+                                                    **({"values": list(values)} if values else {})}]}}
+
+
+@pytest.mark.parametrize("scope, spec, rejected", [
+    (in_class("In", "batch-low"), {"priorityClassName": "batch-low"}, True),
+    (in_class("In", "critical-service"), {"priorityClassName": "batch-low"}, False),
+    (in_class("NotIn", "batch-low"), {"priorityClassName": "batch-low"}, False),
+    (in_class("NotIn", "batch-low"), {}, True),  # the global default "standard" is stored as its class
+    (in_class("In", "standard"), {}, True),
+    (in_class("Exists"), {}, True),
+    (in_class("DoesNotExist"), {"priorityClassName": "batch-low"}, False),
+    ({"scopes": ["BestEffort"]}, {}, True),
+    ({"scopes": ["NotBestEffort"]}, {}, False),
+    ({"scopes": ["Terminating"]}, {"activeDeadlineSeconds": 60}, True),
+    ({"scopes": ["Terminating"]}, {}, False),
+    ({"scopes": ["NotTerminating"], **in_class("In", "batch-low")}, {"priorityClassName": "batch-low"}, True),
+])
+def test_admission_quota_with_scopes_judges_the_pods_it_matches(tmp_path, scope, spec, rejected):
+    """A quota scoped to a PriorityClass (or QoS, or a deadline) limits only the pods its scopes match."""
+    code, out = preview(tmp_path, manifest_pod(**spec), scoped_quota(**scope))
+    assert (code == 1 and "ResourceQuota: exceeded quota: pods" in out) == rejected, out
+
+
 @pytest.mark.parametrize("spec, objects, expected", [
     ({"priority": 7}, [], "Priority"),  # no class, no global default: 0
     ({}, [LIMIT_RANGE | {"spec": {"limits": [{"type": "Container", "min": {"cpu": "1"}}]}}], None),  # min defaults
@@ -93,3 +123,62 @@ def test_admission_host_network_manifest_gets_its_default_host_port():
     pod = manifest_pod(hostNetwork=True, containers=[{"name": "c", "image": "x", "ports": [{"containerPort": 9100}]}])
     admitted = admit(Pod(pod), snapshot())
     assert [p["hostPort"] for p in admitted.spec["containers"][0]["ports"]] == [9100]
+
+
+def container(name="c", requests=None, limits=None, **extra):
+    resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
+    return {"name": name, "image": "x", **({"resources": resources} if resources else {}), **extra}
+
+
+def limit_range(*items):
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": "jobs"},
+            "spec": {"limits": list(items)}}
+
+
+def quota(hard, used):
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "jobs"},
+            "spec": {"hard": hard}, "status": {"hard": hard, "used": used}}
+
+
+POD_MAX_CPU = limit_range({"type": "Pod", "max": {"cpu": "1"}})
+
+
+@pytest.mark.parametrize("spec, objects, expected", [
+    pytest.param({"resources": {"limits": {"cpu": "1"}}}, [POD_MAX_CPU], None,
+                 id="pod-level limit counts for a LimitRange Pod max"),
+    pytest.param({"resources": {"limits": {"cpu": "2"}}, "containers": [container(limits={"cpu": "500m"})]},
+                 [POD_MAX_CPU], "LimitRanger", id="pod-level limit above a LimitRange Pod max"),
+    pytest.param({"containers": [container(limits={"cpu": "600m"})],
+                  "initContainers": [container("side", limits={"cpu": "600m"}, restartPolicy="Always")]},
+                 [POD_MAX_CPU], "LimitRanger", id="a sidecar counts toward a LimitRange Pod max"),
+    pytest.param({"resources": {"requests": {"cpu": "1"}}}, [quota({"cpu": "4"}, {"cpu": "0"})], None,
+                 id="a cpu quota needs no container request with pod-level resources"),
+    pytest.param({"containers": [container(limits={"cpu": "500m"})],
+                  "initContainers": [container("init", limits={"cpu": "2"})]},
+                 [quota({"limits.cpu": "1"}, {"limits.cpu": "0"})], "ResourceQuota",
+                 id="an init container's larger limit is charged to a limits quota"),
+    pytest.param({"resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}, [], "validation",
+                 id="pod-level request above the pod-level limit"),
+    pytest.param({"resources": {"requests": {"cpu": "1"}}}, [limit_range(
+        {"type": "Container", "defaultRequest": {"cpu": "2"}})], "validation",
+                 id="LimitRange default requests above the pod-level request"),
+    pytest.param({"resources": {"limits": {"cpu": "1"}}, "containers": [container(limits={"cpu": "2"})]}, [],
+                 "validation", id="a container limit above the pod-level limit"),
+])
+def test_admission_pod_level_resources_and_sidecars_as_upstream(spec, objects, expected):
+    """LimitRanger's Pod items, quota usage and constraints, and validation read pod-level resources
+    (PodLevelResources) and sidecars as upstream does."""
+    try:
+        admit(Pod(manifest_pod(**spec)), snapshot(*objects))
+    except AdmissionRejected as e:
+        assert e.plugin == expected, str(e)
+    else:
+        assert expected is None
+
+
+def test_admission_pod_level_request_defaults_from_the_pod_as_given(tmp_path):
+    """The API defaults a missing pod-level request before admission: containers requesting no cpu
+    leave it the pod-level limit, though LimitRanger then gives them a smaller default request."""
+    code, report = preview(tmp_path, manifest_pod(resources={"limits": {"cpu": "2"}}), limit_range(
+        {"type": "Container", "defaultRequest": {"cpu": "500m"}, "default": {"cpu": "1"}}))
+    assert report["pod"]["requests"]["cpu"] == 2000
