@@ -1,10 +1,9 @@
 """Drain nodes as a DrainPlan says: cordon, evict every planned pod (by UID) once, wait for it to go.
 
-The plan's pods in (``analysis/plans.PodAction``), ``DrainResult`` out (typed parts: ``drain_report.py``); progress
-through ``on_event``. While it waits,
-the state comes from watches (``engine/watch.py``: the pods of each drained node, each PDB of
-its pods), so the requests a drain makes depend on its pods, not on the cluster's size
-or on how long it waits:
+The plan's pods in (``analysis/plans.PodAction``), ``DrainResult`` out (its parts typed in ``drain_report.py``);
+progress through ``on_event``. While it waits, the state comes from watches (``engine/watch.py``: the pods of
+each drained node, each PDB of its pods), so the requests a drain makes depend on its pods, not on the
+cluster's size or on how long it waits:
 
 - an eviction refused by a PodDisruptionBudget is retried when that budget's status allows a
   disruption again (or after ``PDB_RETRY_SECONDS`` at the latest), throttling with a back-off;

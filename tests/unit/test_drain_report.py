@@ -1,6 +1,6 @@
-"""The DrainReport of real drains against the in-memory API: each scenario publishes (``-o json``) exactly
-the JSON pinned in ``golden/drain-reports.json`` (``elapsedSeconds`` zeroed: it varies); the text report
-is the published JSON rendered."""
+"""The DrainReport of real drains against the in-memory API: each scenario publishes (``-o json``) and
+renders (text) exactly what ``golden/drain-reports.json`` pins (``elapsedSeconds`` zeroed: it varies),
+and exits with its code."""
 
 import json
 import os
@@ -80,32 +80,36 @@ def surged():
     return api, ["n1"], plan_of(api, ["n1"], surges=[web]), {}
 
 
-SCENARIOS = {"drained": drained, "blocked": blocked, "timeout": timeout, "cordon-refused": cordon_refused,
-             "appeared": appeared, "surge": surged}
+SCENARIOS = {  # name: (the scenario, drain's exit code)
+    "drained": (drained, 0), "blocked": (blocked, 4), "timeout": (timeout, 4), "cordon-refused": (cordon_refused, 1),
+    "appeared": (appeared, 0), "surge": (surged, 0)}
 
 
-def published_report(api, nodes, plan, timeout=0) -> dict:
-    """The report of a real drain of ``nodes`` (the plan re-planned once cordoned is ``plan``) as ``-o json``
-    and as text."""
-    from kubectl_safety.cli.published import published
-    from kubectl_safety.cli.render import to_json
-    from kubectl_safety.cli.text.drain import render_report
+def drain_report(api, nodes, plan, timeout=0):
+    """The DrainReport of a real drain of ``nodes`` (the plan re-planned once cordoned is ``plan``)."""
     from kubectl_safety.engine.drain import drain_nodes
     from kubectl_safety.engine.drainer import Drainer
 
     try:
-        report = drain_nodes(Drainer(api), nodes, lambda group: plan, plan=plan, timeout=timeout)
+        return drain_nodes(Drainer(api), nodes, lambda group: plan, plan=plan, timeout=timeout)
     finally:
         api.closed = True
-    data = dict(published(report), elapsedSeconds=0)
-    return {"json": to_json(data), "text": render_report(data)}
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_drain_report_publishes_as_pinned(name):
+def test_drain_report_publishes_and_exits_as_pinned(name):
+    from kubectl_safety.cli.published import published
+    from kubectl_safety.cli.render import to_json
+    from kubectl_safety.cli.report import drain_code
+    from kubectl_safety.cli.text.drain import render_report
+
     with open(GOLDEN) as f:
         pinned = json.load(f)
-    api, nodes, plan, kwargs = SCENARIOS[name]()
+    scenario, code = SCENARIOS[name]
+    api, nodes, plan, kwargs = scenario()
     started = time.monotonic()
-    assert published_report(api, nodes, plan, **kwargs) == pinned[name]
+    report = drain_report(api, nodes, plan, **kwargs)
     assert time.monotonic() - started < 10
+    data = dict(published(report), elapsedSeconds=0)
+    assert {"json": to_json(data), "text": render_report(data)} == pinned[name]
+    assert drain_code(report) == code
