@@ -8,6 +8,8 @@ from kubectl_safety.analysis.plans import (Batch, BatchRisk, Blocker, CapacityCh
                                            ClusterCheck, DrainPlan, ExcludedNode, Finding, ObjectRef, PodAction,
                                            PreemptionCandidate, PreemptionPreview, Reason, RebalancePlan, Relocation,
                                            Risk, RolloutPlan, SpreadBlock, SpreadState, SurgePlan, Victim, Wave)
+from kubectl_safety.engine.drain_report import (AppearedPod, DrainReport, LeftPod, RequestCounts, RequestOutcome,
+                                                SurgeRecord)
 from kubectl_safety.engine.rebalance_report import EvictionResult, ExecutedRebalance, RebalanceExecution
 from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
 from kubectl_safety.model.constants import API_VERSION
@@ -35,7 +37,7 @@ def drain_plan(plan: DrainPlan) -> dict:
                     "force": o.force, "gracePeriod": o.grace_period, "disableEviction": o.disable_eviction,
                     "skipWaitForDeleteTimeout": o.skip_wait_for_delete_timeout,
                     "podSelector": str(o.pod_selector) if o.pod_selector is not None else None},
-        "summary": {"pods": len(plan.pods), **{a.value: n for a, n in plan.counts().items()}},
+        "summary": plan_summary(plan),
         "pods": [pod_action(p) for p in plan.pods],
         "pdbs": [dict(b.summary, neverAllows=b.never_allows, podsToEvict=b.pods_to_evict, waves=b.waves,
                       lostForGood=b.lost_for_good) for b in plan.pdbs],
@@ -54,6 +56,10 @@ def drain_plan(plan: DrainPlan) -> dict:
     if plan.server_dry_run is not None:
         out["serverDryRun"] = {"sent": plan.server_dry_run.sent, "refused": plan.server_dry_run.refused}
     return out
+
+
+def plan_summary(plan: DrainPlan) -> dict:
+    return {"pods": len(plan.pods), **{a.value: n for a, n in plan.counts().items()}}
 
 
 def pod_action(p: PodAction) -> dict:
@@ -225,8 +231,8 @@ def node_progress(n: NodeProgress) -> dict:
     out = {"name": n.name, "batch": n.batch, "state": n.state}
     if n.drain is not None:
         d = n.drain
-        out["drain"] = {"status": d.status, "evicted": list(d.evicted), "appeared": list(d.appeared),
-                        "left": list(d.left)}
+        out["drain"] = {"status": d.status.value, "evicted": list(d.evicted),
+                        "appeared": [appeared_pod(a) for a in d.appeared], "left": [left_pod(p) for p in d.left]}
     if n.exec is not None:
         out["exec"] = {"exitCode": n.exec.exit_code, "seconds": n.exec.seconds, "output": n.exec.output}
     if n.ready is not None:
@@ -236,6 +242,50 @@ def node_progress(n: NodeProgress) -> dict:
     if n.surges is not None:
         out["surges"] = list(n.surges)
     return out
+
+
+APPEARED = "came onto the drained node afterwards (it tolerates the cordon): reported, not evicted"
+
+
+def drain_report(r: DrainReport) -> dict:
+    """The pods that appeared on the drained nodes are listed in ``left`` too (the nodes are not empty)."""
+    out = {
+        "kind": "DrainReport", "apiVersion": API_VERSION,
+        "nodes": list(r.nodes), "status": r.status.value, "drained": r.drained, "message": r.message,
+        "elapsedSeconds": r.elapsed_seconds, "evicted": list(r.evicted), "goneMeanwhile": list(r.gone),
+        "left": [left_pod(p) for p in r.left] + [{"namespace": a.namespace, "name": a.name, "node": a.node,
+                                                  "action": "appeared", "reason": APPEARED} for a in r.appeared],
+        "appeared": [appeared_pod(a) for a in r.appeared],
+        "outcomes": [request_outcome(o) for o in r.outcomes],
+        "requests": {} if r.requests is None else request_counts(r.requests),
+        "plan": {"summary": plan_summary(r.plan), "waves": len(r.plan.waves),
+                 "estimatedSeconds": r.plan.estimated_seconds},
+    }
+    if r.surge is not None:
+        out["surge"] = surge_record(r.surge)
+    return out
+
+
+def left_pod(p: LeftPod) -> dict:
+    return {"namespace": p.namespace, "name": p.name, "node": p.node, "action": p.action.value, "reason": p.reason}
+
+
+def appeared_pod(a: AppearedPod) -> dict:
+    return {"pod": a.ref, "node": a.node, "owner": a.owner}
+
+
+def request_outcome(o: RequestOutcome) -> dict:
+    return {"pod": o.target, "action": o.request.value, "result": o.result.value, "status": o.status,
+            "message": o.message}
+
+
+def request_counts(c: RequestCounts) -> dict:
+    return {"lists": c.lists, "watches": c.watches, "evictions": c.evictions}
+
+
+def surge_record(s: SurgeRecord) -> dict:
+    return {"status": s.status.value, "message": s.message, "raised": list(s.raised), "restored": list(s.restored),
+            "changedByOthers": list(s.changed_by_others), "removedByScaleBack": list(s.removed)}
 
 
 def rebalance_plan(plan: RebalancePlan, results=None) -> dict:
@@ -348,4 +398,5 @@ def excluded_node(e: ExcludedNode) -> dict:
 
 SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, RolloutPlan: rollout_plan,
                ClusterCheck: cluster_check, RolloutReport: rollout_report, RebalancePlan: rebalance_plan,
-               ExecutedRebalance: executed_rebalance, PreemptionPreview: preemption_preview}
+               ExecutedRebalance: executed_rebalance, PreemptionPreview: preemption_preview,
+               DrainReport: drain_report}

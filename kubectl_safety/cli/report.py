@@ -100,11 +100,14 @@ def verdict(safe: bool) -> ExitCode:
     return ExitCode.OK if safe else ExitCode.UNSAFE
 
 
-def drain_code(result) -> ExitCode:
-    """A drain's: drained; blocked before anything moved (not safe); interrupted; else partly done."""
-    if result.status == "blocked" and not (result.evicted or result.gone):
+def drain_code(report) -> ExitCode:
+    """A drain's (its typed DrainReport): drained; a cordon refused (error); blocked before anything moved
+    (not safe); interrupted; else partly done."""
+    status = report.status.value
+    if status == "blocked" and not (report.evicted or report.gone):
         return ExitCode.UNSAFE
-    return {"drained": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED}.get(result.status, ExitCode.PARTIAL)
+    return {"drained": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED,
+            "error": ExitCode.ERROR}.get(status, ExitCode.PARTIAL)
 
 
 def rollout_code(report) -> ExitCode:

@@ -1,6 +1,6 @@
 """One drain on the live cluster, as ``drain`` and each rollout batch run it: cordon the nodes, plan
-again from the pods there once cordoned, drain what that plan says; and the server-side dry run of
-a plan (every eviction it allows now, sent with dryRun=All).
+again from the pods there once cordoned, drain what that plan says (``drain`` gets its ``DrainReport``);
+and the server-side dry run of a plan (every eviction it allows now, sent with dryRun=All).
 
 No printing: progress goes out through the drainer's ``on_event``.
 """
@@ -13,7 +13,9 @@ from dataclasses import dataclass, field, replace
 from kubectl_safety.analysis.drain import FILTER_CODES
 from kubectl_safety.analysis.plans import Action, ObjectRef, Reason, Risk, RiskCode, ServerDryRun, Severity
 from kubectl_safety.cluster.executor import Executor
+from kubectl_safety.engine.drain_report import DrainReport, DrainStatus, RequestOutcome
 from kubectl_safety.engine.drainer import raw_pod
+from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.errors import ClusterError
 
 SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions (at most --timeout)
@@ -31,6 +33,33 @@ class DrainRun:
     refused: str = ""  # the plan was not safe (with ``refuse_unsafe``): its unaccepted risk codes
     result: object = None  # the DrainResult
     surge: object = None  # the SurgeRun (engine/surge.py) when the plan surges workloads
+
+    def report(self, nodes, plan, elapsed_seconds) -> DrainReport:
+        """The DrainReport of this run of a drain of ``nodes`` confirmed as ``plan``."""
+        cordons = tuple(RequestOutcome.of(o) for o in self.cordons)
+        if self.failed is not None:
+            return DrainReport(tuple(nodes), DrainStatus.ERROR,
+                               f"unable to cordon node {self.failed.target!r}: {self.failed.message}",
+                               elapsed_seconds, (), (), (), (), cordons, None, plan)
+        r = self.result
+        return DrainReport(tuple(nodes), r.status, r.message, elapsed_seconds, tuple(sorted(set(r.evicted))),
+                           tuple(sorted(set(r.gone))), tuple(r.left), tuple(r.appeared), cordons + tuple(r.outcomes),
+                           r.requests, plan, self.surge.record() if self.surge is not None else None)
+
+
+def drain_nodes(drainer, nodes, replan, *, plan, timeout=0, **drain_args) -> DrainReport:
+    """``drain``: cordon ``nodes``, re-plan with ``replan(group)`` from the watches of the drain's own
+    group, drain; the DrainReport (``plan``: the plan confirmed; ``timeout``: seconds from now, 0 for
+    none). Times on the drainer's clock."""
+    started = drainer.clock()
+    with WatchGroup(drainer.connection) as group:  # the nodes' watches: the re-plan, the drainer
+        run = cordon_and_drain(drainer, nodes, lambda: replan(group), group=group, plan=plan,
+                               deadline=started + timeout if timeout else None, **drain_args)
+    report = run.report(nodes, plan, round(drainer.clock() - started, 1))
+    if report.drained:
+        for node in nodes:
+            drainer.emit("drained", pod=node)
+    return report
 
 
 def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, stop_at_failed_cordon=True,
@@ -72,8 +101,8 @@ def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, s
         run.surge = Surger(drainer, group, nodes).run(run.plan, drain_args.get("deadline"),
                                                        drain_args.get("grace_period"))
         if run.surge.status != "done":
-            run.result = _merged(run.surge.result or DrainResult(run.surge.status), run.surge)
-            run.result.status, run.result.message = run.surge.status, run.surge.message
+            run.result = _merged(run.surge.result or DrainResult(DrainStatus(run.surge.status)), run.surge)
+            run.result.status, run.result.message = DrainStatus(run.surge.status), run.surge.message
             return run
         surged = {k for s in surge.surges for k in s.keys}
         pods = tuple(p for p in pods if (p.namespace, p.name) not in surged)
@@ -92,11 +121,9 @@ def _merged(result, surge):
         result.outcomes = first.outcomes + result.outcomes
         for owner, n in first.evictions.items():
             result.evictions[owner] = result.evictions.get(owner, 0) + n
-        result.requests = {k: result.requests.get(k, 0) + first.requests.get(k, 0)
-                           for k in set(result.requests) | set(first.requests)}
+        result.requests = first.requests if result.requests is None else result.requests + first.requests
     result.evicted = surge.removed + result.evicted
     result.outcomes = surge.outcomes + result.outcomes
-    result.surge = surge.to_dict()
     return result
 
 

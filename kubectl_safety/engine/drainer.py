@@ -1,9 +1,9 @@
 """Drain nodes as a DrainPlan says: cordon, evict every planned pod (by UID) once, wait for it to go.
 
-The plan's pods in (``analysis/plans.PodAction``), ``DrainResult`` out; progress through ``on_event``. While it waits,
-the state comes from watches (``engine/watch.py``: the pods of each drained node, each PDB of
-its pods), so the requests a drain makes depend on its pods, not on the cluster's size
-or on how long it waits:
+The plan's pods in (``analysis/plans.PodAction``), ``DrainResult`` out (its parts typed in ``drain_report.py``);
+progress through ``on_event``. While it waits, the state comes from watches (``engine/watch.py``: the pods of
+each drained node, each PDB of its pods), so the requests a drain makes depend on its pods, not on the
+cluster's size or on how long it waits:
 
 - an eviction refused by a PodDisruptionBudget is retried when that budget's status allows a
   disruption again (or after ``PDB_RETRY_SECONDS`` at the latest), throttling with a back-off;
@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 
 from kubectl_safety.analysis.plans import MOVING, Action, Severity
 from kubectl_safety.cluster.executor import Executor
+from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts, RequestOutcome
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.model.constants import MIRROR_ANNOTATION
 
@@ -32,18 +33,17 @@ RETURN_SECONDS = 5.0  # how long a replacement the plan expects back on the node
 
 @dataclass
 class DrainResult:
-    """What a drain did."""
+    """What a drain did, while it runs (``engine/drain.py`` makes the ``DrainReport`` of it)."""
 
-    status: str  # drained | blocked | timeout | failed | interrupted
+    status: DrainStatus
     message: str = None
     evicted: list = field(default_factory=list)  # "ns/name" evicted (or deleted) by us and gone
     gone: list = field(default_factory=list)  # gone meanwhile, without us
-    left: list = field(default_factory=list)  # {namespace, name, node, action, reason}
-    appeared: list = field(default_factory=list)  # pods that came onto the nodes afterwards (not chased)
-    outcomes: list = field(default_factory=list)  # Outcome.to_dict() of every request that changed something
+    left: list = field(default_factory=list)  # LeftPod
+    appeared: list = field(default_factory=list)  # AppearedPod: came onto the nodes afterwards (not chased)
+    outcomes: list = field(default_factory=list)  # RequestOutcome of every request that changed something
     evictions: dict = field(default_factory=dict)  # per owner: evictions accepted
-    requests: dict = field(default_factory=dict)  # lists, watches, evictions sent
-    surge: dict = None  # what the surges did (engine/surge.py), when the plan had any
+    requests: RequestCounts = None  # lists, watches, evictions sent (None: no drain ran)
 
 
 def raw_pod(p) -> dict:
@@ -122,7 +122,7 @@ class Drainer:
         blocked = [p for p in planned if p.action is Action.BLOCKED]
         pods_of = {n: group.watch("pods", field_selector=f"spec.nodeName={n}") for n in nodes}
         budgets = {ref: budget_watch(group, ref) for ref in sorted({p.pdb for p in entries if p.pdb})}
-        result = DrainResult("drained")
+        result = DrainResult(DrainStatus.DRAINED)
         self._sent = 0
         pods = [_Pod(p) for p in entries]
         planned_uids = {p.uid for p in planned}
@@ -148,24 +148,22 @@ class Drainer:
         if status == "drained":
             self._await_returns(entries, pods_of, planned_uids, group, deadline)
         self._appeared(pods_of, planned_uids, result)
-        result.left = [{"namespace": p.entry.namespace, "name": p.entry.name, "node": p.entry.node,
-                        "action": p.entry.action.value,
-                        "reason": (f"{p.last.result}: {p.last.message}" if p.last and p.last.result != "done"
-                                   else "not gone yet" if p.accepted else _why(p.entry))}
+        result.left = [LeftPod(p.entry.namespace, p.entry.name, p.entry.node, p.entry.action,
+                               f"{p.last.result}: {p.last.message}" if p.last and p.last.result != "done"
+                               else "not gone yet" if p.accepted else _why(p.entry))
                        for p in pods if not p.done]
         still_blocked = [p for p in blocked if present(_Pod(p))]
-        result.left += [{"namespace": p.namespace, "name": p.name, "node": p.node, "action": "blocked",
-                         "reason": _why(p)} for p in still_blocked]
+        result.left += [LeftPod(p.namespace, p.name, p.node, Action.BLOCKED, _why(p)) for p in still_blocked]
         unknown = group.errors()
         if status != "drained" and unknown:  # the API server is gone again: what we last saw
             message = "; ".join(filter(None, [message, f"final state unknown: {unknown[0]}"]))
         if status == "drained" and still_blocked:
             status = "blocked"
             message = "blocked: " + "; ".join(f"{p.ref}: {_why(p)}" for p in still_blocked[:5])
-        result.status, result.message = status, message
+        result.status, result.message = DrainStatus(status), message
         after = group.requests()
-        result.requests = {"lists": after["lists"] - before["lists"], "watches": after["watches"] - before["watches"],
-                           "evictions": self._sent}
+        result.requests = RequestCounts(after["lists"] - before["lists"], after["watches"] - before["watches"],
+                                        self._sent)
         return result
 
     def _level(self, pods, present, pods_of, budgets, group, deadline, grace, result, planned_per_owner):
@@ -203,11 +201,11 @@ class Drainer:
                 if outcome.result == "done":
                     p.accepted = True
                     result.evictions[owner] = result.evictions.get(owner, 0) + 1
-                    result.outcomes.append(outcome.to_dict())
+                    result.outcomes.append(RequestOutcome.of(outcome))
                 elif outcome.result == "gone":
                     p.done = True
                     result.gone.append(p.ref)
-                    result.outcomes.append(outcome.to_dict())
+                    result.outcomes.append(RequestOutcome.of(outcome))
                 elif outcome.result == "pdb-blocked":
                     p.retry_at = now + PDB_RETRY_SECONDS
                     self.emit("retrying", pod=p.ref, result=outcome.result, status=outcome.status,
@@ -219,7 +217,7 @@ class Drainer:
                     self.emit("retrying", pod=p.ref, result=outcome.result, status=outcome.status,
                               message=outcome.message, retryIn=delay, timeLeft=_left(deadline, now))
                 else:
-                    result.outcomes.append(outcome.to_dict())
+                    result.outcomes.append(RequestOutcome.of(outcome))
                     self.emit(outcome.result, pod=p.ref, status=outcome.status, message=outcome.message)
                     failures.append(f"{outcome.target}: {outcome.result} {outcome.message}".strip())
             if failures:
@@ -283,9 +281,9 @@ class Drainer:
                 owner = owner_of(obj)
                 if "/DaemonSet/" in owner or MIRROR_ANNOTATION in (meta.get("annotations") or {}):
                     continue
-                ref = f"{meta.get('namespace')}/{meta.get('name')}"
-                result.appeared.append({"pod": ref, "node": node, "owner": owner})
-                self.emit("appeared", pod=ref, node=node)
+                pod = AppearedPod(meta.get("namespace"), meta.get("name"), node, owner)
+                result.appeared.append(pod)
+                self.emit("appeared", pod=pod.ref, node=node)
 
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from kubectl_safety.analysis.plans import Action, ObjectRef, PodAction, RebalancePlan, Risk, RiskCode, ServerDryRun
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.drain import SERVER_DRY_RUN_WAIT, server_answer
+from kubectl_safety.engine.drain_report import DrainStatus
 from kubectl_safety.engine.drainer import Drainer, raw_pod
 from kubectl_safety.engine.health import HealthGate
 from kubectl_safety.engine.rebalance_report import EvictionResult, RebalanceExecution, RebalanceRound
@@ -69,22 +70,23 @@ class Rebalancer:
         with WatchGroup(self.connection) as group:
             gate = HealthGate(group, entries) if wait else None
             result = self.drainer.drain(sorted({e.node for e in entries}), entries, deadline=deadline, watches=group)
-            outcomes = {o["pod"]: o for o in result.outcomes}
+            outcomes = {o.target: o for o in result.outcomes}
             results = []
             for e in batch:
                 ref = f"{e.namespace}/{e.name}"
-                o = outcomes.get(ref) or {}
+                o = outcomes.get(ref)
+                status = o.status if o is not None else None
                 if ref in result.evicted or ref in result.gone:
-                    results.append(EvictionResult(e, "done" if ref in result.evicted else "gone", o.get("status"),
-                                                  o.get("message") or ""))
+                    results.append(EvictionResult(e, "done" if ref in result.evicted else "gone", status,
+                                                  (o.message if o is not None else "") or ""))
                 else:
-                    left = next((x for x in result.left if f"{x['namespace']}/{x['name']}" == ref), {})
-                    results.append(EvictionResult(e, "skipped" if result.status == "interrupted" else
-                                                  (left.get("reason") or result.status).split(":")[0],
-                                                  o.get("status"), left.get("reason") or ""))
+                    left = next((x for x in result.left if (x.namespace, x.name) == (e.namespace, e.name)), None)
+                    reason = left.reason if left is not None else ""
+                    results.append(EvictionResult(e, "skipped" if result.status is DrainStatus.INTERRUPTED else
+                                                  (reason or result.status.value).split(":")[0], status, reason))
             results = tuple(results)
             went = [r for r in results if r.went]
-            if not wait or not went or result.status != "drained":
+            if not wait or not went or result.status is not DrainStatus.DRAINED:
                 return results, False
             self.drainer.emit("settling", pods=len(went))
             return results, gate.wait(deadline, self.interrupted, self.clock)

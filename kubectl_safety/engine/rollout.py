@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 
 from kubectl_safety.cluster.live import resource_path
 from kubectl_safety.engine.drain import cordon_and_drain
+from kubectl_safety.engine.drain_report import DrainStatus, RequestCounts
 from kubectl_safety.engine.drainer import Drainer
 from kubectl_safety.engine.health import HealthGate
 from kubectl_safety.engine.lease import RolloutLease, describe, is_live
@@ -116,7 +117,7 @@ class Rollout:
         self.nodes = {n: NodeProgress(n, None, spec.states.get(n) or "pending", surges=spec.surges.get(n))
                       for n in spec.nodes}
         self.batches = []
-        self.requests = {"lists": 0, "watches": 0, "evictions": 0}
+        self.requests = RequestCounts(0, 0, 0)
 
     # -- the whole run ---------------------------------------------------------------------
     def check_exclusive(self, node_objects):
@@ -222,12 +223,13 @@ class Rollout:
         result, pods = run.result, run.plan.pods if run.plan is not None else ()
         for n in todo:
             self._set(n, drain=NodeDrain(result.status, tuple(sorted(p for p in result.evicted if _on(pods, p, n))),
-                                         tuple(a for a in result.appeared if a["node"] == n),
-                                         tuple(p for p in result.left if p["node"] == n)))
-        for k, v in result.requests.items():
-            self.requests[k] += v
-        if result.status != "drained":
-            return result.status, f"batch {number}: drain {result.status}: {result.message}", gate
+                                         tuple(a for a in result.appeared if a.node == n),
+                                         tuple(p for p in result.left if p.node == n)))
+        if result.requests is not None:
+            self.requests = self.requests + result.requests
+        if result.status is not DrainStatus.DRAINED:
+            status = result.status.value
+            return status, f"batch {number}: drain {status}: {result.message}", gate
         for n in to_drain:
             self.emit("drained", pod=n)
             if self.nodes[n].state in ("pending", "draining"):
@@ -353,7 +355,9 @@ class Rollout:
     def _report(self, started, status, message, resumed) -> RolloutReport:
         return RolloutReport(self.spec.name, f"{self.spec.lease_namespace}/{self.spec.name}", self.lease.holder,
                              RolloutStatus(status), message, resumed, round(self.clock() - started, 1),
-                             tuple(self.batches), tuple(self.nodes.values()), dict(self.requests))
+                             tuple(self.batches), tuple(self.nodes.values()),
+                             {"lists": self.requests.lists, "watches": self.requests.watches,
+                              "evictions": self.requests.evictions})
 
 
 def _on(pods, ref, node) -> bool:

@@ -4,6 +4,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Optional, Tuple
 
+from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod
+
 
 class RolloutStatus(str, Enum):
     """How a rollout, or one of its batches, ended."""
@@ -22,10 +24,10 @@ class RolloutStatus(str, Enum):
 class NodeDrain:
     """What the batch's drain did on one node."""
 
-    status: str  # the drainer's: drained | blocked | timeout | failed | interrupted
+    status: DrainStatus  # the drainer's (never ERROR: the rollout reports a refused cordon itself)
     evicted: Tuple[str, ...]
-    appeared: Tuple[Mapping, ...]
-    left: Tuple[Mapping, ...]
+    appeared: Tuple[AppearedPod, ...]
+    left: Tuple[LeftPod, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from kubectl_safety.analysis.plans import Action, Removal, SurgeMechanism
 from kubectl_safety.analysis.surge import ANNOTATION, DELETION_COST, LOWEST_COST, TAINT
 from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.engine.drain_report import DrainStatus, Request, RequestOutcome, Result, SurgeRecord, SurgeStatus
 from kubectl_safety.errors import SafetyError
 
 RESOURCES = {"Deployment": "deployments", "ReplicaSet": "replicasets"}
@@ -33,7 +34,7 @@ CONFLICT_RETRIES = 5
 
 @dataclass
 class SurgeRun:
-    """What the surges of one drain did."""
+    """What the surges of one drain did, while they run."""
 
     status: str = "done"  # done | timeout | interrupted | failed
     message: str = None
@@ -41,12 +42,12 @@ class SurgeRun:
     restored: list = field(default_factory=list)
     changed_by_others: list = field(default_factory=list)  # counts left as someone else set them
     removed: list = field(default_factory=list)  # old pods removed by the scale-back ("ns/name")
-    outcomes: list = field(default_factory=list)
+    outcomes: list = field(default_factory=list)  # RequestOutcome: the pods marked for the scale-back
     result: object = None  # the DrainResult of the surged pods' evictions
 
-    def to_dict(self) -> dict:
-        return {"status": self.status, "message": self.message, "raised": self.raised, "restored": self.restored,
-                "changedByOthers": self.changed_by_others, "removedByScaleBack": self.removed}
+    def record(self) -> SurgeRecord:
+        return SurgeRecord(SurgeStatus(self.status), self.message, tuple(self.raised), tuple(self.restored),
+                           tuple(self.changed_by_others), tuple(self.removed))
 
 
 class Surger:
@@ -87,8 +88,8 @@ class Surger:
             if evicted:
                 run.result = self.drainer.drain(self.nodes, evicted, watches=self.group, deadline=deadline,
                                                 grace_period=grace_period)
-                if run.result.status != "drained":
-                    run.status, run.message = run.result.status, run.result.message
+                if run.result.status is not DrainStatus.DRAINED:
+                    run.status, run.message = run.result.status.value, run.result.message
                     return run
             if not self._wait_gone([s for s in surges if s.removal is Removal.DELETION_COST], deadline, run):
                 return run
@@ -238,8 +239,8 @@ class Surger:
                 continue
             if status >= 300:
                 raise _Stop("failed", f"surge: cannot mark pod {p.ref}: {status} {payload.get('message', '')}")
-            run.outcomes.append({"pod": p.ref, "action": "deletion-cost", "result": "done", "status": status,
-                                 "message": f"{DELETION_COST}={LOWEST_COST}"})
+            run.outcomes.append(RequestOutcome(p.ref, Request.DELETION_COST, Result.DONE, status,
+                                               f"{DELETION_COST}={LOWEST_COST}"))
 
     def _wait_gone(self, surges, deadline, run) -> bool:
         if not surges:

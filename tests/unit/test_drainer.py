@@ -42,7 +42,7 @@ def test_a_replacement_that_returns_to_the_drained_node_is_reported_not_chased()
     result, _ = drain(api, plan_for(pods))
     time.sleep(0.2)
     assert result.status == "drained" and len(api.evictions()) == 3  # one per original pod, never more
-    assert sorted(a["pod"] for a in result.appeared) == ["ns/s0-new", "ns/s1-new", "ns/s2-new"]
+    assert sorted(a.ref for a in result.appeared) == ["ns/s0-new", "ns/s1-new", "ns/s2-new"]
 
 
 def test_a_pdb_refusal_is_retried_when_the_budget_allows_again():
@@ -87,7 +87,7 @@ def test_interrupt_stops_before_any_eviction():
     d = Drainer(api)
     d.interrupted.set()
     result = d.drain(*plan_for(pods))
-    assert result.status == "interrupted" and api.evictions() == [] and result.left[0]["name"] == "a"
+    assert result.status == "interrupted" and api.evictions() == [] and result.left[0].name == "a"
 
 
 def test_wait_completed_waits_for_a_job_pod_to_complete_and_never_evicts_it():

@@ -1,7 +1,6 @@
 """``kubectl safety drain``: simulate a drain against PodDisruptionBudgets, then drain safely."""
 
 import sys
-import time
 
 import click
 
@@ -21,7 +20,6 @@ from kubectl_safety.cli.text.drain import render_plan, render_report
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.report import ExitCode, drain_code
 from kubectl_safety.errors import RefusedError, UsageError
-from kubectl_safety.model.constants import API_VERSION
 
 EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)"
 
@@ -131,36 +129,19 @@ class _Drain(DrainReads):
 
     # -- real drain --------------------------------------------------------------------------
     def run(self, plan, timeout, order="default") -> int:
-        """Cordon, re-plan the pods there once cordoned, let the engine drain them; report."""
-        from kubectl_safety.engine.drain import cordon_and_drain
+        """Let the engine cordon, re-plan the pods there once cordoned (from watches) and drain them; report."""
+        from kubectl_safety.engine.drain import drain_nodes
         from kubectl_safety.engine.drainer import Drainer
-        from kubectl_safety.engine.watch import WatchGroup
 
         drainer = Drainer(self.s.connection("drain"), on_event=self.progress)
-        started = time.monotonic()
-        report = _Report(self.nodes, plan)
-        with interrupts(drainer.executor, "stopping after the requests in flight; nodes stay cordoned"), \
-                WatchGroup(drainer.connection) as group:  # the nodes' watches: plan, drainer
-            run = cordon_and_drain(
-                drainer, self.nodes, lambda: self.plan(group if self.view else None, self.nodes)[1], group=group,
-                plan=plan, deadline=started + timeout if timeout else None, order=order,
+        with interrupts(drainer.executor, "stopping after the requests in flight; nodes stay cordoned"):
+            report = drain_nodes(
+                drainer, self.nodes, lambda group: self.plan(group if self.view else None, self.nodes)[1],
+                plan=plan, timeout=timeout, order=order,
                 grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
                 skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout)
-        report.outcomes += [o.to_dict() for o in run.cordons]
-        if run.failed is not None:
-            report.finish(started, "error", f"unable to cordon node {run.failed.target!r}: {run.failed.message}")
-            return self._emit(report, ExitCode.ERROR)
-        result = run.result
-        report.absorb(result)
-        report.finish(started, result.status, result.message)
-        if report.data["drained"]:
-            for node in self.nodes:
-                self.progress({"event": "drained", "pod": node})
-        return self._emit(report, drain_code(result))
-
-    def _emit(self, report, code) -> int:
-        emit(report.to_dict(), self.s.g.output, render_report)
-        return code
+        emit(report, self.s.g.output, render_report)
+        return drain_code(report)
 
     # -- server dry run ----------------------------------------------------------------------
     def server_dry_run(self, plan, timeout) -> int:
@@ -174,41 +155,4 @@ class _Drain(DrainReads):
                                   executor, "stopping after the requests in flight; nodes stay cordoned"))
         emit(plan, self.s.g.output, render_plan)
         return ExitCode.OK if plan.safe else ExitCode.UNSAFE
-
-
-class _Report:
-    """The DrainReport being built while draining."""
-
-    def __init__(self, nodes, plan):
-        self.nodes = nodes
-        self.initial = plan
-        self.result = None
-        self.outcomes = []
-        self.data = None
-
-    def absorb(self, result):
-        self.result = result
-        self.outcomes += result.outcomes
-
-    def finish(self, started, status, message):
-        r = self.result
-        left = (r.left if r else []) + [  # the node is not empty: said, not chased
-            {"namespace": a["pod"].split("/", 1)[0], "name": a["pod"].split("/", 1)[1], "node": a["node"],
-             "action": "appeared", "reason": "came onto the drained node afterwards (it tolerates the cordon): "
-                                             "reported, not evicted"} for a in (r.appeared if r else [])]
-        self.data = {
-            "kind": "DrainReport", "apiVersion": API_VERSION,
-            "nodes": self.nodes, "status": status, "drained": status == "drained" and not left,
-            "message": message, "elapsedSeconds": round(time.monotonic() - started, 1),
-            "evicted": sorted(set(r.evicted)) if r else [], "goneMeanwhile": sorted(set(r.gone)) if r else [],
-            "left": left, "appeared": r.appeared if r else [], "outcomes": self.outcomes,
-            "requests": r.requests if r else {},
-            "plan": {"summary": published(self.initial)["summary"], "waves": len(self.initial.waves),
-                     "estimatedSeconds": self.initial.estimated_seconds},
-        }
-        if r is not None and r.surge is not None:
-            self.data["surge"] = r.surge
-
-    def to_dict(self):
-        return self.data
 
