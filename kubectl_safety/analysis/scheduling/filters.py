@@ -279,37 +279,26 @@ _REQUESTS = "_scheduling_requests"  # kept on the Pod object, like its cached pr
 def requests_of(pod) -> dict:
     """``pod_requests(pod)``, computed once per Pod object (a Pod never changes; a weak dictionary
     cost a weak reference and its callback for each of 150,000 pods) and shared by pods whose
-    ``requests_key`` is equal: read only."""
+    ``requests_key`` is equal (the same dict): read only."""
     requests = pod.__dict__.get(_REQUESTS)
     if requests is None:
         key = requests_key(pod)
-        requests = pod_requests(pod) if key is None else _requests_alike(_Alike(key, pod))
+        if key is None:
+            requests = pod_requests(pod)
+        else:
+            alike = _requests_alike(key)
+            if not alike:
+                alike.append(pod_requests(pod))
+            requests = alike[0]
         pod.__dict__[_REQUESTS] = requests
     return requests
 
 
-class _Alike:
-    """A pod as a memo key: equal ``requests_key``, equal requests. The memo keeps the key only."""
-
-    __slots__ = ("key", "pod")
-
-    def __init__(self, key, pod):
-        self.key, self.pod = key, pod
-
-    def __hash__(self):
-        return hash(self.key)
-
-    def __eq__(self, other):
-        return self.key == other.key
-
-
 @lru_cache(maxsize=10_000)  # distinct keys kept (a cluster has a few thousand): the content, not the snapshot
-def _requests_alike(alike) -> dict:
-    """``pod_requests`` of the pods of one template (equal ``requests_key``), parsed once."""
-    try:
-        return pod_requests(alike.pod)
-    finally:
-        alike.pod = None
+def _requests_alike(key) -> list:
+    """Where the ``pod_requests`` of the pods of one template (equal ``requests_key``) are kept:
+    the first of them fills it."""
+    return []
 
 
 def anti_affinity_terms(pod) -> tuple:
