@@ -206,13 +206,7 @@ class Capacity:
     def _scoring(self) -> ScoreCluster:
         """What the Score stage reads: the pods on each node with the replacements placed so far
         (a node's ``NodeState`` when it has one); no reference back to ``self`` (no cycle)."""
-        states, snapshot = self.states, self.snapshot
-
-        def pods_on(name):
-            state = states.get(name)
-            return state.pods.values() if state is not None else snapshot.pods_on(name)
-
-        return ScoreCluster(snapshot, pods_on, self.images)
+        return ScoreCluster(self.snapshot, self.states, self.images)
 
     def _commit(self, new, node):
         placed = type(new)({**new.raw, "spec": {**new.spec, "nodeName": node.name}, "status": {"phase": "Running"}})

@@ -94,9 +94,18 @@ def pod_requests(pod) -> dict:
 def requests_key(pod):
     """All ``pod_requests`` reads of the pod, as a string (equal strings, equal requests), when that
     is its containers' resources and sidecars' restartPolicy only; None with pod-level resources,
-    overhead or a resize."""
+    overhead or a resize (or any container status that has resources)."""
     spec = pod.spec
-    if spec.get("resources") or spec.get("overhead") or _statuses(pod):
+    if spec.get("resources") or spec.get("overhead"):
         return None
-    return repr(([c.get("resources") for c in spec.get("containers") or ()],
-                 [(c.get("resources"), c.get("restartPolicy")) for c in spec.get("initContainers") or ()]))
+    status = pod.status
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for s in status.get(key) or ():
+            if "resources" in s:
+                return None
+    containers = [c.get("resources") for c in spec.get("containers") or ()]
+    init = spec.get("initContainers")
+    if not init:  # the common pod; a distinct shape of key from the one with init containers
+        return repr(containers)
+    return repr((containers, [(c.get("resources"), c.get("restartPolicy")) for c in init]))
+

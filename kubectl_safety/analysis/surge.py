@@ -218,12 +218,30 @@ def _all_ready_leave(snapshot, v, by_owner) -> bool:
         return False
     going = sum(1 for o in by_owner.get(ref.get("uid"), ()) if o.pod.is_ready)
     if snapshot.pods_complete_in(v.pod.namespace):
-        ready = sum(1 for p in snapshot.pods_in(v.pod.namespace)
-                    if p.is_ready and (p.controller_ref or {}).get("uid") == ref.get("uid"))
+        ready = _ready_by_controller(snapshot, v.pod.namespace).get(ref.get("uid"), 0)
     else:
         owner = snapshot.owner(v.pod)
         ready = int((owner.status.get("readyReplicas") if owner is not None else 0) or 0)
     return ready <= going
+
+
+_PLANNING = "surge"  # this module's entry in ``snapshot.planning``
+
+
+def _ready_by_controller(snapshot, namespace) -> dict:
+    """{controller uid (None: none): the namespace's Ready pods it controls}, counted once per
+    snapshot and namespace (a plan asks for each leaving pod; check plans every node)."""
+    cache = snapshot.planning.get(_PLANNING)
+    if cache is None:
+        cache = snapshot.planning.setdefault(_PLANNING, {})
+    counts = cache.get(namespace)
+    if counts is None:
+        counts = cache[namespace] = {}
+        for p in snapshot.pods_in(namespace):
+            if p.is_ready:
+                uid = (p.controller_ref or {}).get("uid")
+                counts[uid] = counts.get(uid, 0) + 1
+    return counts
 
 
 def _surge(snapshot, workload, pods, trackers, options, ready_seconds):

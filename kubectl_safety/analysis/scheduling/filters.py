@@ -35,14 +35,26 @@ FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 class NodeState:
     """The pods on one node (terminal pods excluded) with their summed requests and host ports."""
 
-    __slots__ = ("node", "pods", "requested", "ports", "changed")
+    __slots__ = ("node", "pods", "requested", "_ports", "changed")
 
     def __init__(self, node):
         self.node = node
         self.pods = {}
         self.requested = {}
-        self.ports = set()  # (protocol, ip, port), a set like upstream's HostPortInfo (see remove)
+        self._ports = None  # None: the host ports of ``pods``, found when first read (most nodes never are)
         self.changed = False  # differs from the snapshot's pods on the node
+
+    @property
+    def ports(self) -> set:
+        """(protocol, ip, port) in use, a set like upstream's HostPortInfo (see ``remove``)."""
+        ports = self._ports
+        if ports is None:
+            ports = self._ports = set()
+            for p in self.pods.values():
+                used = p.host_ports
+                if used:
+                    ports.update(used)
+        return ports
 
     @classmethod
     def from_snapshot(cls, node, snapshot) -> "NodeState":
@@ -53,7 +65,7 @@ class NodeState:
         other = NodeState(self.node)
         other.pods = dict(self.pods)
         other.requested = dict(self.requested)
-        other.ports = set(self.ports)
+        other._ports = None if self._ports is None else set(self._ports)
         other.changed = self.changed
         return other
 
@@ -66,20 +78,23 @@ class NodeState:
         key = pod.key
         if pod.is_terminal or key in self.pods:
             return
+        ports = self.ports  # as they are before the pod comes
         self.pods[key] = pod
         for r, v in requests_of(pod).items():
             self.requested[r] = self.requested.get(r, 0) + v
-        self.ports.update(pod.host_ports)
+        ports.update(pod.host_ports)
         self.changed = True
 
     def remove(self, pod):
         """Take ``pod`` off this node (no-op if it is not here)."""
-        if self.pods.pop(pod.key, None) is None:
+        if pod.key not in self.pods:
             return
+        ports = self.ports  # as they are before the pod goes
+        del self.pods[pod.key]
         for r, v in requests_of(pod).items():
             self.requested[r] = self.requested.get(r, 0) - v
         # as upstream's HostPortInfo: the port is free now even if another pod here uses it too
-        self.ports.difference_update(pod.host_ports)
+        ports.difference_update(pod.host_ports)
         self.changed = True
 
 
@@ -279,37 +294,26 @@ _REQUESTS = "_scheduling_requests"  # kept on the Pod object, like its cached pr
 def requests_of(pod) -> dict:
     """``pod_requests(pod)``, computed once per Pod object (a Pod never changes; a weak dictionary
     cost a weak reference and its callback for each of 150,000 pods) and shared by pods whose
-    ``requests_key`` is equal: read only."""
+    ``requests_key`` is equal (the same dict): read only."""
     requests = pod.__dict__.get(_REQUESTS)
     if requests is None:
         key = requests_key(pod)
-        requests = pod_requests(pod) if key is None else _requests_alike(_Alike(key, pod))
+        if key is None:
+            requests = pod_requests(pod)
+        else:
+            alike = _requests_alike(key)
+            if not alike:
+                alike.append(pod_requests(pod))
+            requests = alike[0]
         pod.__dict__[_REQUESTS] = requests
     return requests
 
 
-class _Alike:
-    """A pod as a memo key: equal ``requests_key``, equal requests. The memo keeps the key only."""
-
-    __slots__ = ("key", "pod")
-
-    def __init__(self, key, pod):
-        self.key, self.pod = key, pod
-
-    def __hash__(self):
-        return hash(self.key)
-
-    def __eq__(self, other):
-        return self.key == other.key
-
-
 @lru_cache(maxsize=10_000)  # distinct keys kept (a cluster has a few thousand): the content, not the snapshot
-def _requests_alike(alike) -> dict:
-    """``pod_requests`` of the pods of one template (equal ``requests_key``), parsed once."""
-    try:
-        return pod_requests(alike.pod)
-    finally:
-        alike.pod = None
+def _requests_alike(key) -> list:
+    """Where the ``pod_requests`` of the pods of one template (equal ``requests_key``) are kept:
+    the first of them fills it."""
+    return []
 
 
 def anti_affinity_terms(pod) -> tuple:
@@ -380,7 +384,7 @@ def _base_state(node, snapshot) -> NodeState:
         if parent is not None and node.name not in parent[1]:  # the same node and pods as the parent's
             return _base_state(node, parent[0])
         state = NodeState(node)
-        pods, requested, ports = state.pods, state.requested, state.ports
+        pods, requested = state.pods, state.requested
         for p in snapshot.pods_on(node.name):  # NodeState.add, unrolled: every pod of a cluster comes here
             key = p.key
             if p.is_terminal or key in pods:
@@ -388,10 +392,7 @@ def _base_state(node, snapshot) -> NodeState:
             pods[key] = p
             for r, v in requests_of(p).items():
                 requested[r] = requested.get(r, 0) + v
-            used = p.host_ports
-            if used:
-                ports.update(used)
-        entry["states"][node.name] = state
+        entry["states"][node.name] = state  # its ports are found when read
     return state
 
 

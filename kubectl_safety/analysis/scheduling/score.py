@@ -19,7 +19,7 @@ the same rounding), is weighted and summed:
 ``score_nodes(pod, nodes, snapshot)`` -> ``Scores``: per node the weighted plugin scores and the
 total, and ``best`` (every node with the highest total: the scheduler picks one of them at random).
 A planner that places pods one after another passes a ``ScoreCluster`` instead of the snapshot:
-its own pods per node, memoized per node until it says a node ``changed``.
+its own ``NodeState`` per node, what is read of it memoized per node until it says a node ``changed``.
 ``nodes_to_find`` is how many feasible nodes the scheduler looks for before it scores them.
 System default spreading (the constraints it derives from a pod's Services and controllers) is
 not applied: docs/deviations.md.
@@ -28,7 +28,7 @@ not applied: docs/deviations.md.
 import math
 from dataclasses import dataclass
 
-from kubectl_safety.analysis.scheduling.filters import _Term, requests_of
+from kubectl_safety.analysis.scheduling.filters import _Term, base_state, requests_of
 from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
 from kubectl_safety.model.objects import Pod
 from kubectl_safety.model.selectors import node_selector_term_matches, toleration_tolerates
@@ -43,7 +43,6 @@ HOSTNAME = "kubernetes.io/hostname"
 MB = 1024 * 1024
 MIN_FEASIBLE = 100  # minFeasibleNodesToFind
 BASE_PERCENTAGE = 50  # basePercentageOfNodesToScore
-_NONZERO = "_score_nonzero_requests"  # kept on the Pod object, like ``filters.requests_of``
 _TERMS = "_score_affinity_terms"
 
 
@@ -86,18 +85,20 @@ def score_nodes(pod, nodes, cluster) -> Scores:
 
 class ScoreCluster:
     """The cluster as the plugins read it, per node: ``placed``, the pods the scheduler's cache holds
-    (never terminal ones), and their summed requests; cluster-wide, the placed pods whose affinity
-    scores others (``affinity_groups``) and all placed pods by namespace (``namespace_groups``);
-    and the image census. ``pods_on`` (name -> pods) overrides the snapshot's pods; what is read
-    of a node is kept until ``changed(name)``."""
+    (never terminal ones), and their summed requests, read from the node's ``NodeState``;
+    cluster-wide, the placed pods whose affinity scores others (``affinity_groups``) and all placed
+    pods by namespace (``namespace_groups``); and the image census. ``states`` (name -> NodeState)
+    are the nodes whose pods differ from the snapshot's (a planner's placements); what is read of a
+    node is kept until ``changed(name)``."""
 
-    def __init__(self, snapshot, pods_on=None, images=None):
+    def __init__(self, snapshot, states=None, images=None):
         self.snapshot, self.nodes = snapshot, snapshot.nodes
-        self._pods_on = pods_on or snapshot.pods_on
+        self._states = {} if states is None else states
         self._images = images
         self._placed, self._requested = {}, {}
         self._affine = self._namespaces = None  # _Groups, built on first use
         self._raw = {}  # (plugin, what it reads of the pod) -> {node: raw score}
+        self._nonzero = {}  # id(requests_of(pod)) -> (those requests, the pod's nonzero requests)
 
     def changed(self, name):
         self._placed.pop(name, None)
@@ -111,15 +112,38 @@ class ScoreCluster:
     def placed(self, name) -> list:
         found = self._placed.get(name)
         if found is None:
-            found = self._placed[name] = [p for p in self._pods_on(name) if not p.is_terminal]
+            state = self._states.get(name)
+            found = self._placed[name] = (list(state.pods.values()) if state is not None else
+                                          [p for p in self.snapshot.pods_on(name) if not p.is_terminal])
         return found
+
+    def _state(self, name):
+        state = self._states.get(name)
+        return state if state is not None else base_state(self.snapshot.node(name), self.snapshot)
 
     def requested(self, name, nonzero) -> tuple:
         """(cpu, memory) the node's pods request; ``nonzero``: with NonMissingContainerRequests."""
+        if not nonzero:
+            requested = self._state(name).requested
+            return requested.get("cpu", 0), requested.get("memory", 0)
         found = self._requested.get(name)
         if found is None:
-            found = self._requested[name] = _sums(self.placed(name))
-        return found[1] if nonzero else found[0]
+            cpu = memory = 0
+            for p in self.placed(name):
+                n = self.nonzero_requests(p)
+                cpu += n.get("cpu", 0)
+                memory += n.get("memory", 0)
+            found = self._requested[name] = cpu, memory
+        return found
+
+    def nonzero_requests(self, pod) -> dict:
+        """``_nonzero_requests(pod)``, once per requests dict: pods alike share theirs
+        (``requests_of``), and so the same containers' requests."""
+        requests = requests_of(pod)
+        found = self._nonzero.get(id(requests))
+        if found is None:  # the requests are kept beside: their id stays theirs
+            found = self._nonzero[id(requests)] = (requests, _nonzero_requests(pod))
+        return found[1]
 
     def raw_scores(self, plugin, key) -> dict:
         """{node: raw score} of ``plugin`` for pods of which it reads ``key`` (a node's score goes
@@ -195,17 +219,6 @@ class _Groups:
         return groups
 
 
-def _sums(pods) -> tuple:
-    cpu = memory = nonzero_cpu = nonzero_memory = 0
-    for p in pods:
-        r, n = requests_of(p), _nonzero_requests(p)
-        cpu += r.get("cpu", 0)
-        memory += r.get("memory", 0)
-        nonzero_cpu += n.get("cpu", 0)
-        nonzero_memory += n.get("memory", 0)
-    return (cpu, memory), (nonzero_cpu, nonzero_memory)
-
-
 def image_census(snapshot) -> tuple:
     """({node name: {image name: size}}, {image name: nodes having it}, node count): what
     ImageLocality reads of every node; a cordon or a drain does not change it."""
@@ -256,16 +269,12 @@ def _with_default_requests(pod) -> Pod:
 
 
 def _nonzero_requests(pod) -> dict:
-    """``requests_of(_with_default_requests(pod))``, computed once per Pod object (and once per
-    template: ``requests_of``)."""
-    found = pod.__dict__.get(_NONZERO)
-    if found is None:
-        spec = pod.spec
-        complete = all("cpu" in requests and "memory" in requests for key in ("containers", "initContainers")
-                       for c in spec.get(key) or () for requests in (_requests(c),))
-        # every container requests both: the defaults change nothing
-        found = pod.__dict__[_NONZERO] = requests_of(pod if complete else _with_default_requests(pod))
-    return found
+    """``requests_of(_with_default_requests(pod))`` (``ScoreCluster.nonzero_requests`` keeps it)."""
+    spec = pod.spec
+    complete = all("cpu" in requests and "memory" in requests for key in ("containers", "initContainers")
+                   for c in spec.get(key) or () for requests in (_requests(c),))
+    # every container requests both: the defaults change nothing
+    return requests_of(pod if complete else _with_default_requests(pod))
 
 
 def _requests(container) -> dict:
@@ -278,7 +287,7 @@ def _allocatable(node) -> tuple:
 
 
 def _resources_fit(pod, nodes, view):
-    want = _nonzero_requests(pod)
+    want = view.nonzero_requests(pod)
     wanted = (want.get("cpu", 0), want.get("memory", 0))
     known = view.raw_scores("NodeResourcesFit", wanted)
     out = {}
