@@ -403,11 +403,12 @@ def _limits(snapshot, workload, pods, surge, limit) -> list:
 
 
 def _quota_over(snapshot, pod, k) -> str:
-    """'name: resources' of the first quota of the pod's namespace that k more such pods exceed."""
-    from kubectl_safety.analysis.admission import _amounts, _usage
+    """'name: resources' of the first quota of the pod's namespace that k more such pods exceed: the
+    quotas whose scopes match the pod (its stored priorityClassName is the one admission gave it)."""
+    from kubectl_safety.analysis.admission import _amounts, _usage, quota_matches
 
     for quota in snapshot.resource_quotas_in(pod.namespace):
-        if quota.spec.get("scopes") or quota.spec.get("scopeSelector") or not quota.status.get("hard"):
+        if not quota.status.get("hard") or not quota_matches(quota, pod, pod.spec.get("priorityClassName")):
             continue
         usage = _usage(pod)
         hard, used = _amounts(quota.status.get("hard")), _amounts(quota.status.get("used"))

@@ -44,10 +44,20 @@ def hpa(minimum, maximum):
                      "minReplicas": minimum, "maxReplicas": maximum}}
 
 
-def quota(pods_hard, pods_used):
-    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"},
-            "spec": {"hard": {"pods": str(pods_hard)}},
-            "status": {"hard": {"pods": str(pods_hard)}, "used": {"pods": str(pods_used)}}}
+def quota(pods_hard, pods_used, classes=None):
+    """A pods quota; ``classes``: scoped to the pods of these PriorityClasses."""
+    q = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"},
+         "spec": {"hard": {"pods": str(pods_hard)}},
+         "status": {"hard": {"pods": str(pods_hard)}, "used": {"pods": str(pods_used)}}}
+    if classes:
+        q["spec"]["scopeSelector"] = {"matchExpressions": [
+            {"scopeName": "PriorityClass", "operator": "In", "values": list(classes)}]}
+    return q
+
+
+def classed(pod, name):
+    pod["spec"]["priorityClassName"] = name
+    return pod
 
 
 def sts_pod():
@@ -110,6 +120,12 @@ SCENARIOS = [
      {"surge_limit": 1}, {"a": "evict"}, [(2, 4, "scale", "evict")], ["SURGE_LIMIT"], {}),
     ("quota-refuses", [N1, N2, deployment(1), rs(1), web("a"), quota(1, 1)], {}, {"a": "evict"},
      [(1, 2, "scale", "evict")], ["SURGE_QUOTA"], {}),
+    ("quota-scoped-to-the-pods-class-refuses", [N1, N2, deployment(1), rs(1), classed(web("a"), "high"),
+                                                quota(1, 1, ["high"])], {}, {"a": "evict"},
+     [(1, 2, "scale", "evict")], ["SURGE_QUOTA"], {}),
+    ("quota-scoped-to-another-class-allows", [N1, N2, deployment(1), rs(1), classed(web("a"), "high"),
+                                              quota(1, 1, ["batch"])], {}, {"a": "evict"},
+     [(1, 2, "scale", "evict")], [], {}),
     ("gitops-managed", [N1, N2, deployment(1, labels={**APP, "kustomize.toolkit.fluxcd.io/name": "apps"}), rs(1),
                         web("a")], {}, {"a": "evict"}, [(1, 2, "scale", "evict")], ["SURGE_GITOPS"], {}),
     ("resumed-from-the-annotation", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
