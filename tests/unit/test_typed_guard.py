@@ -40,7 +40,15 @@ def _kubectl_json(items) -> str:
 @pytest.fixture(scope="module")
 def snapshots(tmp_path_factory):
     """``{name: (dump path, its objects, a preemptor manifest)}``."""
-    tmp = tmp_path_factory.mktemp("guard")
+    return guard_snapshots(tmp_path_factory.mktemp("guard"))
+
+
+def guard_snapshots(tmp):
+    """``{name: (dump path, its objects, a preemptor manifest)}``, written under the directory ``tmp``."""
+    from pathlib import Path
+
+    tmp = Path(tmp)
+    tmp.mkdir(parents=True, exist_ok=True)
     with open(os.path.join(ROOT, DEMO)) as f:
         demo = yaml.safe_load(f)["items"]
     (tmp / "demo.json").write_text(_kubectl_json(demo))
@@ -103,3 +111,67 @@ def test_the_demo_answers_exactly_as_pinned():
     for args, want in sorted(pinned.items()):
         code, out, err = run_cli(args.split() + ["--snapshot", DEMO, "--as-of", DEMO_NOW])
         assert (code, out, err) == (want["exit"], want["stdout"], want["stderr"]), f"kubectl safety {args}"
+
+
+# -- explain and delete's assessment: every pod and node of each guard snapshot --------------------------------
+
+TYPED_GOLDEN = os.path.join(ROOT, "tests", "unit", "golden", "explain-delete-answers.json")
+OUTPUTS = (["-o", "json"], [], ["-o", "yaml"], ["-o", "name"], ["-o", "wide"])
+JSONPATH = {"explain": ["-o", "jsonpath={.kind}:{.findings[*].code}"], "delete": ["-o", "jsonpath={.pods[*].verdict}"]}
+DELETES = (["--force"], ["--force", "--confirm", "--dry-run"], ["--dry-run"], ["--dry-run", "--grace-period", "15"])
+EVERY_OUTPUT = 25  # the first pods asked in every output and with every delete flag set (the demo: all of them)
+
+
+def explain_and_delete_commands(objects) -> list:
+    """explain pod of every pod, explain node of every node, explain priorities, delete --force of every pod
+    (JSON and table); the first ``EVERY_OUTPUT`` pods, the nodes and priorities also as YAML, name, wide and
+    jsonpath, and delete's other flag sets on them and on all pods at once."""
+    nodes = [o["metadata"]["name"] for o in objects if o["kind"] == "Node"]
+    pods = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objects if o["kind"] == "Pod"]
+    every = [*OUTPUTS, JSONPATH["explain"]]
+    asked = [a + o for a in (["explain", "priorities"], ["explain", "priorities", "-A"]) for o in every]
+    asked += [["explain", "node", n, *o] for n in nodes for o in every]
+    asked += [["explain", "pod", name, "-n", ns, *o] for i, (ns, name) in enumerate(pods)
+              for o in (every if i < EVERY_OUTPUT else OUTPUTS[:2])]
+    asked += [["delete", "pod", name, "-n", ns, "--force", *o] for ns, name in pods[EVERY_OUTPUT:] for o in OUTPUTS[:2]]
+    every = [*OUTPUTS, JSONPATH["delete"]]
+    asked += [["delete", "pod", name, "-n", ns, *flags, *o] for ns, name in pods[:EVERY_OUTPUT] for flags in DELETES
+              for o in every]
+    asked += [["delete", "pod", "--all", "-A", *flags, *o] for flags in DELETES[:2] for o in every]
+    return asked
+
+
+def answer_digest(answer) -> str:
+    """(exit code, stdout, stderr) as a short digest: the pins of thousands of answers stay small."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(answer).encode()).hexdigest()[:16]
+
+
+def pinned_answers(path, objects) -> dict:
+    """``{"commands": how many, "digests": each answer's digest, in the order of the commands}``."""
+    asked = explain_and_delete_commands(objects)
+    return {"commands": len(asked), "digests": [answer_digest(a) for a in _answers(path, asked)]}
+
+
+@pytest.mark.parametrize("name", ["demo (YAML)", "demo (kubectl -o json)", "generated, 12 nodes"])
+def test_explain_and_delete_answer_exactly_as_pinned(name, snapshots):
+    """Pinned from the code before explain and delete's assessment were typed; regenerate only for an output
+    change an issue asks for (``regenerate_typed_pins``)."""
+    with open(TYPED_GOLDEN) as f:
+        pinned = json.load(f)[name]
+    path, objects, _ = snapshots[name]
+    asked = explain_and_delete_commands(objects)
+    assert len(asked) == pinned["commands"] > 300
+    got = [answer_digest(a) for a in _answers(path, asked)]
+    changed = [" ".join(args) for args, a, b in zip(asked, got, pinned["digests"]) if a != b]
+    assert not changed, f"{len(changed)} answer(s) changed, e.g. kubectl safety {changed[0]}"
+
+
+def regenerate_typed_pins(tmp):
+    """Write ``TYPED_GOLDEN`` from the code as it is (``tmp``: a scratch directory for the snapshots)."""
+    found = guard_snapshots(tmp)
+    pins = {name: pinned_answers(path, objects) for name, (path, objects, _) in found.items()}
+    with open(TYPED_GOLDEN, "w") as f:
+        json.dump(pins, f, indent=0)
+        f.write("\n")
