@@ -10,10 +10,13 @@ check, rollout, delete's force assessment; JSON and text.
 
 ``golden/demo-answers.json`` pins the demo's answers byte for byte (exit code, stdout, stderr) across
 refactors of the plans, the engine and the CLI: regenerate it only for an output change an issue asks for.
+``golden/explain-delete-answers.json`` pins, as digests, every explain answer of each snapshot (every pod and
+node) and delete's assessments and acting reports, in every output (``regenerate_typed_pins``).
 """
 
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -168,10 +171,52 @@ def test_explain_and_delete_answer_exactly_as_pinned(name, snapshots):
     assert not changed, f"{len(changed)} answer(s) changed, e.g. kubectl safety {changed[0]}"
 
 
+LIVE_DELETES = [  # (scenario, delete pod's arguments, objects of the in-memory API, its options)
+    ("force-confirm", ["db-0", "--force", "--confirm", "--as", "alice", "--reason", "n1 is off"], "dead", {}),
+    ("graceful-wait", ["db-0", "--grace-period", "10", "--wait"], "ready", {}),
+    ("wait-times-out", ["db-0", "--wait", "--timeout", "1s"], "dead", {"keep_on_delete": True}),
+    ("forbidden", ["db-0"], "ready", {"forbidden": [("DELETE", "/api/v1/namespaces/shop/pods/db-0")]}),
+    ("server-dry-run", ["db-0", "--dry-run=server"], "ready", {"keep_on_delete": True}),
+    ("wait-false", ["db-0", "--wait=false"], "ready", {"keep_on_delete": True}),
+    ("ignore-not-found", ["db-0", "nope", "--ignore-not-found", "--force", "--confirm"], "dead", {}),
+]
+
+
+def live_delete_answers() -> list:
+    """delete pod acting on an in-memory API (``test_delete_cli.FakeApi``): each scenario in every output
+    (the wait's countdown left out)."""
+    from kubectl_safety.cli import session
+    from tests.builders import make_node
+    from tests.unit.test_delete_cli import DEAD_NODE, STS_POD, FakeApi
+
+    nodes = {"dead": DEAD_NODE, "ready": make_node("n1")}
+    answers = []
+    with pytest.MonkeyPatch.context() as patch:
+        for _, args, node, options in LIVE_DELETES:
+            for output in (*OUTPUTS, JSONPATH["delete"]):
+                api = FakeApi(STS_POD, nodes[node], **options)
+                patch.setattr(session.Session, "connection", lambda self, command="", api=api: api)
+                code, out, err = run_cli(["delete", "pod", *args, "-n", "shop", "--as-of", DEMO_NOW, *output])
+                answers.append((code, out, re.sub(r"\d+s left", "_s left", err)))  # the countdown depends on time
+    return answers
+
+
+def test_delete_acting_answers_exactly_as_pinned():
+    """What delete pod prints after sending DELETEs (DeleteReport), pinned from the code before it was typed."""
+    with open(TYPED_GOLDEN) as f:
+        pinned = json.load(f)["delete, acting (in-memory API)"]
+    got = [answer_digest(a) for a in live_delete_answers()]
+    assert len(got) == len(pinned) == len(LIVE_DELETES) * (len(OUTPUTS) + 1)
+    changed = [f"{LIVE_DELETES[i // (len(OUTPUTS) + 1)][0]} (output {i % (len(OUTPUTS) + 1)})"
+               for i, (a, b) in enumerate(zip(got, pinned)) if a != b]
+    assert not changed, f"{len(changed)} answer(s) changed: {', '.join(changed)}"
+
+
 def regenerate_typed_pins(tmp):
     """Write ``TYPED_GOLDEN`` from the code as it is (``tmp``: a scratch directory for the snapshots)."""
     found = guard_snapshots(tmp)
     pins = {name: pinned_answers(path, objects) for name, (path, objects, _) in found.items()}
+    pins["delete, acting (in-memory API)"] = [answer_digest(a) for a in live_delete_answers()]
     with open(TYPED_GOLDEN, "w") as f:
         json.dump(pins, f, indent=0)
         f.write("\n")
