@@ -1,13 +1,10 @@
 """``explain pod|node|priorities``: typed reports (``analysis/explanations.py``) built from the other analyses."""
 
 from kubectl_safety.analysis import budgets as pdbs, node_pressure, priority, qos, termination, topology
-from kubectl_safety.analysis.explanations import (Allocation, BudgetSummary, ContainerOom, ContainerQos, EvictionRank,
-                                                  ExplainedNode, ExplainedPod, GracePeriod, NodeConditionStatus,
-                                                  NodeExplanation, NodeHealth, NodeReadiness, OomScores, Owner,
-                                                  PodExplanation, PreStopHook, PriorityAudit, PriorityClassUse,
-                                                  PrioritySource, ProbeGrace, ProbeKind, QosClass, QosExplanation,
-                                                  RankedPod, ResolvedPriority, SpreadConstraint, Taint,
-                                                  TerminationTimeline, TimelineStep)
+from kubectl_safety.analysis.explanations import (Allocation, BudgetSummary, EvictionRank, ExplainedNode, ExplainedPod,
+                                                  NodeConditionStatus, NodeExplanation, NodeHealth, NodeReadiness,
+                                                  Owner, PodExplanation, PriorityAudit, PriorityClassUse,
+                                                  PrioritySource, QosClass, RankedPod, ResolvedPriority, Taint)
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.force_delete import assessment_for_explain
 from kubectl_safety.analysis.node_health import node_health
@@ -32,14 +29,8 @@ def health(node, now) -> NodeHealth:
                       h["message"])
 
 
-def qos_of(pod) -> QosExplanation:
-    q = qos.explain_qos(pod)
-    return QosExplanation(q["class"], QosClass(q["computed"]), q["status"], q["matchesStatus"], q["reason"],
-                          tuple(ContainerQos(c["name"], c["init"], QosClass(c["class"]), c["reason"])
-                                for c in q["containers"]))
-
-
 def priority_of(pod, snapshot) -> ResolvedPriority:
+    """``priority.resolve`` typed (its dict also serves admission, check and preemption); a missing class: 0."""
     try:
         p = priority.resolve(pod, snapshot)
     except priority.UnknownPriorityClass:
@@ -49,39 +40,12 @@ def priority_of(pod, snapshot) -> ResolvedPriority:
                             p["classMissing"], p["systemCritical"])
 
 
-def termination_of(pod, eviction_max_pod_grace=None) -> TerminationTimeline:
-    t = termination.timeline(pod, eviction_max_pod_grace=eviction_max_pod_grace)
-
-    def grace(g):
-        return GracePeriod(g["gracePeriodSeconds"], g["note"])
-
-    return TerminationTimeline(
-        t["gracePeriodSeconds"], t["why"],
-        tuple(PreStopHook(h["container"], h["hook"], h["sidecar"]) for h in t["preStop"]),
-        tuple(TimelineStep(x["at"], x["event"]) for x in t["steps"]),
-        grace(t["eviction"]), grace(t["kubeletSoftEviction"]), grace(t["kubeletHardEviction"]),
-        tuple(ProbeGrace(x["container"], ProbeKind(x["probe"]), x["gracePeriodSeconds"], x["probeOverride"])
-              for x in t["probeFailure"]))
-
-
-def oom_of(pod, node) -> OomScores:
-    o = node_pressure.oom_scores(pod, node)
-    return OomScores(o["max"], tuple(ContainerOom(c["name"], c["oomScoreAdj"]) for c in o["containers"]),
-                     o["nodeMemoryCapacity"])
-
-
 def budget_summary(pdb, snapshot) -> BudgetSummary:
+    """``budgets.summary`` typed (a drain plan publishes the same dict)."""
     b = pdbs.summary(pdb, snapshot)
     return BudgetSummary(b["name"], b["namespace"], b["minAvailable"], b["maxUnavailable"],
                          b["unhealthyPodEvictionPolicy"], b["selector"], b["disruptionsAllowed"], b["currentHealthy"],
                          b["desiredHealthy"], b["expectedPods"], b["matchingPods"], b["neverAllows"])
-
-
-def spread_of(pod, snapshot) -> tuple:
-    return tuple(SpreadConstraint(c["topologyKey"], c["maxSkew"], c["whenUnsatisfiable"], c["minDomains"],
-                                  c["nodeAffinityPolicy"], c["nodeTaintsPolicy"], c["labelSelector"],
-                                  c["selectsOwnPod"], c["domains"], c["podDomain"], c["skew"], c["violated"])
-                 for c in topology.explain_constraints(pod, snapshot))
 
 
 def eviction_rank(pod, node, snapshot):
@@ -190,15 +154,15 @@ def pod_findings(pod, snapshot, q, prio, matched, spread, node) -> list:
 def explain_pod(pod, snapshot, now, eviction_max_pod_grace=None) -> PodExplanation:
     """A pod's ``PodExplanation``."""
     node = snapshot.node(pod.node_name) if pod.node_name else None
-    q, prio = qos_of(pod), priority_of(pod, snapshot)
+    q, prio = qos.explain_qos(pod), priority_of(pod, snapshot)
     matched = snapshot.pdbs_for(pod)
-    spread = spread_of(pod, snapshot)
+    spread = topology.explain_constraints(pod, snapshot)
     return PodExplanation(
         pod=ExplainedPod(pod.namespace, pod.name, pod.node_name or None, pod.phase, pod.is_ready, pod.is_terminating),
         qos=q,
         priority=prio,
-        termination=termination_of(pod, eviction_max_pod_grace),
-        oom=oom_of(pod, node),
+        termination=termination.timeline(pod, eviction_max_pod_grace=eviction_max_pod_grace),
+        oom=node_pressure.oom_scores(pod, node),
         eviction_rank=eviction_rank(pod, node, snapshot),
         requests={r: format_amount(r, v) for r, v in sorted(pod_requests(pod).items())},
         pdbs=tuple(budget_summary(b, snapshot) for b in matched),
@@ -228,7 +192,7 @@ def explain_node(node, snapshot, now) -> NodeExplanation:
     for row in node_pressure.memory_pressure_order(active, snapshot):
         p = row["pod"]
         rows.append(RankedPod(row["rank"], p.namespace, p.name, qos.qos_class(p), row["priority"],
-                              node_pressure.oom_scores(p, node)["max"],
+                              node_pressure.oom_scores(p, node).max,
                               ",".join(b.name for b in snapshot.pdbs_for(p)) or None, row["reason"]))
     state = health(node, now)
     findings = []

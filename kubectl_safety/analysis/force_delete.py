@@ -6,8 +6,7 @@ termination timeline (seed 003); domain.md sections 6 and 7.
 """
 
 from kubectl_safety.analysis import termination
-from kubectl_safety.analysis.explanations import (DeleteAssessment, DeleteNode, DeleteOwner, NodeReadiness, Terminating,
-                                                  TimelineStep)
+from kubectl_safety.analysis.explanations import DeleteAssessment, DeleteNode, DeleteOwner, NodeReadiness, Terminating
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.findings import Finding
 
@@ -36,10 +35,9 @@ def assess(pod, snapshot, now, grace_period=None, force=False, *, storage=(), no
     grace = termination.api_grace_period(pod, 0 if force else grace_period)
     risks = _risks(pod, snapshot, now, node, force, _storage_index(storage, snapshot))
     needed, verdict = _verdict(pod, node)
-    steps = termination.timeline(pod, 0 if force else grace_period)["steps"]
+    steps = termination.timeline(pod, 0 if force else grace_period).steps
     return DeleteAssessment(pod.namespace, pod.name, pod.uid, pod.phase, _owner(pod, snapshot), node, force,
-                            grace["seconds"], grace["why"], tuple(TimelineStep(s["at"], s["event"]) for s in steps),
-                            terminating(pod, now), needed, verdict, tuple(risks))
+                            grace["seconds"], grace["why"], steps, terminating(pod, now), needed, verdict, tuple(risks))
 
 
 def assessment_for_explain(pod, snapshot, now) -> DeleteAssessment:
