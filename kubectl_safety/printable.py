@@ -17,6 +17,8 @@ and drops them everywhere else. The edge also writes only what the stream's enco
 import codecs
 import os
 import re
+from dataclasses import fields, is_dataclass, replace
+from enum import Enum
 
 _SECRETS = set()
 _SENSITIVE = "access_token|token|password|passwd|secret|client_secret|id_token|refresh_token|api_key|apikey|sig|signature|key"
@@ -91,7 +93,9 @@ def _unicode(encoding) -> bool:
 
 def clean(value, encoding=None):
     """A report with every string made printable (for table/text output; not for JSON/YAML), on a
-    stream of ``encoding`` when given."""
+    stream of ``encoding`` when given; a typed report (frozen dataclasses) stays typed, its enums kept."""
+    if isinstance(value, Enum):
+        return value  # a closed set of our own words
     if isinstance(value, str):
         return printable(value, encoding)
     if isinstance(value, dict):
@@ -99,6 +103,8 @@ def clean(value, encoding=None):
     if isinstance(value, (list, tuple)):
         cleaned = (clean(v, encoding) for v in value)
         return list(cleaned) if isinstance(value, list) else tuple(cleaned)
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: clean(getattr(value, f.name), encoding) for f in fields(value) if f.init})
     return value
 
 

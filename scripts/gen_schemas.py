@@ -23,8 +23,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from kubectl_safety.analysis import plans  # noqa: E402  (the typed plans: their enums and Optional fields)
-from kubectl_safety.engine import rollout_report  # noqa: E402
+from kubectl_safety.analysis import explanations, plans  # noqa: E402  (the typed reports: enums, Optional fields)
+from kubectl_safety.engine import delete_report, rollout_report  # noqa: E402
 from kubectl_safety.engine.rollout import STATES as ROLLOUT_NODE_STATES  # noqa: E402
 
 OUT = os.path.join(ROOT, "kubectl_safety", "schemas")
@@ -64,6 +64,11 @@ KIND_ENUMS = {  # (kinds, property, the property it is under): a closed set in t
                                                        "gated", "not-scheduled"],  # analysis/preemption.py's
     (("PreemptionPreview",), "outcome", "placements"): ["fits", "preempt", "unschedulable", "waiting",
                                                                "not-eligible", "gated", "not-scheduled"],
+    (("PodExplanation",), "computed", "qos"): [c.value for c in explanations.QosClass],
+    (("PodExplanation",), "class", "containers"): [c.value for c in explanations.QosClass],
+    (("PodExplanation",), "source", "priority"): [s.value for s in explanations.PrioritySource],
+    (("PodExplanation",), "probe", "probeFailure"): [p.value for p in explanations.ProbeKind],
+    (("ForceDeleteAssessment", "DeleteReport"), "action", "pods"): [a.value for a in delete_report.DeleteAction],
 }
 TYPED = {"DrainPlan": plans.DrainPlan, "RolloutPlan": plans.RolloutPlan, "ClusterCheck": plans.ClusterCheck,
          "RolloutReport": rollout_report.RolloutReport, "PreemptionPreview": plans.PreemptionPreview,

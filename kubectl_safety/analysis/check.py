@@ -174,8 +174,7 @@ def _lost(snapshot, node) -> tuple:
 def _stuck(pod, snapshot, now) -> StuckPod:
     storage = [x.raw for x in snapshot.pvcs] + [x.raw for x in snapshot.pvs]
     a = assess(pod, snapshot, now, force=True, storage=storage)
-    return StuckPod(pod.namespace, pod.name, a["owner"], a["forceNeeded"], a["verdict"],
-                    tuple(r["code"] for r in a["risks"]))
+    return StuckPod(pod.namespace, pod.name, a.owner, a.force_needed, a.verdict, tuple(r.code for r in a.risks))
 
 
 def node_findings(nodes) -> list:
@@ -420,10 +419,10 @@ SEVERITY_OF = {"error": "error", "warning": "warning", "info": "info"}
 def priority_findings(snapshot, now, shared=None) -> list:
     audit = explain_priorities(snapshot)
     out = []
-    for f in audit["findings"]:
-        objects = [obj("Pod", *ref.split("/", 1)) for ref in audit["podsAtZero"]] \
-            if f["code"] == "BOTTOM_UP_ROLLOUT_RISK" else []
-        out.append(finding(f["code"], SEVERITY_OF.get(f["severity"], "warning"), f["message"], objects))
+    for f in audit.findings:
+        objects = [obj("Pod", *ref.split("/", 1)) for ref in audit.pods_at_zero] \
+            if f.code == "BOTTOM_UP_ROLLOUT_RISK" else []
+        out.append(finding(f.code, SEVERITY_OF.get(f.severity, "warning"), f.message, objects))
     default = snapshot.global_default_class
     if default is not None:
         bare = [p for p in snapshot.pods if not p.is_terminal and not p.priority_class_name]

@@ -6,6 +6,7 @@ termination timeline (seed 003); domain.md sections 6 and 7.
 """
 
 from kubectl_safety.analysis import termination
+from kubectl_safety.analysis.explanations import DeleteAssessment, DeleteNode, DeleteOwner, NodeReadiness, Terminating
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.findings import Finding
 
@@ -20,7 +21,7 @@ SINGLE_WRITER_MODES = ("ReadWriteOnce", "ReadWriteOncePod")
 REPLICA_OWNERS = ("ReplicaSet", "ReplicationController")
 
 
-def assess(pod, snapshot, now, grace_period=None, force=False, *, storage=(), node_readable=True) -> dict:
+def assess(pod, snapshot, now, grace_period=None, force=False, *, storage=(), node_readable=True) -> DeleteAssessment:
     """The delete assessment of one pod: node state, timeline, risks and whether force is needed.
 
     ``grace_period``: the requested DeleteOptions.gracePeriodSeconds (None: the pod's own);
@@ -34,21 +35,12 @@ def assess(pod, snapshot, now, grace_period=None, force=False, *, storage=(), no
     grace = termination.api_grace_period(pod, 0 if force else grace_period)
     risks = _risks(pod, snapshot, now, node, force, _storage_index(storage, snapshot))
     needed, verdict = _verdict(pod, node)
-    return {
-        "namespace": pod.namespace, "name": pod.name, "uid": pod.uid, "phase": pod.phase,
-        "owner": _owner(pod, snapshot),
-        "node": node,
-        "force": force,
-        "gracePeriodSeconds": grace["seconds"], "graceWhy": grace["why"],
-        "timeline": termination.timeline(pod, 0 if force else grace_period)["steps"],
-        "terminating": terminating(pod, now),
-        "forceNeeded": needed,
-        "verdict": verdict,
-        "risks": [r.to_dict() for r in risks],
-    }
+    steps = termination.timeline(pod, 0 if force else grace_period).steps
+    return DeleteAssessment(pod.namespace, pod.name, pod.uid, pod.phase, _owner(pod, snapshot), node, force,
+                            grace["seconds"], grace["why"], steps, terminating(pod, now), needed, verdict, tuple(risks))
 
 
-def assessment_for_explain(pod, snapshot, now) -> dict:
+def assessment_for_explain(pod, snapshot, now) -> DeleteAssessment:
     """The force-delete assessment shown by ``explain pod``."""
     return assess(pod, snapshot, now, force=True)
 
@@ -59,24 +51,23 @@ def terminating(pod, now):
     if deadline is None:
         return None
     grace = pod.deletion_grace_period or 0
-    out = {"deletionTimestamp": deadline.isoformat().replace("+00:00", "Z"), "gracePeriodSeconds": grace,
-           "forSeconds": None, "overdueSeconds": None}
-    if now is not None:
-        out["forSeconds"] = max(0, int((now - deadline).total_seconds()) + grace)
-        out["overdueSeconds"] = max(0, int((now - deadline).total_seconds()))
-    return out
+    if now is None:
+        return Terminating(deadline.isoformat().replace("+00:00", "Z"), grace, None, None)
+    return Terminating(deadline.isoformat().replace("+00:00", "Z"), grace,
+                       max(0, int((now - deadline).total_seconds()) + grace),
+                       max(0, int((now - deadline).total_seconds())))
 
 
-def _node(pod, snapshot, now, readable) -> dict:
+def _node(pod, snapshot, now, readable) -> DeleteNode:
     name = pod.node_name or None
     if name is None:
-        return {"name": None, "state": "Unscheduled", "partitioned": False, "heartbeatAgeSeconds": None,
-                "message": "not scheduled to a node"}
+        return DeleteNode(None, NodeReadiness.UNSCHEDULED, False, None, "not scheduled to a node")
     if not readable:
-        return {"name": name, "state": "Unreadable", "partitioned": None, "heartbeatAgeSeconds": None,
-                "message": f"node {name} could not be read: its state is unknown"}
+        return DeleteNode(name, NodeReadiness.UNREADABLE, None, None,
+                          f"node {name} could not be read: its state is unknown")
     state = node_health(snapshot.node(name), now)
-    return {"name": name, **{k: state.get(k) for k in ("state", "partitioned", "heartbeatAgeSeconds", "message")}}
+    return DeleteNode(name, NodeReadiness(state["state"]), state["partitioned"], state["heartbeatAgeSeconds"],
+                      state["message"])
 
 
 def _owner(pod, snapshot):
@@ -85,15 +76,13 @@ def _owner(pod, snapshot):
         return None
     chain = snapshot.owner_chain(pod)
     top = chain[-1][0] if chain else ref
-    out = {"kind": ref.get("kind"), "name": ref.get("name")}
-    if top is not ref:
-        out["via"] = f"{top.get('kind')}/{top.get('name')}"
-    return out
+    via = f"{top.get('kind')}/{top.get('name')}" if top is not ref else None
+    return DeleteOwner(ref.get("kind"), ref.get("name"), via)
 
 
 def _verdict(pod, node) -> tuple:
     """(force needed?, one plain sentence)."""
-    state = node["state"]
+    state = node.state.value
     if pod.is_terminal:
         return False, "force is not needed: the pod has finished, the API server removes it at once"
     if state == "Unscheduled":
@@ -130,13 +119,13 @@ def _owner_risks(pod, snapshot, node) -> list:
     ref = pod.controller_ref
     kind = (ref or {}).get("kind")
     if kind == "StatefulSet":
-        sev = "warning" if node["state"] == "Gone" else "error"
+        sev = "warning" if node.state is NodeReadiness.GONE else "error"
         return [Finding("STATEFULSET_IDENTITY", sev,
                         f"StatefulSet {ref.get('name')} guarantees at most one pod named {pod.name}: a force delete "
                         "lets a replacement with the same name and storage start while the old processes may still run")]
     if kind in REPLICA_OWNERS:
         owner = _owner(pod, snapshot)
-        what = f"{kind} {ref.get('name')}" + (f" ({owner['via']})" if owner.get("via") else "")
+        what = f"{kind} {ref.get('name')}" + (f" ({owner.via})" if owner.via else "")
         return [Finding("REPLICA_DUPLICATE", "warning",
                         f"{what} creates a replacement at once: a second copy may run alongside the old processes")]
     if not ref:
@@ -145,7 +134,7 @@ def _owner_risks(pod, snapshot, node) -> list:
 
 
 def _node_risks(node, force) -> list:
-    state, name, age = node["state"], node["name"], node["heartbeatAgeSeconds"]
+    state, name, age = node.state.value, node.name, node.heartbeat_age_seconds
     if state == "Ready" and force:
         from kubectl_safety.analysis.node_health import stale
 
@@ -163,7 +152,7 @@ def _node_risks(node, force) -> list:
                         f"the Node object {name} does not exist: treated as confirmed dead (if its kubelet "
                         "comes back it re-registers, and anything still running there resumes)")]
     if state == "Unreadable":
-        return [Finding("NODE_UNKNOWN", "warning", node["message"])]
+        return [Finding("NODE_UNKNOWN", "warning", node.message)]
     return []
 
 
@@ -243,11 +232,11 @@ def _unsafe(what) -> Finding:
 
 
 def _terminating_risk(term, node) -> Finding:
-    since, grace, overdue = term["forSeconds"], term["gracePeriodSeconds"], term["overdueSeconds"]
+    since, grace, overdue = term.for_seconds, term.grace_period_seconds, term.overdue_seconds
     text = f"already terminating for {_age(since)} (grace period {grace}s)" if since is not None else \
         f"already terminating (grace period {grace}s)"
     if overdue:
-        why = "the node is not confirming" if node["state"] not in ("Ready", "Unscheduled") else \
+        why = "the node is not confirming" if node.state not in (NodeReadiness.READY, NodeReadiness.UNSCHEDULED) else \
             "the kubelet has not finished (finalizers, stuck volumes or a hung runtime?)"
         return Finding("ALREADY_TERMINATING", "warning", f"{text}, {_age(overdue)} past its deadline: {why}")
     return Finding("ALREADY_TERMINATING", "info", f"{text}: a new delete can only shorten the grace period")

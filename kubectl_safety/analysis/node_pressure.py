@@ -1,5 +1,6 @@
 """Node-pressure behaviour: OOM score adjustment and the kubelet's memory-pressure eviction order."""
 
+from kubectl_safety.analysis.explanations import ContainerOom, OomScores
 from kubectl_safety.analysis.priority import effective_value
 from kubectl_safety.analysis.qos import qos_class
 from kubectl_safety.analysis.resources import aggregate_container_requests, pod_level_requests_set, pod_level_set
@@ -54,14 +55,12 @@ def container_oom_score_adj(pod, container, memory_capacity: int) -> int:
     return adj
 
 
-def oom_scores(pod, node) -> dict:
+def oom_scores(pod, node) -> OomScores:
     """Per-container oom_score_adj and the pod's highest (its first container to be OOM-killed)."""
     capacity = (node.capacity.get("memory") if node else 0) or 0
-    containers = [{"name": c.name, "oomScoreAdj": container_oom_score_adj(pod, c, capacity)}
-                  for c in list(pod.init_containers) + list(pod.containers)
-                  if not c.init or c.is_sidecar]
-    return {"max": max((c["oomScoreAdj"] for c in containers), default=None),
-            "containers": containers, "nodeMemoryCapacity": capacity or None}
+    containers = tuple(ContainerOom(c.name, container_oom_score_adj(pod, c, capacity))
+                       for c in list(pod.init_containers) + list(pod.containers) if not c.init or c.is_sidecar)
+    return OomScores(max((c.oom_score_adj for c in containers), default=None), containers, capacity or None)
 
 
 def memory_request(pod) -> int:

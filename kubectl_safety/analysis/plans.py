@@ -354,7 +354,7 @@ class StuckPod:
 
     namespace: str
     name: str
-    owner: object
+    owner: object  # the force-delete assessment's DeleteOwner (None: no controller)
     force_needed: bool
     verdict: str
     risks: Tuple[str, ...]

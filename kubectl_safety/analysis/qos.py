@@ -1,5 +1,6 @@
 """QoS class (``ComputePodQOS``) with the reason for each container."""
 
+from kubectl_safety.analysis.explanations import ContainerQos, QosClass, QosExplanation
 from kubectl_safety.model.quantity import parse_quantity
 
 QOS_RESOURCES = ("cpu", "memory")
@@ -70,12 +71,12 @@ def qos_class(pod) -> str:
     return pod.qos_status or compute_qos(pod)
 
 
-def explain_qos(pod) -> dict:
+def explain_qos(pod) -> QosExplanation:
     computed = compute_qos(pod)
     containers = []
     for c in list(pod.init_containers) + list(pod.containers):
         verdict, reason = container_verdict(c)
-        containers.append({"name": c.name, "init": c.init, "class": verdict, "reason": reason})
+        containers.append(ContainerQos(c.name, c.init, QosClass(verdict), reason))
     if pod.pod_level is not None:
         reason = "pod-level resources (spec.resources) decide the class"
     elif computed == "BestEffort":
@@ -84,6 +85,5 @@ def explain_qos(pod) -> dict:
         reason = "every container has cpu and memory limits equal to its requests"
     else:
         reason = "some container has requests or limits but not equal cpu and memory limits"
-    return {"class": pod.qos_status or computed, "computed": computed, "status": pod.qos_status,
-            "matchesStatus": pod.qos_status in (None, computed), "reason": reason,
-            "containers": containers}
+    return QosExplanation(pod.qos_status or computed, QosClass(computed), pod.qos_status,
+                          pod.qos_status in (None, computed), reason, tuple(containers))

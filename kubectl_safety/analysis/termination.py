@@ -1,5 +1,8 @@
 """The graceful termination timeline (API server ``BeforeDelete`` + kubelet pod worker)."""
 
+from kubectl_safety.analysis.explanations import (GracePeriod, PreStopHook, ProbeGrace, ProbeKind, TerminationTimeline,
+                                                  TimelineStep)
+
 MIN_RUNTIME_GRACE = 2  # kubelet: minimumGracePeriodInSeconds, the least any container gets
 
 
@@ -76,13 +79,13 @@ def last_kill(pod, grace: int) -> int:
     return latest
 
 
-def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
+def timeline(pod, requested=None, eviction_max_pod_grace=None) -> TerminationTimeline:
     """Delete, eviction, kubelet soft/hard eviction and probe-failure timelines for a pod."""
     grace = api_grace_period(pod, requested)
     g = grace["seconds"]
     sidecars = [c for c in pod.init_containers if c.is_sidecar]
-    pre_stops = [{"container": c.name, "hook": _pre_stop_kind(c), "sidecar": c.is_sidecar}
-                 for c in list(pod.containers) + sidecars if c.pre_stop]
+    pre_stops = [PreStopHook(c.name, _pre_stop_kind(c), c.is_sidecar) for c in list(pod.containers) + sidecars
+                 if c.pre_stop]
     steps = []
     if g == 0:
         steps.append({"at": 0, "event": "object removed from the API at once; processes may still run"})
@@ -94,7 +97,7 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
     else:
         steps.append({"at": 0, "event": "deletionTimestamp set; pod removed from Service endpoints"})
         if pre_stops:
-            names = ", ".join(p["container"] for p in pre_stops)
+            names = ", ".join(p.container for p in pre_stops)
             steps.append({"at": 0, "event": f"preStop hooks run ({names}), sidecars' too; their time counts against the grace period"})
         main = "SIGTERM to the main containers" + (" after their preStop hooks" if pre_stops else "")
         steps.append({"at": 0, "event": main + (f" (at least {MIN_RUNTIME_GRACE} s remain for it)" if pre_stops else "")})
@@ -118,23 +121,22 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> dict:
             probe = c.probe(kind)
             if probe:
                 override = probe.get("terminationGracePeriodSeconds")
-                probes.append({"container": c.name, "probe": kind,
-                               "gracePeriodSeconds": pod.termination_grace_period if override is None else int(override),
-                               "probeOverride": override is not None})
+                probes.append(ProbeGrace(c.name, ProbeKind(kind),
+                                         pod.termination_grace_period if override is None else int(override),
+                                         override is not None))
     soft = pod.termination_grace_period
     if eviction_max_pod_grace is not None:
         soft = min(soft, eviction_max_pod_grace)
-    return {
-        "gracePeriodSeconds": g,
-        "why": grace["why"],
-        "preStop": pre_stops,
-        "steps": steps,
-        "eviction": {"gracePeriodSeconds": g, "note": "the Eviction API deletes with the same grace period unless the request sets one"},
-        "kubeletSoftEviction": {"gracePeriodSeconds": soft,
-                                "note": "min(pod grace period, --eviction-max-pod-grace-period)" if eviction_max_pod_grace is not None
-                                else "min(pod grace period, the kubelet's --eviction-max-pod-grace-period)"},
-        "kubeletHardEviction": {"gracePeriodSeconds": 1,
-                                "note": f"hard threshold: a 1 s grace period; SIGKILL {MIN_RUNTIME_GRACE} s "
-                                        "after SIGTERM (the kubelet's minimum)"},
-        "probeFailure": probes,
-    }
+    return TerminationTimeline(
+        grace_period_seconds=g,
+        why=grace["why"],
+        pre_stop=tuple(pre_stops),
+        steps=tuple(TimelineStep(s["at"], s["event"]) for s in steps),
+        eviction=GracePeriod(g, "the Eviction API deletes with the same grace period unless the request sets one"),
+        kubelet_soft_eviction=GracePeriod(soft, "min(pod grace period, --eviction-max-pod-grace-period)"
+                                          if eviction_max_pod_grace is not None
+                                          else "min(pod grace period, the kubelet's --eviction-max-pod-grace-period)"),
+        kubelet_hard_eviction=GracePeriod(1, f"hard threshold: a 1 s grace period; SIGKILL {MIN_RUNTIME_GRACE} s "
+                                             "after SIGTERM (the kubelet's minimum)"),
+        probe_failure=tuple(probes),
+    )

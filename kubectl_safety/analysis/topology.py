@@ -3,6 +3,7 @@ every caller (explain, drain capacity, preemption, rebalance, check): ``eligible
 nodes that count and their domains), ``count_in_domains`` (the pods counted in each) and
 ``global_min``/``skew``."""
 
+from kubectl_safety.analysis.explanations import SpreadConstraint
 from kubectl_safety.model.constants import HOSTNAME, ZONE
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
                                             untolerated_taint)
@@ -110,8 +111,8 @@ def skew(counts: dict, min_domains: int = 1) -> int:
     return max(counts.values()) - global_min(counts, min_domains)
 
 
-def explain_constraints(pod, snapshot) -> list:
-    """Each of the pod's constraints with its domains, current skew and the pod's domain."""
+def explain_constraints(pod, snapshot) -> tuple:
+    """Each of the pod's constraints (``SpreadConstraint``) with its domains, current skew and the pod's domain."""
     out = []
     constraints = pod.topology_spread_constraints
     node = snapshot.node(pod.node_name) if pod.node_name else None
@@ -122,13 +123,9 @@ def explain_constraints(pod, snapshot) -> list:
         counts = domain_counts(pod, raw, snapshot, same)
         s = skew(counts, c["minDomains"])
         selector = constraint_selector(pod, raw)
-        out.append({
-            **c,
-            "labelSelector": str(selector) if selector is not None else None,
-            "selectsOwnPod": bool(selector and selector.matches(pod.labels)),
-            "domains": dict(sorted(counts.items())),
-            "podDomain": node.labels.get(c["topologyKey"]) if node else None,
-            "skew": s,
-            "violated": s > c["maxSkew"],
-        })
-    return out
+        out.append(SpreadConstraint(
+            c["topologyKey"], c["maxSkew"], c["whenUnsatisfiable"], c["minDomains"], c["nodeAffinityPolicy"],
+            c["nodeTaintsPolicy"], str(selector) if selector is not None else None,
+            bool(selector and selector.matches(pod.labels)), dict(sorted(counts.items())),
+            node.labels.get(c["topologyKey"]) if node else None, s, s > c["maxSkew"]))
+    return tuple(out)

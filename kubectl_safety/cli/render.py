@@ -85,13 +85,13 @@ def _plain_cells(rows, columns):
     return out
 
 
-def emit(report: dict, output: str, text=None, out=None):
+def emit(report: dict, output: str, text=None, out=None, *, typed=False):
     """Write ``report`` (its typed plans as their published JSON) in the ``-o`` format;
-    ``text(report, wide)`` renders table/wide from that JSON."""
+    ``text(report, wide)`` renders table/wide from that JSON (``typed``: from the typed report itself)."""
     from kubectl_safety.cli.progress import end_live_line
     from kubectl_safety.cli.published import published
 
-    report = published(report)
+    typed_report, report = report, published(report)
     end_live_line()  # a rewritten status line on stderr ends before the report
     out = out or sys.stdout
     kind, _, template = output.partition("=")
@@ -100,7 +100,8 @@ def emit(report: dict, output: str, text=None, out=None):
     elif output == "yaml":
         out.write(to_yaml(report))
     elif output in ("table", "wide"):
-        out.write(as_text(report, text, output == "wide", out) if text else to_yaml(report))
+        shown = typed_report if typed else report
+        out.write(as_text(shown, text, output == "wide", out) if text else to_yaml(report))
     elif kind == "jsonpath-as-json":
         out.write(formatted(report, kind, template))  # JSON: the serializer escapes what it holds
     else:

@@ -308,3 +308,11 @@ def test_missing_pod_live(live, ignore, code):
         assert [p["name"] for p in json.loads(out)["pods"]] == ["db-0"]
     else:
         assert 'pod "nope" not found' in err and api.mutations() == []
+
+
+def test_force_delete_assessment_of_an_unscheduled_pod_matches_its_schema():
+    """An unscheduled pod's node has no name (null): its schema says so (the conftest checks every -o json)."""
+    code, out, _ = delete("report-xyz", "-n", "jobs", "--force")
+    assert code == 3
+    assert json.loads(out)["pods"][0]["node"] == {"name": None, "state": "Unscheduled", "partitioned": False,
+                                                 "heartbeatAgeSeconds": None, "message": "not scheduled to a node"}

@@ -2,6 +2,7 @@
 
 import pytest
 
+from kubectl_safety.analysis.explanations import DeleteOwner, NodeReadiness, TimelineStep
 from kubectl_safety.analysis.force_delete import assess, assessment_for_explain, terminating
 from tests.builders import NOW, make_node, make_pod, make_workload, snapshot
 
@@ -22,7 +23,7 @@ def pv(name, **source):
 
 
 def codes(report):
-    return [r["code"] for r in report["risks"]]
+    return [r.code for r in report.risks]
 
 
 def run(pod, *others, nodes=(make_node("n1"),), now=NOW, **kwargs):
@@ -66,30 +67,30 @@ def test_risk_codes(pod, nodes, kwargs, expected):
 ], ids=["ready", "notready", "unknown", "gone", "unscheduled", "finished"])
 def test_node_state_and_verdict(pod, nodes, state, needed, verdict):
     report = run(pod, nodes=nodes, force=True)
-    assert report["node"]["state"] == state
-    assert report["forceNeeded"] is needed
-    assert verdict in report["verdict"]
+    assert report.node.state is NodeReadiness(state)
+    assert report.force_needed is needed
+    assert verdict in report.verdict
 
 
 def test_partitioned_message_names_heartbeat_age():
     report = run(make_pod("a"), nodes=[make_node("n1", ready="Unknown", heartbeat="2026-11-22T08:40:00Z")], force=True)
-    assert report["node"]["heartbeatAgeSeconds"] == 1200
-    risk = next(r for r in report["risks"] if r["code"] == "NODE_PARTITIONED")
-    assert risk["severity"] == "error"
-    assert "node n1 is Unknown, last heartbeat 20m ago" in risk["message"]
+    assert report.node.heartbeat_age_seconds == 1200
+    risk = next(r for r in report.risks if r.code == "NODE_PARTITIONED")
+    assert risk.severity == "error"
+    assert "node n1 is Unknown, last heartbeat 20m ago" in risk.message
 
 
 def test_statefulset_identity_is_only_a_warning_when_node_gone():
     ready, gone = (run(make_pod("db-0", owner=STS), nodes=n, force=True) for n in ([make_node("n1")], []))
-    assert ready["risks"][0]["severity"] == "error"
-    assert gone["risks"][0]["severity"] == "warning"
+    assert ready.risks[0].severity == "error"
+    assert gone.risks[0].severity == "warning"
 
 
 def test_replica_duplicate_names_the_deployment():
     rs = make_workload("ReplicaSet", "web-5d8", owner=("Deployment", "web"))
     report = run(make_pod("web-1", owner=("ReplicaSet", "web-5d8")), rs, make_workload("Deployment", "web"), force=True)
-    assert report["owner"] == {"kind": "ReplicaSet", "name": "web-5d8", "via": "Deployment/web"}
-    assert "ReplicaSet web-5d8 (Deployment/web)" in report["risks"][0]["message"]
+    assert report.owner == DeleteOwner("ReplicaSet", "web-5d8", "Deployment/web")
+    assert "ReplicaSet web-5d8 (Deployment/web)" in report.risks[0].message
 
 
 VOL = [make_node("n1")]
@@ -118,10 +119,10 @@ VOL = [make_node("n1")]
         "inline-readonly-csi", "generic-ephemeral", "node-local-volumes"])
 def test_volume_risks(volumes, storage, expected, text):
     report = run(make_pod("db-0", owner=None, volumes=volumes), nodes=VOL, force=True, storage=storage)
-    found = [r for r in report["risks"] if r["code"] in ("RWO_VOLUME", "UNSAFE_VOLUME_TYPE")]
-    assert [r["code"] for r in found] == expected
+    found = [r for r in report.risks if r.code in ("RWO_VOLUME", "UNSAFE_VOLUME_TYPE")]
+    assert [r.code for r in found] == expected
     if text:
-        assert any(text in r["message"] for r in found)
+        assert any(text in r.message for r in found)
 
 
 @pytest.mark.parametrize("storage, expected, text", [
@@ -133,10 +134,10 @@ def test_volume_risks(volumes, storage, expected, text):
 def test_volume_risks_read_the_snapshots_claims(storage, expected, text):
     """A dump with pvc,pv: the access modes and volume types come from it, not 'not read'."""
     report = run(make_pod("db-0", owner=None, volumes=[PVC]), *storage, nodes=VOL, force=True)
-    found = [r for r in report["risks"] if r["code"] in ("RWO_VOLUME", "UNSAFE_VOLUME_TYPE")]
-    assert [r["code"] for r in found] == expected
+    found = [r for r in report.risks if r.code in ("RWO_VOLUME", "UNSAFE_VOLUME_TYPE")]
+    assert [r.code for r in found] == expected
     if text:
-        assert any(text in r["message"] for r in found)
+        assert any(text in r.message for r in found)
 
 
 def test_volume_risks_only_for_force():
@@ -155,15 +156,15 @@ TERMINATING = {"deletionTimestamp": "2026-11-22T08:50:30Z", "deletionGracePeriod
 ], ids=["stuck-on-partitioned-node", "stuck-on-ready-node", "within-grace"])
 def test_already_terminating(meta, nodes, since, overdue, severity, text):
     report = run(make_pod("a", meta=meta), nodes=nodes, force=True)
-    assert report["terminating"]["forSeconds"] == since
-    assert report["terminating"]["overdueSeconds"] == overdue
-    risk = next(r for r in report["risks"] if r["code"] == "ALREADY_TERMINATING")
-    assert risk["severity"] == severity and text in risk["message"]
+    assert report.terminating.for_seconds == since
+    assert report.terminating.overdue_seconds == overdue
+    risk = next(r for r in report.risks if r.code == "ALREADY_TERMINATING")
+    assert risk.severity == severity and text in risk.message
 
 
 def test_terminating_without_clock_has_no_ages():
     stuck, running = snapshot(make_pod("a", meta=TERMINATING), make_pod("b")).pods
-    assert terminating(stuck, None)["forSeconds"] is None
+    assert terminating(stuck, None).for_seconds is None
     assert terminating(running, NOW) is None
 
 
@@ -177,25 +178,28 @@ def test_terminating_without_clock_has_no_ages():
 def test_grace_period_and_timeline(grace, meta, force, seconds, why):
     pod = make_pod("a", terminationGracePeriodSeconds=120, meta=meta)
     report = run(pod, grace_period=grace, force=force)
-    assert report["gracePeriodSeconds"] == seconds and why in report["graceWhy"]
-    last = report["timeline"][-1]
+    assert report.grace_period_seconds == seconds and why in report.grace_why
+    last = report.timeline[-1]
     if seconds:
-        assert last == {"at": seconds, "event": "SIGKILL to anything still running"}
+        assert last == TimelineStep(seconds, "SIGKILL to anything still running")
     else:
-        assert any("processes may still run" in step["event"] for step in report["timeline"])
+        assert any("processes may still run" in step.event for step in report.timeline)
 
 
 def test_explain_shows_the_force_assessment():
     snap = snapshot(make_pod("db-0", owner=STS), make_node("n1"))
     report = assessment_for_explain(snap.pods[0], snap, NOW)
-    assert report["force"] is True and codes(report) == ["STATEFULSET_IDENTITY", "NODE_READY"]
+    assert report.force is True and codes(report) == ["STATEFULSET_IDENTITY", "NODE_READY"]
 
 
-def test_assessment_is_pure_and_json_ready():
+def test_assessment_is_pure_and_published_as_json():
     import json
+
+    from kubectl_safety.cli.published import published
 
     pod = make_pod("db-0", owner=STS, volumes=[PVC], meta=TERMINATING)
     before = json.dumps(pod, sort_keys=True)
-    report = run(pod, force=True)
+    report = published(run(pod, force=True))
     assert json.loads(json.dumps(report)) == report
+    assert report["node"]["state"] == "Ready" and report["terminating"]["gracePeriodSeconds"] == 30
     assert json.dumps(pod, sort_keys=True) == before

@@ -19,7 +19,7 @@ NODE = make_node("n1", memory="10000")
 ], ids=["guaranteed", "best effort", "burstable 10% request", "burstable floor 3", "no memory request 999", "node critical"])
 def test_oom_score_adj(containers, kwargs, expected):
     pod = Pod(make_pod("p", containers=containers, **kwargs))
-    assert oom_scores(pod, Node(NODE))["max"] == expected
+    assert oom_scores(pod, Node(NODE)).max == expected
 
 
 def test_memory_pressure_order_usage_before_priority():
@@ -72,4 +72,4 @@ def test_oom_score_adj_spreads_pod_level_memory_over_init_containers_and_sidecar
                        initContainers=[container("proxy", {"memory": "1000"}, restartPolicy="Always")],
                        resources={"requests": {"memory": "6000"}}))
     # spare (6000 - 2000) / 2 containers = 2000 each: 1000 - 1000 * 3000 / 10000 = 700
-    assert {c["name"]: c["oomScoreAdj"] for c in oom_scores(pod, Node(NODE))["containers"]} == {"proxy": 700, "app": 700}
+    assert {c.name: c.oom_score_adj for c in oom_scores(pod, Node(NODE)).containers} == {"proxy": 700, "app": 700}

@@ -68,12 +68,12 @@ def test_status_qos_class_wins_and_mismatch_is_reported():
     pod = Pod(make_pod("p", containers=SEED_BEST_EFFORT, status={"qosClass": "Burstable"}))
     report = explain_qos(pod)
     assert qos_class(pod) == "Burstable"
-    assert report["computed"] == "BestEffort" and report["matchesStatus"] is False
+    assert report.computed == "BestEffort" and report.matches_status is False
 
 
 def test_per_container_reasons():
     pod = Pod(make_pod("p", containers=SEED_GUARANTEED + SEED_BURSTABLE))
-    reasons = {c["class"] for c in explain_qos(pod)["containers"]}
+    reasons = {c.qos_class for c in explain_qos(pod).containers}
     assert reasons == {"Guaranteed", "Burstable"}
 
 

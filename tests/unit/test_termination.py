@@ -2,6 +2,7 @@
 
 import pytest
 
+from kubectl_safety.analysis.explanations import TimelineStep
 from kubectl_safety.analysis.termination import api_grace_period, timeline
 from kubectl_safety.model.objects import Pod
 from tests.builders import container, make_pod
@@ -27,14 +28,14 @@ def test_probe_level_grace_period_applies_to_probe_failures():
     c = container("app", livenessProbe={"httpGet": {"path": "/"}, "terminationGracePeriodSeconds": 10},
                   startupProbe={"exec": {"command": ["true"]}})
     t = timeline(Pod(make_pod("p", containers=[c], terminationGracePeriodSeconds=60)))
-    probes = {p["probe"]: p["gracePeriodSeconds"] for p in t["probeFailure"]}
+    probes = {p.probe: p.grace_period_seconds for p in t.probe_failure}
     assert probes == {"livenessProbe": 10, "startupProbe": 60}
 
 
 def test_pre_stop_that_uses_up_the_grace_period_keeps_two_seconds_for_sigterm():
     c = container("app", lifecycle={"preStop": {"exec": {"command": ["sleep", "60"]}}})
     t = timeline(Pod(make_pod("p", containers=[c], terminationGracePeriodSeconds=1)))
-    assert t["steps"][-1]["at"] == 3 and t["preStop"][0]["hook"] == "exec"
+    assert t.steps[-1].at == 3 and t.pre_stop[0].hook == "exec"
 
 
 LAST_KILL = [
@@ -51,30 +52,30 @@ LAST_KILL = [
 def test_sigkill_times_follow_the_kubelet_kill_container(hook, grace, kills):
     c = container("app", lifecycle={"preStop": hook}) if hook else container("app")
     t = timeline(Pod(make_pod("p", containers=[c], terminationGracePeriodSeconds=grace)))
-    assert [s["at"] for s in t["steps"] if "SIGKILL" in s["event"]] == kills
+    assert [s.at for s in t.steps if "SIGKILL" in s.event] == kills
 
 
 def test_sidecars_can_be_killed_two_seconds_after_the_grace_period():
     sidecar = container("mesh", restartPolicy="Always")
     t = timeline(Pod(make_pod("p", containers=[container("app")], initContainers=[sidecar],
                               terminationGracePeriodSeconds=4)))
-    assert [s["at"] for s in t["steps"] if "SIGKILL" in s["event"]] == [4, 6]
+    assert [s.at for s in t.steps if "SIGKILL" in s.event] == [4, 6]
 
 
 def test_hard_eviction_kills_after_the_kubelet_minimum_of_two_seconds():
     t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=30)))
-    assert "SIGKILL 2 s after SIGTERM" in t["kubeletHardEviction"]["note"]
+    assert "SIGKILL 2 s after SIGTERM" in t.kubelet_hard_eviction.note
 
 
 def test_force_delete_on_a_running_node_still_stops_the_containers_after_two_seconds():
     t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=30)), requested=0)
-    assert [s["at"] for s in t["steps"]] == [0, 2] and "SIGKILL by t+2s" in t["steps"][1]["event"]
+    assert [s.at for s in t.steps] == [0, 2] and "SIGKILL by t+2s" in t.steps[1].event
 
 
 def test_soft_eviction_is_capped_by_kubelet_setting():
     t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=120)), eviction_max_pod_grace=30)
-    assert t["kubeletSoftEviction"]["gracePeriodSeconds"] == 30
-    assert t["kubeletHardEviction"]["gracePeriodSeconds"] == 1
+    assert t.kubelet_soft_eviction.grace_period_seconds == 30
+    assert t.kubelet_hard_eviction.grace_period_seconds == 1
 
 
 TERMINATING = {"deletionTimestamp": "2099-01-01T00:00:30Z", "deletionGracePeriodSeconds": 30}
@@ -100,11 +101,11 @@ def test_sidecars_stop_after_main_containers_and_their_pre_stop_hooks_run():
     hook = {"preStop": {"sleep": {"seconds": 3}}}
     sidecars = [container("log", restartPolicy="Always", lifecycle=hook), container("mesh", restartPolicy="Always")]
     t = timeline(Pod(make_pod("p", containers=[container("app")], initContainers=sidecars)))
-    assert [(p["container"], p["sidecar"]) for p in t["preStop"]] == [("log", True)]
-    events = [s["event"] for s in t["steps"]]
+    assert [(p.container, p.sidecar) for p in t.pre_stop] == [("log", True)]
+    events = [s.event for s in t.steps]
     assert any("sidecars (mesh, log) get SIGTERM only after every main container has exited" in e for e in events)
 
 
 def test_kubelet_minimum_grace_of_two_seconds_without_pre_stop():
     t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=1)))
-    assert t["steps"][-1] == {"at": 2, "event": "SIGKILL to anything still running"}
+    assert t.steps[-1] == TimelineStep(2, "SIGKILL to anything still running")

@@ -101,8 +101,8 @@ def test_explain_requires_only_the_keys_of_constraints_of_the_same_kind():
     objects = nodes(a1={"zone": "a", "labels": {"rack": "r1"}}) + [
         web("w1", "a1", topologySpreadConstraints=[ZONE_SPREAD, rack]), web("w2", "b1")]
     rows = explain_constraints(snapshot(*objects).pod("default", "w1"), snapshot(*objects))
-    assert rows[0]["domains"] == {"a": 1, "b": 1, "c": 0}
-    assert rows[1]["domains"] == {"r1": 1}
+    assert rows[0].domains == {"a": 1, "b": 1, "c": 0}
+    assert rows[1].domains == {"r1": 1}
 
 
 # -- one counter: every caller counts a constraint's domains through ``count_in_domains`` ------------
@@ -121,7 +121,7 @@ def test_prefilter_rebalance_and_explain_count_alike():
     pod = snap.pod("default", "w4")
     prefilter = prefilter_state(pod, snap).spread[0].counts
     rebalance = Spread(pod, ZONE_SPREAD, [ZONE_SPREAD], snap).counts
-    explain = explain_constraints(pod, snap)[0]["domains"]
+    explain = explain_constraints(pod, snap)[0].domains
     assert prefilter == rebalance == domain_counts(pod, ZONE_SPREAD, snap) == {"a": 2, "b": 1, "c": 1}
     assert explain == {"a": 2, "b": 1, "c": 1}
 

@@ -1,6 +1,7 @@
 """``kubectl safety delete pod``: graceful by default; force only after an assessment and --confirm."""
 
 import time
+from dataclasses import replace
 
 import click
 
@@ -16,8 +17,8 @@ from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.delete import progress, render
 from kubectl_safety.cli.report import ExitCode
 from kubectl_safety.cluster import threads
+from kubectl_safety.engine.delete_report import DeleteAction, DeleteReport, PodDeletion
 from kubectl_safety.errors import UsageError
-from kubectl_safety.model.constants import API_VERSION
 
 WAIT_MARGIN = 60  # seconds added to the longest grace period for the default --wait timeout
 FORCE_WARNING = ("Force deleting a pod does not wait for it to terminate: the API object is removed at once "
@@ -95,69 +96,63 @@ def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag
 
     entries = [assess(p, snap, snap.taken_at, grace_period, force, storage=storage,
                       node_readable=p.node_name not in unreadable) for p in pods]
-    report = {"kind": "ForceDeleteAssessment", "apiVersion": API_VERSION, "namespace": ns or "", "force": force,
-              "confirmed": confirm, "dryRun": dry, "reason": reason, "pods": entries}
+    report = DeleteReport(ns or "", force, confirm, dry, reason, ())
     if force and entries and s.g.output in ("table", "wide"):
         warn(FORCE_WARNING)
     if force and confirm:
         for e in entries:
-            if not e["forceNeeded"]:
-                warn(f"pod/{e['name']}: {e['verdict']}; proceeding with the force delete because --confirm was given")
+            if not e.force_needed:
+                warn(f"pod/{e.name}: {e.verdict}; proceeding with the force delete because --confirm was given")
     refusal = refusal_of(force, confirm, dry_run, s.offline)
     if isinstance(refusal, UsageError):  # a usage error prints no assessment
         raise refusal
     if refusal or dry_run == "client" or not entries:
-        for e in entries:
-            e["action"] = "refused" if refusal else "wouldDelete"
-        emit(_summarize(report), s.g.output, render)
+        action = DeleteAction.REFUSED if refusal else DeleteAction.WOULD_DELETE
+        emit(replace(report, pods=tuple(PodDeletion(e, action) for e in entries)), s.g.output, render)
         if refusal:
             raise refusal
         return ExitCode.OK
-    return _act(s, report, pods, grace_period, wait and not dry, timeout, dry_run == "server")
+    return _act(s, report, pods, entries, grace_period, wait and not dry, timeout, dry_run == "server")
 
 
 # -- acting --------------------------------------------------------------------------------------
 
-def _act(s, report, pods, grace_period, wait, timeout, server_dry_run=False):
+def _act(s, report, pods, entries, grace_period, wait, timeout, server_dry_run=False):
     """Let the engine send the DELETEs (with dryRun=All for --dry-run=server) and record force deletes;
     wait until gone; report."""
     from kubectl_safety.engine.delete import Deleter
 
     conn = s.connection("delete pod")
     deleter = Deleter(conn, server_dry_run=server_dry_run, on_event=progress)
-    force = report["force"]
+    force = report.force
     who = s.g.as_user or kubeconfig_user(conn)
-    if not server_dry_run:
-        report["kind"] = "DeleteReport"
-    messages = {pod.key: _event_message(entry, who, report["reason"]) for pod, entry in zip(pods, report["pods"])}
+    messages = {pod.key: _event_message(entry, who, report.reason) for pod, entry in zip(pods, entries)}
     deletions = deleter.delete(pods, grace_period=grace_period, force=force, event_messages=messages)
-    done = []
-    for pod, entry, deletion in zip(pods, report["pods"], deletions):
-        outcome = deletion.outcome
-        entry.update(result=outcome.result, message=outcome.message)
+    done, results = [], []
+    for pod, entry, deletion in zip(pods, entries, deletions):
+        outcome, event = deletion.outcome, None
         if outcome.result == "done" and server_dry_run:
-            entry["action"] = "wouldDelete"
+            action = DeleteAction.WOULD_DELETE
         elif outcome.result == "done":
-            entry["action"] = "forceDeleted" if force else "deleted"
+            action = DeleteAction.FORCE_DELETED if force else DeleteAction.DELETED
             done.append(pod)
-            if deletion.event is not None:
-                entry["event"] = deletion.event
+            event = deletion.event
         elif outcome.result == "gone":
-            entry["action"] = "alreadyGone"
+            action = DeleteAction.ALREADY_GONE
         else:
-            entry["action"] = "failed"
-    gone = _wait(deleter, done, report["pods"], timeout) if wait and done else {}
-    for pod, entry in zip(pods, report["pods"]):
-        if pod.key in gone:
-            entry["gone"] = gone[pod.key]
-    emit(_summarize(report), s.g.output, render)
+            action = DeleteAction.FAILED
+        results.append(PodDeletion(entry, action, outcome, event))
+    gone = _wait(deleter, done, entries, timeout) if wait and done else {}
+    report = replace(report, deleted=not server_dry_run,
+                     pods=tuple(replace(r, gone=gone.get(pod.key)) for pod, r in zip(pods, results)))
+    emit(report, s.g.output, render)
     return _exit_code(report, deleter)
 
 
 def _event_message(entry, who, reason) -> str:
     """The ForceDeleted Event's message: who, why, and the node state at the time."""
-    node = entry["node"]
-    return (f"force deleted by {who} with kubectl-safety; node {node['name'] or '-'} was {node['state']}; "
+    node = entry.node
+    return (f"force deleted by {who} with kubectl-safety; node {node.name or '-'} was {node.state.value}; "
             f"reason: {reason or '(none given)'}")
 
 
@@ -168,7 +163,7 @@ def _wait(deleter, pods, entries, timeout) -> dict:
     from kubectl_safety.cli.options import duration_flag
     from kubectl_safety.cli.progress import Progress
 
-    seconds = duration_flag(timeout, "--timeout") if timeout else max(e["gracePeriodSeconds"] for e in entries) + WAIT_MARGIN
+    seconds = duration_flag(timeout, "--timeout") if timeout else max(e.grace_period_seconds for e in entries) + WAIT_MARGIN
     deadline = time.monotonic() + seconds if seconds else None
     progress, stop = Progress(), threading.Event()
 
@@ -190,21 +185,13 @@ def _wait(deleter, pods, entries, timeout) -> dict:
 def _exit_code(report, deleter) -> int:
     if deleter.interrupted.is_set():
         return ExitCode.INTERRUPTED
-    entries = report["pods"]
-    failed = [e for e in entries if e["action"] == "failed"]
-    waited_out = [e for e in entries if e.get("gone") is False]
+    entries = report.pods
+    failed = [e for e in entries if e.action is DeleteAction.FAILED]
+    waited_out = [e.assessment for e in entries if e.gone is False]
     if failed and len(failed) == len(entries):
         return ExitCode.ERROR
     if failed or waited_out:
-        if waited_out and any(e["node"]["partitioned"] and not e["force"] for e in waited_out):
+        if waited_out and any(e.node.partitioned and not e.force for e in waited_out):
             warn("a pod on a partitioned node cannot finish a graceful delete; assess with --force")
         return ExitCode.PARTIAL
     return ExitCode.OK
-
-
-def _summarize(report) -> dict:
-    counts = {}
-    for e in report["pods"]:
-        counts[e["action"]] = counts.get(e["action"], 0) + 1
-    report["summary"] = counts
-    return report
