@@ -101,8 +101,11 @@ def _nullable(prop) -> bool:
 
 
 # published values that are null though no typed plan field is Optional: the drain options' selector (none given),
-# a PDB's own spec fields (as the API holds them) and its pods when not recounted, a stuck pod's owner (a bare pod)
-NULL_OUTSIDE_THE_PLANS = {"podSelector", "minAvailable", "maxUnavailable", "matchingPods", "owner"}
+# a PDB's own spec fields (as the API holds them) and its pods when not recounted, a stuck pod's owner (a bare pod),
+# --surge-limit not given, and a surge's Optional fields published under other names (its workloads' autoscaler
+# and pdb: Surge.hpa and Surge.pdb, published under "workloads", not "surges")
+NULL_OUTSIDE_THE_PLANS = {"podSelector", "minAvailable", "maxUnavailable", "matchingPods", "owner", "surgeLimit",
+                          "autoscaler", "pdb"}
 
 
 @pytest.mark.parametrize("kind", ["DrainPlan", "RolloutPlan", "ClusterCheck", "RolloutReport"])
