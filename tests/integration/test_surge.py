@@ -139,7 +139,12 @@ def test_statefulset_is_reported_never_surged(cluster, namespace, make_node, aud
 
 def test_surge_pods_of_a_workload_tolerating_the_cordon_do_not_land_on_the_node(cluster, namespace, make_node):
     nodes = pool(make_node, namespace, 2)
-    place_on(cluster, namespace, nodes[1:], [web(namespace, 1, tolerations=[UNSCHEDULABLE])], 1)
+    # a cordon does not keep a pod that tolerates it off the spare node: a taint it does not tolerate does
+    cluster.kubectl("taint", "node", nodes[1], "placement=hold:NoSchedule")
+    create(cluster, namespace, web(namespace, 1, tolerations=[UNSCHEDULABLE]))
+    wait_pods_running(cluster, namespace, count=1, ready=False)
+    cluster.kubectl("taint", "node", nodes[1], "placement=hold:NoSchedule-")
+    assert [p["spec"]["nodeName"] for p in pods_by_uid(cluster, namespace).values()] == [nodes[0]]
     report, ready, seconds, err = drained_with_surge(cluster, namespace, nodes[0], 1)
     assert "tainted" in err and report["appeared"] == []
     taints = get_json(cluster, f"node/{nodes[0]}")["spec"].get("taints") or []
