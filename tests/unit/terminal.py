@@ -47,6 +47,10 @@ class Screen:
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: the pty is its controlling terminal and stdin/stdout/stderr
             try:
+                # as a shell starts a command on a terminal: a suite started in the background (`cmd &`)
+                # ignores SIGINT, which exec would pass on, and Ctrl-C would then do nothing
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_SETMASK, set())
                 os.chdir(cwd)
                 for name, (read_end, write_end) in ends.items():
                     os.dup2(write_end, 1 if name == "stdout" else 2)
