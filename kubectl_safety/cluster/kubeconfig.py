@@ -369,11 +369,14 @@ def _file_or_data(section, key, base):
     return in_memory_file(content)
 
 
-_KEEP = []  # in-memory files stay open (their /proc/self/fd path) until the process ends
+_KEEP = {}  # content -> its file; in-memory files stay open (their /proc/self/fd path) until the process ends
 
 
 def in_memory_file(content: bytes) -> str:
-    """A path whose file holds ``content``: an anonymous memory file, else 0600 in a private directory."""
+    """A path whose file holds ``content``: an anonymous memory file, else 0600 in a private directory.
+    The same content is one file, however many times a kubeconfig is loaded in the process."""
+    if content in _KEEP:
+        return _KEEP[content]
     if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
         try:
             fd = os.memfd_create("kubectl-safety", 0)
@@ -381,13 +384,14 @@ def in_memory_file(content: bytes) -> str:
             fd = None
         if fd is not None:
             os.write(fd, content)
-            _KEEP.append(fd)
-            return f"/proc/self/fd/{fd}"
+            _KEEP[content] = f"/proc/self/fd/{fd}"
+            return _KEEP[content]
     import tempfile
 
     fd, path = tempfile.mkstemp(dir=_private_dir(), suffix=".pem")  # mode 0600
     with os.fdopen(fd, "wb") as f:
         f.write(content)
+    _KEEP[content] = path
     return path
 
 
@@ -396,6 +400,9 @@ def forget_private_files():
     if not _PRIVATE:  # the usual case (keys are passed as /proc/self/fd files): shutil not imported
         return
     import shutil
+
+    for content in [c for c, path in _KEEP.items() if not path.startswith("/proc/self/fd/")]:
+        del _KEEP[content]  # its file goes with the directory
 
     while _PRIVATE:
         shutil.rmtree(_PRIVATE.pop(), True)

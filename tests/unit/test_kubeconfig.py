@@ -144,12 +144,24 @@ def test_inline_client_key_stays_off_disk(tmp_path):
         assert open(file).read() == content
 
 
+def test_loading_the_same_credentials_again_opens_no_new_descriptor(tmp_path):
+    path = tmp_path / "a"
+    path.write_text(json.dumps(config({"client-certificate-data": b64("CERT-again"),
+                                       "client-key-data": b64("KEY-again")})))
+    first = kubeconfig.resolve(str(path))
+    opened = len(os.listdir("/proc/self/fd"))
+    again = [kubeconfig.resolve(str(path)) for _ in range(20)]
+    assert len(os.listdir("/proc/self/fd")) == opened
+    assert {(e.cert_file, e.key_file) for e in again} == {(first.cert_file, first.key_file)}
+
+
 def test_without_memory_files_keys_go_to_a_private_directory(tmp_path, monkeypatch):
     monkeypatch.delattr(os, "memfd_create")
     path = tmp_path / "a"
-    path.write_text(json.dumps(config({"client-certificate-data": b64("CERT"), "client-key-data": b64("KEY")})))
+    path.write_text(json.dumps(config({"client-certificate-data": b64("CERT-on-disk"),
+                                       "client-key-data": b64("KEY-on-disk")})))
     endpoint = kubeconfig.resolve(str(path))
-    for file, content in ((endpoint.cert_file, "CERT"), (endpoint.key_file, "KEY")):
+    for file, content in ((endpoint.cert_file, "CERT-on-disk"), (endpoint.key_file, "KEY-on-disk")):
         assert open(file).read() == content
         assert stat.S_IMODE(os.stat(file).st_mode) == 0o600
         assert stat.S_IMODE(os.stat(os.path.dirname(file)).st_mode) == 0o700
