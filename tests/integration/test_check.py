@@ -17,7 +17,7 @@ DUMP_KINDS = ("nodes,pods,pdb,priorityclasses,replicasets,deployments,statefulse
 
 def check(cluster, namespace, snapshot=None):
     source = ["--snapshot", str(snapshot)] if snapshot else ["--kubeconfig", str(cluster.kubeconfig)]
-    code, out, err = run_cli(["check", "-l", f"pool={namespace}", "--now", NOW, "-o", "json", *source])
+    code, out, err = run_cli(["check", "-l", f"pool={namespace}", "--as-of", NOW, "-o", "json", *source])
     report = json.loads(out)
     assert code == (0 if report["summary"]["ready"] else 3), err
     return report

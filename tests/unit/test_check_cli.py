@@ -7,13 +7,13 @@ import pytest
 from tests.builders import make_node, make_pdb, make_pod, make_workload
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
-OFFLINE = ["--snapshot", DEMO, "--now", DEMO_NOW]
+OFFLINE = ["--snapshot", DEMO, "--as-of", DEMO_NOW]
 
 
 def dump(tmp_path, *objects):
     path = tmp_path / "cluster.json"
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
-    return ["--snapshot", str(path), "--now", DEMO_NOW]
+    return ["--snapshot", str(path), "--as-of", DEMO_NOW]
 
 
 def healthy():

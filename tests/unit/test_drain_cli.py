@@ -8,7 +8,7 @@ from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
 
 def drain(*args, input=None):
-    return run_cli(["drain", *args, "--snapshot", DEMO, "--now", DEMO_NOW], input=input)
+    return run_cli(["drain", *args, "--snapshot", DEMO, "--as-of", DEMO_NOW], input=input)
 
 
 def test_demo_dry_run_table():

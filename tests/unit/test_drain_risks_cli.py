@@ -15,7 +15,7 @@ from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
 
 def drain(*args):
-    return run_cli(["drain", *args, "--snapshot", DEMO, "--now", DEMO_NOW, "-o", "json"])
+    return run_cli(["drain", *args, "--snapshot", DEMO, "--as-of", DEMO_NOW, "-o", "json"])
 
 
 # (id, arguments, exit code, risk codes not accepted)
@@ -54,14 +54,14 @@ def test_unknown_accept_risk_is_a_usage_error():
 
 def test_text_plan_lists_risks_and_verdict():
     code, out, _ = run_cli(["drain", "node-d1", "--dry-run", "--ignore-daemonsets", "--force", "--snapshot", DEMO,
-                            "--now", DEMO_NOW])
+                            "--as-of", DEMO_NOW])
     assert code == 3
     assert "NODE_UNREACHABLE:" in out and "NOT SAFE (NODE_UNREACHABLE)" in out
 
 
 def test_text_plan_says_which_risks_were_accepted():
     code, out, _ = run_cli(["drain", "node-d1", "--dry-run", "--ignore-daemonsets", "--force", "--snapshot", DEMO,
-                            "--now", DEMO_NOW, "--accept-risk=unreachable"])
+                            "--as-of", DEMO_NOW, "--accept-risk=unreachable"])
     assert code == 0
     assert "NODE_UNREACHABLE (accepted):" in out and "SAFE only with the accepted risks (NODE_UNREACHABLE)" in out
 

@@ -163,7 +163,7 @@ def test_explain_commands_on_mutated_objects(cluster, output):
     dump = json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster})
     for args in COMMANDS:
         try:
-            code, out, err = run_debug(args + ["--snapshot", "-", "--now", NOW, "-o", output], dump)
+            code, out, err = run_debug(args + ["--snapshot", "-", "--as-of", NOW, "-o", output], dump)
         except SafetyError:
             continue
         assert code == 0 and out, (args, code, err)
@@ -218,7 +218,7 @@ def test_explain_commands_on_arbitrary_documents(docs, output):
     dump = json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, default=str)
     for args in COMMANDS[:1] + COMMANDS[2:]:
         try:
-            code, out, err = run_debug(args + ["--snapshot", "-", "--now", NOW, "-o", output], dump)
+            code, out, err = run_debug(args + ["--snapshot", "-", "--as-of", NOW, "-o", output], dump)
         except SafetyError:
             continue
         assert code == 0 and out, (args, code, err)

@@ -81,7 +81,7 @@ def credential(token) -> str:
 
 
 KC = ["--kubeconfig", "@TMP@/kc.yaml"]
-EXPLAIN = ["explain", "pod", "a", "--now", DEMO_NOW]
+EXPLAIN = ["explain", "pod", "a", "--as-of", DEMO_NOW]
 
 # -- 1. terminal escapes in names, messages and labels (offline dumps) ------------------------------------
 HOSTILE = {
@@ -138,7 +138,7 @@ def baseline_codes():
         with open(path, "w") as f:
             f.write(hostile_cluster("-plain"))
         for name, args in hostile_commands("-plain").items():
-            codes[name] = run_cli(args + ["--snapshot", path, "--now", DEMO_NOW])[0]
+            codes[name] = run_cli(args + ["--snapshot", path, "--as-of", DEMO_NOW])[0]
     return codes
 
 
@@ -147,7 +147,7 @@ for sid, s in HOSTILE.items():
     for name, args in hostile_commands(s).items():
         # a name with "/" is TYPE/NAME to kubectl (no real object has one): a usage error may come first
         codes = (BASELINE[name], 2) if "/" in s else BASELINE[name]
-        add(Case(f"escape-{sid}-{name}", "terminal escapes", args + ["--snapshot", "@TMP@/d.json", "--now", DEMO_NOW],
+        add(Case(f"escape-{sid}-{name}", "terminal escapes", args + ["--snapshot", "@TMP@/d.json", "--as-of", DEMO_NOW],
                  codes, {"d.json": hostile_cluster(s)}))
     slash = "/" in s  # TYPE/NAME to kubectl: a usage error naming the argument
     add(Case(f"escape-{sid}-argument-not-found", "terminal escapes", ["explain", "node", f"n{s}", "--snapshot", DEMO],
@@ -342,7 +342,7 @@ def sweep_cases():
                 target[path[-1]] = value
                 shown = ".".join(map(str, path))
                 yield Case(f"sweep-{obj['kind']}-{obj['metadata']['name']}-{shown}-{i}", "wrongly typed fields anywhere",
-                           ["@SWEEP@", "--snapshot", "@TMP@/d.json", "--now", DEMO_NOW], (0, 1, 3), {"d.json": dump(*objects)})
+                           ["@SWEEP@", "--snapshot", "@TMP@/d.json", "--as-of", DEMO_NOW], (0, 1, 3), {"d.json": dump(*objects)})
 
 
 add(*sweep_cases())
@@ -411,7 +411,7 @@ for cid, (text, expect) in PARSER.items():
     add(Case(f"parser-{cid}", "parser crashes and bombs", EXPLAIN + ["--snapshot", f"@TMP@/{name}"], 1, {name: text},
              expect=expect, subprocess=cid.startswith("yaml-deep"), max_seconds=20))
     add(Case(f"parser-{cid}-manifest", "parser crashes and bombs",
-             ["preemption", "-f", f"@TMP@/{name}", "--snapshot", DEMO, "--now", DEMO_NOW], 1, {name: text},
+             ["preemption", "-f", f"@TMP@/{name}", "--snapshot", DEMO, "--as-of", DEMO_NOW], 1, {name: text},
              subprocess=cid.startswith("yaml-deep"), max_seconds=20))
 
 SPECIAL = {"dev-zero": "/dev/zero", "dev-urandom": "/dev/urandom", "fifo": "@TMP@/fifo", "directory-as-file": "@TMP@/dir",
@@ -551,7 +551,7 @@ add(Case("signal-sigterm-during-slow-request", "signals and output", ["explain",
          {"kc.yaml": kubeconfig("@REFUSED@", user=exec_user("sleep 20"))}, subprocess=True, sigterm_after=1.0,
          expect="interrupted"),
     Case("signal-sigterm-during-analysis", "signals and output", ["drain", "n1", "--dry-run", "--snapshot",
-                                                                   "@TMP@/big.json", "--now", DEMO_NOW],
+                                                                   "@TMP@/big.json", "--as-of", DEMO_NOW],
          130, {"big.json": "big"}, subprocess=True, sigterm_after=1.2, expect="interrupted"),
     Case("signal-sigterm-leaves-no-key-file", "signals and output", ["explain", "priorities"] + KC, 130,
          {"kc.yaml": kubeconfig("https://127.0.0.1:1", user={"client-certificate-data": "@CERT@",
@@ -567,7 +567,7 @@ add(Case("signal-sigterm-during-slow-request", "signals and output", ["explain",
     Case("output-stdout-full-yaml", "signals and output", ["explain", "priorities", "-o", "yaml", "--snapshot", DEMO], 1,
          subprocess=True, stdout="full", expect="No space left"),
     Case("output-stdout-closed-drain", "signals and output", ["drain", "node-a1", "--dry-run", "--ignore-daemonsets",
-                                                                "--snapshot", DEMO, "--now", DEMO_NOW], 1,
+                                                                "--snapshot", DEMO, "--as-of", DEMO_NOW], 1,
          subprocess=True, stdout="closed"))
 
 # -- 8. flags that end up in headers, paths and messages -----------------------------------------------------

@@ -8,7 +8,7 @@ from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
 
 def rebalance(*args):
-    return run_cli(["rebalance", *args, "--snapshot", DEMO, "--now", DEMO_NOW])
+    return run_cli(["rebalance", *args, "--snapshot", DEMO, "--as-of", DEMO_NOW])
 
 
 def test_demo_web_plan_moves_one_pod_to_the_empty_zone():

@@ -46,7 +46,7 @@ def test_cli_exit_code_and_accept_risk(tmp_path):
     dump = tmp_path / "cluster.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": skewed(ready="Unknown")}))
     base = ["rebalance", "deployment/web", "-n", "default", "--dry-run", "--snapshot", str(dump),
-            "--now", "2026-11-22T09:00:00Z", "-o", "json"]
+            "--as-of", "2026-11-22T09:00:00Z", "-o", "json"]
     code, out, err = run_cli(base)
     assert code == 3 and json.loads(out)["safe"] is False, err
     code, out, err = run_cli(base + ["--accept-risk=NODE_UNREACHABLE"])
