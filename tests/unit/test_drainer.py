@@ -6,6 +6,7 @@ import threading
 import time
 
 from kubectl_safety.engine.drainer import Drainer
+from tests.ci import unavailable
 from tests.unit.fake_api import FakeApi, entry, pod
 
 
@@ -133,11 +134,9 @@ def test_a_pod_deleted_while_its_eviction_is_answered_ends_the_wait_without_a_de
 def test_a_watch_thread_leaves_ctrl_c_to_the_main_thread():
     """A Ctrl-C at a confirmation prompt must interrupt the main thread's read: a watch thread that
     could take SIGINT would swallow it there (the prompt kept waiting)."""
-    import pytest
-
     status = f"/proc/self/task/{{}}/status"
     if not os.path.exists(status.format(threading.get_native_id())):
-        pytest.skip("no /proc: the signal mask cannot be read here")
+        unavailable("no /proc: the signal mask cannot be read here")
     api = FakeApi([pod("p", "n1")])
     from kubectl_safety.engine.watch import WatchGroup
 

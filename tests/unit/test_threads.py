@@ -5,9 +5,8 @@ import os
 import pathlib
 import threading
 
-import pytest
-
 from kubectl_safety.cluster import threads
+from tests.ci import unavailable
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "kubectl_safety"
 STATUS = "/proc/self/task/{}/status"
@@ -20,7 +19,7 @@ def blocked_signals(native_id) -> int:
 
 def test_a_started_thread_blocks_sigint_and_sigterm():
     if not os.path.exists(STATUS.format(threading.get_native_id())):
-        pytest.skip("no /proc: the signal mask cannot be read here")
+        unavailable("no /proc: the signal mask cannot be read here")
     seen, release = {}, threading.Event()
 
     def body():
