@@ -110,6 +110,8 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
     surge, surge_risks, surgeable = plan_surges(snapshot, targets, verdicts, entries, trackers, capacity,
                                                 placements, options,
                                                 lambda pod: STARTUP_SECONDS + _readiness_delay(pod))
+    if surge is not None and surge.surges:
+        _waves_after_surge(leaving, placements, entries, trackers, surge, options.wait_completed)
     tied = capacity.tied if capacity else {}
     for v in leaving:
         _finish_entry(entries[v.pod.key], v, placements.get(v.pod.key), tied.get(v.pod.key))
@@ -146,12 +148,17 @@ class _Entry:
 
     def __init__(self, v):
         self.pod = v.pod
-        self.action = (Action.SKIP if v.decision == "skip" else Action.BLOCKED if v.decision == "blocked"
-                       else Action.DELETE if v.eviction == "delete" else Action.EVICT)
+        self.action = self.first_action(v)
         self.reasons = v.reasons
         self.pdb = _ref(v.pdb) if v.pdb is not None else None
         self.wave = self.replacement_node = self.grace = None
         self.surge_why = ""
+
+    @staticmethod
+    def first_action(v) -> Action:
+        """The pod's action before any budget is spent."""
+        return (Action.SKIP if v.decision == "skip" else Action.BLOCKED if v.decision == "blocked"
+                else Action.DELETE if v.eviction == "delete" else Action.EVICT)
 
     def add(self, code, severity, message):
         self.reasons.append(Reason(code, Severity(severity), message))
@@ -297,6 +304,33 @@ def _assign_waves(leaving, placements, entries, trackers):
                           f"({tracker.numbers()}): wave {wave}, after the replacements of wave {wave - 1} are Ready")
             else:
                 entry.add("PDB_ALLOWS", "info", f"PDB {ref} allows it ({tracker.numbers()})")
+
+
+WAVE_CODES = ("PDB_NEVER_ALLOWS", "PDB_NOT_HEALTHY", "PDB_EXHAUSTED", "PDB_WAIT", "PDB_ALLOWS")
+
+
+def _waves_after_surge(leaving, placements, entries, trackers, surge, wait_completed):
+    """The waves of the budgets a surge shares with other pods, planned again with the surge done first:
+    its surge pods are Ready before its old pods go, so the budget's healthy count is where it was and
+    a surged pod takes no slot; the other pods spend the budget as if the surged ones were not there.
+    The surge's evictions are counted in wave 1."""
+    surged = {key for s in surge.surges for key in s.keys}
+    refs = {entries[key].pdb for key in surged if entries[key].pdb in trackers}
+    for ref in refs:
+        trackers[ref].waves, trackers[ref].lost = {}, 0
+    rest = [v for v in leaving if v.pod.key not in surged and v.pdb is not None and _ref(v.pdb) in refs]
+    for v in rest:
+        entry = entries[v.pod.key]
+        entry.action, entry.wave = _Entry.first_action(v), None
+        entry.reasons = [r for r in entry.reasons if r.code not in WAVE_CODES + ("WAIT_COMPLETED",)]
+    _assign_waves(rest, placements, entries, trackers)
+    if wait_completed:
+        _wait_for_jobs(rest, entries)
+    for key in sorted(surged):
+        entry = entries[key]
+        if entry.pdb in refs and entry.action is Action.EVICT:
+            waves = trackers[entry.pdb].waves
+            waves[1] = waves.get(1, 0) + 1
 
 
 def _wait_for_jobs(leaving, entries):

@@ -164,6 +164,47 @@ def test_no_room_for_the_surge_pods_is_refused_before_anything_changes(cluster, 
     assert replicas(cluster, namespace) == (3, None)
 
 
+def test_a_budget_shared_with_a_surged_workload_is_spent_by_the_others_as_before(cluster, namespace, make_node,
+                                                                                  audit):
+    """One PDB (maxUnavailable 1) over a surged single replica and a 3-replica Deployment with two pods on
+    the node: the surge pod replaces the surged one in the budget's healthy count, so the other pods'
+    evictions take waves 1 and 2 (not 2 and 3), and the PDB never has fewer Ready pods than it needs."""
+    nodes = pool(make_node, namespace, 2)
+    front = {"tier": "front"}
+    spec = {"node_selector": {"pool": namespace}, "requests": {"cpu": "100m"}}
+    # "a-solo" sorts before "api": without the surge taking no slot, it would take the budget's wave 1
+    place_on(cluster, namespace, [nodes[0]], [deployment("api", 1, {**front, "app": "api"}, **spec)], 1)
+    cluster.kubectl("cordon", nodes[1])
+    cluster.kubectl("scale", "deployment/api", "--replicas=3", "-n", namespace)
+    create(cluster, namespace, deployment("a-solo", 1, {**front, "app": "a-solo"}, **spec),
+           pdb("front", front, max_unavailable=1))
+    wait_pods_running(cluster, namespace, "tier=front", count=4)
+    cluster.kubectl("uncordon", nodes[1])
+    wait_pdb_settled(cluster, namespace, "front", current_healthy=4, disruptions_allowed=1, expected_pods=4)
+    code, plan, err, _ = safety(cluster, "drain", nodes[0], "--surge", "--dry-run")
+    assert code == 0, (plan, err)
+    assert [(w["name"], w["from"], w["to"], w["removal"]) for w in plan["surge"]["workloads"]] == \
+        [("a-solo", 1, 2, "evict")]
+    waves = sorted((p["name"].rsplit("-", 2)[0], p["action"], p["wave"]) for p in plan["pods"])
+    assert waves == [("a-solo", "evict", 1), ("api", "evict", 1), ("api", "wait", 2)], waves
+    assert [(b["podsToEvict"], b["waves"]) for b in plan["pdbs"]] == [(3, 2)]
+    first = next(p["name"] for p in plan["pods"] if p["name"].startswith("api-") and p["wave"] == 1)
+    started = audit.now()
+    with ReadyRecorder(cluster, namespace, "tier=front", group=lambda p: p["metadata"]["labels"]["app"]) as ready:
+        code, report, err, seconds = safety(cluster, "drain", nodes[0], "--surge", "--yes", "--timeout", "120s")
+    assert code == 0, err
+    assert report["drained"] and report["surge"]["status"] == "done", report
+    evicted = [e.name for e in audit.mutating_requests(started, user_agent_contains="kubectl-safety/")
+               if e.resource == "pods/eviction" and e.namespace == namespace and e.code < 300]  # a 429 is retried
+    assert evicted[0].startswith("a-solo-") and evicted[1] == first, evicted  # the surge first, then wave 1
+    totals = [sum(c.values()) for c in ready.counts]
+    assert ready.lowest("a-solo") >= 1 and min(totals) >= 3, ready.counts  # desiredHealthy 3 of 4
+    assert on_node(cluster, namespace, nodes[0]) == []
+    assert replicas(cluster, namespace, "a-solo") == (1, None)
+    print(f"\nshared PDB, one workload surged: min Ready a-solo {ready.lowest('a-solo')} (before 1), "
+          f"PDB {min(totals)} (needs 3), {seconds:.1f}s")
+
+
 def quiet_pool(cluster, namespace, make_node):
     """(a kwok node running web's one pod, a Ready node no kubelet runs: a pod there is Ready only when
     ``make_ready`` says so)."""

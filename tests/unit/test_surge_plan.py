@@ -159,6 +159,60 @@ def test_surge_plan(objects, options, actions, surges, risks, pod_codes):
         assert code in [r["code"] for p in report["pods"] if p["name"] == name for r in p["reasons"]]
 
 
+FRONT = {"tier": "front"}
+
+
+def front(name, count, pods):
+    """A Deployment ``name`` under the PDB-shared label, with its pods {pod: node}."""
+    labels = {**FRONT, "app": name}
+    d = make_workload("Deployment", name, replicas=count, labels=labels)
+    d["metadata"]["generation"] = 1
+    d["status"] = {"observedGeneration": 1, "replicas": count, "updatedReplicas": count, "readyReplicas": count}
+    r = make_workload("ReplicaSet", f"{name}-rs", replicas=count, labels=labels, owner=("Deployment", name))
+    r["status"] = {"replicas": count, "readyReplicas": count}
+    return [d, r] + [make_pod(p, node=n, labels=labels, cpu="100m", owner=("ReplicaSet", f"{name}-rs"))
+                     for p, n in pods.items()]
+
+
+def db(pods):
+    labels = {**FRONT, "app": "db"}
+    return [make_workload("StatefulSet", "db", replicas=len(pods), labels=labels)] + [
+        make_pod(p, node=n, labels=labels, owner=("StatefulSet", "db")) for p, n in pods.items()]
+
+
+SOLO = front("solo", 1, {"a-solo": "n1"})  # "a-solo" sorts first: before the surge it took the budget's wave 1
+API = front("api", 3, {"api-a": "n1", "api-b": "n1", "api-c": "n2"})
+
+# (id, objects, {pod: (action, wave)}, each PDB's (podsToEvict, waves, lostForGood))
+LATER_WAVES = [
+    ("a-surged-pod-takes-no-slot-of-a-budget-it-shares",
+     [N1, N2, *SOLO, *API, make_pdb("front", selector=FRONT, max_unavailable=1, allowed=1, healthy=4, desired=3,
+                                    expected=4)],
+     {"a-solo": ("evict", 1), "api-a": ("evict", 1), "api-b": ("wait", 2)}, [(3, 2, 0)]),
+    ("a-shared-budget-that-never-allows-still-blocks-the-pods-never-surged",
+     [N1, N2, *SOLO, *db({"db-0": "n1", "db-1": "n2"}),
+      make_pdb("front", selector=FRONT, min_available=3, allowed=0, healthy=3, desired=3, expected=3)],
+     {"a-solo": ("evict", 1), "db-0": ("blocked", None)}, [(1, 1, 0)]),
+    ("the-surge-eviction-spends-its-own-budget-in-wave-1", [N1, N2, *three(**MIN3)], {"a": ("evict", 1)},
+     [(1, 1, 0)]),
+    ("removed-by-the-scale-back-spends-no-disruption", [N1, N2, *three(**MAX0)], {"a": ("delete", 1)}, [(0, 0, 0)]),
+]
+
+
+@pytest.mark.parametrize("objects, actions, budgets", [s[1:] for s in LATER_WAVES], ids=[s[0] for s in LATER_WAVES])
+def test_surge_pods_count_in_the_budgets_of_later_waves(objects, actions, budgets):
+    report = plan_drain(snapshot(*objects), ["n1"], DrainOptions(surge=True), NOW)
+    assert {p["name"]: (p["action"], p["wave"]) for p in report["pods"]} == actions
+    assert [(b["podsToEvict"], b["waves"], b["lostForGood"]) for b in report["pdbs"]] == budgets
+    codes = {p["name"]: [r["code"] for r in p["reasons"]] for p in report["pods"]}
+    for name, (action, wave) in actions.items():
+        if "SURGE" in codes[name]:  # its budget's numbers before the surge do not apply to it
+            assert not {"PDB_ALLOWS", "PDB_WAIT"} & set(codes[name]), codes[name]
+        elif wave and wave > 1:
+            assert f"wave {wave}," in next(r["message"] for p in report["pods"] if p["name"] == name
+                                           for r in p["reasons"] if r["code"] == "PDB_WAIT")
+
+
 def test_surge_peak_and_wait_in_the_first_wave():
     report = plan_drain(snapshot(N1, N2, *three(**MIN3)), ["n1"], DrainOptions(surge=True), NOW)
     assert report["surge"]["peak"] == {"pods": 1, "cpu": "100m"}
