@@ -220,7 +220,7 @@ def rollout_report(r: RolloutReport) -> dict:
     out = {"kind": "RolloutReport", "apiVersion": API_VERSION, "rollout": r.rollout, "lease": r.lease,
            "holder": r.holder, "status": r.status.value, "message": r.message, "resumed": r.resumed,
            "elapsedSeconds": r.elapsed_seconds, "batches": [batch_progress(b) for b in r.batches],
-           "nodes": [node_progress(n) for n in r.nodes], "requests": dict(r.requests)}
+           "nodes": [node_progress(n) for n in r.nodes], "requests": request_counts(r.requests)}
     if r.plan is not None:
         out["plan"] = {"batches": r.plan.batches, "estimatedSeconds": r.plan.estimated_seconds,
                        "done": list(r.plan.done)}

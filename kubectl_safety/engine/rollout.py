@@ -355,9 +355,7 @@ class Rollout:
     def _report(self, started, status, message, resumed) -> RolloutReport:
         return RolloutReport(self.spec.name, f"{self.spec.lease_namespace}/{self.spec.name}", self.lease.holder,
                              RolloutStatus(status), message, resumed, round(self.clock() - started, 1),
-                             tuple(self.batches), tuple(self.nodes.values()),
-                             {"lists": self.requests.lists, "watches": self.requests.watches,
-                              "evictions": self.requests.evictions})
+                             tuple(self.batches), tuple(self.nodes.values()), self.requests)
 
 
 def _on(pods, ref, node) -> bool:

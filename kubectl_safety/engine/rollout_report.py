@@ -2,9 +2,9 @@
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Mapping, Optional, Tuple
+from typing import Optional, Tuple
 
-from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod
+from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts
 
 
 class RolloutStatus(str, Enum):
@@ -85,5 +85,5 @@ class RolloutReport:
     elapsed_seconds: float
     batches: Tuple[BatchProgress, ...]
     nodes: Tuple[NodeProgress, ...]
-    requests: Mapping  # lists, watches, evictions
+    requests: RequestCounts
     plan: Optional[PlanBrief] = None

@@ -71,11 +71,12 @@ def test_lease_is_live(holder, renewed_ago, live):
 ])
 def test_exit_codes(status, batches, resumed, code):
     from kubectl_safety.cli.report import rollout_code as exit_code
+    from kubectl_safety.engine.drain_report import RequestCounts
     from kubectl_safety.engine.rollout_report import BatchProgress, RolloutReport, RolloutStatus
 
     report = RolloutReport("r", "ns/r", "me", RolloutStatus(status), None, resumed, 0.0,
                            tuple(BatchProgress(i + 1, (), RolloutStatus(b["status"])) for i, b in enumerate(batches)),
-                           (), {})
+                           (), RequestCounts(0, 0, 0))
     assert exit_code(report) == code
 
 
