@@ -313,8 +313,10 @@ def _waves_after_surge(leaving, placements, entries, trackers, surge, wait_compl
     """The waves of the budgets a surge shares with other pods, planned again with the surge done first:
     its surge pods are Ready before its old pods go, so the budget's healthy count is where it was and
     a surged pod takes no slot; the other pods spend the budget as if the surged ones were not there.
-    The surge's evictions are counted in wave 1."""
+    The surge's evictions are counted in wave 1; a surged pod keeps none of its budget's wave reasons."""
     surged = {key for s in surge.surges for key in s.keys}
+    for key in surged:
+        entries[key].reasons = [r for r in entries[key].reasons if r.code not in WAVE_CODES]
     refs = {entries[key].pdb for key in surged if entries[key].pdb in trackers}
     for ref in refs:
         trackers[ref].waves, trackers[ref].lost = {}, 0

@@ -341,8 +341,7 @@ def _gitops(workload) -> str:
 def _surged_entry(entry, surge):
     """The pod's action once surged: evicted (wave 1) or removed by the scale-back. Its surge pod
     cannot return to the node: the drained nodes are tainted while surge pods start."""
-    entry.reasons = [r for r in entry.reasons
-                     if r.code not in BUDGET_CODES + ("PDB_WAIT", "PDB_ALLOWS", "REPLACEMENT_RETURNS_TO_NODE")]
+    entry.reasons = [r for r in entry.reasons if r.code not in BUDGET_CODES + ("REPLACEMENT_RETURNS_TO_NODE",)]
     if surge.removal is Removal.EVICT:
         entry.action = Action.EVICT
         how = "then evicted"
