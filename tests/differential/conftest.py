@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.ci import in_ci
 from tests.oracle import Oracle, available
 
 EXAMPLES = int(os.environ.get("KUBECTL_SAFETY_FUZZ_EXAMPLES") or 200)
@@ -25,10 +26,6 @@ PROPERTY = settings(max_examples=EXAMPLES, deadline=None, derandomize=SEEDED, da
 CASES: Counter = Counter()
 SECONDS: Counter = Counter()
 _missing: list = []
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 @pytest.fixture(scope="session")

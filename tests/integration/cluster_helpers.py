@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-import os
 import ssl
 import sys
 import time
@@ -28,6 +27,7 @@ from controlplane.cluster import (  # noqa: E402
     ClusterError,
     run_root,
 )
+from tests.ci import in_ci  # noqa: E402,F401  (the integration suite's one CI test)
 
 MUTATING_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
@@ -514,8 +514,3 @@ def _entry(event: dict) -> AuditEntry:
         received=_parse_time(event["requestReceivedTimestamp"]),
         impersonated_user=(event.get("impersonatedUser") or {}).get("username"),
     )
-
-
-def in_ci() -> bool:
-    """True when the CI environment variable is set to a true-ish value."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")

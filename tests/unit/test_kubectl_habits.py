@@ -20,6 +20,7 @@ from kubectl_safety.cli.gotemplate import render as go_template
 from kubectl_safety.cli.jsonpath import render as jsonpath
 from kubectl_safety.cluster.kubeconfig import OverrideError, resolve
 from kubectl_safety.model.duration import DurationError, human_duration, parse_duration
+from tests.ci import in_ci
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 
 CLOCK = ["--snapshot", DEMO, "--as-of", DEMO_NOW]
@@ -293,8 +294,7 @@ def kubectl_binary():
 
 KUBECTL = kubectl_binary()
 # In CI (CI set) the comparison with the real kubectl must run: a missing binary fails, never skips.
-_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-needs_kubectl = pytest.mark.skipif(KUBECTL is None and not _CI, reason="no kubectl binary (controlplane/build.sh builds one)")
+needs_kubectl = pytest.mark.skipif(KUBECTL is None and not in_ci(), reason="no kubectl binary (controlplane/build.sh builds one)")
 CONFIGMAP = ["create", "configmap", "cm", "--from-literal=a=1", "--from-literal=b.c=x", "--dry-run=client"]
 
 
