@@ -11,6 +11,7 @@ import yaml
 T0 = "2026-11-20T08:00:00Z"
 NOW = "2026-11-22T09:00:00Z"
 ZONES = ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
+POOLS = {"blue": ["node-a1", "node-b1", "node-c2"], "green": ["node-a2", "node-b2", "node-c1"]}  # label pool=
 
 
 def uid(*parts):
@@ -30,10 +31,10 @@ def meta(name, namespace=None, labels=None, owner=None, **extra):
     return m
 
 
-def node(name, zone, cpu="4", memory="16Gi", ready=True, taints=None, heartbeat=NOW, unschedulable=False):
-    n = {"apiVersion": "v1", "kind": "Node",
-         "metadata": meta(name, labels={"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-                                        "topology.kubernetes.io/zone": zone, "node.kubernetes.io/instance-type": "m5.xlarge"}),
+def node(name, zone, cpu="4", memory="16Gi", ready=True, taints=None, heartbeat=NOW, unschedulable=False, pool=None):
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "topology.kubernetes.io/zone": zone,
+              "node.kubernetes.io/instance-type": "m5.xlarge", **({"pool": pool} if pool else {})}
+    n = {"apiVersion": "v1", "kind": "Node", "metadata": meta(name, labels=labels),
          "spec": {}, "status": {"capacity": {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "100Gi"},
                                 "allocatable": {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "95Gi"},
                                 "conditions": [{"type": "MemoryPressure", "status": "False", "reason": "KubeletHasSufficientMemory", "lastHeartbeatTime": heartbeat},
@@ -96,7 +97,8 @@ def pdb(name, ns, labels, min_available=None, max_unavailable=None, allowed=0, h
 
 def build():
     objs = []
-    nodes = [node(f"node-{z[-1]}{i}", z) for z in ZONES for i in (1, 2)]
+    pool_of = {name: pool for pool, names in POOLS.items() for name in names}
+    nodes = [node(f"node-{z[-1]}{i}", z, pool=pool_of[f"node-{z[-1]}{i}"]) for z in ZONES for i in (1, 2)]
     nodes[5]["spec"]["taints"] = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]
     nodes.append(node("node-d1", "eu-west-1c", ready=False, heartbeat="2026-11-22T08:40:00Z"))
     objs += nodes

@@ -138,3 +138,10 @@ def test_check_surge_on_a_live_cluster_reads_the_autoscalers_and_quotas(tmp_path
     run_cli(["check"] + (["--surge"] if surge else []))
     assert "pods" in read
     assert ({"horizontalpodautoscalers", "resourcequotas"} <= set(read)) == surge
+
+
+@pytest.mark.parametrize("pool, nodes", [("blue", ["node-a1", "node-b1", "node-c2"]),
+                                         ("green", ["node-a2", "node-b2", "node-c1"])])
+def test_the_demo_dump_has_the_pools_the_readme_selects(pool, nodes):
+    code, out, _ = run_cli(["check", "-l", f"pool={pool}", *OFFLINE, "-o", "json"])
+    assert code in (0, 3) and [n["name"] for n in json.loads(out)["nodes"]] == nodes
