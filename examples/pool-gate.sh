@@ -6,7 +6,7 @@
 # Usage: examples/pool-gate.sh SELECTOR [global flags...]
 #   examples/pool-gate.sh pool=blue
 #   examples/pool-gate.sh topology.kubernetes.io/zone=eu-west-1a --snapshot cluster.json --as-of 2026-11-22T09:00:00Z
-# Environment: KUBECTL_SAFETY (the command, default "kubectl safety").
+# Environment: KUBECTL_SAFETY (the command, default "kubectl safety"). Drain flags: drain-flags.sh.
 # Exit codes: 0 the pool can be maintained now (check READY and the plan SAFE), 3 not now (what
 # blocks it is printed; nothing was changed), 1 error, 2 usage, 130 interrupted: those of
 # kubectl safety (4 and 5 come only from acting: a dry run that returns them is passed on as an error).
@@ -15,8 +15,9 @@ set -uo pipefail
 selector=${1:?usage: pool-gate.sh SELECTOR [global flags...]}
 shift
 read -r -a safety <<< "${KUBECTL_SAFETY:-kubectl safety}"
-# check and the rollout plan drain with the same flags (both default to kubectl drain's)
-drain=(--ignore-daemonsets --delete-emptydir-data)
+# the runbook's drain flags, shared with rollout-pool.sh: the gate judges the drain the rollout runs
+source "$(dirname "${BASH_SOURCE[0]}")/drain-flags.sh"
+drain=("${DRAIN_FLAGS[@]}")
 verdict=0
 
 echo "== gate: kubectl safety check -l $selector" >&2

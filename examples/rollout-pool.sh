@@ -4,7 +4,7 @@
 # Usage: examples/rollout-pool.sh SELECTOR [extra `kubectl safety rollout` flags...]
 #   examples/rollout-pool.sh cloud.google.com/gke-nodepool=blue
 #   examples/rollout-pool.sh pool=blue --exec './patch-and-reboot.sh "$NODE"' --wait-for boot-id
-#   KUBE_CONTEXT=prod MAX_UNAVAILABLE=25% examples/rollout-pool.sh pool=blue --by-zone --delete-emptydir-data
+#   KUBE_CONTEXT=prod MAX_UNAVAILABLE=25% examples/rollout-pool.sh pool=blue --by-zone
 #
 # The plan (--dry-run) must be SAFE (exit 0) or nothing is touched (exit 3). Then the rollout
 # cordons the pool, and batch by batch drains, runs the maintenance, waits for the nodes to be
@@ -12,7 +12,8 @@
 # annotations, a Lease): after exit 4 (a batch blocked, a node not back, a failed health gate)
 # or 130 (Ctrl-C), fix the cause and run the same command again: it continues where it stopped.
 # Environment: KUBE_CONTEXT (kubeconfig context), MAX_UNAVAILABLE (default 1), TIMEOUT (each
-# batch's drain, default 15m), GATE_TIMEOUT (health gate, default 10m).
+# batch's drain, default 15m), GATE_TIMEOUT (health gate, default 10m), KUBECTL_SAFETY (the
+# command, default "kubectl safety"). Drain flags: drain-flags.sh, shared with pool-gate.sh.
 # Exit codes: those of `kubectl safety rollout`, each with its own message: 0 done, 1 error,
 # 2 usage, 3 not safe or held by another rollout (nothing changed), 4 stopped part way,
 # 5 declined, 130 interrupted.
@@ -20,12 +21,14 @@ set -uo pipefail
 
 selector=${1:?usage: rollout-pool.sh SELECTOR [kubectl safety rollout flags...]}
 shift
+read -r -a safety <<< "${KUBECTL_SAFETY:-kubectl safety}"
+source "$(dirname "${BASH_SOURCE[0]}")/drain-flags.sh"
 context=(${KUBE_CONTEXT:+--context "$KUBE_CONTEXT"})
-flags=(-l "$selector" --ignore-daemonsets --max-unavailable "${MAX_UNAVAILABLE:-1}"
+flags=(-l "$selector" "${DRAIN_FLAGS[@]}" --max-unavailable "${MAX_UNAVAILABLE:-1}"
        --timeout "${TIMEOUT:-15m}" --gate-timeout "${GATE_TIMEOUT:-10m}" "${context[@]}" "$@")
 
 echo "== plan" >&2
-kubectl safety rollout "${flags[@]}" --dry-run
+"${safety[@]}" rollout "${flags[@]}" --dry-run
 rc=$?
 case $rc in
     0) ;;
@@ -38,7 +41,7 @@ case $rc in
 esac
 
 echo "== rollout" >&2
-kubectl safety rollout "${flags[@]}" --yes
+"${safety[@]}" rollout "${flags[@]}" --yes
 rc=$?
 case $rc in
     0) echo "== every node of $selector maintained and back" >&2 ;;

@@ -96,3 +96,24 @@ def test_exit_code_each_documented_code_has_its_branch(tmp_path, check, plan, co
     env = dict(os.environ, KUBECTL_SAFETY=str(stub))
     done = subprocess.run(["bash", str(SCRIPT), "pool=blue"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == code and message in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_gate_and_rollout_drain_with_one_set_of_flags_on_a_pool_with_emptydir_pods(no_jq):
+    """pool=blue holds jobs/batch-6f5d-0b0 (emptyDir) on node-c2: the gate and the rollout must agree on it."""
+    demo = ["--snapshot", DEMO, "--as-of", DEMO_NOW]
+    code, out, err = gate(no_jq, "pool=blue", *demo)
+    assert code == 0 and "plan: SAFE" in out, out + err
+    env = dict(os.environ, PATH=no_jq, KUBECTL_SAFETY=f"{sys.executable} -m kubectl_safety")
+    done = subprocess.run(["bash", str(ROOT / "examples" / "rollout-pool.sh"), "pool=blue", *demo], env=env,
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    # the plan the gate passed is the plan the rollout makes: SAFE, so it goes on to act (refused on a dump)
+    assert "not safe" not in done.stderr and "== rollout" in done.stderr, done.stdout + done.stderr
+    assert "\nSAFE: every batch can complete" in done.stdout
+
+
+def test_drain_flags_are_declared_once_in_the_examples():
+    flags = ("--ignore-daemonsets", "--delete-emptydir-data", "--force", "--disable-eviction")
+    for script in ("pool-gate.sh", "rollout-pool.sh"):
+        code = "\n".join(line for line in (ROOT / "examples" / script).read_text().splitlines()
+                         if not line.lstrip().startswith("#"))
+        assert "drain-flags.sh" in code and not [f for f in flags if f in code], script

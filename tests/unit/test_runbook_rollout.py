@@ -60,6 +60,6 @@ def test_flags_and_context_are_passed_on(tmp_path):
     code, calls, _ = run_pool(tmp_path, {}, extra=["--by-zone"],
                            env={"KUBE_CONTEXT": "prod", "MAX_UNAVAILABLE": "25%", "TIMEOUT": "5m"})
     act = [c for c in calls if "--dry-run" not in c][0]
-    assert code == 0 and act.startswith("safety rollout -l pool=blue --ignore-daemonsets")
+    assert code == 0 and act.startswith("safety rollout -l pool=blue --ignore-daemonsets --delete-emptydir-data")
     assert "--context prod" in act and "--by-zone" in act and "--yes" in act
     assert "--max-unavailable 25%" in act and "--timeout 5m" in act
