@@ -25,8 +25,8 @@ from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_re
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.plans import (Blocker, CheckedNode, CheckSummary, ClusterCheck, Finding, FindingSeverity,
-                                           ObjectRef, StuckPod)
+from kubectl_safety.analysis.plans import (Action, Blocker, CheckedNode, CheckSummary, ClusterCheck, Finding,
+                                           FindingSeverity, ObjectRef, Severity, StuckPod)
 from kubectl_safety.analysis.risks import obj, pod_obj
 from kubectl_safety.analysis.room import Room
 from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,
@@ -145,7 +145,24 @@ def _node_entry(snapshot, node, plan, removal, now) -> CheckedNode:
                        state["message"] if partitioned else None,
                        tuple(_stuck(p, snapshot, now) for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
                              if not p.is_terminal) if partitioned else None,
-                       tuple(s.ref for s in plan.surge.surges) if plan.surge is not None else None)
+                       tuple(s.ref for s in plan.surge.surges) if plan.surge is not None else None,
+                       lifted_by=_lifted_by(plan))
+
+
+# kubectl drain's defaults that refuse a pod, and the flag that lifts each
+DEFAULT_REFUSALS = {"DAEMONSET": "--ignore-daemonsets", "LOCAL_STORAGE": "--delete-emptydir-data"}
+
+
+def _lifted_by(plan) -> tuple:
+    """The flags that lift every unaccepted risk of a plan blocked only by kubectl drain's defaults
+    (DaemonSet-managed pods, emptyDir data); () when anything else blocks it, or nothing does."""
+    if not plan.risks or any(r.code.value != "POD_NOT_EVICTABLE" for r in plan.risks if not r.accepted):
+        return ()
+    codes = {r.code for p in plan.pods if p.action is Action.BLOCKED for r in p.reasons
+             if r.severity is Severity.ERROR}
+    if not codes or not codes <= set(DEFAULT_REFUSALS):
+        return ()
+    return tuple(flag for code, flag in DEFAULT_REFUSALS.items() if code in codes)
 
 
 def _removal(snapshot, node, plan, recreated, shared) -> tuple:

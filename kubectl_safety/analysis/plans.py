@@ -378,6 +378,7 @@ class CheckedNode:
     stuck_pods: Optional[Tuple[StuckPod, ...]] = None  # NotReady or Unknown: the pods there
     surges: Optional[Tuple[str, ...]] = None  # --surge: the workloads its drain surges
     drainable_without_surge: Optional[bool] = None  # --surge: whether the node was drainable without it
+    lifted_by: Tuple[str, ...] = ()  # blocked only by kubectl drain's defaults: the flags that lift them
 
 
 @dataclass(frozen=True, slots=True)

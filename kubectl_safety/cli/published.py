@@ -205,6 +205,7 @@ def checked_node(n: CheckedNode) -> dict:
                              "verdict": p.verdict, "risks": list(p.risks)} for p in n.stuck_pods]
     if n.drainable_without_surge is not None:
         out["drainableWithoutSurge"] = n.drainable_without_surge
+    out["liftedBy"] = list(n.lifted_by)
     return out
 
 

@@ -140,6 +140,35 @@ def test_check_surge_on_a_live_cluster_reads_the_autoscalers_and_quotas(tmp_path
     assert ({"horizontalpodautoscalers", "resourcequotas"} <= set(read)) == surge
 
 
+@pytest.mark.parametrize("flags, lifted, line", [
+    ([], {"node-a1": ["--ignore-daemonsets"], "node-b1": ["--ignore-daemonsets"],
+          "node-c2": ["--ignore-daemonsets", "--delete-emptydir-data"]},
+     "3 node(s) blocked only by kubectl drain's defaults (DaemonSet-managed pods, emptyDir data): node-a1, "
+     "node-b1, node-c2; --ignore-daemonsets --delete-emptydir-data would lift these blockers."),
+    (["--ignore-daemonsets"], {"node-c2": ["--delete-emptydir-data"]},
+     "1 node(s) blocked only by kubectl drain's defaults (emptyDir data): node-c2; "
+     "--delete-emptydir-data would lift these blockers."),
+    (["--ignore-daemonsets", "--delete-emptydir-data"], {}, None),
+], ids=["drain-defaults", "daemonsets-ignored", "runbook-flags"])
+def test_check_says_once_which_nodes_only_drain_defaults_block(flags, lifted, line):
+    """node-a2, node-b2, node-c1 (a PDB, an unmanaged pod, no room) and node-d1 (an unmanaged pod) stay out."""
+    code, out, _ = run_cli(["check", *flags, *OFFLINE])
+    said = [x for x in out.splitlines() if "kubectl drain's defaults" in x]
+    assert code == 3 and said == ([line] if line else []), out
+    code, out, _ = run_cli(["check", *flags, *OFFLINE, "-o", "json"])
+    assert {n["name"]: n["liftedBy"] for n in json.loads(out)["nodes"] if n["liftedBy"]} == lifted
+
+
+def test_a_node_blocked_by_a_daemonset_pod_and_a_pdb_is_not_said_to_be_lifted_by_the_flag(tmp_path):
+    objs = healthy() + [make_workload("DaemonSet", "agent", labels={"app": "agent"}),
+                        make_pod("agent-1", node="n1", labels={"app": "agent"}, owner=("DaemonSet", "agent")),
+                        make_pdb("never", selector={"app": "web"}, min_available=2, allowed=0, healthy=2, desired=2,
+                                 expected=2)]
+    code, out, _ = run_cli(["check", *dump(tmp_path, *objs), "-o", "json"])
+    nodes = {n["name"]: n for n in json.loads(out)["nodes"]}
+    assert code == 3 and not nodes["n1"]["drainable"] and nodes["n1"]["liftedBy"] == []
+
+
 @pytest.mark.parametrize("pool, nodes", [("blue", ["node-a1", "node-b1", "node-c2"]),
                                          ("green", ["node-a2", "node-b2", "node-c1"])])
 def test_the_demo_dump_has_the_pools_the_readme_selects(pool, nodes):

@@ -21,6 +21,19 @@ def _surge_line(nodes) -> str:
                                 "drainable") + (f"; still blocked: {', '.join(blocked)}" if blocked else "") + ".")
 
 
+def _defaults_line(nodes) -> list:
+    """Once: the nodes blocked only by kubectl drain's defaults (DaemonSet pods, emptyDir data), and the flags
+    that lift those blockers."""
+    held = [n for n in nodes if n.get("liftedBy")]
+    if not held:
+        return []
+    lifting = {"--ignore-daemonsets": "DaemonSet-managed pods", "--delete-emptydir-data": "emptyDir data"}
+    flags = [f for f in lifting if any(f in n["liftedBy"] for n in held)]
+    names = ", ".join(n["name"] for n in held[:6]) + (f" and {len(held) - 6} more" if len(held) > 6 else "")
+    return [f"{len(held)} node(s) blocked only by kubectl drain's defaults ({', '.join(lifting[f] for f in flags)}): "
+            f"{names}; {' '.join(flags)} would lift these blockers."]
+
+
 def render_check(r, wide=False) -> str:
     s = r["summary"]
     found = s["findings"]
@@ -35,6 +48,7 @@ def render_check(r, wide=False) -> str:
     lines.append(f"Each node planned as: kubectl safety drain NODE --dry-run {' '.join(flags)}".rstrip())
     if a.get("surge"):
         lines.append(_surge_line(r["nodes"]))
+    lines += _defaults_line(r["nodes"])
     if r["blockers"]:
         lines.append("\nWhat blocks a rolling upgrade of all nodes:")
         shown = r["blockers"] if wide else r["blockers"][:10]
