@@ -126,8 +126,9 @@ def shown_encoding(stream):
 
 
 def colour_enabled(stream) -> bool:
-    """Colour only on a terminal, never when NO_COLOR is set to anything (https://no-color.org)."""
-    if os.environ.get("NO_COLOR"):
+    """Colour only on a terminal that is not ``TERM=dumb``, never when NO_COLOR is set and not empty
+    (https://no-color.org: an empty value does not disable colour)."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
         return False
     try:
         return bool(stream.isatty())

@@ -254,6 +254,7 @@ def test_alarm_cells_are_red_only_on_a_terminal_without_no_color(monkeypatch, tt
     from kubectl_safety.printable import SafeStream
 
     stream = Terminal() if tty else io.StringIO()
+    monkeypatch.delenv("TERM", raising=False)
     if no_color:
         monkeypatch.setenv("NO_COLOR", no_color)
     else:

@@ -108,11 +108,30 @@ def test_the_edge_shows_a_style_as_sgr_only_on_a_colour_terminal(monkeypatch, st
     from kubectl_safety.printable import ALARM, END, SafeStream
 
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("TERM", raising=False)
     if no_color:
         monkeypatch.setenv("NO_COLOR", no_color)
     out = stream()
     SafeStream(out).write(f"{ALARM}blocked{END}   web")
     assert out.getvalue() == shown
+
+
+@pytest.mark.parametrize("no_color, term, coloured", [
+    (None, "xterm-256color", True),
+    ("", "xterm-256color", True),  # no-color.org: set to the empty string does not disable colour
+    ("1", "xterm-256color", False),
+    (None, "dumb", False),
+    (None, None, True),
+], ids=["unset", "empty", "set", "term-dumb", "no-term"])
+def test_colour_on_a_terminal_follows_no_color_and_term_dumb(monkeypatch, no_color, term, coloured):
+    from kubectl_safety.printable import colour_enabled
+
+    for name, value in (("NO_COLOR", no_color), ("TERM", term)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    assert colour_enabled(Terminal()) is coloured
 
 
 def test_a_value_cannot_forge_a_style():

@@ -61,10 +61,10 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
     Examples:
       kubectl safety check
       kubectl safety check --ignore-daemonsets --delete-emptydir-data   # as the runbook drains
-      kubectl safety check -l pool=blue --fail-on warning      # a pre-upgrade gate of pool blue in CI
+      kubectl safety check -l pool=blue --ignore-daemonsets --delete-emptydir-data --fail-on warning   # a CI gate
       kubectl safety check -o json | jq '.nodes[] | select(.drainable | not) | .name'
       kubectl safety check --context prod-eu --context prod-us
-      kubectl safety check --snapshot cluster.yaml --now 2026-11-22T09:00:00Z
+      kubectl safety check --snapshot cluster.yaml --as-of 2026-11-22T09:00:00Z
     """
     from kubectl_safety.analysis.check import CheckOptions
 
