@@ -204,3 +204,39 @@ def test_readme_colour_wording_matches_the_tool():
     text = " ".join(README.split())
     assert "`NO_COLOR` set to a non-empty value" in text and "an empty `NO_COLOR` does not" in text
     assert "`TERM=dumb`" in text
+
+
+# -- the live demo's block: its own cluster (examples/demo-workloads.yaml) -------------------------------------
+
+LIVE_DEMO = list(yaml.safe_load_all((ROOT / "examples" / "demo-workloads.yaml").read_text()))
+
+
+def live_block():
+    return next(block for heading, block in sh_blocks(README) if heading == LIVE_HEADING)
+
+
+def test_the_live_block_puts_the_venv_on_path_before_it_runs_kubectl_safety():
+    lines = live_block().splitlines()
+    first = next(i for i, line in enumerate(lines) if re.match(r"(kubectl safety|kubectl-safety) ", line))
+    assert any(re.match(r'export PATH="\$PWD/\.venv/bin:\$PATH"', line) for line in lines[:first]), lines
+
+
+def test_every_command_of_the_live_block_names_objects_the_live_demo_creates():
+    nodes = {o["metadata"]["name"]: o["metadata"].get("labels", {}) for o in LIVE_DEMO if o["kind"] == "Node"}
+    namespaces = {o["metadata"]["name"] for o in LIVE_DEMO if o["kind"] == "Namespace"}
+    names = {o["metadata"]["name"] for o in LIVE_DEMO}
+    ran = commands(live_block())
+    assert ran
+    for argv, comment, _ in ran:
+        positional = [w for w in argv[1:] if not w.startswith("-")]
+        if argv[0] in ("drain", "rollout"):
+            assert positional and set(positional) <= set(nodes), positional
+        for flag, value in zip(argv, argv[1:]):
+            if flag in ("-n", "--namespace"):
+                assert value in namespaces, value
+            if flag in ("-l", "--selector") and argv[0] in ("check", "drain", "rollout"):
+                key, _, want = value.partition("=")
+                assert any(labels.get(key) == want for labels in nodes.values()), value
+        mentioned = re.findall(r"\bdemo[\w/-]*|\b[a-z]+-builder\b", comment or "")
+        for m in mentioned:
+            assert m.split("/")[-1] in names | namespaces, m
