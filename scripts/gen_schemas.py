@@ -211,14 +211,22 @@ def properties(schema):
 
 
 def described(kind, path, descriptions):
+    """The description written for a path: the kind's, else the shared one."""
     return descriptions.get(kind, {}).get(path) or descriptions["_shared"].get(path)
 
 
+def by_name(path, descriptions):
+    """The description of a property by its name, under its parent's name or alone."""
+    names = path.split(".")
+    return descriptions["_names"].get(".".join(names[-2:])) or descriptions["_names"].get(names[-1])
+
+
 def describe(schema, kind, descriptions, path=""):
-    """Each property's description from ``descriptions`` (the kind's, else the shared one by path), in place."""
+    """Each property's description from ``descriptions`` (by path: the kind's, else the shared one; else by
+    name), in place."""
     for name, prop in properties(schema):
-        text = described(kind, path + name, descriptions)
-        if text:
+        text = described(kind, path + name, descriptions) or by_name(path + name, descriptions)
+        if text and (path or name not in ("kind", "apiVersion")):  # a report's own kind is a constant
             prop["description"] = text
         describe(prop, kind, descriptions, f"{path}{name}.")
     items = schema.get("items")
