@@ -24,8 +24,11 @@ LOWEST_COST = "-2147483648"  # the ReplicaSet controller removes the lowest cost
 TAINT = "safety.kubectl.io/surge"  # NoSchedule on the drained nodes while surge pods start
 BUDGET_CODES = ("PDB_NEVER_ALLOWS", "PDB_EXHAUSTED", "PDB_NOT_HEALTHY")
 HPA_SCALE_DOWN_SECONDS = 300  # the autoscaler's default scale-down stabilization window
+# label -> the values that say so (None: any); app.kubernetes.io/instance: Argo CD's label tracking (its default
+# before v3)
 GITOPS_LABELS = {"app.kubernetes.io/managed-by": ("Helm",), "kustomize.toolkit.fluxcd.io/name": None,
-                 "helm.toolkit.fluxcd.io/name": None, "argocd.argoproj.io/instance": None}
+                 "helm.toolkit.fluxcd.io/name": None, "argocd.argoproj.io/instance": None,
+                 "app.kubernetes.io/instance": None}
 GITOPS_ANNOTATIONS = ("argocd.argoproj.io/tracking-id", "meta.helm.sh/release-name")
 GITOPS_MANAGERS = ("argocd", "kustomize-controller", "helm-controller", "helm")
 

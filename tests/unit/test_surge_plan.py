@@ -128,6 +128,9 @@ SCENARIOS = [
      [(1, 2, "scale", "evict")], [], {}),
     ("gitops-managed", [N1, N2, deployment(1, labels={**APP, "kustomize.toolkit.fluxcd.io/name": "apps"}), rs(1),
                         web("a")], {}, {"a": "evict"}, [(1, 2, "scale", "evict")], ["SURGE_GITOPS"], {}),
+    ("argo-cd-label-tracking-is-gitops", [N1, N2, deployment(1, labels={**APP, "app.kubernetes.io/instance": "shop"}),
+                                          rs(1), web("a")], {}, {"a": "evict"}, [(1, 2, "scale", "evict")],
+     ["SURGE_GITOPS"], {}),
     ("resumed-from-the-annotation", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
         {"replicas": 3, "to": 4, "nodes": ["n1"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
         web("d", "n2"), pdb(min_available=3, allowed=1, healthy=4, desired=3, expected=4)], {}, {"a": "evict"},
@@ -317,3 +320,12 @@ def test_a_crash_looping_replica_is_not_counted_in_the_ready_count_the_surge_wai
     b["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
     plan = _drain.plan_drain(snapshot(N1, N2, deployment(2), rs(2), web("a"), b), ["n1"], DrainOptions(surge=True), NOW)
     assert [(s.from_replicas, s.to_replicas, s.ready_before) for s in plan.surge.surges] == [(2, 3, 1)]
+
+
+def test_the_default_table_says_why_a_pod_is_not_surged(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [N1, N2, *recreate()]}))
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--snapshot", str(dump)])
+    assert "Not surged:\n  default/a: Deployment default/web has the Recreate strategy" in out, out
