@@ -8,7 +8,9 @@ HorizontalPodAutoscaler owns the count, its ``minReplicas``; once the new pods a
 that stay, the old ones go by eviction where the budget then allows it, else they are marked with
 the lowest pod-deletion-cost and the count is scaled back, so the controller removes exactly them.
 StatefulSets (stable identity and claims) and Deployments in the middle of a rollout are never
-surged: said on the pod. The surge pods are placed by the same filters as replacements.
+surged: said on the pod; nor is a workload whose surge pod the filters let onto a drained node while it
+starts (cordoned and tainted ``TAINT``: its pods tolerate both), as it would never be Ready elsewhere. The
+surge pods are placed by the same filters as replacements.
 """
 
 import json
@@ -122,7 +124,7 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
     """The surges of a drain plan, changing the surged pods' entries in place: (SurgePlan, risks as
     (code, message, objects), ()); ``ready_seconds(pod)``: until a new copy of the pod is Ready.
     Without ``options.surge``: (None, [], the workloads it would surge: the plan's ``surgeable``)."""
-    by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers)
+    by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers, targets if capacity else ())
     if not options.surge:
         return None, [], tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
     for key, (workload, pods) in list(by_workload.items()):
@@ -179,9 +181,10 @@ def _not_judged(snapshot, surges) -> list:
              [obj(s.kind, s.namespace, s.name) for s in planned])]
 
 
-def _candidates(snapshot, verdicts, entries, trackers):
+def _candidates(snapshot, verdicts, entries, trackers, drained):
     """{(kind, namespace, name): (workload, [verdicts of its leaving pods])} of surgeable workloads,
-    and {pod key: why its workload is not surged}."""
+    and {pod key: why its workload is not surged}; ``drained``: the nodes its surge pods must not land
+    on (none: placement not checked)."""
     leaving = [v for v in verdicts if v.decision != "skip" and not v.pod.is_terminal]
     wanted, reasons = {}, {}
     by_owner = {}
@@ -204,8 +207,38 @@ def _candidates(snapshot, verdicts, entries, trackers):
     for key, workload in wanted.items():
         pods = [v for v in leaving if _top(snapshot, v.pod) is workload
                 and entries[v.pod.key].action is not Action.DELETE]
+        back = next(((v, nodes) for v in pods if (nodes := lands_on(snapshot, v.pod, drained))), None)
+        if back is not None and recorded(workload) is None:
+            why = (f"{workload.kind} {workload.namespace}/{workload.name} is not surged: its pod {back[0].pod.ref} "
+                   f"tolerates the cordon and the taint {TAINT}:NoSchedule, so the scheduler can put its surge pod "
+                   f"on {', '.join(back[1])}, being drained, where it never counts as Ready elsewhere")
+            reasons.update((v.pod.key, why) for v in pods)
+            continue
         out[key] = (workload, pods)
     return out, reasons
+
+
+def lands_on(snapshot, pod, drained) -> list:
+    """The drained nodes where a surge pod of ``pod`` passes every Filter plugin while it starts: each
+    node cordoned and tainted ``TAINT:NoSchedule``, its pods (the old ones) still there."""
+    from kubectl_safety.analysis.scheduling.filters import filter_node
+    from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
+
+    new, out = unscheduled_copy(pod), []
+    for name in sorted(drained):
+        node = snapshot.node(name)
+        if node is not None and not filter_node(new, _surge_tainted(cordoned(node)), snapshot, first=True):
+            out.append(name)
+    return out
+
+
+def _surge_tainted(node):
+    """``node`` with the taint that keeps surge pods off it while they start."""
+    from kubectl_safety.model.objects import Node
+
+    spec = dict(node.raw.get("spec") or {})
+    spec["taints"] = list(spec.get("taints") or []) + [{"key": TAINT, "effect": "NoSchedule"}]
+    return Node({**node.raw, "spec": spec})
 
 
 def _top(snapshot, pod):

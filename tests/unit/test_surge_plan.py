@@ -92,6 +92,16 @@ MIN3 = dict(min_available=3, allowed=0, healthy=3, desired=3, expected=3)
 MAX0 = dict(max_unavailable=0, allowed=0, healthy=3, desired=3, expected=3)
 TIGHT = make_node("n2", cpu="250m")
 
+def tolerating(*tolerations):
+    """A one-replica Deployment whose pod tolerates these taints."""
+    pod = web("a")
+    pod["spec"]["tolerations"] = list(tolerations)
+    return [deployment(1), rs(1), pod]
+
+
+EVERY_TAINT = {"operator": "Exists"}
+CORDON = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+
 # (id, objects, options, {pod: action}, surges [(from, to, mechanism, removal)], risk codes, pod codes)
 SCENARIOS = [
     ("single-replica-no-pdb", [N1, N2, deployment(1), rs(1), web("a")], {},
@@ -142,6 +152,10 @@ SCENARIOS = [
     ("read-write-many-claim-surged", [N1, N2, *claimed(["ReadWriteMany"])], {}, {"a": "evict"},
      [(1, 2, "scale", "evict")], None, {"a": "SURGE"}),
     ("recreate-strategy-never-surged", [N1, N2, *recreate()], {}, {"a": "evict"}, [], [], {"a": "SURGE_NOT_POSSIBLE"}),
+    ("tolerates-every-taint-never-surged-its-surge-pod-could-land-on-the-node", [N1, N2, *tolerating(EVERY_TAINT)],
+     {}, {"a": "evict"}, [], ["REPLACEMENT_RETURNS_TO_NODE"], {"a": "SURGE_NOT_POSSIBLE"}),
+    ("tolerates-the-cordon-only-surged-the-surge-taint-keeps-it-off", [N1, N2, *tolerating(CORDON)], {},
+     {"a": "evict"}, [(1, 2, "scale", "evict")], [], {"a": "SURGE"}),
     ("surged-by-another-drain", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
         {"replicas": 3, "to": 4, "nodes": ["n9"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
         web("d", "n2"), pdb(**MIN3)], {}, {"a": "wait"}, [], [], {"a": "SURGE_NOT_POSSIBLE"}),
