@@ -109,7 +109,7 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
 
     surge, surge_risks, surgeable = plan_surges(snapshot, targets, verdicts, entries, trackers, capacity,
                                                 placements, options,
-                                                lambda pod: STARTUP_SECONDS + _readiness_delay(pod))
+                                                lambda pod: STARTUP_SECONDS + _readiness_delay(pod), now)
     if surge is not None and surge.surges:
         _waves_after_surge(leaving, placements, entries, trackers, surge, options.wait_completed)
     tied = capacity.tied if capacity else {}

@@ -19,9 +19,9 @@ from kubectl_safety.analysis.budgets import scaled
 from kubectl_safety.analysis.plans import Action, Reason, Removal, Severity, Surge, SurgeMechanism, SurgePlan
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.risks import obj, pod_obj
+from kubectl_safety.analysis.scale_down import DELETION_COST, ahead_of, is_active
 
 ANNOTATION = "safety.kubectl.io/surge"  # the original count, recorded on the object before it changes
-DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 LOWEST_COST = "-2147483648"  # the ReplicaSet controller removes the lowest cost first
 TAINT = "safety.kubectl.io/surge"  # NoSchedule on the drained nodes while surge pods start
 BUDGET_CODES = ("PDB_NEVER_ALLOWS", "PDB_EXHAUSTED", "PDB_NOT_HEALTHY")
@@ -120,7 +120,8 @@ def _ready_replicas(snapshot, workload):
     return int(value) if value is not None else None
 
 
-def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placements, options, ready_seconds):
+def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placements, options, ready_seconds,
+                now=None):
     """The surges of a drain plan, changing the surged pods' entries in place: (SurgePlan, risks as
     (code, message, objects), ()); ``ready_seconds(pod)``: until a new copy of the pod is Ready.
     Without ``options.surge``: (None, [], the workloads it would surge: the plan's ``surgeable``)."""
@@ -146,7 +147,7 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
     limit = options.surge_limit
     surges, risks, peak = [], [], {"pods": 0}
     for (_, namespace, name), (workload, pods) in sorted(by_workload.items()):
-        surge, extra = _surge(snapshot, workload, pods, trackers, options, ready_seconds)
+        surge, extra = _surge(snapshot, workload, pods, trackers, options, ready_seconds, now)
         for v in pods:
             _surged_entry(entries[v.pod.key], surge)
         if pods and not surge.resumed:  # a resumed surge's pods run already
@@ -280,7 +281,7 @@ def _ready_by_controller(snapshot, namespace) -> dict:
     return counts
 
 
-def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
+def _surge(snapshot, workload, pods, trackers, options, ready_seconds, now):
     """The Surge of one workload, and its risks."""
     risks = []
     found = recorded(workload)
@@ -316,10 +317,40 @@ def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
                   pdb=pdb_ref, selector=_selector(workload), expected_seconds=wait, resumed=bool(found),
                   gitops=_gitops(workload), tolerates_cordon=any(_tolerates_cordon(v.pod) for v in pods),
                   ready_before=ready)
+    if removal is Removal.DELETION_COST:
+        risks += _scale_back_misses(snapshot, workload, pods, surge, now)
     if surge.gitops and not found:
         risks.append(("SURGE_GITOPS", f"{surge.ref} is managed by {surge.gitops}: it may revert the surge's "
                       "replica count while the drain waits", [obj(workload.kind, workload.namespace, workload.name)]))
     return surge, risks
+
+
+def _scale_back_misses(snapshot, workload, pods, surge, now) -> list:
+    """The risk when the scale-back would not remove the marked pods: their ReplicaSet's controller ranks
+    a sibling ahead of (or alike) them (``scale_down.ahead_of``: not Ready, Pending, unscheduled)."""
+    if not pods or not snapshot.pods_complete_in(workload.namespace):
+        return []
+    marked = [_marked(v.pod) for v in pods]
+    keys = {p.key for p in marked}
+    owners = {(p.controller_ref or {}).get("uid") for p in marked}
+    related = [p for p in snapshot.pods_in(workload.namespace) if is_active(p) and _top(snapshot, p) is workload]
+    siblings = [p for p in related if p.key not in keys and (p.controller_ref or {}).get("uid") in owners]
+    ahead = ahead_of(marked, siblings, related, now)
+    if not ahead:
+        return []
+    named = ", ".join(f"{p.ref} ({why})" for p, why in ahead)
+    return [("SURGE_SCALE_BACK", f"when {surge.ref} returns to {surge.from_replicas} replicas, its ReplicaSet's "
+             f"controller removes {named} before the pods marked {DELETION_COST}={LOWEST_COST}: "
+             f"{', '.join(v.pod.ref for v in pods)} would stay; run again once "
+             f"{'it is' if len(ahead) == 1 else 'they are'} Ready",
+             [obj(workload.kind, workload.namespace, workload.name)] + [pod_obj(p) for p, _ in ahead])]
+
+
+def _marked(pod):
+    """``pod`` as the scale-back finds it: marked with the lowest pod-deletion-cost."""
+    meta = dict(pod.meta)
+    meta["annotations"] = {**pod.annotations, DELETION_COST: LOWEST_COST}
+    return type(pod)({**pod.raw, "metadata": meta})
 
 
 def _tolerates_cordon(pod) -> bool:

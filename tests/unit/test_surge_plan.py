@@ -88,6 +88,13 @@ def three(**pdb_kw):
     return [deployment(3), rs(3), web("a"), web("b", "n2"), web("c", "n2"), pdb(**pdb_kw)]
 
 
+def three_one_unready():
+    """maxUnavailable 0 over three pods, one of them (elsewhere) not Ready."""
+    objects = three(max_unavailable=0, allowed=0, healthy=2, desired=3, expected=3)
+    objects[4]["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    return objects
+
+
 MIN3 = dict(min_available=3, allowed=0, healthy=3, desired=3, expected=3)
 MAX0 = dict(max_unavailable=0, allowed=0, healthy=3, desired=3, expected=3)
 TIGHT = make_node("n2", cpu="250m")
@@ -156,6 +163,8 @@ SCENARIOS = [
      {}, {"a": "evict"}, [], ["REPLACEMENT_RETURNS_TO_NODE"], {"a": "SURGE_NOT_POSSIBLE"}),
     ("tolerates-the-cordon-only-surged-the-surge-taint-keeps-it-off", [N1, N2, *tolerating(CORDON)], {},
      {"a": "evict"}, [(1, 2, "scale", "evict")], [], {"a": "SURGE"}),
+    ("scale-back-with-a-not-ready-sibling-would-remove-the-sibling", [N1, N2, *three_one_unready()], {},
+     {"a": "delete"}, [(3, 4, "scale", "deletion-cost")], ["SURGE_SCALE_BACK"], {"a": "SURGE"}),
     ("surged-by-another-drain", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
         {"replicas": 3, "to": 4, "nodes": ["n9"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
         web("d", "n2"), pdb(**MIN3)], {}, {"a": "wait"}, [], [], {"a": "SURGE_NOT_POSSIBLE"}),
