@@ -26,6 +26,7 @@ LOWEST_COST = "-2147483648"  # the ReplicaSet controller removes the lowest cost
 TAINT = "safety.kubectl.io/surge"  # NoSchedule on the drained nodes while surge pods start
 BUDGET_CODES = ("PDB_NEVER_ALLOWS", "PDB_EXHAUSTED", "PDB_NOT_HEALTHY")
 HPA_SCALE_DOWN_SECONDS = 300  # the autoscaler's default scale-down stabilization window
+HPA_SCALE_DOWN_POLICY = {"type": "Percent", "value": 100, "periodSeconds": 15}  # upstream's default scale-down rule
 # label -> the values that say so (None: any); app.kubernetes.io/instance: Argo CD's label tracking (its default
 # before v3)
 GITOPS_LABELS = {"app.kubernetes.io/managed-by": ("Helm",), "kustomize.toolkit.fluxcd.io/name": None,
@@ -308,8 +309,12 @@ def _surge(snapshot, workload, pods, trackers, options, ready_seconds, now):
     pdb_ref = f"{pdb.namespace}/{pdb.name}" if pdb is not None else None
     removal = _removal(pdb, trackers.get(pdb_ref), max(to - original, 0))
     wait = max((ready_seconds(v.pod) for v in pods), default=0)
-    if removal is Removal.DELETION_COST and hpa is not None:
-        wait += _scale_down_window(hpa)
+    if hpa is not None:
+        down = scale_down_seconds(hpa, hpa_to, max(to - original, 0))
+        if down is None:
+            risks.append(_never_scales_down(workload, hpa, hpa_from, hpa_to, removal))
+        elif removal is Removal.DELETION_COST:
+            wait += down
     surge = Surge(kind=workload.kind, namespace=workload.namespace, name=workload.name,
                   pods=tuple(v.pod.key[1] for v in pods), uids=tuple(v.pod.uid for v in pods),
                   from_replicas=original, to_replicas=to, mechanism=mechanism, removal=removal,
@@ -376,10 +381,46 @@ def _removal(pdb, tracker, k):
     return Removal.EVICT if healthy - desired >= 1 else Removal.DELETION_COST
 
 
-def _scale_down_window(hpa) -> int:
-    rules = ((hpa.spec.get("behavior") or {}).get("scaleDown") or {})
-    value = rules.get("stabilizationWindowSeconds")
-    return HPA_SCALE_DOWN_SECONDS if value is None else int(value)
+def scale_down_seconds(hpa, count, k):
+    """Seconds until the autoscaler, at ``count`` replicas once its minReplicas is restored, has removed
+    ``k`` of them, read from its ``behavior.scaleDown`` (defaults as upstream: a 300s stabilization window,
+    100% per 15s): the window, then one policy period per further step its policies allow (the ``Max``
+    change, or ``Min``); None when it never scales down (``selectPolicy: Disabled``). An upper bound:
+    the window holds the count only while recent metric recommendations were higher."""
+    rules = (hpa.spec.get("behavior") or {}).get("scaleDown") or {}
+    if rules.get("selectPolicy") == "Disabled":
+        return None
+    window = rules.get("stabilizationWindowSeconds")
+    seconds = HPA_SCALE_DOWN_SECONDS if window is None else int(window)
+    policies = rules.get("policies") or [HPA_SCALE_DOWN_POLICY]
+    pick = min if rules.get("selectPolicy") == "Min" else max
+    current, target = count, count - k
+    while current > target:
+        drop, period = pick((_policy_drop(p, current), int(p.get("periodSeconds") or 0)) for p in policies)
+        current -= max(drop, 1)
+        if current > target:
+            seconds += period
+    return seconds
+
+
+def _policy_drop(policy, current) -> int:
+    """Pods one scale-down policy lets go in a period from ``current`` (upstream's
+    calculateScaleDownLimitWithBehaviors)."""
+    value = int(policy.get("value") or 0)
+    if policy.get("type") == "Pods":
+        return value
+    return current - int(current * (1 - value / 100))
+
+
+def _never_scales_down(workload, hpa, hpa_from, hpa_to, removal):
+    """SURGE_HPA_NO_SCALE_DOWN: what the surge leaves when the autoscaler never scales down."""
+    ref = f"{workload.kind} {workload.namespace}/{workload.name}"
+    left = (f"the old pods, marked {DELETION_COST}, are never removed: the drain waits for them until --timeout"
+            if removal is Removal.DELETION_COST else f"{hpa_to - hpa_from} more than before the surge")
+    return ("SURGE_HPA_NO_SCALE_DOWN", f"HorizontalPodAutoscaler {hpa.namespace}/{hpa.name} never scales down "
+            f"(behavior.scaleDown.selectPolicy Disabled): once its minReplicas returns to {hpa_from}, {ref} keeps "
+            f"{hpa_to} replicas; {left}", [obj(workload.kind, workload.namespace, workload.name),
+                                           obj("HorizontalPodAutoscaler", hpa.namespace, hpa.name)])
 
 
 def _selector(workload) -> str:

@@ -37,11 +37,17 @@ def pdb(**kw):
     return make_pdb("web", selector=APP, **kw)
 
 
-def hpa(minimum, maximum):
-    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": "web", "namespace": "default", "uid": "uid-hpa"},
-            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "minReplicas": minimum, "maxReplicas": maximum}}
+def hpa(minimum, maximum, scale_down=None):
+    h = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+         "metadata": {"name": "web", "namespace": "default", "uid": "uid-hpa"},
+         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                  "minReplicas": minimum, "maxReplicas": maximum}}
+    if scale_down is not None:
+        h["spec"]["behavior"] = {"scaleDown": scale_down}
+    return h
+
+
+DISABLED = {"selectPolicy": "Disabled"}
 
 
 def quota(pods_hard, pods_used, classes=None):
@@ -119,6 +125,11 @@ SCENARIOS = [
      {"a": "SURGE"}),
     ("hpa-owns-the-count", [N1, N2, deployment(1), rs(1), web("a"), hpa(1, 5)], {}, {"a": "evict"},
      [(1, 2, "hpa-min", "evict")], [], {}),
+    ("hpa-that-never-scales-down-leaves-the-count-raised", [N1, N2, deployment(1), rs(1), web("a"),
+                                                            hpa(1, 5, DISABLED)], {}, {"a": "evict"},
+     [(1, 2, "hpa-min", "evict")], ["SURGE_HPA_NO_SCALE_DOWN"], {}),
+    ("hpa-that-never-scales-down-never-removes-the-marked-pods", [N1, N2, *three(**MAX0), hpa(3, 5, DISABLED)], {},
+     {"a": "delete"}, [(3, 4, "hpa-min", "deletion-cost")], ["SURGE_HPA_NO_SCALE_DOWN"], {}),
     ("hpa-max-too-low", [N1, N2, deployment(1), rs(1), web("a"), hpa(1, 1)], {}, {"a": "evict"},
      [(1, 2, "hpa-min", "evict")], ["SURGE_LIMIT"], {}),
     ("statefulset-never-surged", [N1, N2, *sts_pod()], {}, {"db-0": "blocked"}, [], ["PDB_NEVER_ALLOWS"],
@@ -352,3 +363,24 @@ def test_the_default_table_says_why_a_pod_is_not_surged(tmp_path):
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [N1, N2, *recreate()]}))
     code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--snapshot", str(dump)])
     assert "Not surged:\n  default/a: Deployment default/web has the Recreate strategy" in out, out
+
+
+# (id, behavior.scaleDown, replicas at the restore, surge pods, seconds until they are gone (None: never))
+SCALE_DOWNS = [
+    ("default-window-then-all-at-once", None, 4, 1, 300),
+    ("no-window", {"stabilizationWindowSeconds": 0}, 4, 2, 0),
+    ("disabled", DISABLED, 4, 1, None),
+    ("one-pod-per-ten-minutes", {"stabilizationWindowSeconds": 0, "policies": [
+        {"type": "Pods", "value": 1, "periodSeconds": 600}]}, 5, 3, 1200),
+    ("min-of-two-policies", {"selectPolicy": "Min", "stabilizationWindowSeconds": 60, "policies": [
+        {"type": "Pods", "value": 2, "periodSeconds": 60}, {"type": "Percent", "value": 10, "periodSeconds": 120}]},
+     10, 2, 180),
+]
+
+
+@pytest.mark.parametrize("rules, count, k, seconds", [s[1:] for s in SCALE_DOWNS], ids=[s[0] for s in SCALE_DOWNS])
+def test_how_long_the_autoscaler_takes_to_remove_the_surge_pods_once_its_minimum_is_restored(rules, count, k, seconds):
+    from kubectl_safety.analysis.surge import scale_down_seconds
+    from kubectl_safety.model.objects import HorizontalPodAutoscaler
+
+    assert scale_down_seconds(HorizontalPodAutoscaler(hpa(1, 10, rules)), count, k) == seconds
