@@ -384,3 +384,48 @@ def test_how_long_the_autoscaler_takes_to_remove_the_surge_pods_once_its_minimum
     from kubectl_safety.model.objects import HorizontalPodAutoscaler
 
     assert scale_down_seconds(HorizontalPodAutoscaler(hpa(1, 10, rules)), count, k) == seconds
+
+
+def _dump(tmp_path, *objects):
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
+    return str(dump)
+
+
+def test_check_without_surge_says_which_blocked_nodes_surge_would_make_drainable(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    db = sts_pod()  # db-0 on n1, never surged: n1 stays blocked
+    for p in db[2:4]:
+        p["spec"]["nodeName"] = "n3"
+    dump = _dump(tmp_path, N1, N2, make_node("n3"), *three(**MIN3), *db)
+    code, out, err = run_cli(["check", "--snapshot", dump, "-o", "json"])  # the schema is checked by the fixture
+    nodes = {n["name"]: n.get("surgeable") for n in json.loads(out)["nodes"]}
+    web = ["Deployment default/web"]
+    assert nodes == {"n1": {"workloads": web, "unblocks": False}, "n2": {"workloads": web, "unblocks": True},
+                     "n3": None}, nodes
+    code, out, err = run_cli(["check", "--snapshot", dump])
+    assert ("--surge would make drainable: n2 (Deployment default/web); would not make drainable: n1 "
+            "(Deployment default/web).") in out, out
+    code, out, err = run_cli(["drain", "n2", "--dry-run", "--snapshot", dump, "-o", "json"])
+    assert json.loads(out)["surgeable"] == {"workloads": web, "unblocks": True}
+
+
+def test_rollout_without_surge_says_which_blocked_batches_surge_would_make_safe(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    dump = _dump(tmp_path, N1, N2, make_node("n3"), *three(**MIN3))
+    code, out, err = run_cli(["rollout", "n1", "--dry-run", "--snapshot", dump])
+    assert code == 3 and "--surge would make safe: batch 1 (Deployment default/web)." in out, out
+    code, out, err = run_cli(["rollout", "n1", "--dry-run", "--snapshot", dump, "-o", "json"])
+    assert json.loads(out)["batches"][0]["drain"]["surgeable"] == {"workloads": ["Deployment default/web"],
+                                                                   "unblocks": True}
+
+
+def test_rollout_surge_that_was_needed_but_impossible_says_why_not_none_needed(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    dump = _dump(tmp_path, N1, N2, make_node("n3"), *sts_pod())
+    code, out, err = run_cli(["rollout", "n1", "--dry-run", "--surge", "--snapshot", dump])
+    assert code == 3 and "Surges: none needed" not in out, out
+    assert "Surges: none possible:\n  default/db-0: StatefulSet default/db is never surged" in out, out

@@ -21,6 +21,20 @@ def _surge_line(nodes) -> str:
                                 "drainable") + (f"; still blocked: {', '.join(blocked)}" if blocked else "") + ".")
 
 
+def surgeable_line(items, what) -> list:
+    """Without --surge: which blocked items (name, its ``surgeable``) it would make ``what``, and which not."""
+    found = [(name, s) for name, s in items if s]
+    if not found:
+        return []
+
+    def named(unblocks):
+        return ", ".join(f"{name} ({', '.join(s['workloads'])})" for name, s in found if s["unblocks"] is unblocks)
+
+    parts = [f"{'would' if unblocks else 'would not'} make {what}: {named(unblocks)}" for unblocks in (True, False)
+             if named(unblocks)]
+    return ["--surge " + "; ".join(parts) + "."]
+
+
 def render_check(r, wide=False) -> str:
     s = r["summary"]
     found = s["findings"]
@@ -35,6 +49,7 @@ def render_check(r, wide=False) -> str:
     lines.append(f"Each node planned as: kubectl safety drain NODE --dry-run {' '.join(flags)}".rstrip())
     if a.get("surge"):
         lines.append(_surge_line(r["nodes"]))
+    lines += surgeable_line([(n["name"], n.get("surgeable")) for n in r["nodes"]], "drainable")
     if r["blockers"]:
         lines.append("\nWhat blocks a rolling upgrade of all nodes:")
         shown = r["blockers"] if wide else r["blockers"][:10]
