@@ -209,7 +209,7 @@ def _candidates(snapshot, verdicts, entries, trackers, drained):
     for key, workload in wanted.items():
         pods = [v for v in leaving if _top(snapshot, v.pod) is workload
                 and entries[v.pod.key].action is not Action.DELETE]
-        back = next(((v, nodes) for v in pods if (nodes := lands_on(snapshot, v.pod, drained))), None)
+        back = next(((v, nodes) for v in pods if (nodes := _lands_on(snapshot, v.pod, drained))), None)
         if back is not None and recorded(workload) is None:
             why = (f"{workload.kind} {workload.namespace}/{workload.name} is not surged: its pod {back[0].pod.ref} "
                    f"tolerates the cordon and the taint {TAINT}:NoSchedule, so the scheduler can put its surge pod "
@@ -220,7 +220,7 @@ def _candidates(snapshot, verdicts, entries, trackers, drained):
     return out, reasons
 
 
-def lands_on(snapshot, pod, drained) -> list:
+def _lands_on(snapshot, pod, drained) -> list:
     """The drained nodes where a surge pod of ``pod`` passes every Filter plugin while it starts: each
     node cordoned and tainted ``TAINT:NoSchedule``, its pods (the old ones) still there."""
     from kubectl_safety.analysis.scheduling.filters import filter_node
