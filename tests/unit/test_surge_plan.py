@@ -292,7 +292,8 @@ def test_drain_dry_run_surge_cli(tmp_path):
     dump = tmp_path / "cluster.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [N1, N2, *three(**MIN3)]}))
     code, out, err = run_cli(["drain", "n1", "--dry-run", "--snapshot", str(dump)])
-    assert code == 3 and "--surge would replace the pods of Deployment default/web" in err
+    assert code == 3 and ("--surge would replace the pods of Deployment default/web before they go, and the drain "
+                          "would be safe (make before break)") in err, err
     code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--snapshot", str(dump)])
     assert code == 0 and "Deployment/web  default      3 -> 4      scale        evict" in out, out
     code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--surge-limit", "0", "--snapshot", str(dump),
