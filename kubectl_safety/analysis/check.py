@@ -146,7 +146,9 @@ def _node_entry(snapshot, node, plan, removal, now) -> CheckedNode:
                        tuple(_stuck(p, snapshot, now) for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
                              if not p.is_terminal) if partitioned else None,
                        tuple(s.ref for s in plan.surge.surges) if plan.surge is not None else None,
-                       lifted_by=_lifted_by(plan))
+                       lifted_by=_lifted_by(plan),
+                       surgeable=plan.surgeable if plan.safe_with_surge is not None else (),
+                       drainable_with_surge=plan.safe_with_surge)
 
 
 # kubectl drain's defaults that refuse a pod, and the flag that lifts each

@@ -15,7 +15,7 @@
    each exception is a risk with a stable code (``risks.RISKS``) unless accepted by name.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
 from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
@@ -109,7 +109,7 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
 
     surge, surge_risks, surgeable = plan_surges(snapshot, targets, verdicts, entries, trackers, capacity,
                                                 placements, options,
-                                                lambda pod: STARTUP_SECONDS + _readiness_delay(pod))
+                                                lambda pod: STARTUP_SECONDS + _readiness_delay(pod), now)
     if surge is not None and surge.surges:
         _waves_after_surge(leaving, placements, entries, trackers, surge, options.wait_completed)
     tied = capacity.tied if capacity else {}
@@ -123,12 +123,25 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
     for code, message, objects in surge_risks:
         risks.add(code, message, objects)
     risks = typed_risks(risks.judged(options.accept_risks))
+    safe = all(r.accepted for r in risks)
     return DrainPlan(
-        safe=all(r.accepted for r in risks), nodes=_nodes(snapshot, targets, pods), options=options, pods=pods,
+        safe=safe, nodes=_nodes(snapshot, targets, pods), options=options, pods=pods,
         pdbs=tuple(_budget_use(t) for _, t in sorted(trackers.items())), capacity=checked, waves=waves,
         warnings=_plan_warnings(snapshot, verdicts, targets, index),
         taken_at=snapshot.taken_at.isoformat() if snapshot.taken_at else None,
-        risks=risks, losses=_losses(pods), surge=surge, surgeable=surgeable)
+        risks=risks, losses=_losses(pods), surge=surge, surgeable=surgeable,
+        safe_with_surge=None if safe or not surgeable else _safe_with_surge(snapshot, targets, options, now, shared))
+
+
+def _safe_with_surge(snapshot, targets, options, now, shared) -> bool:
+    """Whether the same drain is safe with --surge (what a plan without it says of it). A check's
+    ``shared.last_capacity`` stays the plan's own."""
+    kept = shared.last_capacity if shared else None
+    try:
+        return plan_drain(snapshot, targets, replace(options, surge=True), now, shared=shared).safe
+    finally:
+        if shared:
+            shared.last_capacity = kept
 
 
 def needs_replacement(pod) -> bool:

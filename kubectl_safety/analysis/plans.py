@@ -240,6 +240,7 @@ class DrainPlan:
     server_dry_run: Optional[ServerDryRun] = None
     surge: Optional[SurgePlan] = None  # with --surge
     surgeable: Tuple[str, ...] = ()  # without --surge: the workloads --surge would replace first
+    safe_with_surge: Optional[bool] = None  # not safe without --surge, surgeable: whether it is with it
 
     @property
     def node_names(self) -> list:
@@ -379,6 +380,8 @@ class CheckedNode:
     surges: Optional[Tuple[str, ...]] = None  # --surge: the workloads its drain surges
     drainable_without_surge: Optional[bool] = None  # --surge: whether the node was drainable without it
     lifted_by: Tuple[str, ...] = ()  # blocked only by kubectl drain's defaults: the flags that lift them
+    surgeable: Tuple[str, ...] = ()  # blocked without --surge: the workloads --surge would replace first
+    drainable_with_surge: Optional[bool] = None  # blocked without --surge, surgeable: whether it is with it
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,12 @@ RISKS = {
                          "read: who owns the count and whether a quota refuses the surge pods is not judged"),
     "SURGE_GITOPS": ("gitops", "--surge: a GitOps controller (Argo CD, Flux, Helm) manages the workload and may "
                      "revert its replica count while the drain waits"),
+    "SURGE_HPA_NO_SCALE_DOWN": ("hpa-no-scale-down", "--surge: the HorizontalPodAutoscaler never scales down "
+                                "(behavior.scaleDown.selectPolicy Disabled): once its minReplicas is restored the "
+                                "workload keeps the surge's count, and old pods left to the scale-back stay"),
+    "SURGE_SCALE_BACK": ("surge-scale-back", "--surge: when the count returns, the ReplicaSet controller would "
+                         "remove another pod (not Ready, Pending or unscheduled: it ranks them first) than the old "
+                         "ones marked with the lowest pod-deletion-cost, which would stay"),
 }
 
 NODE_WAY_OUT = ("wait for the node to return; or pass --skip-wait-for-delete-timeout=SECONDS so the drain "

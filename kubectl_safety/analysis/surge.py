@@ -8,7 +8,9 @@ HorizontalPodAutoscaler owns the count, its ``minReplicas``; once the new pods a
 that stay, the old ones go by eviction where the budget then allows it, else they are marked with
 the lowest pod-deletion-cost and the count is scaled back, so the controller removes exactly them.
 StatefulSets (stable identity and claims) and Deployments in the middle of a rollout are never
-surged: said on the pod. The surge pods are placed by the same filters as replacements.
+surged: said on the pod; nor is a workload whose surge pod the filters let onto a drained node while it
+starts (cordoned and tainted ``TAINT``: its pods tolerate both), as it would never be Ready elsewhere. The
+surge pods are placed by the same filters as replacements.
 """
 
 import json
@@ -17,15 +19,19 @@ from kubectl_safety.analysis.budgets import scaled
 from kubectl_safety.analysis.plans import Action, Reason, Removal, Severity, Surge, SurgeMechanism, SurgePlan
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.risks import obj, pod_obj
+from kubectl_safety.analysis.scale_down import DELETION_COST, ahead_of, is_active
 
 ANNOTATION = "safety.kubectl.io/surge"  # the original count, recorded on the object before it changes
-DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 LOWEST_COST = "-2147483648"  # the ReplicaSet controller removes the lowest cost first
 TAINT = "safety.kubectl.io/surge"  # NoSchedule on the drained nodes while surge pods start
 BUDGET_CODES = ("PDB_NEVER_ALLOWS", "PDB_EXHAUSTED", "PDB_NOT_HEALTHY")
 HPA_SCALE_DOWN_SECONDS = 300  # the autoscaler's default scale-down stabilization window
+HPA_SCALE_DOWN_POLICY = {"type": "Percent", "value": 100, "periodSeconds": 15}  # upstream's default scale-down rule
+# label -> the values that say so (None: any); app.kubernetes.io/instance: Argo CD's label tracking (its default
+# before v3)
 GITOPS_LABELS = {"app.kubernetes.io/managed-by": ("Helm",), "kustomize.toolkit.fluxcd.io/name": None,
-                 "helm.toolkit.fluxcd.io/name": None, "argocd.argoproj.io/instance": None}
+                 "helm.toolkit.fluxcd.io/name": None, "argocd.argoproj.io/instance": None,
+                 "app.kubernetes.io/instance": None}
 GITOPS_ANNOTATIONS = ("argocd.argoproj.io/tracking-id", "meta.helm.sh/release-name")
 GITOPS_MANAGERS = ("argocd", "kustomize-controller", "helm-controller", "helm")
 
@@ -115,11 +121,12 @@ def _ready_replicas(snapshot, workload):
     return int(value) if value is not None else None
 
 
-def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placements, options, ready_seconds):
+def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placements, options, ready_seconds,
+                now=None):
     """The surges of a drain plan, changing the surged pods' entries in place: (SurgePlan, risks as
     (code, message, objects), ()); ``ready_seconds(pod)``: until a new copy of the pod is Ready.
     Without ``options.surge``: (None, [], the workloads it would surge: the plan's ``surgeable``)."""
-    by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers)
+    by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers, targets if capacity else ())
     if not options.surge:
         return None, [], tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
     for key, (workload, pods) in list(by_workload.items()):
@@ -141,7 +148,7 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
     limit = options.surge_limit
     surges, risks, peak = [], [], {"pods": 0}
     for (_, namespace, name), (workload, pods) in sorted(by_workload.items()):
-        surge, extra = _surge(snapshot, workload, pods, trackers, options, ready_seconds)
+        surge, extra = _surge(snapshot, workload, pods, trackers, options, ready_seconds, now)
         for v in pods:
             _surged_entry(entries[v.pod.key], surge)
         if pods and not surge.resumed:  # a resumed surge's pods run already
@@ -176,9 +183,10 @@ def _not_judged(snapshot, surges) -> list:
              [obj(s.kind, s.namespace, s.name) for s in planned])]
 
 
-def _candidates(snapshot, verdicts, entries, trackers):
+def _candidates(snapshot, verdicts, entries, trackers, drained):
     """{(kind, namespace, name): (workload, [verdicts of its leaving pods])} of surgeable workloads,
-    and {pod key: why its workload is not surged}."""
+    and {pod key: why its workload is not surged}; ``drained``: the nodes its surge pods must not land
+    on (none: placement not checked)."""
     leaving = [v for v in verdicts if v.decision != "skip" and not v.pod.is_terminal]
     wanted, reasons = {}, {}
     by_owner = {}
@@ -201,8 +209,38 @@ def _candidates(snapshot, verdicts, entries, trackers):
     for key, workload in wanted.items():
         pods = [v for v in leaving if _top(snapshot, v.pod) is workload
                 and entries[v.pod.key].action is not Action.DELETE]
+        back = next(((v, nodes) for v in pods if (nodes := _lands_on(snapshot, v.pod, drained))), None)
+        if back is not None and recorded(workload) is None:
+            why = (f"{workload.kind} {workload.namespace}/{workload.name} is not surged: its pod {back[0].pod.ref} "
+                   f"tolerates the cordon and the taint {TAINT}:NoSchedule, so the scheduler can put its surge pod "
+                   f"on {', '.join(back[1])}, being drained, where it never counts as Ready elsewhere")
+            reasons.update((v.pod.key, why) for v in pods)
+            continue
         out[key] = (workload, pods)
     return out, reasons
+
+
+def _lands_on(snapshot, pod, drained) -> list:
+    """The drained nodes where a surge pod of ``pod`` passes every Filter plugin while it starts: each
+    node cordoned and tainted ``TAINT:NoSchedule``, its pods (the old ones) still there."""
+    from kubectl_safety.analysis.scheduling.filters import filter_node
+    from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
+
+    new, out = unscheduled_copy(pod), []
+    for name in sorted(drained):
+        node = snapshot.node(name)
+        if node is not None and not filter_node(new, _surge_tainted(cordoned(node)), snapshot, first=True):
+            out.append(name)
+    return out
+
+
+def _surge_tainted(node):
+    """``node`` with the taint that keeps surge pods off it while they start."""
+    from kubectl_safety.model.objects import Node
+
+    spec = dict(node.raw.get("spec") or {})
+    spec["taints"] = list(spec.get("taints") or []) + [{"key": TAINT, "effect": "NoSchedule"}]
+    return Node({**node.raw, "spec": spec})
 
 
 def _top(snapshot, pod):
@@ -244,7 +282,7 @@ def _ready_by_controller(snapshot, namespace) -> dict:
     return counts
 
 
-def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
+def _surge(snapshot, workload, pods, trackers, options, ready_seconds, now):
     """The Surge of one workload, and its risks."""
     risks = []
     found = recorded(workload)
@@ -271,8 +309,12 @@ def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
     pdb_ref = f"{pdb.namespace}/{pdb.name}" if pdb is not None else None
     removal = _removal(pdb, trackers.get(pdb_ref), max(to - original, 0))
     wait = max((ready_seconds(v.pod) for v in pods), default=0)
-    if removal is Removal.DELETION_COST and hpa is not None:
-        wait += _scale_down_window(hpa)
+    if hpa is not None:
+        down = scale_down_seconds(hpa, hpa_to, max(to - original, 0))
+        if down is None:
+            risks.append(_never_scales_down(workload, hpa, hpa_from, hpa_to, removal))
+        elif removal is Removal.DELETION_COST:
+            wait += down
     surge = Surge(kind=workload.kind, namespace=workload.namespace, name=workload.name,
                   pods=tuple(v.pod.key[1] for v in pods), uids=tuple(v.pod.uid for v in pods),
                   from_replicas=original, to_replicas=to, mechanism=mechanism, removal=removal,
@@ -280,10 +322,40 @@ def _surge(snapshot, workload, pods, trackers, options, ready_seconds):
                   pdb=pdb_ref, selector=_selector(workload), expected_seconds=wait, resumed=bool(found),
                   gitops=_gitops(workload), tolerates_cordon=any(_tolerates_cordon(v.pod) for v in pods),
                   ready_before=ready)
+    if removal is Removal.DELETION_COST:
+        risks += _scale_back_misses(snapshot, workload, pods, surge, now)
     if surge.gitops and not found:
         risks.append(("SURGE_GITOPS", f"{surge.ref} is managed by {surge.gitops}: it may revert the surge's "
                       "replica count while the drain waits", [obj(workload.kind, workload.namespace, workload.name)]))
     return surge, risks
+
+
+def _scale_back_misses(snapshot, workload, pods, surge, now) -> list:
+    """The risk when the scale-back would not remove the marked pods: their ReplicaSet's controller ranks
+    a sibling ahead of (or alike) them (``scale_down.ahead_of``: not Ready, Pending, unscheduled)."""
+    if not pods or not snapshot.pods_complete_in(workload.namespace):
+        return []
+    marked = [_marked(v.pod) for v in pods]
+    keys = {p.key for p in marked}
+    owners = {(p.controller_ref or {}).get("uid") for p in marked}
+    related = [p for p in snapshot.pods_in(workload.namespace) if is_active(p) and _top(snapshot, p) is workload]
+    siblings = [p for p in related if p.key not in keys and (p.controller_ref or {}).get("uid") in owners]
+    ahead = ahead_of(marked, siblings, related, now)
+    if not ahead:
+        return []
+    named = ", ".join(f"{p.ref} ({why})" for p, why in ahead)
+    return [("SURGE_SCALE_BACK", f"when {surge.ref} returns to {surge.from_replicas} replicas, its ReplicaSet's "
+             f"controller removes {named} before the pods marked {DELETION_COST}={LOWEST_COST}: "
+             f"{', '.join(v.pod.ref for v in pods)} would stay; run again once "
+             f"{'it is' if len(ahead) == 1 else 'they are'} Ready",
+             [obj(workload.kind, workload.namespace, workload.name)] + [pod_obj(p) for p, _ in ahead])]
+
+
+def _marked(pod):
+    """``pod`` as the scale-back finds it: marked with the lowest pod-deletion-cost."""
+    meta = dict(pod.meta)
+    meta["annotations"] = {**pod.annotations, DELETION_COST: LOWEST_COST}
+    return type(pod)({**pod.raw, "metadata": meta})
 
 
 def _tolerates_cordon(pod) -> bool:
@@ -309,10 +381,46 @@ def _removal(pdb, tracker, k):
     return Removal.EVICT if healthy - desired >= 1 else Removal.DELETION_COST
 
 
-def _scale_down_window(hpa) -> int:
-    rules = ((hpa.spec.get("behavior") or {}).get("scaleDown") or {})
-    value = rules.get("stabilizationWindowSeconds")
-    return HPA_SCALE_DOWN_SECONDS if value is None else int(value)
+def scale_down_seconds(hpa, count, k):
+    """Seconds until the autoscaler, at ``count`` replicas once its minReplicas is restored, has removed
+    ``k`` of them, read from its ``behavior.scaleDown`` (defaults as upstream: a 300s stabilization window,
+    100% per 15s): the window, then one policy period per further step its policies allow (the ``Max``
+    change, or ``Min``); None when it never scales down (``selectPolicy: Disabled``). An upper bound:
+    the window holds the count only while recent metric recommendations were higher."""
+    rules = (hpa.spec.get("behavior") or {}).get("scaleDown") or {}
+    if rules.get("selectPolicy") == "Disabled":
+        return None
+    window = rules.get("stabilizationWindowSeconds")
+    seconds = HPA_SCALE_DOWN_SECONDS if window is None else int(window)
+    policies = rules.get("policies") or [HPA_SCALE_DOWN_POLICY]
+    pick = min if rules.get("selectPolicy") == "Min" else max
+    current, target = count, count - k
+    while current > target:
+        drop, period = pick((_policy_drop(p, current), int(p.get("periodSeconds") or 0)) for p in policies)
+        current -= max(drop, 1)
+        if current > target:
+            seconds += period
+    return seconds
+
+
+def _policy_drop(policy, current) -> int:
+    """Pods one scale-down policy lets go in a period from ``current`` (upstream's
+    calculateScaleDownLimitWithBehaviors)."""
+    value = int(policy.get("value") or 0)
+    if policy.get("type") == "Pods":
+        return value
+    return current - int(current * (1 - value / 100))
+
+
+def _never_scales_down(workload, hpa, hpa_from, hpa_to, removal):
+    """SURGE_HPA_NO_SCALE_DOWN: what the surge leaves when the autoscaler never scales down."""
+    ref = f"{workload.kind} {workload.namespace}/{workload.name}"
+    left = (f"the old pods, marked {DELETION_COST}, are never removed: the drain waits for them until --timeout"
+            if removal is Removal.DELETION_COST else f"{hpa_to - hpa_from} more than before the surge")
+    return ("SURGE_HPA_NO_SCALE_DOWN", f"HorizontalPodAutoscaler {hpa.namespace}/{hpa.name} never scales down "
+            f"(behavior.scaleDown.selectPolicy Disabled): once its minReplicas returns to {hpa_from}, {ref} keeps "
+            f"{hpa_to} replicas; {left}", [obj(workload.kind, workload.namespace, workload.name),
+                                           obj("HorizontalPodAutoscaler", hpa.namespace, hpa.name)])
 
 
 def _selector(workload) -> str:

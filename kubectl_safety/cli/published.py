@@ -57,9 +57,16 @@ def drain_plan(plan: DrainPlan) -> dict:
     if plan.surge is not None:
         out["options"].update(surge=True, surgeLimit=o.surge_limit)
         out["surge"] = surge_plan(plan.surge)
+    if plan.safe_with_surge is not None:
+        out["surgeable"] = surgeable(plan.surgeable, plan.safe_with_surge)
     if plan.server_dry_run is not None:
         out["serverDryRun"] = {"sent": plan.server_dry_run.sent, "refused": plan.server_dry_run.refused}
     return out
+
+
+def surgeable(workloads, unblocks) -> dict:
+    """What --surge, not used, would do for a plan that is not safe."""
+    return {"workloads": list(workloads), "unblocks": unblocks}
 
 
 def plan_summary(plan: DrainPlan) -> dict:
@@ -206,6 +213,8 @@ def checked_node(n: CheckedNode) -> dict:
     if n.drainable_without_surge is not None:
         out["drainableWithoutSurge"] = n.drainable_without_surge
     out["liftedBy"] = list(n.lifted_by)
+    if n.drainable_with_surge is not None:
+        out["surgeable"] = surgeable(n.surgeable, n.drainable_with_surge)
     return out
 
 

@@ -82,6 +82,7 @@ class Surger:
             for s in surges:
                 if s.removal is Removal.DELETION_COST and s.pods:
                     self._mark(s, pods, run)
+            present = self._present([s for s in surges if s.removal is Removal.DELETION_COST])
             for s in surges:
                 if s.removal is Removal.DELETION_COST:
                     self._restore(s, run)
@@ -91,7 +92,7 @@ class Surger:
                 if run.result.status is not DrainStatus.DRAINED:
                     run.status, run.message = run.result.status.value, run.result.message
                     return run
-            if not self._wait_gone([s for s in surges if s.removal is Removal.DELETION_COST], deadline, run):
+            if not self._wait_gone([s for s in surges if s.removal is Removal.DELETION_COST], deadline, run, present):
                 return run
             for s in surges:
                 if s.removal is Removal.EVICT:
@@ -242,7 +243,16 @@ class Surger:
             run.outcomes.append(RequestOutcome(p.ref, Request.DELETION_COST, Result.DONE, status,
                                                f"{DELETION_COST}={LOWEST_COST}"))
 
-    def _wait_gone(self, surges, deadline, run) -> bool:
+    def _present(self, surges) -> dict:
+        """{surge: {uid: name} of its pods not being deleted}, read before its scale-back."""
+        out = {}
+        for s in surges:
+            items = self.group.watch("pods", s.namespace, label_selector=s.selector).items()
+            out[s] = {(p.get("metadata") or {}).get("uid"): (p.get("metadata") or {}).get("name") for p in items
+                      if not (p.get("metadata") or {}).get("deletionTimestamp")}
+        return out
+
+    def _wait_gone(self, surges, deadline, run, present) -> bool:
         if not surges:
             return True
         watches = {s: self.group.watch("pods", s.namespace, label_selector=s.selector) for s in surges}
@@ -250,21 +260,17 @@ class Surger:
         def old(s):
             return [p for p in watches[s].items() if (p.get("metadata") or {}).get("uid") in s.uids]
 
-        def others_removed(s):  # scaled back, yet old pods stay: the controller removed other pods
-            alive = [p for p in watches[s].items() if not (p.get("metadata") or {}).get("deletionTimestamp")]
-            return len(alive) <= s.from_replicas and any(not (p.get("metadata") or {}).get("deletionTimestamp")
-                                                         for p in old(s))
-
         def gone():
-            return all(not old(s) or others_removed(s) for s in surges)
+            return all(not old(s) or _went_instead(s, present[s], watches[s].items()) for s in surges)
 
         if self.group.wait_for(gone, deadline, self.interrupted, clock=self.clock):
-            stayed = [f"{s.namespace}/{(p.get('metadata') or {}).get('name')}" for s in surges if others_removed(s)
-                      for p in old(s)]
-            if stayed:
+            instead = [x for x in (_went_instead(s, present[s], watches[s].items()) for s in surges) if x]
+            if instead:
                 run.status, run.message = "failed", (
-                    f"the scale-back removed other pods than the marked ones ({DELETION_COST} not honoured?): "
-                    f"{', '.join(stayed)} stay on the drained nodes")
+                    "the scale-back removed other pods than the marked ones: "
+                    + "; ".join(f"{', '.join(went)} went, {', '.join(stayed)} stayed on the drained nodes"
+                                for went, stayed in instead)
+                    + " (the ReplicaSet controller removes not-Ready, Pending or unscheduled pods first)")
                 return False
             run.removed += [f"{s.namespace}/{n}" for s in surges for n in s.pods]
             for s in surges:
@@ -354,6 +360,20 @@ class Surger:
                 self._patch("nodes", None, node, lambda n: _taints(n, add=False))
             except _Stop as e:
                 self.emit(str(e.message))
+
+
+def _went_instead(s, before, items) -> tuple:
+    """After the scale-back of ``s``: (the pods it removed other than the marked ones, the marked ones that
+    stay) when the count is back and a marked pod stays, else (). ``before``: {uid: name} of its pods
+    before the scale-back."""
+    alive = {(p.get("metadata") or {}).get("uid"): (p.get("metadata") or {}).get("name") for p in items
+             if not (p.get("metadata") or {}).get("deletionTimestamp")}
+    stayed = [f"{s.namespace}/{name}" for uid, name in alive.items() if uid in s.uids]
+    if len(alive) > s.from_replicas or not stayed:
+        return ()
+    went = [f"{s.namespace}/{name}" for uid, name in sorted(before.items(), key=lambda x: x[1])
+            if uid not in alive and uid not in s.uids]
+    return (went or ["no other pod"], stayed)
 
 
 def _taints(node, add):

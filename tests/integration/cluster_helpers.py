@@ -219,6 +219,17 @@ def pdb(name: str, selector: dict, *, min_available=None, max_unavailable=None) 
     return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name}, "spec": spec}
 
 
+def autoscaler(target: str, minimum: int, maximum: int, scale_down: dict) -> dict:
+    """An autoscaling/v2 HorizontalPodAutoscaler of Deployment ``target`` at 50% CPU utilization, with
+    ``behavior.scaleDown``."""
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": target},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+                     "minReplicas": minimum, "maxReplicas": maximum,
+                     "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                         "type": "Utilization", "averageUtilization": 50}}}],
+                     "behavior": {"scaleDown": scale_down}}}
+
+
 def priority_class(name: str, value: int, *, global_default: bool = False) -> dict:
     """A PriorityClass manifest (cluster-scoped)."""
     return {

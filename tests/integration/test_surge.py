@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from cluster_helpers import (ReadyRecorder, create, deployment, get_json, pdb, place_on, pods_by_uid, set_node_ready,
-                             wait_pdb_settled, wait_pods_running, wait_until)
+from cluster_helpers import (ReadyRecorder, autoscaler, create, deployment, get_json, pdb, place_on, pods_by_uid,
+                             set_node_ready, wait_pdb_settled, wait_pods_running, wait_until)
 from kubectl_safety.analysis.surge import ANNOTATION, TAINT
 from kubectl_safety.engine.rollout import ANNOTATION_SURGES
 from tests.unit.cli_helpers import run_cli
@@ -366,13 +366,7 @@ def test_hpa_managed_deployment_surges_through_min_replicas(cluster, namespace, 
     raises its minReplicas, never the Deployment's count, and restores it."""
     nodes = pool(make_node, namespace, 2)
     place_on(cluster, namespace, nodes[1:], [web(namespace, 1)], 1)
-    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
-           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                    "minReplicas": 1, "maxReplicas": 4,
-                    "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
-                        "type": "Utilization", "averageUtilization": 50}}}],
-                    "behavior": {"scaleDown": {"stabilizationWindowSeconds": 0}}}}
-    create(cluster, namespace, hpa)
+    create(cluster, namespace, autoscaler("web", 1, 4, {"stabilizationWindowSeconds": 0}))
 
     def acting():
         status = get_json(cluster, "hpa/web", "-n", namespace).get("status") or {}

@@ -19,10 +19,10 @@ def deployment(name="web", replicas=1, record=None):
             "spec": {"replicas": replicas}, "status": {"replicas": replicas}}
 
 
-def surge(name="web", pods=("a",), from_replicas=1, to_replicas=2, **kw):
+def surge(name="web", pods=("a",), from_replicas=1, to_replicas=2, removal=Removal.EVICT, **kw):
     return Surge(kind="Deployment", namespace="ns", name=name, pods=pods, uids=tuple(f"uid-{p}" for p in pods),
                  from_replicas=from_replicas, to_replicas=to_replicas, mechanism=SurgeMechanism.SCALE,
-                 removal=Removal.EVICT, hpa=None, hpa_min_from=None, hpa_min_to=None, pdb=None, selector="app=a",
+                 removal=removal, hpa=None, hpa_min_from=None, hpa_min_to=None, pdb=None, selector="app=a",
                  expected_seconds=1, resumed=False, **kw)
 
 
@@ -94,3 +94,28 @@ def test_a_workload_with_a_crash_looping_replica_waits_for_the_ready_count_it_ha
     result = run(api, [surge(from_replicas=2, to_replicas=3, ready_before=1)], [a], seconds=5)
     assert result.status == "done", result.message
     assert stored(api)["spec"]["replicas"] == 2 and ANNOTATION not in stored(api)["metadata"]["annotations"]
+
+
+class RanksNotReadyFirst(FakeApi):
+    """The ReplicaSet controller on a scale-back to ``count``: it removes the not-Ready pod ``b`` first."""
+
+    def __init__(self, *args, count, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.count = count
+
+    def _workload(self, method, resource, key, body):
+        status, obj = super()._workload(method, resource, key, body)
+        if method == "PATCH" and ((body or {}).get("spec") or {}).get("replicas") == self.count:
+            self.delete("pods", self.store["pods"]["ns/b"])
+        return status, obj
+
+
+def test_a_scale_back_that_removed_a_not_ready_sibling_says_which_pods_went_and_which_stayed():
+    a, b, c = pod("a", "n1"), pod("b", "n2", ready=False), pod("c", "n2")  # c: the surge pod, Ready
+    api = RanksNotReadyFirst([a, b, c], [node("n1"), node("n2")], count=2)
+    api.put("deployments", deployment(replicas=2))
+    result = run(api, [surge(from_replicas=2, to_replicas=3, ready_before=1, removal=Removal.DELETION_COST)],
+                 [api.store["pods"]["ns/a"]], seconds=5)
+    assert result.status == "failed"
+    assert "ns/b went, ns/a stayed on the drained nodes" in result.message, result.message
+    assert result.removed == []

@@ -37,11 +37,17 @@ def pdb(**kw):
     return make_pdb("web", selector=APP, **kw)
 
 
-def hpa(minimum, maximum):
-    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": "web", "namespace": "default", "uid": "uid-hpa"},
-            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                     "minReplicas": minimum, "maxReplicas": maximum}}
+def hpa(minimum, maximum, scale_down=None):
+    h = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+         "metadata": {"name": "web", "namespace": "default", "uid": "uid-hpa"},
+         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                  "minReplicas": minimum, "maxReplicas": maximum}}
+    if scale_down is not None:
+        h["spec"]["behavior"] = {"scaleDown": scale_down}
+    return h
+
+
+DISABLED = {"selectPolicy": "Disabled"}
 
 
 def quota(pods_hard, pods_used, classes=None):
@@ -88,9 +94,26 @@ def three(**pdb_kw):
     return [deployment(3), rs(3), web("a"), web("b", "n2"), web("c", "n2"), pdb(**pdb_kw)]
 
 
+def three_one_unready():
+    """maxUnavailable 0 over three pods, one of them (elsewhere) not Ready."""
+    objects = three(max_unavailable=0, allowed=0, healthy=2, desired=3, expected=3)
+    objects[4]["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    return objects
+
+
 MIN3 = dict(min_available=3, allowed=0, healthy=3, desired=3, expected=3)
 MAX0 = dict(max_unavailable=0, allowed=0, healthy=3, desired=3, expected=3)
 TIGHT = make_node("n2", cpu="250m")
+
+def tolerating(*tolerations):
+    """A one-replica Deployment whose pod tolerates these taints."""
+    pod = web("a")
+    pod["spec"]["tolerations"] = list(tolerations)
+    return [deployment(1), rs(1), pod]
+
+
+EVERY_TAINT = {"operator": "Exists"}
+CORDON = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
 
 # (id, objects, options, {pod: action}, surges [(from, to, mechanism, removal)], risk codes, pod codes)
 SCENARIOS = [
@@ -102,6 +125,11 @@ SCENARIOS = [
      {"a": "SURGE"}),
     ("hpa-owns-the-count", [N1, N2, deployment(1), rs(1), web("a"), hpa(1, 5)], {}, {"a": "evict"},
      [(1, 2, "hpa-min", "evict")], [], {}),
+    ("hpa-that-never-scales-down-leaves-the-count-raised", [N1, N2, deployment(1), rs(1), web("a"),
+                                                            hpa(1, 5, DISABLED)], {}, {"a": "evict"},
+     [(1, 2, "hpa-min", "evict")], ["SURGE_HPA_NO_SCALE_DOWN"], {}),
+    ("hpa-that-never-scales-down-never-removes-the-marked-pods", [N1, N2, *three(**MAX0), hpa(3, 5, DISABLED)], {},
+     {"a": "delete"}, [(3, 4, "hpa-min", "deletion-cost")], ["SURGE_HPA_NO_SCALE_DOWN"], {}),
     ("hpa-max-too-low", [N1, N2, deployment(1), rs(1), web("a"), hpa(1, 1)], {}, {"a": "evict"},
      [(1, 2, "hpa-min", "evict")], ["SURGE_LIMIT"], {}),
     ("statefulset-never-surged", [N1, N2, *sts_pod()], {}, {"db-0": "blocked"}, [], ["PDB_NEVER_ALLOWS"],
@@ -128,6 +156,9 @@ SCENARIOS = [
      [(1, 2, "scale", "evict")], [], {}),
     ("gitops-managed", [N1, N2, deployment(1, labels={**APP, "kustomize.toolkit.fluxcd.io/name": "apps"}), rs(1),
                         web("a")], {}, {"a": "evict"}, [(1, 2, "scale", "evict")], ["SURGE_GITOPS"], {}),
+    ("argo-cd-label-tracking-is-gitops", [N1, N2, deployment(1, labels={**APP, "app.kubernetes.io/instance": "shop"}),
+                                          rs(1), web("a")], {}, {"a": "evict"}, [(1, 2, "scale", "evict")],
+     ["SURGE_GITOPS"], {}),
     ("resumed-from-the-annotation", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
         {"replicas": 3, "to": 4, "nodes": ["n1"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
         web("d", "n2"), pdb(min_available=3, allowed=1, healthy=4, desired=3, expected=4)], {}, {"a": "evict"},
@@ -139,6 +170,12 @@ SCENARIOS = [
     ("read-write-many-claim-surged", [N1, N2, *claimed(["ReadWriteMany"])], {}, {"a": "evict"},
      [(1, 2, "scale", "evict")], None, {"a": "SURGE"}),
     ("recreate-strategy-never-surged", [N1, N2, *recreate()], {}, {"a": "evict"}, [], [], {"a": "SURGE_NOT_POSSIBLE"}),
+    ("tolerates-every-taint-never-surged-its-surge-pod-could-land-on-the-node", [N1, N2, *tolerating(EVERY_TAINT)],
+     {}, {"a": "evict"}, [], ["REPLACEMENT_RETURNS_TO_NODE"], {"a": "SURGE_NOT_POSSIBLE"}),
+    ("tolerates-the-cordon-only-surged-the-surge-taint-keeps-it-off", [N1, N2, *tolerating(CORDON)], {},
+     {"a": "evict"}, [(1, 2, "scale", "evict")], [], {"a": "SURGE"}),
+    ("scale-back-with-a-not-ready-sibling-would-remove-the-sibling", [N1, N2, *three_one_unready()], {},
+     {"a": "delete"}, [(3, 4, "scale", "deletion-cost")], ["SURGE_SCALE_BACK"], {"a": "SURGE"}),
     ("surged-by-another-drain", [N1, N2, deployment(4, annotations={ANNOTATION: json.dumps(
         {"replicas": 3, "to": 4, "nodes": ["n9"]})}), rs(4), web("a"), web("b", "n2"), web("c", "n2"),
         web("d", "n2"), pdb(**MIN3)], {}, {"a": "wait"}, [], [], {"a": "SURGE_NOT_POSSIBLE"}),
@@ -255,7 +292,8 @@ def test_drain_dry_run_surge_cli(tmp_path):
     dump = tmp_path / "cluster.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [N1, N2, *three(**MIN3)]}))
     code, out, err = run_cli(["drain", "n1", "--dry-run", "--snapshot", str(dump)])
-    assert code == 3 and "--surge would replace the pods of Deployment default/web" in err
+    assert code == 3 and ("--surge would replace the pods of Deployment default/web before they go, and the drain "
+                          "would be safe (make before break)") in err, err
     code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--snapshot", str(dump)])
     assert code == 0 and "Deployment/web  default      3 -> 4      scale        evict" in out, out
     code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--surge-limit", "0", "--snapshot", str(dump),
@@ -317,3 +355,78 @@ def test_a_crash_looping_replica_is_not_counted_in_the_ready_count_the_surge_wai
     b["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
     plan = _drain.plan_drain(snapshot(N1, N2, deployment(2), rs(2), web("a"), b), ["n1"], DrainOptions(surge=True), NOW)
     assert [(s.from_replicas, s.to_replicas, s.ready_before) for s in plan.surge.surges] == [(2, 3, 1)]
+
+
+def test_the_default_table_says_why_a_pod_is_not_surged(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [N1, N2, *recreate()]}))
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--surge", "--snapshot", str(dump)])
+    assert "Not surged:\n  default/a: Deployment default/web has the Recreate strategy" in out, out
+
+
+# (id, behavior.scaleDown, replicas at the restore, surge pods, seconds until they are gone (None: never))
+SCALE_DOWNS = [
+    ("default-window-then-all-at-once", None, 4, 1, 300),
+    ("no-window", {"stabilizationWindowSeconds": 0}, 4, 2, 0),
+    ("disabled", DISABLED, 4, 1, None),
+    ("one-pod-per-ten-minutes", {"stabilizationWindowSeconds": 0, "policies": [
+        {"type": "Pods", "value": 1, "periodSeconds": 600}]}, 5, 3, 1200),
+    ("min-of-two-policies", {"selectPolicy": "Min", "stabilizationWindowSeconds": 60, "policies": [
+        {"type": "Pods", "value": 2, "periodSeconds": 60}, {"type": "Percent", "value": 10, "periodSeconds": 120}]},
+     10, 2, 180),
+]
+
+
+@pytest.mark.parametrize("rules, count, k, seconds", [s[1:] for s in SCALE_DOWNS], ids=[s[0] for s in SCALE_DOWNS])
+def test_how_long_the_autoscaler_takes_to_remove_the_surge_pods_once_its_minimum_is_restored(rules, count, k, seconds):
+    from kubectl_safety.analysis.surge import scale_down_seconds
+    from kubectl_safety.model.objects import HorizontalPodAutoscaler
+
+    assert scale_down_seconds(HorizontalPodAutoscaler(hpa(1, 10, rules)), count, k) == seconds
+
+
+def _dump(tmp_path, *objects):
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
+    return str(dump)
+
+
+def test_check_without_surge_says_which_blocked_nodes_surge_would_make_drainable(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    db = sts_pod()  # db-0 on n1, never surged: n1 stays blocked
+    for p in db[2:4]:
+        p["spec"]["nodeName"] = "n3"
+    dump = _dump(tmp_path, N1, N2, make_node("n3"), *three(**MIN3), *db)
+    code, out, err = run_cli(["check", "--snapshot", dump, "-o", "json"])  # the schema is checked by the fixture
+    nodes = {n["name"]: n.get("surgeable") for n in json.loads(out)["nodes"]}
+    web = ["Deployment default/web"]
+    assert nodes == {"n1": {"workloads": web, "unblocks": False}, "n2": {"workloads": web, "unblocks": True},
+                     "n3": None}, nodes
+    code, out, err = run_cli(["check", "--snapshot", dump])
+    assert ("--surge would make drainable: n2 (Deployment default/web); would not make drainable: n1 "
+            "(Deployment default/web).") in out, out
+    code, out, err = run_cli(["drain", "n2", "--dry-run", "--snapshot", dump, "-o", "json"])
+    assert json.loads(out)["surgeable"] == {"workloads": web, "unblocks": True}
+
+
+def test_rollout_without_surge_says_which_blocked_batches_surge_would_make_safe(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    dump = _dump(tmp_path, N1, N2, make_node("n3"), *three(**MIN3))
+    code, out, err = run_cli(["rollout", "n1", "--dry-run", "--snapshot", dump])
+    assert code == 3 and "--surge would make safe: batch 1 (Deployment default/web)." in out, out
+    code, out, err = run_cli(["rollout", "n1", "--dry-run", "--snapshot", dump, "-o", "json"])
+    assert json.loads(out)["batches"][0]["drain"]["surgeable"] == {"workloads": ["Deployment default/web"],
+                                                                   "unblocks": True}
+
+
+def test_rollout_surge_that_was_needed_but_impossible_says_why_not_none_needed(tmp_path):
+    from tests.unit.cli_helpers import run_cli
+
+    dump = _dump(tmp_path, N1, N2, make_node("n3"), *sts_pod())
+    code, out, err = run_cli(["rollout", "n1", "--dry-run", "--surge", "--snapshot", dump])
+    assert code == 3 and "Surges: none needed" not in out, out
+    assert "Surges: none possible:\n  default/db-0: StatefulSet default/db is never surged" in out, out

@@ -108,7 +108,8 @@ def surge_hint(plan) -> str:
     if not plan.surgeable:
         return ""
     shown = ", ".join(plan.surgeable[:3]) + (", ..." if len(plan.surgeable) > 3 else "")
-    return f"; --surge would replace the pods of {shown} before they go"
+    unblocks = {True: ", and the drain would be safe", False: ", but the drain would still not be safe"}
+    return f"; --surge would replace the pods of {shown} before they go{unblocks.get(plan.safe_with_surge, '')}"
 
 
 def _confirm(plan, yes):

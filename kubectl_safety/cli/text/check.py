@@ -34,6 +34,20 @@ def _defaults_line(nodes) -> list:
             f"{names}; {' '.join(flags)} would lift these blockers."]
 
 
+def surgeable_line(items, what) -> list:
+    """Without --surge: which blocked items (name, its ``surgeable``) it would make ``what``, and which not."""
+    found = [(name, s) for name, s in items if s]
+    if not found:
+        return []
+
+    def named(unblocks):
+        return ", ".join(f"{name} ({', '.join(s['workloads'])})" for name, s in found if s["unblocks"] is unblocks)
+
+    parts = [f"{'would' if unblocks else 'would not'} make {what}: {named(unblocks)}" for unblocks in (True, False)
+             if named(unblocks)]
+    return ["--surge " + "; ".join(parts) + "."]
+
+
 def render_check(r, wide=False) -> str:
     s = r["summary"]
     found = s["findings"]
@@ -49,6 +63,7 @@ def render_check(r, wide=False) -> str:
     if a.get("surge"):
         lines.append(_surge_line(r["nodes"]))
     lines += _defaults_line(r["nodes"])
+    lines += surgeable_line([(n["name"], n.get("surgeable")) for n in r["nodes"]], "drainable")
     if r["blockers"]:
         lines.append("\nWhat blocks a rolling upgrade of all nodes:")
         shown = r["blockers"] if wide else r["blockers"][:10]

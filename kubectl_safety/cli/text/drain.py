@@ -27,6 +27,10 @@ def render_plan(r, wide=False) -> str:
         if details:
             lines.append("\nBlocked:")
             lines += [f"  {p['namespace']}/{p['name']}: {x['message']}" for p, x in details]
+        not_surged = [(p, x) for p in r["pods"] for x in p["reasons"] if x["code"] == "SURGE_NOT_POSSIBLE"]
+        if not_surged:
+            lines.append("\nNot surged:")
+            lines += [f"  {p['namespace']}/{p['name']}: {x['message']}" for p, x in not_surged]
     if r["pdbs"]:
         lines.append("\nPodDisruptionBudgets:")
         lines.append(table([[f"{b['namespace']}/{b['name']}", b["disruptionsAllowed"],

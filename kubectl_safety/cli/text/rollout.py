@@ -4,6 +4,7 @@ import textwrap
 
 from kubectl_safety.cli.drain_progress import DrainProgress, event_line
 from kubectl_safety.cli.render import table
+from kubectl_safety.cli.text.check import surgeable_line
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
 from kubectl_safety.cli.text.drain import render_plan as render_drain, render_surges
 from kubectl_safety.model.duration import human_duration
@@ -61,6 +62,7 @@ def render_plan(r, wide=False) -> str:
     lines.append("")
     lines.append(table(rows, ["batch", "nodes", "zones", "move", "blocked", "capacity left", "needed",
                               "estimate", "verdict"]).rstrip() or "nothing to do")
+    lines += surgeable_line([(f"batch {b['batch']}", b["drain"].get("surgeable")) for b in r["batches"]], "safe")
     if wide:
         for b in r["batches"]:
             lines.append(f"\nBatch {b['batch']}:")
@@ -99,8 +101,12 @@ def _surges(r) -> list:
         if shown:
             lines += [f"\nBatch {b['batch']} surges (before its evictions):"] + shown[1:]
     peak = ", ".join(f"{k} {v}" for k, v in r["surgePeak"].items())
-    return lines + [("\nPeak extra capacity of the rollout (the largest batch): " + peak) if lines else
-                    "\nSurges: none needed."]
+    if lines:
+        return lines + ["\nPeak extra capacity of the rollout (the largest batch): " + peak]
+    impossible = list(dict.fromkeys(f"  {p['namespace']}/{p['name']}: {x['message']}" for b in r["batches"]
+                                    for p in b["drain"]["pods"] for x in p["reasons"]
+                                    if x["code"] == "SURGE_NOT_POSSIBLE"))
+    return ["\nSurges: none possible:"] + impossible if impossible else ["\nSurges: none needed."]
 
 
 GROUP_NODES = 5  # nodes shown with a group of risks (each node's reason: -o wide)
