@@ -330,12 +330,16 @@ class ClusterSnapshot:
         return self._workloads_by_key.get((kind, namespace, name))
 
     def owner(self, obj):
-        """The object's controller (by ownerReference uid, else kind/name), or None."""
+        """The object's controller (by ownerReference uid, else kind/name) in its own namespace, or None:
+        owner references are namespace-local, and the garbage collector takes one naming another
+        namespace's object as absent."""
         ref = obj.controller_ref
         if not ref:
             return None
         found = self._workloads_by_uid.get(ref.get("uid"))
-        return found or self.workload(ref.get("kind"), obj.namespace, ref.get("name"))
+        if found is not None and found.namespace == obj.namespace:
+            return found
+        return self.workload(ref.get("kind"), obj.namespace, ref.get("name"))
 
     def owner_chain(self, obj) -> list:
         """[controllerRef, its controllerRef, ...] as dicts; resolved workloads where known."""

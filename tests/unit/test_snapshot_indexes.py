@@ -43,3 +43,12 @@ def test_has_pod_answers_as_the_key_index_with_or_without_it(key, indexed):
         snap.pod("default", "a")  # builds the key index
     assert snap.has_pod(*key) is HAS_POD[key]
     assert ("_pods_by_key" in snap.__dict__) is indexed  # a single question does not build it
+
+
+@pytest.mark.parametrize("pod_namespace, owned", [("default", True), ("other", False)])
+def test_an_owner_reference_names_an_object_of_the_pods_own_namespace(pod_namespace, owned):
+    pod = make_pod("a", pod_namespace, owner=("ReplicaSet", "rs"))
+    pod["metadata"]["ownerReferences"][0]["uid"] = "uid-default-rs"  # the ReplicaSet's, in namespace default
+    snap = snapshot(make_node("n1"), make_workload("ReplicaSet", "rs"), pod)
+    pod = snap.pod(pod_namespace, "a")
+    assert (snap.owner(pod) is not None) is owned
