@@ -87,7 +87,7 @@ class Surger:
                     self._restore(s, run)
             if evicted:
                 run.result = self.drainer.drain(self.nodes, evicted, watches=self.group, deadline=deadline,
-                                                grace_period=grace_period)
+                                                grace_period=grace_period, known={p.uid for p in plan.pods})
                 if run.result.status is not DrainStatus.DRAINED:
                     run.status, run.message = run.result.status.value, run.result.message
                     return run

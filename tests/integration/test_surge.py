@@ -398,3 +398,25 @@ def test_hpa_managed_deployment_surges_through_min_replicas(cluster, namespace, 
     assert on_node(cluster, namespace, nodes[0]) == []
     print(f"\nHPA-managed --surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s; "
           f"metrics requests served {metrics.requests}")
+
+
+def side_pod_beside(cluster, namespace, nodes):
+    """``side``, two replicas: one on nodes[0] beside web's, one on nodes[1] (not surged: it keeps a Ready
+    pod on a node that stays)."""
+    spec = {"node_selector": {"pool": namespace}, "requests": {"cpu": "100m"}}
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 1), deployment("side", 1, **spec)], 2)
+    cluster.kubectl("cordon", nodes[0])
+    cluster.kubectl("scale", "deployment/side", "--replicas=2", "-n", namespace)
+    wait_pods_running(cluster, namespace, "app=side", count=2)
+    cluster.kubectl("uncordon", nodes[0])
+
+
+def test_a_surge_drain_reports_no_planned_pod_as_appeared(cluster, namespace, make_node):
+    """web is surged, side's pod beside it is evicted after: it was on the node when the drain was
+    planned, so no line calls it appeared."""
+    nodes = pool(make_node, namespace, 2)
+    side_pod_beside(cluster, namespace, nodes)
+    report, ready, seconds, err = drained_with_surge(cluster, namespace, nodes[0], 1)
+    assert len(report["evicted"]) == 2 and report["appeared"] == [], report
+    assert "appeared" not in err, err
+    print(f"\nsurge with a planned pod beside it: min Ready {ready.minimum} (before 1), {seconds:.1f}s")
