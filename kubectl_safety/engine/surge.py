@@ -12,7 +12,8 @@ For every surged workload, before any of its pods goes:
 3. remove the old pods: by eviction (the drainer: PDB-aware retries, by UID), or by marking them with
    the lowest pod-deletion-cost and returning the count, so that the controller removes exactly them;
 4. restore the count (and the autoscaler's minimum); a count someone else changed meanwhile is
-   reported, not overwritten; the annotation goes.
+   reported, not overwritten; the annotation goes, and from the ReplicaSet the Deployment controller
+   copied it to.
 
 Interrupted (Ctrl-C, SIGTERM), timed out or cut off, the annotation stays: the same command run again
 plans the surge as resumed (``Surge.resumed``) and finishes it; ``check`` reports it (SURGE_LEFT).
@@ -61,6 +62,7 @@ class Surger:
         self.holder = holder
         self.clock = drainer.clock
         self.interrupted = drainer.interrupted
+        self.restored = set()  # the surges whose record is gone (restored, by this run or before)
 
     def emit(self, message):
         self.drainer.emit("surge", message=message)
@@ -308,6 +310,7 @@ class Surger:
 
             self._patch("horizontalpodautoscalers", s.namespace, s.hpa, build_hpa)
         self._patch(resource, s.namespace, s.name, build)
+        self.restored.add(s)
         changed = hpa_changed + changed
         run.changed_by_others += changed
         for line in changed:
@@ -333,9 +336,30 @@ class Surger:
                     return False
             return True
 
-        if not self.group.wait_for(settled, deadline, self.interrupted, clock=self.clock) and \
-                self.interrupted.is_set():
-            run.status, run.message = "interrupted", "interrupted while the restored workloads scaled back"
+        if not self.group.wait_for(settled, deadline, self.interrupted, clock=self.clock):
+            if self.interrupted.is_set():
+                run.status, run.message = "interrupted", "interrupted while the restored workloads scaled back"
+            return
+        self._clear_copies([s for s in surges if s.kind == "Deployment" and s in self.restored], deadline, run)
+
+    def _clear_copies(self, surges, deadline, run):
+        """Remove the record from the ReplicaSets of the restored Deployments: the Deployment controller
+        copies a Deployment's annotations onto its ReplicaSet and never removes them (and a rollback
+        would copy them back). Run once the controller has seen the restored Deployment (settled)."""
+        watches = {s: self.group.watch("replicasets", s.namespace, label_selector=s.selector) for s in surges}
+
+        def copies():
+            return [(s, rs["metadata"]["name"]) for s, w in watches.items() for rs in w.items()
+                    if ANNOTATION in ((rs.get("metadata") or {}).get("annotations") or {})
+                    and _controlled_by(rs, "Deployment", s.name)]
+
+        for s, name in copies():
+            self._patch("replicasets", s.namespace, name, lambda rs: {"metadata": {"annotations": {ANNOTATION: None}}}
+                        if ANNOTATION in ((rs.get("metadata") or {}).get("annotations") or {}) else None)
+        if not self.group.wait_for(lambda: not copies(), deadline, self.interrupted, clock=self.clock):
+            left = "; ".join(f"kubectl annotate replicaset -n {s.namespace} {n} {ANNOTATION}-" for s, n in copies())
+            run.status, run.message = ("interrupted" if self.interrupted.is_set() else "timeout",
+                                       f"the record {ANNOTATION} stays on the ReplicaSets; to remove it: {left}")
 
     # -- the taint that keeps surge pods off the drained nodes --------------------------------
     def _taint(self, surges, tainted):
@@ -363,6 +387,11 @@ def _taints(node, add):
         return None
     taints = taints + [{"key": TAINT, "effect": "NoSchedule"}] if add else [t for t in taints if t.get("key") != TAINT]
     return {"spec": {"taints": taints}}
+
+
+def _controlled_by(obj, kind, name) -> bool:
+    return any(r.get("controller") and r.get("kind") == kind and r.get("name") == name
+               for r in (obj.get("metadata") or {}).get("ownerReferences") or ())
 
 
 def _ready(pod) -> bool:

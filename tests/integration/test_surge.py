@@ -18,7 +18,7 @@ import pytest
 
 from cluster_helpers import (ReadyRecorder, create, deployment, get_json, pdb, place_on, pods_by_uid, set_node_ready,
                              wait_pdb_settled, wait_pods_running, wait_until)
-from kubectl_safety.analysis.surge import ANNOTATION, TAINT
+from kubectl_safety.analysis.surge import ANNOTATION, DELETION_COST, LOWEST_COST, TAINT
 from kubectl_safety.engine.rollout import ANNOTATION_SURGES
 from tests.unit.cli_helpers import run_cli
 
@@ -59,7 +59,26 @@ def drained_with_surge(cluster, namespace, node, before, *extra):
     assert ready.minimum >= before, ready.counts
     assert replicas(cluster, namespace) == (before, None)  # restored, the record gone
     assert on_node(cluster, namespace, node) == []
+    assert keys_left(cluster, namespace, [node]) == []
     return report, ready, seconds, err
+
+
+def keys_left(cluster, namespace, nodes):
+    """Every key of the tool's still on an object a surge touches: the namespace's Deployments, their
+    ReplicaSets, autoscalers and pods, and the drained nodes ("Kind name: key")."""
+    left = []
+    objects = [o for kind in ("deployments", "replicasets", "horizontalpodautoscalers", "pods")
+               for o in get_json(cluster, kind, "-n", namespace)["items"]]
+    objects += [get_json(cluster, f"node/{n}") for n in nodes]
+    for o in objects:
+        meta = o["metadata"]
+        where = f"{o['kind']} {meta['name']}"
+        keys = [*(meta.get("annotations") or {}), *(meta.get("labels") or {}),
+                *(t["key"] for t in (o.get("spec") or {}).get("taints") or ())]
+        left += [f"{where}: {k}" for k in keys if k.startswith("safety.kubectl.io/")]
+        if (meta.get("annotations") or {}).get(DELETION_COST) == LOWEST_COST:
+            left.append(f"{where}: {DELETION_COST}")
+    return left
 
 
 # -- scenarios ------------------------------------------------------------------------------------
@@ -347,7 +366,9 @@ def test_rollout_interrupted_by_sigterm_while_surge_pods_start_then_resumed(clus
     assert sorted(e.name for e in mine if e.resource == "pods/eviction") == old  # each evicted exactly once
     writes = [(e.verb, e.code, e.received.isoformat()) for e in mine if e.resource == "deployments"]
     assert len(writes) == 2, writes  # raised once (the rerun found the record), restored once
-    assert not [e.name for e in mine if e.resource == "replicasets"]  # scaled through the Deployment only
+    # scaled through the Deployment only: the one ReplicaSet write removes the record the controller copied
+    assert [e.verb for e in mine if e.resource == "replicasets"] == ["patch"]
+    assert keys_left(cluster, namespace, [drained, quiet]) == []
     print(f"\nrollout --surge interrupted and resumed: min Ready {ready.minimum} (before 1), "
           f"resumed run {seconds:.1f}s")
 
@@ -396,6 +417,7 @@ def test_hpa_managed_deployment_surges_through_min_replicas(cluster, namespace, 
               if e.code < 300 and e.namespace == namespace]
     assert writes.count(("patch", "horizontalpodautoscalers")) == 2  # raised, restored
     assert on_node(cluster, namespace, nodes[0]) == []
+    assert keys_left(cluster, namespace, nodes) == []
     print(f"\nHPA-managed --surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s; "
           f"metrics requests served {metrics.requests}")
 
@@ -420,3 +442,16 @@ def test_a_surge_drain_reports_no_planned_pod_as_appeared(cluster, namespace, ma
     assert len(report["evicted"]) == 2 and report["appeared"] == [], report
     assert "appeared" not in err, err
     print(f"\nsurge with a planned pod beside it: min Ready {ready.minimum} (before 1), {seconds:.1f}s")
+
+
+def test_a_surge_leaves_none_of_its_keys_on_the_objects_it_touched(cluster, namespace, make_node):
+    """A workload that tolerates the cordon (the node tainted) under maxUnavailable 0 (the old pods marked
+    with the deletion cost): the Deployment, the ReplicaSet the controller copied the record to, the pods
+    and the node carry none of the tool's keys once the drain is done."""
+    nodes = pool(make_node, namespace, 2)
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 2, tolerations=[UNSCHEDULABLE]),
+                                             pdb("web", {"app": "web"}, max_unavailable=0)], 2)
+    wait_pdb_settled(cluster, namespace, "web", current_healthy=2, disruptions_allowed=0)
+    report, ready, seconds, err = drained_with_surge(cluster, namespace, nodes[0], 2)  # no key left
+    assert report["surge"]["removedByScaleBack"] and "tainted" in err, (report, err)
+    print(f"\nno key left after --surge: min Ready {ready.minimum} (before 2), {seconds:.1f}s")

@@ -94,3 +94,15 @@ def test_a_workload_with_a_crash_looping_replica_waits_for_the_ready_count_it_ha
     result = run(api, [surge(from_replicas=2, to_replicas=3, ready_before=1)], [a], seconds=5)
     assert result.status == "done", result.message
     assert stored(api)["spec"]["replicas"] == 2 and ANNOTATION not in stored(api)["metadata"]["annotations"]
+
+
+def test_a_restored_deployment_leaves_no_record_on_the_replicaset_the_controller_copied_it_to():
+    api = FakeApi([pod("a", "n1"), pod("b", "n2")], [node("n1"), node("n2")])
+    api.put("deployments", deployment())
+    owner = {"kind": "Deployment", "name": "web", "controller": True}
+    copy = {ANNOTATION: json.dumps({"replicas": 1, "to": 2, "nodes": ["n1"]}), "other": "kept"}
+    api.put("replicasets", {"metadata": {"name": "web-1", "namespace": "ns", "labels": {"app": "a"},
+                                         "ownerReferences": [owner], "annotations": copy}})
+    result = run(api, [surge()], [api.store["pods"]["ns/a"]], seconds=5)
+    assert result.status == "done", result.message
+    assert api.store["replicasets"]["ns/web-1"]["metadata"]["annotations"] == {"other": "kept"}
