@@ -146,6 +146,9 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
             _surged_entry(entries[v.pod.key], surge)
         if pods and not surge.resumed:  # a resumed surge's pods run already
             _place(capacity, placements, entries, pods, surge)
+        elif capacity is not None:  # and cannot return: the drained nodes are tainted again first
+            for v in pods:
+                capacity.returns_to.pop(v.pod.key, None)
         surges.append(surge)
         risks += _limits(snapshot, workload, pods, surge, limit)
         for v in pods[:surge.to_replicas - surge.from_replicas]:

@@ -224,11 +224,11 @@ def test_a_budget_shared_with_a_surged_workload_is_spent_by_the_others_as_before
           f"PDB {min(totals)} (needs 3), {seconds:.1f}s")
 
 
-def quiet_pool(cluster, namespace, make_node):
+def quiet_pool(cluster, namespace, make_node, **spec):
     """(a kwok node running web's one pod, a Ready node no kubelet runs: a pod there is Ready only when
     ``make_ready`` says so)."""
     drained = pool(make_node, namespace, 1)[0]
-    place_on(cluster, namespace, [], [web(namespace, 1)], 1)
+    place_on(cluster, namespace, [], [web(namespace, 1, **spec)], 1)
     quiet = make_node(f"quiet-{namespace[-6:]}", labels={"pool": namespace}, ready=False)["metadata"]["name"]
     set_node_ready(cluster, quiet, True)
     wait_until(lambda: not [t for t in get_json(cluster, f"node/{quiet}")["spec"].get("taints") or []
@@ -455,3 +455,92 @@ def test_a_surge_leaves_none_of_its_keys_on_the_objects_it_touched(cluster, name
     report, ready, seconds, err = drained_with_surge(cluster, namespace, nodes[0], 2)  # no key left
     assert report["surge"]["removedByScaleBack"] and "tainted" in err, (report, err)
     print(f"\nno key left after --surge: min Ready {ready.minimum} (before 2), {seconds:.1f}s")
+
+
+def surge_pod_pending(cluster, namespace, quiet):
+    """The surge pod on ``quiet`` deleted with ``quiet`` tainted: its replacement waits, unschedulable."""
+    cluster.kubectl("taint", "node", quiet, "placement=hold:NoSchedule")
+    for p in pods_by_uid(cluster, namespace).values():
+        if p["spec"].get("nodeName") == quiet:
+            cluster.kubectl("delete", "pod", p["metadata"]["name"], "-n", namespace, "--grace-period=0", "--force")
+
+    def unschedulable():
+        return [p for p in pods_by_uid(cluster, namespace).values() if not p["spec"].get("nodeName") and any(
+            c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"
+            for c in (p.get("status") or {}).get("conditions") or ())]
+
+    wait_until(unschedulable, 60, "the surge pod pending, unschedulable")
+
+
+def surge_taint(cluster, node):
+    return [t for t in get_json(cluster, f"node/{node}")["spec"].get("taints") or [] if t["key"] == TAINT]
+
+
+def interrupted(proc, lines, reader, sig=signal.SIGTERM):
+    proc.send_signal(sig)
+    out = proc.stdout.read()
+    code = proc.wait(timeout=30)
+    reader.join(5)
+    return code, (json.loads(out) if out.strip() else None)
+
+
+def ready_on_quiet(cluster, namespace, quiet):
+    """Once ``quiet`` takes pods again: web's surge pod lands there, and is made Ready."""
+    wait_until(lambda: [p for p in pods_by_uid(cluster, namespace).values() if p["spec"].get("nodeName") == quiet
+                        and not p["metadata"].get("deletionTimestamp")], 60, "the surge pod on the quiet node")
+    for p in pods_by_uid(cluster, namespace).values():
+        if p["spec"].get("nodeName") == quiet:
+            make_ready(cluster, namespace, p["metadata"]["name"])
+
+
+def test_an_interrupted_surge_of_a_workload_tolerating_the_cordon_finishes_when_run_again(cluster, namespace,
+                                                                                           make_node):
+    """SIGTERM while the surge pod of a workload that tolerates the cordon is pending: the drained node
+    keeps the surge taint (the pod cannot start there), and the same command run again finishes: the
+    count restored exactly, no key left, never fewer Ready pods than before."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node, tolerations=[UNSCHEDULABLE])
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = drain_in_background(cluster, drained)
+        surge_pod_pending(cluster, namespace, quiet)
+        code, report = interrupted(proc, lines, reader)
+        assert code == 130 and report["surge"]["status"] == "interrupted", lines
+        assert surge_taint(cluster, drained), report["surge"]  # the pending surge pod cannot start there
+        assert "keeps the taint" in report["surge"]["message"]
+        assert replicas(cluster, namespace)[0] == 2
+        cluster.kubectl("taint", "node", quiet, "placement=hold:NoSchedule-")
+        ready_on_quiet(cluster, namespace, quiet)  # not on the drained node
+        code, report, err, seconds = safety(cluster, "drain", drained, "--surge", "--yes", "--timeout", "90s")
+    assert code == 0, err
+    assert report["surge"]["status"] == "done" and "resumed" in " ".join(report["surge"]["raised"]), report
+    assert replicas(cluster, namespace) == (1, None)
+    assert keys_left(cluster, namespace, [drained, quiet]) == []
+    assert on_node(cluster, namespace, drained) == []
+    assert ready.minimum >= 1, ready.counts
+    print(f"\ntolerating the cordon, SIGTERM then run again: min Ready {ready.minimum} (before 1), "
+          f"rerun {seconds:.1f}s")
+
+
+def test_a_surge_pod_that_started_on_the_drained_node_is_sent_elsewhere_when_run_again(cluster, namespace,
+                                                                                        make_node):
+    """The surge taint lifted by hand after an interrupt: web's pending surge pod (it tolerates the cordon)
+    starts on the drained node. The same command run again taints the node again, evicts that pod first
+    (its controller starts it again elsewhere), then finishes."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node, tolerations=[UNSCHEDULABLE])
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = drain_in_background(cluster, drained)
+        surge_pod_pending(cluster, namespace, quiet)
+        code, _ = interrupted(proc, lines, reader)
+        assert code == 130, lines
+        cluster.kubectl("taint", "node", drained, f"{TAINT}:NoSchedule-")
+        wait_until(lambda: len(on_node(cluster, namespace, drained)) == 2, 60, "the surge pod on the drained node")
+        cluster.kubectl("taint", "node", quiet, "placement=hold:NoSchedule-")
+        proc, lines, reader = drain_in_background(cluster, drained)
+        ready_on_quiet(cluster, namespace, quiet)
+        out, _ = proc.communicate(timeout=90)
+        reader.join(5)
+    assert proc.returncode == 0, lines
+    assert json.loads(out)["surge"]["status"] == "done"
+    assert replicas(cluster, namespace) == (1, None)
+    assert keys_left(cluster, namespace, [drained, quiet]) == [] and on_node(cluster, namespace, drained) == []
+    assert ready.minimum >= 1, ready.counts
+    print(f"\nsurge pod on the drained node, run again: min Ready {ready.minimum} (before 1)")
