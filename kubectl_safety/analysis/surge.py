@@ -120,8 +120,11 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
     (code, message, objects), ()); ``ready_seconds(pod)``: until a new copy of the pod is Ready.
     Without ``options.surge``: (None, [], the workloads it would surge: the plan's ``surgeable``)."""
     by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers)
-    if not options.surge:
-        return None, [], tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
+    if not options.surge:  # a surge an earlier run left on these nodes is finished all the same
+        surgeable = tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
+        if not any(set((recorded(w) or {}).get("nodes") or ()) & set(targets) for w in snapshot.workloads):
+            return None, [], surgeable
+        by_workload, not_surged = {}, {}
     for key, (workload, pods) in list(by_workload.items()):
         found = recorded(workload)
         if found and not set(found.get("nodes") or ()) & set(targets):  # another drain's surge, not finished

@@ -544,3 +544,21 @@ def test_a_surge_pod_that_started_on_the_drained_node_is_sent_elsewhere_when_run
     assert keys_left(cluster, namespace, [drained, quiet]) == [] and on_node(cluster, namespace, drained) == []
     assert ready.minimum >= 1, ready.counts
     print(f"\nsurge pod on the drained node, run again: min Ready {ready.minimum} (before 1)")
+
+
+def test_a_drain_without_surge_after_an_interrupted_surge_finishes_it(cluster, namespace, make_node):
+    """SIGTERM leaves web surged (2, its record naming the node); `drain NODE --yes` without --surge
+    finishes that surge: the count restored, the record gone, and only then "drained"."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node)
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = drain_in_background(cluster, drained)
+        code, report = interrupted(proc, lines, reader)
+        assert code == 130 and replicas(cluster, namespace)[0] == 2, lines
+        ready_on_quiet(cluster, namespace, quiet)
+        code, report, err, seconds = safety(cluster, "drain", drained, "--yes", "--timeout", "90s")
+    assert code == 0, err
+    assert report["drained"] and report["surge"]["status"] == "done", report
+    assert replicas(cluster, namespace) == (1, None)
+    assert keys_left(cluster, namespace, [drained, quiet]) == []
+    assert ready.minimum >= 1, ready.counts
+    print(f"\nplain drain after an interrupted surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s")

@@ -3,13 +3,43 @@ finished by the next drain of those nodes, with or without --surge, and named by
 
 import json
 
+import pytest
+
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.surge import ANNOTATION
-from tests.builders import NOW, make_node, make_pod, make_workload, snapshot
+from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
 from tests.published import plan_drain
 
 APP = {"app": "web"}
 CORDON = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+RECORD = {"replicas": 3, "to": 4, "nodes": ["n1"]}
+
+
+def left_surge():
+    """web surged 3 -> 4 by a drain of n1 that did not finish: its old pod on n1, three on n2, and a
+    PDB that refuses the old pod's eviction without the surge (minAvailable 4 of 4)."""
+    d = make_workload("Deployment", "web", replicas=4, labels=APP)
+    d["metadata"].update(generation=1, annotations={ANNOTATION: json.dumps(RECORD)})
+    d["status"] = {"observedGeneration": 1, "replicas": 4, "updatedReplicas": 4, "readyReplicas": 4}
+    rs = make_workload("ReplicaSet", "web-rs", replicas=4, labels=APP, owner=("Deployment", "web"))
+    rs["status"] = {"replicas": 4, "readyReplicas": 4}
+    pods = [make_pod(name, node=node, labels=APP, cpu="100m", owner=("ReplicaSet", "web-rs"))
+            for name, node in (("a", "n1"), ("b", "n2"), ("c", "n2"), ("d", "n2"))]
+    return [make_node("n1"), make_node("n2"), make_node("n3"), d, rs, *pods,
+            make_pdb("web", selector=APP, min_available=4, allowed=0, healthy=4, desired=4, expected=4)]
+
+
+@pytest.mark.parametrize("surge", [False, True], ids=["without-surge", "with-surge"])
+def test_a_drain_of_the_nodes_of_a_left_surge_finishes_it(surge):
+    plan = plan_drain(snapshot(*left_surge()), ["n1"], DrainOptions(surge=surge), NOW)
+    assert plan["safe"], plan["risks"]
+    assert [(w["from"], w["to"], w["resumed"]) for w in plan["surge"]["workloads"]] == [(3, 4, True)]
+    assert [p["action"] for p in plan["pods"]] == ["evict"]
+
+
+def test_a_drain_of_other_nodes_does_not_finish_a_left_surge():
+    plan = plan_drain(snapshot(*left_surge()), ["n3"], DrainOptions(), NOW)
+    assert "surge" not in plan
 
 
 def test_a_resumed_surge_of_a_pod_tolerating_the_cordon_is_not_refused_as_returning_to_the_node():
