@@ -562,3 +562,28 @@ def test_a_drain_without_surge_after_an_interrupted_surge_finishes_it(cluster, n
     assert keys_left(cluster, namespace, [drained, quiet]) == []
     assert ready.minimum >= 1, ready.counts
     print(f"\nplain drain after an interrupted surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s")
+
+
+def test_a_killed_surge_leaves_its_taint_named_by_check_with_how_to_clear_it(cluster, namespace, make_node):
+    """SIGKILL leaves the surge taint, which `kubectl uncordon` does not lift: check names it (SURGE_LEFT)
+    with the command that lifts it, and running the drain again finishes and lifts it."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node, tolerations=[UNSCHEDULABLE])
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = drain_in_background(cluster, drained)
+        code, _ = interrupted(proc, lines, reader, signal.SIGKILL)
+        assert code == -signal.SIGKILL
+        cluster.kubectl("uncordon", drained)
+        assert surge_taint(cluster, drained)
+        code, check, err, _ = safety(cluster, "check", "-l", f"pool={namespace}")
+        left = [f["message"] for f in check["findings"] + check.get("otherFindings", [])
+                if f["code"] == "SURGE_LEFT"]
+        assert any(f"kubectl taint node {drained} {TAINT}:NoSchedule-" in m for m in left), left
+        ready_on_quiet(cluster, namespace, quiet)
+        code, report, err, seconds = safety(cluster, "drain", drained, "--surge", "--yes", "--timeout", "90s")
+    assert code == 0, err
+    assert not surge_taint(cluster, drained) and replicas(cluster, namespace) == (1, None)
+    assert keys_left(cluster, namespace, [drained, quiet]) == []
+    code, check, err, _ = safety(cluster, "check", "-l", f"pool={namespace}")
+    assert "SURGE_LEFT" not in {f["code"] for f in check["findings"]}, check["findings"]
+    assert ready.minimum >= 1, ready.counts
+    print(f"\nSIGKILL, check, run again: min Ready {ready.minimum} (before 1), rerun {seconds:.1f}s")
