@@ -370,18 +370,28 @@ def workload_findings(snapshot, shared, unplaceable) -> list:
 
 
 def _surged_findings(snapshot) -> list:
-    """Workloads a surge left raised (its run was stopped before it restored them)."""
-    from kubectl_safety.analysis.surge import recorded
+    """Workloads a surge left raised, and nodes it left tainted (its run was stopped before it restored
+    them): what to run to finish, or to lift the taint."""
+    from kubectl_safety.analysis.surge import TAINT, recorded
 
+    tainted = sorted(n.name for n in snapshot.nodes if any(t.get("key") == TAINT for t in n.taints))
     out = []
     for w in snapshot.workloads:
         found = recorded(w)
         if found:
+            nodes = list(found.get("nodes") or ())
+            kept = [n for n in nodes if n in tainted]
             out.append(finding("SURGE_LEFT", "error", f"{w.kind} {w.namespace}/{w.name} was surged from "
                                f"{found['replicas']} to {found.get('to')} replicas by a drain of "
-                               f"{', '.join(found.get('nodes') or ())} that did not finish: run it again "
-                               "(the same command) to finish and restore the count",
-                               [obj(w.kind, w.namespace, w.name)]))
+                               f"{', '.join(nodes)} that did not finish: run it again "
+                               "(the same command) to finish and restore the count"
+                               + (f" and lift the taint {TAINT}:NoSchedule from {', '.join(kept)}" if kept else ""),
+                               [obj(w.kind, w.namespace, w.name)] + [obj("Node", "", n) for n in kept]))
+    for name in tainted:
+        out.append(finding("SURGE_LEFT", "error", f"node {name} carries the taint {TAINT}:NoSchedule of a --surge "
+                           "drain that did not finish (no pod starts there; `kubectl uncordon` does not lift it): "
+                           "run the same drain again to finish the surge and lift it, or lift it with "
+                           f"`kubectl taint node {name} {TAINT}:NoSchedule-`", [obj("Node", "", name)]))
     return out
 
 

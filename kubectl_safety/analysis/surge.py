@@ -127,8 +127,11 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
     (code, message, objects), ()); ``ready_seconds(pod)``: until a new copy of the pod is Ready.
     Without ``options.surge``: (None, [], the workloads it would surge: the plan's ``surgeable``)."""
     by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers, targets if capacity else ())
-    if not options.surge:
-        return None, [], tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
+    if not options.surge:  # a surge an earlier run left on these nodes is finished all the same
+        surgeable = tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
+        if not any(set((recorded(w) or {}).get("nodes") or ()) & set(targets) for w in snapshot.workloads):
+            return None, [], surgeable
+        by_workload, not_surged = {}, {}
     for key, (workload, pods) in list(by_workload.items()):
         found = recorded(workload)
         if found and not set(found.get("nodes") or ()) & set(targets):  # another drain's surge, not finished
@@ -153,6 +156,9 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
             _surged_entry(entries[v.pod.key], surge)
         if pods and not surge.resumed:  # a resumed surge's pods run already
             _place(capacity, placements, entries, pods, surge)
+        elif capacity is not None:  # and cannot return: the drained nodes are tainted again first
+            for v in pods:
+                capacity.returns_to.pop(v.pod.key, None)
         surges.append(surge)
         risks += _limits(snapshot, workload, pods, surge, limit)
         for v in pods[:surge.to_replicas - surge.from_replicas]:

@@ -104,20 +104,21 @@ class Drainer:
 
     # -- evicting --------------------------------------------------------------------------
     def drain(self, nodes, pods, *, deadline=None, order="default", grace_period=None,
-              skip_wait_for_delete_timeout=0, watches=None) -> DrainResult:
+              skip_wait_for_delete_timeout=0, watches=None, known=()) -> DrainResult:
         """Evict the planned ``pods`` (``PodAction``s) from the (cordoned) ``nodes``; return when they
-        are gone, or at the monotonic ``deadline``, on a failure, or when interrupted."""
+        are gone, or at the monotonic ``deadline``, on a failure, or when interrupted. ``known``: uids of
+        other pods of the plan (drained apart): not reported as appeared."""
         own = watches is None
         group = watches or WatchGroup(self.connection)
         before = group.requests()
         try:
             return self._drain(nodes, pods, group, deadline, order, grace_period, skip_wait_for_delete_timeout,
-                               before)
+                               before, set(known))
         finally:
             if own:
                 group.stop()
 
-    def _drain(self, nodes, planned, group, deadline, order, grace, skip_after, before):
+    def _drain(self, nodes, planned, group, deadline, order, grace, skip_after, before, known):
         entries = [p for p in planned if p.action in MOVING]
         blocked = [p for p in planned if p.action is Action.BLOCKED]
         pods_of = {n: group.watch("pods", field_selector=f"spec.nodeName={n}") for n in nodes}
@@ -125,7 +126,7 @@ class Drainer:
         result = DrainResult(DrainStatus.DRAINED)
         self._sent = 0
         pods = [_Pod(p) for p in entries]
-        planned_uids = {p.uid for p in planned}
+        planned_uids = {p.uid for p in planned} | known
         planned_per_owner = {}
         for p in pods:
             owner = owner_of(pods_of[p.entry.node].get(p.key))

@@ -12,10 +12,13 @@ For every surged workload, before any of its pods goes:
 3. remove the old pods: by eviction (the drainer: PDB-aware retries, by UID), or by marking them with
    the lowest pod-deletion-cost and returning the count, so that the controller removes exactly them;
 4. restore the count (and the autoscaler's minimum); a count someone else changed meanwhile is
-   reported, not overwritten; the annotation goes.
+   reported, not overwritten; the annotation goes, and from the ReplicaSet the Deployment controller
+   copied it to.
 
-Interrupted (Ctrl-C, SIGTERM), timed out or cut off, the annotation stays: the same command run again
-plans the surge as resumed (``Surge.resumed``) and finishes it; ``check`` reports it (SURGE_LEFT).
+Interrupted (Ctrl-C, SIGTERM), timed out or cut off, the annotation stays, and so does the taint while a
+surge of a workload that tolerates the cordon stays raised (its pending surge pods cannot start on the
+drained nodes): the same command run again plans the surge as resumed (``Surge.resumed``) and finishes
+it; ``check`` reports both (SURGE_LEFT).
 """
 
 import json
@@ -61,6 +64,7 @@ class Surger:
         self.holder = holder
         self.clock = drainer.clock
         self.interrupted = drainer.interrupted
+        self.recorded, self.restored = set(), set()  # the surges whose record is on the workload; gone
 
     def emit(self, message):
         self.drainer.emit("surge", message=message)
@@ -75,7 +79,8 @@ class Surger:
             self._taint([s for s in surges if s.tolerates_cordon and s.pods], tainted)
             for s in surges:
                 self._raise(s, run, raised)
-            if not self._wait_ready(surges, deadline, run):
+            if not self._send_back(surges, pods, deadline, grace_period, run) or \
+                    not self._wait_ready(surges, deadline, run):
                 return run
             removing = True
             evicted = [pods[k] for s in surges if s.removal is Removal.EVICT for k in s.keys if k in pods]
@@ -88,7 +93,7 @@ class Surger:
                     self._restore(s, run)
             if evicted:
                 run.result = self.drainer.drain(self.nodes, evicted, watches=self.group, deadline=deadline,
-                                                grace_period=grace_period)
+                                                grace_period=grace_period, known={p.uid for p in plan.pods})
                 if run.result.status is not DrainStatus.DRAINED:
                     run.status, run.message = run.result.status.value, run.result.message
                     return run
@@ -103,8 +108,15 @@ class Surger:
             if not removing:  # no old pod went yet: nothing this run raised stays raised
                 self._lower(raised, run)
             return run
-        finally:  # lifted also when stopped: a rerun taints again before it waits
-            self._untaint(tainted)
+        finally:  # the taint stays as long as a surge of a workload that tolerates the cordon stays raised
+            left = [s.ref for s in surges if s.tolerates_cordon and s in self.recorded - self.restored]
+            if left and tainted:
+                run.message = (f"{run.message}; " if run.message else "") + (
+                    f"{', '.join(tainted)} keep{'s' if len(tainted) == 1 else ''} the taint {TAINT}:NoSchedule "
+                    f"while {', '.join(left)} stay{'s' if len(left) == 1 else ''} surged, so that no surge pod "
+                    "starts there")
+            else:
+                self._untaint(tainted)
         return run
 
     # -- requests --------------------------------------------------------------------------
@@ -171,6 +183,7 @@ class Surger:
             return patch
 
         _, sent = self._patch(resource, s.namespace, s.name, build)
+        self.recorded.add(s)
         if sent:
             raised.append(s)
         if s.mechanism is SurgeMechanism.HPA_MIN:
@@ -199,6 +212,38 @@ class Surger:
                               " that has not finished: not changed")
 
     # -- 2. wait for the surge pods ----------------------------------------------------------
+    def _send_back(self, surges, pods, deadline, grace_period, run) -> bool:
+        """Remove the surge pods of a resumed surge that started on the drained nodes while they were not
+        tainted (more of its pods there than it has old ones; the newest are the surge's), so that they
+        start elsewhere: one that is Ready only while the workload keeps the Ready count it had."""
+        drained, misplaced = set(self.nodes), []
+        for s in surges:
+            if not s.resumed:
+                continue
+            mine = [p for p in self.group.watch("pods", s.namespace, label_selector=s.selector).items()
+                    if not (p.get("metadata") or {}).get("deletionTimestamp")]
+            there = sorted((p for p in mine if (p.get("spec") or {}).get("nodeName") in drained
+                            and p["metadata"].get("uid") in s.uids),
+                           key=lambda p: p["metadata"].get("creationTimestamp") or "", reverse=True)
+            spare = sum(1 for p in mine if _ready(p)) - _wanted(s)
+            for p in there[:max(len(there) - (s.to_replicas - s.from_replicas), 0)]:
+                if _ready(p) and spare < 1:
+                    continue
+                spare -= _ready(p)
+                entry = pods.get((s.namespace, p["metadata"]["name"]))
+                if entry is not None:
+                    misplaced.append(entry)
+        if not misplaced:
+            return True
+        self.emit(f"{', '.join(p.ref for p in misplaced)}: surge pod(s) that started on the drained nodes while "
+                  "they were not tainted: removed to start elsewhere")
+        result = self.drainer.drain(self.nodes, misplaced, watches=self.group, deadline=deadline,
+                                    grace_period=grace_period, known={p.uid for p in pods.values()})
+        if result.status is not DrainStatus.DRAINED:
+            run.status, run.message = result.status.value, result.message
+            return False
+        return True
+
     def _wait_ready(self, surges, deadline, run) -> bool:
         watches = {s: self.group.watch("pods", s.namespace, label_selector=s.selector) for s in surges}
         drained = set(self.nodes)
@@ -207,11 +252,8 @@ class Surger:
             return sum(1 for p in watches[s].items() if _ready(p) and (p.get("spec") or {}).get("nodeName")
                        not in drained and (p.get("metadata") or {}).get("uid") not in s.uids)
 
-        def wanted(s):  # the Ready pods it had: a replica that was not Ready is not waited for
-            return s.from_replicas if s.ready_before is None else min(s.from_replicas, s.ready_before)
-
         def all_ready():
-            return all(ready_elsewhere(s) >= wanted(s) for s in surges if s.pods)
+            return all(ready_elsewhere(s) >= _wanted(s) for s in surges if s.pods)
 
         waiting = [s.ref for s in surges if s.pods]
         if waiting:
@@ -222,8 +264,8 @@ class Surger:
             run.status, run.message = "interrupted", "interrupted while the surge pods started: run the same " \
                                                      "command again to finish (or restore) the surge"
         else:
-            late = [f"{s.ref} ({ready_elsewhere(s)}/{wanted(s)} Ready elsewhere)" for s in surges
-                    if s.pods and ready_elsewhere(s) < wanted(s)]
+            late = [f"{s.ref} ({ready_elsewhere(s)}/{_wanted(s)} Ready elsewhere)" for s in surges
+                    if s.pods and ready_elsewhere(s) < _wanted(s)]
             run.status, run.message = "timeout", f"surge pods not Ready in time: {', '.join(late)}; run the " \
                                                  "same command again to finish the surge"
         return False
@@ -314,6 +356,7 @@ class Surger:
 
             self._patch("horizontalpodautoscalers", s.namespace, s.hpa, build_hpa)
         self._patch(resource, s.namespace, s.name, build)
+        self.restored.add(s)
         changed = hpa_changed + changed
         run.changed_by_others += changed
         for line in changed:
@@ -339,9 +382,30 @@ class Surger:
                     return False
             return True
 
-        if not self.group.wait_for(settled, deadline, self.interrupted, clock=self.clock) and \
-                self.interrupted.is_set():
-            run.status, run.message = "interrupted", "interrupted while the restored workloads scaled back"
+        if not self.group.wait_for(settled, deadline, self.interrupted, clock=self.clock):
+            if self.interrupted.is_set():
+                run.status, run.message = "interrupted", "interrupted while the restored workloads scaled back"
+            return
+        self._clear_copies([s for s in surges if s.kind == "Deployment" and s in self.restored], deadline, run)
+
+    def _clear_copies(self, surges, deadline, run):
+        """Remove the record from the ReplicaSets of the restored Deployments: the Deployment controller
+        copies a Deployment's annotations onto its ReplicaSet and never removes them (and a rollback
+        would copy them back). Run once the controller has seen the restored Deployment (settled)."""
+        watches = {s: self.group.watch("replicasets", s.namespace, label_selector=s.selector) for s in surges}
+
+        def copies():
+            return [(s, rs["metadata"]["name"]) for s, w in watches.items() for rs in w.items()
+                    if ANNOTATION in ((rs.get("metadata") or {}).get("annotations") or {})
+                    and _controlled_by(rs, "Deployment", s.name)]
+
+        for s, name in copies():
+            self._patch("replicasets", s.namespace, name, lambda rs: {"metadata": {"annotations": {ANNOTATION: None}}}
+                        if ANNOTATION in ((rs.get("metadata") or {}).get("annotations") or {}) else None)
+        if not self.group.wait_for(lambda: not copies(), deadline, self.interrupted, clock=self.clock):
+            left = "; ".join(f"kubectl annotate replicaset -n {s.namespace} {n} {ANNOTATION}-" for s, n in copies())
+            run.status, run.message = ("interrupted" if self.interrupted.is_set() else "timeout",
+                                       f"the record {ANNOTATION} stays on the ReplicaSets; to remove it: {left}")
 
     # -- the taint that keeps surge pods off the drained nodes --------------------------------
     def _taint(self, surges, tainted):
@@ -383,6 +447,16 @@ def _taints(node, add):
         return None
     taints = taints + [{"key": TAINT, "effect": "NoSchedule"}] if add else [t for t in taints if t.get("key") != TAINT]
     return {"spec": {"taints": taints}}
+
+
+def _wanted(s) -> int:
+    """The Ready pods the workload had: a replica that was not Ready is not waited for."""
+    return s.from_replicas if s.ready_before is None else min(s.from_replicas, s.ready_before)
+
+
+def _controlled_by(obj, kind, name) -> bool:
+    return any(r.get("controller") and r.get("kind") == kind and r.get("name") == name
+               for r in (obj.get("metadata") or {}).get("ownerReferences") or ())
 
 
 def _ready(pod) -> bool:

@@ -18,7 +18,7 @@ import pytest
 
 from cluster_helpers import (ReadyRecorder, autoscaler, create, deployment, get_json, pdb, place_on, pods_by_uid,
                              set_node_ready, wait_pdb_settled, wait_pods_running, wait_until)
-from kubectl_safety.analysis.surge import ANNOTATION, TAINT
+from kubectl_safety.analysis.surge import ANNOTATION, DELETION_COST, LOWEST_COST, TAINT
 from kubectl_safety.engine.rollout import ANNOTATION_SURGES
 from tests.unit.cli_helpers import run_cli
 
@@ -59,7 +59,26 @@ def drained_with_surge(cluster, namespace, node, before, *extra):
     assert ready.minimum >= before, ready.counts
     assert replicas(cluster, namespace) == (before, None)  # restored, the record gone
     assert on_node(cluster, namespace, node) == []
+    assert keys_left(cluster, namespace, [node]) == []
     return report, ready, seconds, err
+
+
+def keys_left(cluster, namespace, nodes):
+    """Every key of the tool's still on an object a surge touches: the namespace's Deployments, their
+    ReplicaSets, autoscalers and pods, and the drained nodes ("Kind name: key")."""
+    left = []
+    objects = [o for kind in ("deployments", "replicasets", "horizontalpodautoscalers", "pods")
+               for o in get_json(cluster, kind, "-n", namespace)["items"]]
+    objects += [get_json(cluster, f"node/{n}") for n in nodes]
+    for o in objects:
+        meta = o["metadata"]
+        where = f"{o['kind']} {meta['name']}"
+        keys = [*(meta.get("annotations") or {}), *(meta.get("labels") or {}),
+                *(t["key"] for t in (o.get("spec") or {}).get("taints") or ())]
+        left += [f"{where}: {k}" for k in keys if k.startswith("safety.kubectl.io/")]
+        if (meta.get("annotations") or {}).get(DELETION_COST) == LOWEST_COST:
+            left.append(f"{where}: {DELETION_COST}")
+    return left
 
 
 # -- scenarios ------------------------------------------------------------------------------------
@@ -205,11 +224,11 @@ def test_a_budget_shared_with_a_surged_workload_is_spent_by_the_others_as_before
           f"PDB {min(totals)} (needs 3), {seconds:.1f}s")
 
 
-def quiet_pool(cluster, namespace, make_node):
+def quiet_pool(cluster, namespace, make_node, **spec):
     """(a kwok node running web's one pod, a Ready node no kubelet runs: a pod there is Ready only when
     ``make_ready`` says so)."""
     drained = pool(make_node, namespace, 1)[0]
-    place_on(cluster, namespace, [], [web(namespace, 1)], 1)
+    place_on(cluster, namespace, [], [web(namespace, 1, **spec)], 1)
     quiet = make_node(f"quiet-{namespace[-6:]}", labels={"pool": namespace}, ready=False)["metadata"]["name"]
     set_node_ready(cluster, quiet, True)
     wait_until(lambda: not [t for t in get_json(cluster, f"node/{quiet}")["spec"].get("taints") or []
@@ -347,7 +366,9 @@ def test_rollout_interrupted_by_sigterm_while_surge_pods_start_then_resumed(clus
     assert sorted(e.name for e in mine if e.resource == "pods/eviction") == old  # each evicted exactly once
     writes = [(e.verb, e.code, e.received.isoformat()) for e in mine if e.resource == "deployments"]
     assert len(writes) == 2, writes  # raised once (the rerun found the record), restored once
-    assert not [e.name for e in mine if e.resource == "replicasets"]  # scaled through the Deployment only
+    # scaled through the Deployment only: the one ReplicaSet write removes the record the controller copied
+    assert [e.verb for e in mine if e.resource == "replicasets"] == ["patch"]
+    assert keys_left(cluster, namespace, [drained, quiet]) == []
     print(f"\nrollout --surge interrupted and resumed: min Ready {ready.minimum} (before 1), "
           f"resumed run {seconds:.1f}s")
 
@@ -390,5 +411,173 @@ def test_hpa_managed_deployment_surges_through_min_replicas(cluster, namespace, 
               if e.code < 300 and e.namespace == namespace]
     assert writes.count(("patch", "horizontalpodautoscalers")) == 2  # raised, restored
     assert on_node(cluster, namespace, nodes[0]) == []
+    assert keys_left(cluster, namespace, nodes) == []
     print(f"\nHPA-managed --surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s; "
           f"metrics requests served {metrics.requests}")
+
+
+def side_pod_beside(cluster, namespace, nodes):
+    """``side``, two replicas: one on nodes[0] beside web's, one on nodes[1] (not surged: it keeps a Ready
+    pod on a node that stays)."""
+    spec = {"node_selector": {"pool": namespace}, "requests": {"cpu": "100m"}}
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 1), deployment("side", 1, **spec)], 2)
+    cluster.kubectl("cordon", nodes[0])
+    cluster.kubectl("scale", "deployment/side", "--replicas=2", "-n", namespace)
+    wait_pods_running(cluster, namespace, "app=side", count=2)
+    cluster.kubectl("uncordon", nodes[0])
+
+
+def test_a_surge_drain_reports_no_planned_pod_as_appeared(cluster, namespace, make_node):
+    """web is surged, side's pod beside it is evicted after: it was on the node when the drain was
+    planned, so no line calls it appeared."""
+    nodes = pool(make_node, namespace, 2)
+    side_pod_beside(cluster, namespace, nodes)
+    report, ready, seconds, err = drained_with_surge(cluster, namespace, nodes[0], 1)
+    assert len(report["evicted"]) == 2 and report["appeared"] == [], report
+    assert "appeared" not in err, err
+    print(f"\nsurge with a planned pod beside it: min Ready {ready.minimum} (before 1), {seconds:.1f}s")
+
+
+def test_a_surge_leaves_none_of_its_keys_on_the_objects_it_touched(cluster, namespace, make_node):
+    """A workload that tolerates the cordon (the node tainted) under maxUnavailable 0 (the old pods marked
+    with the deletion cost): the Deployment, the ReplicaSet the controller copied the record to, the pods
+    and the node carry none of the tool's keys once the drain is done."""
+    nodes = pool(make_node, namespace, 2)
+    place_on(cluster, namespace, nodes[1:], [web(namespace, 2, tolerations=[UNSCHEDULABLE]),
+                                             pdb("web", {"app": "web"}, max_unavailable=0)], 2)
+    wait_pdb_settled(cluster, namespace, "web", current_healthy=2, disruptions_allowed=0)
+    report, ready, seconds, err = drained_with_surge(cluster, namespace, nodes[0], 2)  # no key left
+    assert report["surge"]["removedByScaleBack"] and "tainted" in err, (report, err)
+    print(f"\nno key left after --surge: min Ready {ready.minimum} (before 2), {seconds:.1f}s")
+
+
+def surge_pod_pending(cluster, namespace, quiet):
+    """The surge pod on ``quiet`` deleted with ``quiet`` tainted: its replacement waits, unschedulable."""
+    cluster.kubectl("taint", "node", quiet, "placement=hold:NoSchedule")
+    for p in pods_by_uid(cluster, namespace).values():
+        if p["spec"].get("nodeName") == quiet:
+            cluster.kubectl("delete", "pod", p["metadata"]["name"], "-n", namespace, "--grace-period=0", "--force")
+
+    def unschedulable():
+        return [p for p in pods_by_uid(cluster, namespace).values() if not p["spec"].get("nodeName") and any(
+            c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable"
+            for c in (p.get("status") or {}).get("conditions") or ())]
+
+    wait_until(unschedulable, 60, "the surge pod pending, unschedulable")
+
+
+def surge_taint(cluster, node):
+    return [t for t in get_json(cluster, f"node/{node}")["spec"].get("taints") or [] if t["key"] == TAINT]
+
+
+def interrupted(proc, lines, reader, sig=signal.SIGTERM):
+    proc.send_signal(sig)
+    out = proc.stdout.read()
+    code = proc.wait(timeout=30)
+    reader.join(5)
+    return code, (json.loads(out) if out.strip() else None)
+
+
+def ready_on_quiet(cluster, namespace, quiet):
+    """Once ``quiet`` takes pods again: web's surge pod lands there, and is made Ready."""
+    wait_until(lambda: [p for p in pods_by_uid(cluster, namespace).values() if p["spec"].get("nodeName") == quiet
+                        and not p["metadata"].get("deletionTimestamp")], 60, "the surge pod on the quiet node")
+    for p in pods_by_uid(cluster, namespace).values():
+        if p["spec"].get("nodeName") == quiet:
+            make_ready(cluster, namespace, p["metadata"]["name"])
+
+
+def test_an_interrupted_surge_of_a_workload_tolerating_the_cordon_finishes_when_run_again(cluster, namespace,
+                                                                                           make_node):
+    """SIGTERM while the surge pod of a workload that tolerates the cordon is pending: the drained node
+    keeps the surge taint (the pod cannot start there), and the same command run again finishes: the
+    count restored exactly, no key left, never fewer Ready pods than before."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node, tolerations=[UNSCHEDULABLE])
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = drain_in_background(cluster, drained)
+        surge_pod_pending(cluster, namespace, quiet)
+        code, report = interrupted(proc, lines, reader)
+        assert code == 130 and report["surge"]["status"] == "interrupted", lines
+        assert surge_taint(cluster, drained), report["surge"]  # the pending surge pod cannot start there
+        assert "keeps the taint" in report["surge"]["message"]
+        assert replicas(cluster, namespace)[0] == 2
+        cluster.kubectl("taint", "node", quiet, "placement=hold:NoSchedule-")
+        ready_on_quiet(cluster, namespace, quiet)  # not on the drained node
+        code, report, err, seconds = safety(cluster, "drain", drained, "--surge", "--yes", "--timeout", "90s")
+    assert code == 0, err
+    assert report["surge"]["status"] == "done" and "resumed" in " ".join(report["surge"]["raised"]), report
+    assert replicas(cluster, namespace) == (1, None)
+    assert keys_left(cluster, namespace, [drained, quiet]) == []
+    assert on_node(cluster, namespace, drained) == []
+    assert ready.minimum >= 1, ready.counts
+    print(f"\ntolerating the cordon, SIGTERM then run again: min Ready {ready.minimum} (before 1), "
+          f"rerun {seconds:.1f}s")
+
+
+def test_a_surge_pod_that_started_on_the_drained_node_is_sent_elsewhere_when_run_again(cluster, namespace,
+                                                                                        make_node):
+    """The surge taint lifted by hand after an interrupt: web's pending surge pod (it tolerates the cordon)
+    starts on the drained node. The same command run again taints the node again, evicts that pod first
+    (its controller starts it again elsewhere), then finishes."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node, tolerations=[UNSCHEDULABLE])
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = drain_in_background(cluster, drained)
+        surge_pod_pending(cluster, namespace, quiet)
+        code, _ = interrupted(proc, lines, reader)
+        assert code == 130, lines
+        cluster.kubectl("taint", "node", drained, f"{TAINT}:NoSchedule-")
+        wait_until(lambda: len(on_node(cluster, namespace, drained)) == 2, 60, "the surge pod on the drained node")
+        cluster.kubectl("taint", "node", quiet, "placement=hold:NoSchedule-")
+        proc, lines, reader = drain_in_background(cluster, drained)
+        ready_on_quiet(cluster, namespace, quiet)
+        out, _ = proc.communicate(timeout=90)
+        reader.join(5)
+    assert proc.returncode == 0, lines
+    assert json.loads(out)["surge"]["status"] == "done"
+    assert replicas(cluster, namespace) == (1, None)
+    assert keys_left(cluster, namespace, [drained, quiet]) == [] and on_node(cluster, namespace, drained) == []
+    assert ready.minimum >= 1, ready.counts
+    print(f"\nsurge pod on the drained node, run again: min Ready {ready.minimum} (before 1)")
+
+
+def test_a_drain_without_surge_after_an_interrupted_surge_finishes_it(cluster, namespace, make_node):
+    """SIGTERM leaves web surged (2, its record naming the node); `drain NODE --yes` without --surge
+    finishes that surge: the count restored, the record gone, and only then "drained"."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node)
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = drain_in_background(cluster, drained)
+        code, report = interrupted(proc, lines, reader)
+        assert code == 130 and replicas(cluster, namespace)[0] == 2, lines
+        ready_on_quiet(cluster, namespace, quiet)
+        code, report, err, seconds = safety(cluster, "drain", drained, "--yes", "--timeout", "90s")
+    assert code == 0, err
+    assert report["drained"] and report["surge"]["status"] == "done", report
+    assert replicas(cluster, namespace) == (1, None)
+    assert keys_left(cluster, namespace, [drained, quiet]) == []
+    assert ready.minimum >= 1, ready.counts
+    print(f"\nplain drain after an interrupted surge: min Ready {ready.minimum} (before 1), {seconds:.1f}s")
+
+
+def test_a_killed_surge_leaves_its_taint_named_by_check_with_how_to_clear_it(cluster, namespace, make_node):
+    """SIGKILL leaves the surge taint, which `kubectl uncordon` does not lift: check names it (SURGE_LEFT)
+    with the command that lifts it, and running the drain again finishes and lifts it."""
+    drained, quiet = quiet_pool(cluster, namespace, make_node, tolerations=[UNSCHEDULABLE])
+    with ReadyRecorder(cluster, namespace, "app=web") as ready:
+        proc, lines, reader = drain_in_background(cluster, drained)
+        code, _ = interrupted(proc, lines, reader, signal.SIGKILL)
+        assert code == -signal.SIGKILL
+        cluster.kubectl("uncordon", drained)
+        assert surge_taint(cluster, drained)
+        code, check, err, _ = safety(cluster, "check", "-l", f"pool={namespace}")
+        left = [f["message"] for f in check["findings"] + check.get("otherFindings", [])
+                if f["code"] == "SURGE_LEFT"]
+        assert any(f"kubectl taint node {drained} {TAINT}:NoSchedule-" in m for m in left), left
+        ready_on_quiet(cluster, namespace, quiet)
+        code, report, err, seconds = safety(cluster, "drain", drained, "--surge", "--yes", "--timeout", "90s")
+    assert code == 0, err
+    assert not surge_taint(cluster, drained) and replicas(cluster, namespace) == (1, None)
+    assert keys_left(cluster, namespace, [drained, quiet]) == []
+    code, check, err, _ = safety(cluster, "check", "-l", f"pool={namespace}")
+    assert "SURGE_LEFT" not in {f["code"] for f in check["findings"]}, check["findings"]
+    assert ready.minimum >= 1, ready.counts
+    print(f"\nSIGKILL, check, run again: min Ready {ready.minimum} (before 1), rerun {seconds:.1f}s")

@@ -23,7 +23,7 @@ def surge(name="web", pods=("a",), from_replicas=1, to_replicas=2, removal=Remov
     return Surge(kind="Deployment", namespace="ns", name=name, pods=pods, uids=tuple(f"uid-{p}" for p in pods),
                  from_replicas=from_replicas, to_replicas=to_replicas, mechanism=SurgeMechanism.SCALE,
                  removal=removal, hpa=None, hpa_min_from=None, hpa_min_to=None, pdb=None, selector="app=a",
-                 expected_seconds=1, resumed=False, **kw)
+                 expected_seconds=1, **{"resumed": False, **kw})
 
 
 def run(api, surges, pods=(), nodes=("n1",), seconds=2):
@@ -119,3 +119,57 @@ def test_a_scale_back_that_removed_a_not_ready_sibling_says_which_pods_went_and_
     assert result.status == "failed"
     assert "ns/b went, ns/a stayed on the drained nodes" in result.message, result.message
     assert result.removed == []
+
+
+def test_a_restored_deployment_leaves_no_record_on_the_replicaset_the_controller_copied_it_to():
+    api = FakeApi([pod("a", "n1"), pod("b", "n2")], [node("n1"), node("n2")])
+    api.put("deployments", deployment())
+    owner = {"kind": "Deployment", "name": "web", "controller": True}
+    copy = {ANNOTATION: json.dumps({"replicas": 1, "to": 2, "nodes": ["n1"]}), "other": "kept"}
+    api.put("replicasets", {"metadata": {"name": "web-1", "namespace": "ns", "labels": {"app": "a"},
+                                         "ownerReferences": [owner], "annotations": copy}})
+    result = run(api, [surge()], [api.store["pods"]["ns/a"]], seconds=5)
+    assert result.status == "done", result.message
+    assert api.store["replicasets"]["ns/web-1"]["metadata"]["annotations"] == {"other": "kept"}
+
+
+def taints(api, name="n1"):
+    return [t["key"] for t in api.store["nodes"][f"/{name}"]["spec"].get("taints") or ()]
+
+
+def test_a_stopped_surge_of_a_workload_tolerating_the_cordon_keeps_the_taint_until_a_rerun_finishes_it():
+    """Stopped while its surge pod is not Ready: the count stays raised and the drained node tainted (its
+    pending surge pod cannot start there); the rerun finishes, restores the count and lifts the taint."""
+    api = FakeApi([pod("a", "n1")], [node("n1"), node("n2")])
+    api.put("deployments", deployment())
+    stopped = run(api, [surge(tolerates_cordon=True)], [api.store["pods"]["ns/a"]], seconds=1)
+    assert stopped.status == "timeout" and f"n1 keeps the taint {TAINT}:NoSchedule" in stopped.message
+    assert taints(api) == [TAINT] and stored(api)["spec"]["replicas"] == 2
+    api.closed = False
+    api.put("pods", pod("b", "n2"))  # the surge pod, Ready on the node that stays
+    finished = run(api, [surge(tolerates_cordon=True)], [api.store["pods"]["ns/a"]], seconds=5)  # resumed
+    assert finished.status == "done", finished.message
+    assert taints(api) == [] and stored(api)["spec"]["replicas"] == 1
+    assert ANNOTATION not in stored(api)["metadata"]["annotations"]
+
+
+def test_a_resumed_surge_whose_surge_pod_started_on_the_drained_node_sends_it_elsewhere_first():
+    """The taint was lifted by hand: web's surge pod b started beside the old pod a on n1. The rerun
+    evicts b first (its controller starts it again on n2, the node tainted once more), then a."""
+    a, b = pod("a", "n1"), pod("b", "n1")
+    a["metadata"]["creationTimestamp"], b["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z", \
+        "2026-01-01T00:05:00Z"
+
+    def evicted(api, p):
+        FakeApi.remove(api, p)
+        if p["metadata"]["name"] == "b":
+            api.put("pods", pod("c", "n2"))
+
+    api = FakeApi([a, b], [node("n1"), node("n2")], on_evict=evicted)
+    web = deployment(replicas=2, record={"replicas": 1, "to": 2, "nodes": ["n1"]})
+    web["status"]["replicas"] = 1  # as the controller will report it once scaled back: settled at once
+    api.put("deployments", web)
+    result = run(api, [surge(pods=("a", "b"), tolerates_cordon=True, resumed=True)], [a, b], seconds=5)
+    assert result.status == "done", result.message
+    assert [p.rsplit("/", 2)[-2] for p in api.evictions()] == ["b", "a"]
+    assert stored(api)["spec"]["replicas"] == 1 and taints(api) == []
