@@ -276,3 +276,20 @@ def test_rollout_replans_after_its_own_uncordon_twenty_runs_in_twenty(cluster, n
         wait_pods_running(cluster, namespace, count=2)
     assert not failures, f"{RACE_RUNS - len(failures)}/{RACE_RUNS} runs finished:\n" + "\n".join(failures)
 
+
+def test_rollout_needed_leaves_out_the_daemonset_pods_that_stay(cluster, namespace, make_node):
+    tag = f"need-{namespace[-6:]}"
+    pool = [make_node(f"{tag}-{i}", labels={"role": tag})["metadata"]["name"] for i in range(2)]
+    agent = deployment("agent", 0, node_selector={"role": tag}, requests={"cpu": "100m"})
+    agent["kind"] = "DaemonSet"
+    del agent["spec"]["replicas"]
+    place_on(cluster, namespace, pool[1:], [agent, deployment("app", 1, node_selector={"role": tag},
+                                                              requests={"cpu": "200m"})], 3)
+    wait_pods_running(cluster, namespace, count=3)  # the agent on both nodes (it tolerates the cordon), the app
+                                                    # on the first
+    code, out, err = run_cli(["rollout", "-l", f"role={tag}", "--ignore-daemonsets", "--dry-run",
+                              "--lease-namespace", namespace, "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
+    plan = json.loads(out)
+    assert code == 0, err
+    needed = {b["nodes"][0]: b["capacity"]["cpuNeeded"] for b in plan["batches"]}
+    assert needed == {pool[0]: 200, pool[1]: 0}, needed  # the DaemonSet's 100m stay on each node
