@@ -137,7 +137,7 @@ def _plan(snapshot, node, options, now, shared, room) -> tuple:
 
 
 def _node_entry(snapshot, node, plan, removal, now) -> CheckedNode:
-    state = node_health(node, now)
+    state = node_health(node, now, snapshot.node_lease(node.name))
     removable, unplaceable, not_recreated = removal
     partitioned = state["partitioned"]
     return CheckedNode(node.name, state["state"], node.unschedulable, plan.safe, removable, len(plan.pods),

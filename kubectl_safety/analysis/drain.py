@@ -545,7 +545,7 @@ def _node_risks(snapshot, targets, pods, risks, now):
         node = snapshot.node(name)
         if node is None:
             continue
-        state = node_health(node, now)
+        state = node_health(node, now, snapshot.node_lease(name))
         if state["state"] == "Ready":
             continue
         if pod_gc_force_deletes(node, state):

@@ -22,9 +22,9 @@ def owner_chain(pod, snapshot) -> tuple:
                  for ref, owner in snapshot.owner_chain(pod))
 
 
-def health(node, now) -> NodeHealth:
-    """``node_health`` typed (``node`` None: gone)."""
-    h = node_health(node, now)
+def health(node, now, lease=None) -> NodeHealth:
+    """``node_health`` typed (``node`` None: gone; ``lease``: its Lease)."""
+    h = node_health(node, now, lease)
     return NodeHealth(NodeReadiness(h["state"]), h["partitioned"], h["heartbeatAgeSeconds"], h.get("unschedulable"),
                       h["message"])
 
@@ -168,7 +168,7 @@ def explain_pod(pod, snapshot, now, eviction_max_pod_grace=None) -> PodExplanati
         pdbs=tuple(budget_summary(b, snapshot) for b in matched),
         owners=owner_chain(pod, snapshot),
         topology_spread=spread,
-        node_state=health(node, now) if pod.node_name else None,
+        node_state=health(node, now, snapshot.node_lease(pod.node_name)) if pod.node_name else None,
         force_delete=assessment_for_explain(pod, snapshot, now),
         findings=tuple(pod_findings(pod, snapshot, q, prio, matched, spread, node)),
     )
@@ -194,7 +194,7 @@ def explain_node(node, snapshot, now) -> NodeExplanation:
         rows.append(RankedPod(row["rank"], p.namespace, p.name, qos.qos_class(p), row["priority"],
                               node_pressure.oom_scores(p, node).max,
                               ",".join(b.name for b in snapshot.pdbs_for(p)) or None, row["reason"]))
-    state = health(node, now)
+    state = health(node, now, snapshot.node_lease(node.name))
     findings = []
     if state.partitioned:
         code = "NODE_UNREACHABLE" if state.state is NodeReadiness.UNKNOWN else "NODE_NOT_READY"

@@ -65,7 +65,7 @@ def _node(pod, snapshot, now, readable) -> DeleteNode:
     if not readable:
         return DeleteNode(name, NodeReadiness.UNREADABLE, None, None,
                           f"node {name} could not be read: its state is unknown")
-    state = node_health(snapshot.node(name), now)
+    state = node_health(snapshot.node(name), now, snapshot.node_lease(name))
     return DeleteNode(name, NodeReadiness(state["state"]), state["partitioned"], state["heartbeatAgeSeconds"],
                       state["message"])
 

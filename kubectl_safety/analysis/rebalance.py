@@ -467,7 +467,7 @@ def plan_risks(snapshot, evictions, now) -> RiskList:
         by_node.setdefault(e.node, []).append(e)
     for name, moved in sorted(by_node.items()):
         node = snapshot.node(name)
-        state = node_health(node, now)
+        state = node_health(node, now, snapshot.node_lease(name))
         if state["state"] in ("Unknown", "NotReady") and not pod_gc_force_deletes(node, state):
             code = "NODE_UNREACHABLE" if state["state"] == "Unknown" else "NODE_NOT_READY"
             risks.add(code, f"node {name} is {state['message']}: {len(moved)} evicted pod(s) stay Terminating until "

@@ -25,7 +25,7 @@
 
 from dataclasses import dataclass, field, replace
 
-from kubectl_safety.analysis.drain import DrainOptions, plan_drain
+from kubectl_safety.analysis.drain import DrainOptions, needs_replacement, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.plans import Batch, BatchRisk, CapacityLeft, Cause, CauseCode, RiskCode, RolloutPlan
 from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
@@ -119,8 +119,9 @@ def _state_for(snapshot, pool, batches, index, precordon):
     return snapshot.replace(nodes=nodes)
 
 
-def capacity_left(snapshot, batch) -> CapacityLeft:
-    """Schedulable nodes while the batch is out, their free requests, and what the batch's pods need."""
+def capacity_left(snapshot, batch, drain) -> CapacityLeft:
+    """Schedulable nodes while the batch is out, their free requests, and what the replacements of the
+    pods the batch's ``drain`` moves need (not the pods that stay: DaemonSet, mirror, finished)."""
     free_cpu = free_mem = 0
     schedulable = 0
     for node in snapshot.nodes:
@@ -130,7 +131,9 @@ def capacity_left(snapshot, batch) -> CapacityLeft:
         used = [pod_requests(p) for p in snapshot.pods_on(node.name) if not p.is_terminal]
         free_cpu += node.allocatable.get("cpu", 0) - sum(u.get("cpu", 0) for u in used)
         free_mem += node.allocatable.get("memory", 0) - sum(u.get("memory", 0) for u in used)
-    needed = [pod_requests(p) for n in batch for p in snapshot.pods_on(n) if not p.is_terminal]
+    moved = {(p.namespace, p.name) for p in drain.pods if p.action.moves}
+    needed = [pod_requests(p) for n in batch for p in snapshot.pods_on(n)
+              if (p.namespace, p.name) in moved and needs_replacement(p)]
     return CapacityLeft(schedulable, _num(free_cpu), _num(free_mem), _num(sum(u.get("cpu", 0) for u in needed)),
                         _num(sum(u.get("memory", 0) for u in needed)))
 
@@ -230,7 +233,7 @@ def _plan_batches(snapshot, pool, batches, options, now) -> tuple:
         risks += [BatchRisk(i + 1, risk) for risk in drain.risks]
         out.append(Batch(i + 1, tuple(names),
                          tuple(sorted({(state.node(n).labels.get(ZONE) or "") for n in names if state.node(n)})),
-                         drain.safe, tuple(blocked), capacity_left(state, set(names)), seconds, drain, drain.surge))
+                         drain.safe, tuple(blocked), capacity_left(state, set(names), drain), seconds, drain, drain.surge))
     return out, risks, stops_at
 
 

@@ -60,10 +60,14 @@ def _pre_stop_kind(container):
 def _pre_stop_seconds(container, grace: int) -> int:
     """How long the kubelet waits for a container's preStop hook: a sleep hook's duration, else
     (unknown) up to the whole grace period, after which it stops waiting."""
+    seconds = _sleep_seconds(container)
+    return grace if seconds is None else min(max(seconds, 0), grace)
+
+
+def _sleep_seconds(container):
+    """A sleep preStop hook's seconds (None: another hook, whose duration is not known)."""
     sleep = (container.pre_stop or {}).get("sleep")
-    if isinstance(sleep, dict) and isinstance(sleep.get("seconds"), int):
-        return min(max(sleep["seconds"], 0), grace)
-    return grace
+    return sleep["seconds"] if isinstance(sleep, dict) and isinstance(sleep.get("seconds"), int) else None
 
 
 def last_kill(pod, grace: int) -> int:
@@ -77,6 +81,29 @@ def last_kill(pod, grace: int) -> int:
     if any(c.is_sidecar for c in pod.init_containers):
         latest = grace + MIN_RUNTIME_GRACE
     return latest
+
+
+def sigterm_steps(pod, grace: int) -> list:
+    """When the main containers get SIGTERM (``killContainer``): at once without a preStop hook, else
+    when the hook ends or the grace period does, whichever is first (``executePreStopHook`` waits for
+    the hook up to the grace period); a hook of unknown duration (not a sleep) ends by the grace period."""
+    if not any(c.pre_stop for c in pod.containers):
+        return [{"at": 0, "event": "SIGTERM to the main containers"}]
+    rows = {}  # (time, what) -> container names
+    for c in pod.containers:
+        seconds = _pre_stop_seconds(c, grace) if c.pre_stop else 0
+        if not c.pre_stop:
+            what = "(no preStop hook)"  # (no 2 s note: it has the whole grace period)
+        elif _sleep_seconds(c) is None:
+            what = "when its preStop hook ends, at the latest here, as the grace period ends"
+        elif seconds < grace:
+            what = "when its preStop hook ends"
+        else:
+            what = "as the grace period ends: its preStop hook is no longer waited for"
+        rows.setdefault((seconds, what), []).append(c.name)
+    least = f" (at least {MIN_RUNTIME_GRACE} s remain for it)"
+    return [{"at": seconds, "event": f"SIGTERM to {', '.join(names)} {what}" + ("" if what.startswith("(") else least)}
+            for (seconds, what), names in sorted(rows.items(), key=lambda row: row[0][0])]
 
 
 def timeline(pod, requested=None, eviction_max_pod_grace=None) -> TerminationTimeline:
@@ -99,8 +126,7 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> TerminationTim
         if pre_stops:
             names = ", ".join(p.container for p in pre_stops)
             steps.append({"at": 0, "event": f"preStop hooks run ({names}), sidecars' too; their time counts against the grace period"})
-        main = "SIGTERM to the main containers" + (" after their preStop hooks" if pre_stops else "")
-        steps.append({"at": 0, "event": main + (f" (at least {MIN_RUNTIME_GRACE} s remain for it)" if pre_stops else "")})
+        steps += sigterm_steps(pod, g)
         if sidecars:
             order = ", ".join(c.name for c in reversed(sidecars))
             steps.append({"at": 0, "event": f"sidecars ({order}) get SIGTERM only after every main container has exited, "
@@ -115,6 +141,7 @@ def timeline(pod, requested=None, eviction_max_pod_grace=None) -> TerminationTim
                                                  f"period leaves SIGTERM {MIN_RUNTIME_GRACE} s more)"})
         else:
             steps.append({"at": latest, "event": "SIGKILL to anything still running"})
+        steps.sort(key=lambda s: s["at"])  # (stable: at one time, in the order the kubelet acts)
     probes = []
     for c in pod.containers:
         for kind in ("livenessProbe", "startupProbe"):

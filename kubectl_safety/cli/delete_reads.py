@@ -45,6 +45,7 @@ def load_offline(s, ns, names, selector, force, ignore_not_found=False):
 
 def load_live(s, ns, names, selector, force, ignore_not_found=False):
     """The pods, their nodes (a 404 means the Node is gone), and for a force delete their claims."""
+    from kubectl_safety.cluster.scopes import node_lease_queries
     from kubectl_safety.cluster.source import Query, fetch
     from kubectl_safety.model.parse import build_snapshot
 
@@ -71,6 +72,10 @@ def load_live(s, ns, names, selector, force, ignore_not_found=False):
             continue
         if found is not None:
             objects.append(("nodes from the API server", found))
+            unread = []  # its Lease (its heartbeat) forbidden: the Ready condition's stands in
+            objects += list(fetch(conn, node_lease_queries([node]), warnings=unread))
+            for line in unread:
+                warn(line)
     storage = read_storage(conn, [o for _, o in objects if o.get("kind") == "Pod"]) if force else []
     snap = build_snapshot(objects, taken_at=s.now(), source=f"cluster {conn.host}")
     return snap, select(snap.pods, ns, names, selector, ignore_not_found), storage, unreadable

@@ -40,9 +40,10 @@ class DrainReads:
         self.view = LiveView(self.s.connection("drain"), self.shared_queries(), warnings=self.s.g.warnings)
         return self.view
 
-    def snapshot(self, group=None, cordoned=()):
+    def snapshot(self, group=None, cordoned=(), seen=None):
         """The cluster as the plan needs it; with a view, from its watches (``group``: the batch's
-        watches for its nodes; ``cordoned``: nodes whose cordon the snapshot must show)."""
+        watches for its nodes; ``cordoned``: nodes whose cordon the snapshot must show; ``seen``: what
+        the command wrote or watched, which it must show too)."""
         from kubectl_safety.cluster.source import load_snapshot
 
         if self.s.offline:
@@ -54,7 +55,7 @@ class DrainReads:
             listing = connection.list("nodes", label_selector=self.selector_text, chunk_size=self.chunk_size or None)
             names = sorted(n["metadata"]["name"] for n in listing["items"])
         if self.view is not None:
-            snap = self.view.snapshot(self.s.now(), self.node_queries(names), group, cordoned)
+            snap = self.view.snapshot(self.s.now(), self.node_queries(names), group, cordoned, seen)
         else:
             snap = load_snapshot(connection=connection, queries=self.node_queries(names) + self.shared_queries(),
                                  now=self.s.now(), chunk_size=self.chunk_size or None, warnings=warnings)

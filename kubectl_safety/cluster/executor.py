@@ -39,6 +39,7 @@ class Outcome:
     message: str = ""  # server message, one line
     causes: tuple = field(default=(), repr=False)  # Status details.causes reasons
     retry_after: float = field(default=0, repr=False)  # Status details.retryAfterSeconds
+    version: str = field(default="", repr=False)  # resourceVersion of the object written (cordon, uncordon)
 
     def to_dict(self) -> dict:
         return {"pod": self.target, "action": self.action, "result": self.result,
@@ -52,6 +53,10 @@ def _ident(pod):
     raw = getattr(pod, "raw", pod)
     meta = raw.get("metadata") or {}
     return meta.get("namespace") or "", meta.get("name") or "", meta.get("uid") or ""
+
+
+def _version(obj) -> str:
+    return str(((obj if isinstance(obj, dict) else {}).get("metadata") or {}).get("resourceVersion") or "")
 
 
 def _one_line(text) -> str:
@@ -122,12 +127,13 @@ class Executor:
         if status != 200:
             return self._classify(node_name, action, status, node)
         if bool((node.get("spec") or {}).get("unschedulable")) == unschedulable:
-            return Outcome(node_name, action, "done", status, f"already {action}ed")
+            return Outcome(node_name, action, "done", status, f"already {action}ed", version=_version(node))
         status, payload = self._request("PATCH", path, query=self._dry_query(),
                                         body={"spec": {"unschedulable": unschedulable}})
         outcome = _unless_unauthorized(self._classify(node_name, action, status, payload))
         if outcome.result == "done":
             outcome.message = f"{action}ed" + (" (server dry run)" if self.dry_run_server else "")
+            outcome.version = "" if self.dry_run_server else _version(payload)
         return outcome
 
     # -- pods ------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The reads each command needs on a live cluster: few requests, independent of cluster size."""
 
 from kubectl_safety.cluster.source import Query
-from kubectl_safety.model.snapshot import DRA_RESOURCES, STORAGE_RESOURCES, VOLUME_LIMIT_RESOURCES
+from kubectl_safety.model.snapshot import DRA_RESOURCES, NODE_LEASE_NAMESPACE, STORAGE_RESOURCES, VOLUME_LIMIT_RESOURCES
 
 OWNER_RESOURCES = {"ReplicaSet": "replicasets", "Deployment": "deployments", "StatefulSet": "statefulsets",
                    "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
@@ -33,6 +33,7 @@ def pod_scope(connection, namespace, name) -> list:
     node = (pod.get("spec") or {}).get("nodeName")
     if node:
         queries.append(Query("pods", field_selector=f"spec.nodeName={node}", optional=True))
+        queries += node_lease_queries([node])
     return queries + owner_queries(connection, pod)
 
 
@@ -41,7 +42,14 @@ def node_scope(node_names) -> list:
     queries = [Query("nodes", name=n) for n in node_names]
     queries += [Query("pods", field_selector=f"spec.nodeName={n}") for n in node_names]
     queries += [Query("poddisruptionbudgets"), Query("priorityclasses", optional=True)]
-    return queries
+    return queries + node_lease_queries(node_names)
+
+
+def node_lease_queries(node_names=None) -> list:
+    """The nodes' Leases, their heartbeats (GETs; None: all of them, one LIST)."""
+    if node_names is None:
+        return [Query("leases", NODE_LEASE_NAMESPACE, optional=True)]
+    return [Query("leases", NODE_LEASE_NAMESPACE, name=n, optional=True) for n in node_names]
 
 
 def drain_scope(node_names) -> list:

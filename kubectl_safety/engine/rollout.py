@@ -36,10 +36,12 @@ from kubectl_safety.engine.drain_report import DrainStatus, RequestCounts
 from kubectl_safety.engine.drainer import Drainer
 from kubectl_safety.engine.health import HealthGate
 from kubectl_safety.engine.lease import RolloutLease, describe, is_live
+from kubectl_safety.engine.live_view import Seen
 from kubectl_safety.engine.rollout_report import (BatchProgress, Gate, NodeDrain, NodeExec, NodeProgress,
                                                   RolloutReport, RolloutStatus)
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.errors import ClusterError, RefusedError
+from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
 
 ANNOTATION_ROLLOUT = "safety.kubectl.io/rollout"
 ANNOTATION_STATE = "safety.kubectl.io/rollout-state"
@@ -47,6 +49,7 @@ ANNOTATION_BEFORE = "safety.kubectl.io/rollout-before"  # what --wait-for compar
 ANNOTATION_GATE = "safety.kubectl.io/rollout-gate"  # what the health gate checks: PDBs, workloads, Ready before
 ANNOTATION_SURGES = "safety.kubectl.io/rollout-surges"  # the workloads the batch's drain surges, with counts
 STATES = ("pending", "draining", "drained", "maintained", "gating", "done")
+UNTAINT_SECONDS = 10.0  # bound on waiting for the node controller to lift the cordon's taint after an uncordon
 
 
 @dataclass
@@ -99,6 +102,13 @@ def node_back(node, wait_for, before) -> bool:
     return True
 
 
+def schedulable(node) -> bool:
+    """Uncordoned, and without the taint the node lifecycle controller keeps on a cordoned node."""
+    spec = (node or {}).get("spec") or {}
+    return node is not None and not spec.get("unschedulable") and not any(
+        t.get("key") == UNSCHEDULABLE_TAINT["key"] for t in spec.get("taints") or [])
+
+
 class Rollout:
     """One rollout run."""
 
@@ -118,6 +128,7 @@ class Rollout:
                       for n in spec.nodes}
         self.batches = []
         self.requests = RequestCounts(0, 0, 0)
+        self.seen = Seen()  # what the rollout wrote and watched: each batch's re-plan waits to see it
 
     # -- the whole run ---------------------------------------------------------------------
     def check_exclusive(self, node_objects):
@@ -158,6 +169,7 @@ class Rollout:
             if node.state in ("done", "maintained", "gating"):  # these may hold pods again: left alone
                 continue
             outcome = self.executor.cordon(name)
+            self.seen.written("nodes", f"/{name}", outcome.version)
             self.emit("cordon", pod=name, message=outcome.message, result=outcome.result)
             if outcome.result != "done":
                 return "error", f"unable to cordon node {name!r}: {outcome.message}"
@@ -187,6 +199,8 @@ class Rollout:
                         return status, message
                     self._record(n, "gating")
             status, message = self._gate(gate, number)
+            for w in group.watches:  # the nodes, the pods moved and their replacements, the PDBs
+                self.seen.watched(w)
             self._batch_ended(status, Gate(status == "done", message))
             if status != "done":
                 return status, message
@@ -221,6 +235,9 @@ class Rollout:
             return "blocked", (f"batch {number} ({', '.join(todo)}) is not safe now: {run.refused} "
                                "(see the dry run; --accept-risk=CODE to go ahead anyway)"), None
         result, pods = run.result, run.plan.pods if run.plan is not None else ()
+        for p in pods:
+            if p.ref in result.evicted:
+                self.seen.removed("pods", p.ref, p.uid)
         for n in todo:
             self._set(n, drain=NodeDrain(result.status, tuple(sorted(p for p in result.evicted if _on(pods, p, n))),
                                          tuple(a for a in result.appeared if a.node == n),
@@ -290,10 +307,15 @@ class Rollout:
         self.emit("ready", pod=name)
         if not self.spec.keep_cordoned:
             outcome = self.executor.cordon(name, False)
+            self.seen.written("nodes", f"/{name}", outcome.version)
             self.emit("uncordon", pod=name, message=outcome.message, result=outcome.result)
             if outcome.result != "done":
                 return "error", f"unable to uncordon node {name!r}: {outcome.message}"
             self._set(name, uncordoned=True)
+            # Then the node lifecycle controller lifts its node.kubernetes.io/unschedulable taint; till then
+            # nothing schedules there, and a later batch planned meanwhile would find no room on the node.
+            group.wait_for(lambda: schedulable(watch.get(f"/{name}")), self.clock() + UNTAINT_SECONDS,
+                           self.interrupted, clock=self.clock)
         return "done", None
 
     def _exec(self, name):
@@ -346,6 +368,7 @@ class Rollout:
         if status != 200:
             raise ClusterError(f"cannot record the rollout's progress on node {name}: "
                                f"{payload.get('message') or status}")
+        self.seen.written("nodes", f"/{name}", (payload.get("metadata") or {}).get("resourceVersion"))
 
     def _finish(self):
         for name in self.nodes:

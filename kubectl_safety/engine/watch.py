@@ -21,6 +21,16 @@ class WatchForbidden(SafetyError):
     """The WATCH is forbidden (RBAC allows the LIST only): not retried."""
 
 
+def newer_or_same(version, than) -> bool:
+    """The resourceVersion ``version`` is ``than`` or later (two versions of one resource): well-formed
+    versions (positive integers) are ordered as apimachinery's ``CompareResourceVersion`` orders them;
+    others are only told equal."""
+    version, than = str(version or ""), str(than or "")
+    if not all(v.isdigit() and v.isascii() and v[0] != "0" for v in (version, than)):
+        return bool(version) and version == than
+    return (len(version), version) >= (len(than), than)
+
+
 def key_of(obj) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"

@@ -387,6 +387,17 @@ class Node(ApiObject):
         return parse_time((c or {}).get("lastHeartbeatTime")) if c else None
 
 
+class Lease(ApiObject):
+    """A coordination.k8s.io Lease: a node's (``NODE_LEASE_NAMESPACE``, named after the node) is renewed
+    by its kubelet, its heartbeat as the node lifecycle controller reads it."""
+
+    kind = "Lease"
+
+    @property
+    def renew_time(self):
+        return parse_time(self.spec.get("renewTime"))
+
+
 class PodDisruptionBudget(ApiObject):
     kind = "PodDisruptionBudget"
 
@@ -704,7 +715,7 @@ KINDS = {
     "LimitRange": LimitRange, "RuntimeClass": RuntimeClass, "ResourceQuota": ResourceQuota,
     "CSINode": CSINode, "VolumeAttachment": VolumeAttachment, "DeviceClass": DeviceClass,
     "ResourceClaim": ResourceClaim, "ResourceClaimTemplate": ResourceClaimTemplate, "ResourceSlice": ResourceSlice,
-    "HorizontalPodAutoscaler": HorizontalPodAutoscaler,
+    "HorizontalPodAutoscaler": HorizontalPodAutoscaler, "Lease": Lease,
 }
 WORKLOAD_KINDS = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob",
                   "ReplicationController")

@@ -93,6 +93,6 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
         csi_nodes=buckets["CSINode"], volume_attachments=buckets["VolumeAttachment"],
         device_classes=buckets["DeviceClass"], resource_claims=buckets["ResourceClaim"],
         resource_claim_templates=buckets["ResourceClaimTemplate"], resource_slices=buckets["ResourceSlice"],
-        autoscalers=buckets["HorizontalPodAutoscaler"],
+        autoscalers=buckets["HorizontalPodAutoscaler"], leases=buckets["Lease"],
         namespaces=found_namespaces, taken_at=taken_at, source=source,
         server_version=server_version, complete_pod_namespaces=complete_pod_namespaces, unread=unread)

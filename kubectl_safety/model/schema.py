@@ -81,6 +81,7 @@ SCHEMAS = {
                          "status": {"phase": STR}},
     "StorageClass": {"metadata": META, "provisioner": STR, "volumeBindingMode": STR, "allowedTopologies": [MAP]},
     "CSINode": {"metadata": META, "spec": {"drivers": [{"name": STR, "allocatable": {"count": NNINT}}]}},
+    "Lease": {"metadata": META, "spec": {"renewTime": TIME}},
     "VolumeAttachment": {"metadata": META, "spec": {"attacher": STR, "nodeName": STR,
                                                     "source": {"persistentVolumeName": STR}}},
     "DeviceClass": {"metadata": META, "spec": {"selectors": [DEVICE_SELECTOR]}},

@@ -9,6 +9,8 @@ STORAGE_RESOURCES = ("persistentvolumeclaims", "persistentvolumes", "storageclas
 VOLUME_LIMIT_RESOURCES = ("csinodes", "volumeattachments")
 # What DynamicResources reads (resource.k8s.io): the claims, their templates, the devices, their classes.
 DRA_RESOURCES = ("resourceclaims", "resourceclaimtemplates", "resourceslices", "deviceclasses")
+# Where each node's kubelet renews its Lease (named after the node): its heartbeat.
+NODE_LEASE_NAMESPACE = "kube-node-lease"
 # Each lazily built index (a ``cached`` property) and the field it is derived from.
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
                 "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
@@ -17,7 +19,8 @@ INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_nod
                 "_pvcs_by_key": "pvcs", "_pvs_by_name": "pvs", "_classes_of_storage": "storage_classes",
                 "_runtime_classes_by_name": "runtime_classes", "_csi_nodes_by_name": "csi_nodes",
                 "_attachments_by_node": "volume_attachments", "_device_classes_by_name": "device_classes",
-                "_claims_by_key": "resource_claims", "_claim_templates_by_key": "resource_claim_templates"}
+                "_claims_by_key": "resource_claims", "_claim_templates_by_key": "resource_claim_templates",
+                "_node_leases": "leases"}
 
 
 class _index(cached):
@@ -36,8 +39,8 @@ class _index(cached):
 
 class ClusterSnapshot:
     """Nodes, pods, PDBs, PriorityClasses, pod owners, storage (PVCs, PVs, StorageClasses, CSINodes,
-    VolumeAttachments) and devices (ResourceClaims and their templates, ResourceSlices,
-    DeviceClasses) at one instant (``taken_at``).
+    VolumeAttachments), devices (ResourceClaims and their templates, ResourceSlices,
+    DeviceClasses) and the nodes' Leases at one instant (``taken_at``).
 
     Never mutated: ``replace``/``without_pods`` return new snapshots. Indexes are built on
     first use, so a command pays only for the lookups it makes.
@@ -47,7 +50,7 @@ class ClusterSnapshot:
                  namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None,
                  pvcs=(), pvs=(), storage_classes=(), limit_ranges=(), runtime_classes=(), resource_quotas=(),
                  csi_nodes=(), volume_attachments=(), device_classes=(), resource_claims=(),
-                 resource_claim_templates=(), resource_slices=(), autoscalers=(), unread=None):
+                 resource_claim_templates=(), resource_slices=(), autoscalers=(), leases=(), unread=None):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.pdbs = tuple(pdbs)
@@ -66,6 +69,7 @@ class ClusterSnapshot:
         self.resource_claim_templates = tuple(resource_claim_templates)
         self.resource_slices = tuple(resource_slices)
         self.autoscalers = tuple(autoscalers)  # HorizontalPodAutoscalers (read only by a surge)
+        self.leases = tuple(leases)  # the nodes' Leases (their heartbeats), where read
         self.unread = dict(unread or {})  # resource -> why it could not be read (a live read's optional kinds)
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.taken_at = taken_at
@@ -95,7 +99,8 @@ class ClusterSnapshot:
                       resource_quotas=self.resource_quotas, csi_nodes=self.csi_nodes,
                       volume_attachments=self.volume_attachments, device_classes=self.device_classes,
                       resource_claims=self.resource_claims, resource_claim_templates=self.resource_claim_templates,
-                      resource_slices=self.resource_slices, autoscalers=self.autoscalers, unread=self.unread)
+                      resource_slices=self.resource_slices, autoscalers=self.autoscalers, leases=self.leases,
+                      unread=self.unread)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
         new._origins = {field: self._origins.get(field, self)  # indexes of unchanged fields stay valid
@@ -187,6 +192,14 @@ class ClusterSnapshot:
 
     def csi_node(self, name):
         return self._csi_nodes_by_name.get(name)
+
+    def node_lease(self, name):
+        """The Lease the node's kubelet renews (None: not read, or none)."""
+        return self._node_leases.get(name)
+
+    @_index
+    def _node_leases(self):
+        return {lease.name: lease for lease in self.leases if lease.namespace == NODE_LEASE_NAMESPACE}
 
     def attachments_on(self, node_name) -> list:
         return self._attachments_by_node.get(node_name, [])

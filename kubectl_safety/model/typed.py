@@ -50,12 +50,13 @@ KEPT = {
     "CSINode": {"metadata": _META, "spec": WHOLE}, "VolumeAttachment": {"metadata": _META, "spec": WHOLE},
     "DeviceClass": {"metadata": _META, "spec": WHOLE}, "ResourceClaimTemplate": {"metadata": _META, "spec": WHOLE},
     "ResourceClaim": _FEW, "ResourceSlice": {"metadata": _META, "spec": WHOLE},
+    "Lease": {"metadata": _META, "spec": {"renewTime": WHOLE}},
 }
 KEPT.update({kind: _FEW for kind in WORKLOAD_KINDS})
 _OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)
 # Kinds often found in a dump beside ours: decoded in the same pass, metadata only.
 KEPT.update({kind: _OTHER for kind in ("Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "Event",
-                                         "ServiceAccount", "Lease", "Ingress", "ControllerRevision",
+                                         "ServiceAccount", "Ingress", "ControllerRevision",
                                          "NetworkPolicy", "Role", "RoleBinding")})
 assert set(WORKLOAD) <= set(KEPT["Deployment"])
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
+from datetime import datetime, timedelta, timezone
+
 import pytest
 from cluster_helpers import (create, deployment, get_json, pdb, pod, priority_class, wait_pdb_settled,
                              wait_pods_running, wait_until)
@@ -16,7 +19,7 @@ from kubectl_safety.model.objects import Pod
 from tests.unit.cli_helpers import run_cli
 
 NOW = "2026-11-22T12:00:00Z"
-DUMP_KINDS = "nodes,pods,pdb,priorityclasses,replicasets,deployments,statefulsets,daemonsets,jobs"
+DUMP_KINDS = "nodes,pods,pdb,priorityclasses,replicasets,deployments,statefulsets,daemonsets,jobs,leases"
 HEARTBEAT = re.compile(r"(heartbeat|last heartbeat) \d+[smhd]+( ago)?")
 
 
@@ -132,3 +135,29 @@ def test_never_impersonates_unless_asked(cluster, namespace, workloads, audit):
 
     entries = wait_until(ours, 20, "audit entries of both runs")
     assert {e.impersonated_user for e in entries} == {None, "alice"}
+
+
+def test_a_ready_node_heartbeat_is_its_lease_renewal_not_its_status_update(cluster, make_node):
+    """The kubelet renews its Lease every 10 s and writes the Ready condition's lastHeartbeatTime only every
+    5 minutes: the heartbeat is the Lease's (as the node lifecycle controller reads it)."""
+    name = make_node(f"beat-{uuid.uuid4().hex[:6]}", ready=False)["metadata"]["name"]  # not kwok's: we beat
+    now = datetime.now(timezone.utc)
+    stamp = (now - timedelta(seconds=106)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    ready = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
+             "lastHeartbeatTime": stamp, "lastTransitionTime": stamp}
+    cluster.kubectl("patch", f"node/{name}", "--subresource=status", "--type=strategic", "-p",
+                    json.dumps({"status": {"conditions": [ready]}}))
+    create(cluster, "kube-node-lease", {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name},
+        "spec": {"holderIdentity": name, "leaseDurationSeconds": 40,
+                 "renewTime": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}})
+    try:
+        code, out, err = run_cli(["explain", "node", name, "-o", "json", "--kubeconfig", str(cluster.kubeconfig)])
+        assert code == 0, err
+        state = json.loads(out)["state"]
+        assert state["state"] == "Ready" and state["heartbeatAgeSeconds"] < 30, state  # not 106 s
+        assert state["message"].endswith("ago (node Lease)"), state
+        code, out, err = run_cli(["explain", "node", name, "--kubeconfig", str(cluster.kubeconfig)])
+        assert "(node Lease)" in out, out
+    finally:
+        cluster.kubectl("delete", "lease", name, "-n", "kube-node-lease", "--ignore-not-found", check=False)

@@ -28,6 +28,11 @@ def kills(steps: list[dict]) -> list[int]:
     return [s["at"] for s in steps if "SIGKILL" in s["event"]]
 
 
+def sigterm_at(steps: list[dict]) -> int:
+    """When the tool's timeline sends the container ``app`` SIGTERM."""
+    return next(s["at"] for s in steps if s["event"].startswith(("SIGTERM to app ", "SIGTERM to the main containers")))
+
+
 def kubelet_start(namespace, pod, container="app") -> float:
     """When the kubelet began terminating the container: its preStop hook, else its SIGTERM."""
     evs = events(namespace, pod, container)
@@ -63,9 +68,14 @@ def test_delete_timeline_matches_the_kubelet(cluster, real_node, namespace):
         term = first(events(namespace, name, "app"), "signal SIGTERM") - start
         stopped = exits[f"{name}.app"] - start
         t = said[name]["termination"]
-        print(f"{name}: tool SIGKILL at {kills(t['steps'])}; kubelet SIGTERM +{term:.2f}s, exit +{stopped:.2f}s")
+        print(f"{name}: tool SIGTERM at {sigterm_at(t['steps'])}, SIGKILL at {kills(t['steps'])}; "
+              f"kubelet SIGTERM +{term:.2f}s, exit +{stopped:.2f}s")
         assert t["gracePeriodSeconds"] == grace
         assert abs(term - term_at) < TOLERANCE, (name, term)
+        if 0 < kwargs.get("pre_stop_sleep", 0) < grace:  # an exec hook's length is not known: SIGTERM by then
+            assert term < sigterm_at(t["steps"]) + TOLERANCE, (name, t["steps"])
+        else:  # at once, or as the hook uses up the grace period
+            assert abs(term - sigterm_at(t["steps"])) < TOLERANCE, (name, t["steps"])
         assert abs(stopped - exit_at) < TOLERANCE, (name, stopped)
         if kwargs.get("on_term") == "exit":  # exits on its own, before any SIGKILL the tool shows
             assert stopped < min(kills(t["steps"])), (name, t["steps"])

@@ -12,7 +12,8 @@ import subprocess
 import threading
 import time
 
-from cluster_helpers import ReadyRecorder, create, deployment, get_json, pdb, pod, pool_nodes, wait_pods_running, wait_until
+from cluster_helpers import (ReadyRecorder, create, deployment, get_json, pdb, place_on, pod, pool_nodes,
+                             wait_pods_running, wait_until)
 
 from tests.unit.cli_helpers import run_cli
 
@@ -246,3 +247,49 @@ def test_rollout_skip_blocked_maintains_what_can_be_and_names_the_rest(cluster, 
     assert sorted((tmp_path / "exec.log").read_text().split()) == sorted(pool[1:])  # the others maintained
     assert not get_json(cluster, f"node/{pool[0]}")["spec"].get("unschedulable")  # the blocked node untouched
     assert get_json(cluster, "pod/bare", "-n", namespace)["spec"]["nodeName"] == pool[0]
+
+
+RACE_RUNS = 20
+
+
+def test_rollout_replans_after_its_own_uncordon_twenty_runs_in_twenty(cluster, namespace, make_node):
+    """A batch that moves nothing, then one whose pods need room on the node just uncordoned: the re-plan
+    of the second must see that uncordon (and the pods moved before), so every run finishes."""
+    tag = f"race-{namespace[-6:]}"
+    pool = [make_node(f"{tag}-{i}", zone=f"zone-{tag}", labels={"role": tag})["metadata"]["name"] for i in range(2)]
+    place_on(cluster, namespace, pool[1:], [deployment("app", 2, node_selector={"role": tag}, requests={"cpu": "100m"}),
+                                            pdb("app", {"app": "app"}, min_available=1)], 2)
+    argv = ["rollout", "-l", f"role={tag}", "--exec", "true", "--gate-timeout", "60s", "--ready-timeout", "60s",
+            "--timeout", "60s", "--lease-namespace", namespace, "--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
+    code, out, err = run_cli(argv + ["--dry-run"])
+    plan = json.loads(out)
+    assert code == 0 and plan["safe"], err
+    assert [b["nodes"] for b in plan["batches"]] == [[pool[1]], [pool[0]]]  # the empty node first
+    failures = []
+    for run in range(RACE_RUNS):
+        code, out, err = run_cli(argv + ["--yes"])
+        report = json.loads(out) if out.strip() else {}
+        if code != 0:
+            failures.append(f"run {run + 1}: exit {code}: {report.get('message') or err[-300:]}")
+        moved = [n for n in report.get("nodes", ()) if (n.get("drain") or {}).get("evicted")]
+        assert code != 0 or len(moved) == 1, report  # one batch moved the pods, the other none
+        wait_pods_running(cluster, namespace, count=2)
+    assert not failures, f"{RACE_RUNS - len(failures)}/{RACE_RUNS} runs finished:\n" + "\n".join(failures)
+
+
+def test_rollout_needed_leaves_out_the_daemonset_pods_that_stay(cluster, namespace, make_node):
+    tag = f"need-{namespace[-6:]}"
+    pool = [make_node(f"{tag}-{i}", labels={"role": tag})["metadata"]["name"] for i in range(2)]
+    agent = deployment("agent", 0, node_selector={"role": tag}, requests={"cpu": "100m"})
+    agent["kind"] = "DaemonSet"
+    del agent["spec"]["replicas"]
+    place_on(cluster, namespace, pool[1:], [agent, deployment("app", 1, node_selector={"role": tag},
+                                                              requests={"cpu": "200m"})], 3)
+    wait_pods_running(cluster, namespace, count=3)  # the agent on both nodes (it tolerates the cordon), the app
+                                                    # on the first
+    code, out, err = run_cli(["rollout", "-l", f"role={tag}", "--ignore-daemonsets", "--dry-run",
+                              "--lease-namespace", namespace, "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
+    plan = json.loads(out)
+    assert code == 0, err
+    needed = {b["nodes"][0]: b["capacity"]["cpuNeeded"] for b in plan["batches"]}
+    assert needed == {pool[0]: 200, pool[1]: 0}, needed  # the DaemonSet's 100m stay on each node

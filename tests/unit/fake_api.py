@@ -188,8 +188,9 @@ class FakeApi:
                 if "metadata" in body:
                     annotations = dict(meta.get("annotations") or {}, **body["metadata"].get("annotations", {}))
                     meta["annotations"] = {k: v for k, v in annotations.items() if v is not None}
-                self.put("nodes", dict(node, spec=spec, metadata=meta))
-                return 200, node
+                patched = dict(node, spec=spec, metadata=meta)
+                self.put("nodes", patched)
+                return 200, patched
         return 404, {"message": f"no fake for {method} {path}"}
 
     def _workload(self, method, resource, key, body):

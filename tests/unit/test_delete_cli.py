@@ -42,7 +42,7 @@ def test_force_without_confirm_is_refused_with_the_assessment(flags):
     assert [r["code"] for r in pods["db-0"]["risks"]] == ["STATEFULSET_IDENTITY", "NODE_READY", "UNSAFE_VOLUME_TYPE"]
     assert pods["db-0"]["node"]["state"] == "Ready" and pods["db-0"]["forceNeeded"] is False
     assert pods["legacy-0"]["node"] == {"name": "node-d1", "state": "Unknown", "partitioned": True,
-                                        "heartbeatAgeSeconds": 1200, "message": "Unknown, last heartbeat 20m ago"}
+                                        "heartbeatAgeSeconds": 1200, "message": "Unknown, last heartbeat 20m ago (Ready condition)"}
     assert [r["code"] for r in pods["legacy-0"]["risks"]] == ["NO_CONTROLLER", "NODE_PARTITIONED"]
     assert {p["action"] for p in report["pods"]} == {"refused"}
     assert report["summary"] == {"refused": 2}

@@ -76,3 +76,11 @@ def test_every_output_renders(output):
     for args in (["pod", "api-7c9b4-0q0", "-n", "shop"], ["node", "node-b1"], ["priorities"]):
         rc, out, err = run_cli(["explain", *args, "--snapshot", DEMO, "-o", output])
         assert rc == 0 and out.strip(), err
+
+
+def test_the_termination_timeline_times_are_one_column():
+    code, out, err = run_cli(["explain", "pod", "web-5d8f7c-0x0", "-n", "shop", "--snapshot", DEMO, "--as-of", DEMO_NOW])
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if line.startswith("  t+")]
+    assert [r.split()[0] for r in rows] == ["t+0s", "t+0s", "t+5s", "t+30s"]
+    assert len({r.index(r.split()[1]) for r in rows}) == 1, "\n".join(rows)  # the events start in one column

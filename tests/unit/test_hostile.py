@@ -246,6 +246,9 @@ DEVICE_OBJECTS = {
                               "spec": {"driver": "gpu.example.com", "nodeName": "n1",
                                        "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
                                        "devices": [{"name": "g", "attributes": {}}]}},
+    "Lease": lambda: {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                      "metadata": {"name": "n1", "namespace": "kube-node-lease"},
+                      "spec": {"holderIdentity": "n1", "renewTime": "2026-11-22T08:59:56.000000Z"}},
 }
 
 

@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 import pytest
 
 from kubectl_safety.cluster.scopes import cluster_scope, drain_scope, node_queries
-from kubectl_safety.engine import live_view
-from kubectl_safety.engine.live_view import LiveView
+from kubectl_safety.engine import live_view, watch
+from kubectl_safety.engine.live_view import LiveView, Seen
 from kubectl_safety.engine.watch import WatchGroup
 from tests.unit.fake_api import FakeApi, node, pod
 
@@ -77,3 +77,54 @@ def test_a_resource_rbac_lets_us_list_but_not_watch_is_listed_again_for_each_pla
         snap = view.snapshot(NOW)
         assert {b.name for b in snap.pdbs} == {"a", "b"}  # current, by a LIST
         assert budgets.lists == 2 and budgets.watches == 1  # the forbidden WATCH is not retried
+
+
+def stale(view, resource):
+    """The view's watch of ``resource``, stopped: what happens next never arrives by it."""
+    w = next(w for w in view.shared if w.resource == resource)
+    w.stop()
+    return w
+
+
+def test_the_next_batch_is_planned_on_the_uncordon_and_the_evictions_of_the_batch_before(monkeypatch):
+    api = cluster(0)
+    api.request("PATCH", "/api/v1/nodes/n1", body={"spec": {"unschedulable": True}})
+    monkeypatch.setattr(live_view, "SETTLE_SECONDS", 0.2)
+    with LiveView(api, cluster_scope()) as view:
+        nodes, pods = stale(view, "nodes"), stale(view, "pods")
+        seen = Seen()
+        status, node = api.request("PATCH", "/api/v1/nodes/n1", body={"spec": {"unschedulable": False}})
+        seen.written("nodes", "/n1", node["metadata"]["resourceVersion"])
+        gone = api.store["pods"]["ns/a0"]
+        api.delete("pods", gone)
+        seen.removed("pods", "ns/a0", gone["metadata"]["uid"])
+        snap = view.snapshot(NOW, seen=seen)
+        assert not snap.node("n1").unschedulable  # the uncordon the watch had not shown
+        assert {p.name for p in snap.pods_on("n1")} == {"a1", "a2"}  # the evicted pod gone
+        assert nodes.lists == pods.lists == 2
+
+
+def test_what_the_watches_show_already_is_not_listed_again():
+    api = cluster(3)
+    with LiveView(api, cluster_scope()) as view:
+        seen = Seen()
+        status, node = api.request("PATCH", "/api/v1/nodes/x1", body={"spec": {"unschedulable": True}})
+        seen.written("nodes", "/x1", node["metadata"]["resourceVersion"])
+        api.delete("pods", api.store["pods"]["ns/x0-0"])
+        seen.removed("pods", "ns/x0-0", "no-such-uid")
+        listed = len([r for r in api.requests if r[0] == "LIST"])
+        assert view.snapshot(NOW, seen=seen).node("x1").unschedulable
+        assert len([r for r in api.requests if r[0] == "LIST"]) == listed
+
+
+@pytest.mark.parametrize("version, than, newer_or_same", [
+    ("10", "9", True),  # ordered as numbers, not as text
+    ("9", "10", False),
+    ("42", "42", True),
+    ("", "1", False),  # none yet
+    ("abc", "abc", True),  # not well-formed: only equality tells
+    ("abd", "abc", False),
+    ("012", "11", False),
+])
+def test_resource_versions_are_compared_as_the_api_machinery_does(version, than, newer_or_same):
+    assert watch.newer_or_same(version, than) is newer_or_same

@@ -197,3 +197,28 @@ def test_a_resumed_rollout_reports_the_surges_its_earlier_run_recorded():
     assert [(n["name"], n.get("surges")) for n in report["nodes"]] == [("n1", None), ("n2", recorded)]
     assert "Surged by this rollout (recorded in its state): Deployment default/web 3->4" in render_report(report)
     assert not api.store["nodes"]["/n2"]["metadata"].get("annotations")
+
+
+def test_the_next_batch_is_planned_on_the_uncordon_of_the_batch_before(monkeypatch):
+    from kubectl_safety.cluster.scopes import cluster_scope
+    from kubectl_safety.engine import live_view
+    from kubectl_safety.engine.live_view import LiveView
+
+    api = cluster()
+    for name in ("n1", "n2"):  # cordoned before: the view shows both cordoned, as the rollout's pre-cordon
+        api.request("PATCH", f"/api/v1/nodes/{name}", body={"spec": {"unschedulable": True}})
+    monkeypatch.setattr(live_view, "SETTLE_SECONDS", 0.3)
+    planned = {}
+    with LiveView(api, cluster_scope()) as view:
+        next(w for w in view.shared if w.resource == "nodes").stop()  # late: what follows does not arrive
+
+        def replan(nodes, group):
+            snap = view.snapshot(datetime.now(timezone.utc), (), group, cordoned=nodes, seen=r.seen)
+            planned[tuple(nodes)] = {n.name for n in snap.nodes if n.unschedulable}
+            pods = [p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes]
+            return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True)
+
+        r = Rollout(api, RolloutSpec(name="ro", nodes=["n1", "n2"], batches=[["n1"], ["n2"]], lease_namespace="ns",
+                                     ready_timeout=5, gate_timeout=5), replan=replan, run=None)
+        assert published(r.run())["status"] == "done"
+    assert planned[("n2",)] == {"n2"}  # n1 back in the pool: uncordoned by the first batch

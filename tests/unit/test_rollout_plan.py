@@ -5,7 +5,7 @@ import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size, order_batches
-from tests.builders import NOW, make_node, make_pdb, make_pod, snapshot
+from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
 from tests.published import plan_rollout
 
 POOL = [make_node(f"{z}{i}", zone=f"zone-{z}", cpu="2") for z in "abc" for i in (1, 2)]
@@ -113,3 +113,16 @@ def test_rollout_cordon_adds_the_unschedulable_taint():
     report = plan(*nodes, *pods, nodes=["a1", "b1"], max_unavailable="1")
     assert report["batches"][0]["nodes"] == ["a1"]
     assert report["safe"] and report["stopsAtBatch"] is None
+
+
+@pytest.mark.parametrize("scenario, on_node, needed", [
+    ("a DaemonSet pod stays: a batch moving nothing needs nothing",
+     [make_pod("ds-a1", node="a1", cpu="100m", owner=("DaemonSet", "ds"))], 0),
+    ("only the pods the drain moves count", [make_pod("ds-a1", node="a1", cpu="100m", owner=("DaemonSet", "ds")),
+                                             web("web-a1", "a1")], 100),
+    ("a finished pod stays", [web("done-a1", "a1", phase="Succeeded"), web("web-a1", "a1")], 100),
+])
+def test_rollout_needed_counts_only_the_pods_the_drain_moves(scenario, on_node, needed):
+    r = plan(*POOL, *SPARE, make_workload("DaemonSet", "ds"), *on_node, nodes=["a1"],
+             drain={"ignore_daemonsets": True})
+    assert r["batches"][0]["capacity"]["cpuNeeded"] == needed, scenario

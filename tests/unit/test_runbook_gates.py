@@ -177,13 +177,13 @@ def test_durations_print_one_way():
     from datetime import timedelta
 
     node = Node(make_node("n1", ready="Unknown"))
-    assert node_health(node, NOW + timedelta(seconds=1200))["message"] == "Unknown, last heartbeat 20m ago"
+    assert node_health(node, NOW + timedelta(seconds=1200))["message"] == "Unknown, last heartbeat 20m ago (Ready condition)"
     assert _age(3900) == "65m"  # kubectl's HumanDuration, as every other age
 
 
 def test_a_stale_snapshot_is_not_called_heartbeating():
     code, out, _ = run_cli(["explain", "node", "node-a1", "--snapshot", DEMO, "--as-of", "2026-11-25T19:00:00Z"])
-    assert "Ready, heartbeat 3d10h ago (a stale snapshot? --as-of TIME sets when the dump was taken)" in out
+    assert "Ready, heartbeat 3d10h ago (Ready condition; a stale snapshot? --as-of TIME sets when the dump was taken)" in out
     code, out, _ = run_cli(["delete", "pod", "db-0", "-n", "shop", "--force", "--dry-run", "--snapshot", DEMO,
                             "--as-of", "2026-11-25T19:00:00Z"])
     assert "heartbeating" not in out and "its last heartbeat is 3d10h old (a stale snapshot?" in out

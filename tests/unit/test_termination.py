@@ -109,3 +109,25 @@ def test_sidecars_stop_after_main_containers_and_their_pre_stop_hooks_run():
 def test_kubelet_minimum_grace_of_two_seconds_without_pre_stop():
     t = timeline(Pod(make_pod("p", terminationGracePeriodSeconds=1)))
     assert t.steps[-1] == TimelineStep(2, "SIGKILL to anything still running")
+
+
+SIGTERM = [
+    ("preStop exec using up the grace period: SIGTERM as the grace period ends",
+     [("app", {"exec": {"command": ["sleep", "10"]}})], 4, [(4, "app when its preStop hook ends, at the latest here")]),
+    ("preStop sleep within the grace period: SIGTERM as it ends", [("app", {"sleep": {"seconds": 3}})], 8,
+     [(3, "app when its preStop hook ends")]),
+    ("preStop sleep longer than the grace period: SIGTERM as the grace period ends",
+     [("app", {"sleep": {"seconds": 10}})], 4, [(4, "app as the grace period ends")]),
+    ("a container without a hook beside one with: SIGTERM at once", [("app", {"sleep": {"seconds": 3}}), ("log", None)],
+     8, [(0, "log (no preStop hook)"), (3, "app when its preStop hook ends")]),
+    ("no preStop: SIGTERM at once", [("app", None)], 30, [(0, "the main containers")]),
+]
+
+
+@pytest.mark.parametrize("hooks,grace,terms", [c[1:] for c in SIGTERM], ids=[c[0] for c in SIGTERM])
+def test_sigterm_comes_when_the_pre_stop_hook_ends_or_the_grace_period_does(hooks, grace, terms):
+    cs = [container(name, lifecycle={"preStop": hook}) if hook else container(name) for name, hook in hooks]
+    t = timeline(Pod(make_pod("p", containers=cs, terminationGracePeriodSeconds=grace)))
+    rows = [(s.at, s.event[len("SIGTERM to "):]) for s in t.steps if s.event.startswith("SIGTERM to ")]
+    assert [(at, event[:len(want)]) for (at, event), (_, want) in zip(rows, terms)] == terms and len(rows) == len(terms)
+    assert [s.at for s in t.steps] == sorted(s.at for s in t.steps)  # in the order they happen

@@ -106,10 +106,10 @@ def _check_one(g, options):
     """The ClusterCheck of one cluster (the context of ``g``, or its --snapshot files)."""
     from kubectl_safety.analysis.check import check
     from kubectl_safety.cluster.dump import bulk_load
-    from kubectl_safety.cluster.scopes import cluster_scope, surge_scope
+    from kubectl_safety.cluster.scopes import cluster_scope, node_lease_queries, surge_scope
 
     s = Session(g)
-    queries = cluster_scope() + (surge_scope(True) if options.drain.surge else [])
+    queries = cluster_scope() + node_lease_queries() + (surge_scope(True) if options.drain.surge else [])
     snap = s.snapshot(() if s.offline else queries, "check")
     with bulk_load():  # the analysis makes no cycles: collections would only rescan what it keeps (10% of it)
         report = check(snap, options, snap.taken_at)

@@ -195,7 +195,7 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
     def replan(batch, group):  # from the view's watches, the batch's nodes watched in its group
         loader.nodes = list(batch)
         loader.node_selector = None
-        fresh = loader.snapshot(group, cordoned=batch)
+        fresh = loader.snapshot(group, cordoned=batch, seen=rollout.seen)
         return plan_drain(fresh, batch, drain_options, fresh.taken_at)
 
     rollout = Rollout(connection, spec, replan=replan, on_event=progress)

@@ -20,8 +20,10 @@ def render_pod(r, wide=False) -> str:
     cls = f" (class {pr.class_name})" if pr.class_name else ""
     lines.append(f"Priority:     {pr.value} from {pr.source.value}{cls}; preemptionPolicy {pr.preemption_policy}")
     lines.append(f"Termination:  grace {human_duration(t.grace_period_seconds)} ({t.why})")
-    for step in t.steps:
-        lines.append(f"  t+{human_duration(step.at)}  {step.event}")
+    times = [f"t+{human_duration(step.at)}" for step in t.steps]
+    width = max(map(len, times), default=0)
+    for at, step in zip(times, t.steps):  # one column: t+0s and t+30s alike
+        lines.append(f"  {at:<{width}}  {step.event}")
     lines.append(f"  eviction: {human_duration(t.eviction.grace_period_seconds)}; kubelet soft eviction: "
                  f"{t.kubelet_soft_eviction.note}; hard: 1s")
     for probe in t.probe_failure:
