@@ -56,6 +56,25 @@ HABITS = [
           r'invalid argument "maybe" for "--force" flag'),
     Habit("dry-run-equals-client", ["drain", "node-a1", "--dry-run=client", "--ignore-daemonsets", "-o", "name"], 0,
           r"pod/web"),
+    # kubectl's GetDryRunStrategy: a Go boolean is client/none with a deprecation warning; =VALUE is never a name
+    Habit("dry-run-equals-true-is-client", ["drain", "node-a1", "--dry-run=true", "--ignore-daemonsets", "-o", "name"],
+          0, r"pod/web", r"^warning: --dry-run=true is deprecated \(boolean value\) and can be replaced with "
+                         r"--dry-run=client\.\n$"),
+    Habit("dry-run-equals-1-is-client", ["rebalance", "-n", "shop", "--dry-run=1", "-o", "jsonpath={.kind}"], 0,
+          r"^RebalancePlan$", r"--dry-run=1 is deprecated \(boolean value\) and can be replaced with --dry-run=client"),
+    Habit("dry-run-equals-true-delete", ["delete", "pod", "db-0", "-n", "shop", "--dry-run=True", "-o", "name"], 0,
+          r"^pod/db-0$", r"--dry-run=True is deprecated"),
+    Habit("dry-run-equals-true-rollout", ["rollout", "node-a1", "--dry-run=true", "--ignore-daemonsets", "-o",
+                                          "jsonpath={.kind}"], 0, r"^RolloutPlan$", r"--dry-run=true is deprecated"),
+    Habit("dry-run-equals-false-is-none", ["drain", "node-a1", "--dry-run=false"], 2, "",
+          r"^warning: --dry-run=false is deprecated \(boolean value\) and can be replaced with --dry-run=none\.\n"
+          r"error: a drain needs a live cluster"),
+    Habit("dry-run-equals-word-is-no-node-name", ["drain", "node-a1", "--dry-run=node-b1"], 2, "",
+          r'^error: invalid dry-run value \(node-b1\): must be "none", "server", or "client"\n$'),
+    Habit("dry-run-equals-empty", ["delete", "pod", "db-0", "-n", "shop", "--dry-run="], 2, "",
+          r"invalid dry-run value \(\)"),
+    Habit("dry-run-space-word-is-still-a-node", ["drain", "--dry-run", "node-a1", "--ignore-daemonsets", "-o", "name"],
+          0, r"pod/web"),
     # -- help ------------------------------------------------------------------------------------------
     Habit("bare-kubectl-safety-is-help", [], 0, r"^Usage: kubectl safety \[OPTIONS\] COMMAND"),
     Habit("bare-explain-is-help", ["explain"], 0, r"^Usage: kubectl safety explain"),
