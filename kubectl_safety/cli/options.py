@@ -158,7 +158,9 @@ def get_globals(ctx=None) -> Globals:
     ctx = ctx or click.get_current_context()
     g = given_globals(ctx)
     if check and g.request_timeout != "0":
-        duration_flag(g.request_timeout, "--request-timeout", bare_seconds=True)  # as kubectl: also offline
+        from kubectl_safety.model.duration import flag_seconds
+
+        flag_seconds(g.request_timeout, "--request-timeout")  # as kubectl: also offline
     if check:
         _check_header_values(g)
     if check and g.all_namespaces:
@@ -186,17 +188,3 @@ def _check_header_values(g):
         value = getattr(g, name)
         if value and not str(value).isascii():
             raise UsageError(f"{flag} value is not ASCII: the {header} header is sent in ASCII only")
-
-
-def duration_flag(text, flag, bare_seconds=False) -> float:
-    """Seconds of a Go duration given to ``flag`` (``1h30m``, ``5m30s``, ``500ms``); a usage error names the flag."""
-    from kubectl_safety.errors import UsageError
-    from kubectl_safety.model.duration import DurationError, parse_duration
-
-    try:
-        seconds = parse_duration(text, bare_seconds=bare_seconds)
-    except DurationError as e:
-        raise UsageError(f"invalid {flag} {text!r}: {e}") from None
-    if seconds < 0:
-        raise UsageError(f"invalid {flag} {text!r}: must not be negative")
-    return seconds

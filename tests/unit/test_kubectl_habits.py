@@ -118,6 +118,20 @@ HABITS = [
           r"invalid --request-timeout '5x': not a duration"),
     Habit("request-timeout-bare-seconds", ["explain", "priorities", "--request-timeout=30", "-o", "name"], 0,
           r"priorityclass"),
+    # kubectl's Duration flags reject a number without a unit (except 0); --request-timeout takes seconds
+    *[Habit(f"unitless-{'-'.join(a for a in args if a.isalpha())}-{flag[2:]}-is-an-error", args + [flag, "10"], 2, "",
+            rf"^error: invalid {flag} '10': missing unit: use a Go duration such as 30s")
+      for args in (["drain", "node-a1", "--dry-run"], ["rollout", "node-a1", "--dry-run"], ["check"],
+                   ["rebalance", "-n", "shop", "--dry-run"], ["delete", "pod", "db-0", "-n", "shop", "--dry-run"])
+      for flag in ["--timeout"] + (["--exec-timeout", "--ready-timeout", "--gate-timeout"] if args[0] == "rollout" else [])],
+    *[Habit(f"zero-{args[0]}-{flag[2:]}-needs-no-unit", args + [flag, "0", "-o", "jsonpath={.kind}"], code, rf"^{kind}$")
+      for args, flag, code, kind in [
+          (["drain", "node-a1", "--dry-run", "--ignore-daemonsets"], "--timeout", 0, "DrainPlan"),
+          (["rollout", "node-a1", "--dry-run", "--ignore-daemonsets"], "--gate-timeout", 0, "RolloutPlan"),
+          (["check"], "--timeout", 3, "ClusterCheck"),
+          (["rebalance", "-n", "shop", "--dry-run"], "--timeout", 0, "RebalancePlan")]],
+    Habit("request-timeout-fraction-without-unit", ["explain", "priorities", "--request-timeout=1.5"], 2, "",
+          r"invalid --request-timeout '1.5': missing unit"),
     Habit("delete-timeout-milliseconds", ["delete", "pod", "db-0", "-n", "shop", "--dry-run", "--timeout=500ms",
                                           "-o", "name"], 0, r"^pod/db-0$"),
     # -- output formats on every JSON kind --------------------------------------------------------------
@@ -360,7 +374,8 @@ def test_flag_spellings_read_as_kubectl_reads_them(args, ours):
 
 
 @needs_kubectl
-@pytest.mark.parametrize("value, accepted", [("1h30m", True), ("500ms", True), ("30", True), ("5x", False)])
+@pytest.mark.parametrize("value, accepted", [("1h30m", True), ("500ms", True), ("30", True), ("5x", False),
+                                           ("1.5", False)])
 def test_request_timeout_values_as_kubectl(value, accepted):
     code, _, _ = kubectl("-o", "name", f"--request-timeout={value}")
     assert (code == 0) is accepted

@@ -160,10 +160,10 @@ def _wait(deleter, pods, entries, timeout) -> dict:
     """Wait until the pods are gone, a countdown on a live status line (``--timeout``: a Go duration)."""
     import threading
 
-    from kubectl_safety.cli.options import duration_flag
+    from kubectl_safety.model.duration import flag_seconds
     from kubectl_safety.cli.progress import Progress
 
-    seconds = duration_flag(timeout, "--timeout") if timeout else max(e.grace_period_seconds for e in entries) + WAIT_MARGIN
+    seconds = flag_seconds(timeout, "--timeout") if timeout else max(e.grace_period_seconds for e in entries) + WAIT_MARGIN
     deadline = time.monotonic() + seconds if seconds else None
     progress, stop = Progress(), threading.Event()
 
