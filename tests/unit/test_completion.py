@@ -277,21 +277,30 @@ def test_bash_script_from_checkout():
     assert bash_complete(["kubectl-safety", "explain", ""], 2, path) == ["node", "pod", "priorities"]
 
 
-# -- import cost: static paths never load the kubernetes client ---------------------------------------
+# -- import cost: static paths load neither the kubernetes client nor the planners -----------------------
 
-@pytest.mark.parametrize("argv, env", [
+STATIC_PATHS = [
     (["-m", "kubectl_safety", "--help"], {}),
-    (["-m", "kubectl_safety.cli.completion", "explain", "pod", "--"], {}),
+    (["-m", "kubectl_safety", "drain", "--help"], {}),
+    (["-m", "kubectl_safety.cli.completion", "drain", "n1", "--"], {}),
     (["-m", "kubectl_safety"], {"_KUBECTL_SAFETY_COMPLETE": "bash_complete",
-                                "COMP_WORDS": "kubectl-safety explain ", "COMP_CWORD": "2"}),
-], ids=["help", "plugin-completion", "click-bash-completion"])
-def test_static_paths_do_not_import_kubernetes(argv, env):
+                                "COMP_WORDS": "kubectl-safety delete pod --", "COMP_CWORD": "3"}),
+]
+HEAVY = ("kubectl_safety.analysis", "kubectl_safety.engine", "kubectl_safety.cli.published")
+
+
+@pytest.mark.parametrize("argv, env", STATIC_PATHS, ids=["help", "drain-help", "plugin-completion",
+                                                         "click-bash-completion"])
+def test_help_and_completion_import_no_analysis_engine_or_serializers(argv, env):
+    """--help and a completion request load no planner, typed plan, engine report or serializer, and
+    neither the kubernetes client nor YAML."""
     proc = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip()
     imported = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line]
     assert "kubectl_safety.cli.main" in imported
+    assert [m for m in imported if m.startswith(HEAVY)] == []
     assert not [m for m in imported if m.split(".")[0] in ("kubernetes", "urllib3", "yaml")]
 
 

@@ -10,9 +10,7 @@ from kubectl_safety.cli.drain_flags import selector as drain_selector
 from kubectl_safety.cli.drain_progress import DrainProgress
 from kubectl_safety.cli.drain_reads import DrainReads
 from kubectl_safety.cli.interaction import confirm, interrupts
-from kubectl_safety.analysis.plans import Action
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.published import published
 from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.drain import render_plan, render_report
@@ -113,6 +111,9 @@ def surge_hint(plan) -> str:
 
 def _confirm(plan, yes):
     """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
+    from kubectl_safety.analysis.plans import Action
+    from kubectl_safety.cli.published import published
+
     if not yes and sys.stdin.isatty():
         click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
     s = plan.counts()

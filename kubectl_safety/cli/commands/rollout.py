@@ -11,7 +11,6 @@ from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value)
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.published import published
 from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.rollout import progress as progress_printer
@@ -209,6 +208,8 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
 
 def _confirm(plan, yes):
     if not yes and sys.stdin.isatty():
+        from kubectl_safety.cli.published import published
+
         click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
     confirm(f"Maintain {len(plan.nodes) - len(plan.done)} node(s) in {len(plan.batches)} batch(es), "
             f"about {plan.estimated_seconds}s?", yes, "roll out")
