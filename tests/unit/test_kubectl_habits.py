@@ -196,12 +196,42 @@ HABITS = [
                                               "-o", "jsonpath={.kind}"], 0, r"^PriorityAudit$"),
     Habit("delete-now-takes-no-time", ["delete", "pod", "db-0", "-n", "shop", "--now", DEMO_NOW, "--snapshot", DEMO,
                                        "--dry-run"], 1, "", r'pod "2026-11-22T09:00:00Z" not found'),
-    # -- kubectl's global flags are accepted ---------------------------------------------------------------
-    Habit("connection-flags-accepted", ["explain", "priorities", "--cluster=c", "--user=u", "-s=https://k:6443",
-                                        "--token=t", "--certificate-authority=/ca", "--client-certificate=/c",
-                                        "--client-key=/k", "--tls-server-name=k", "--insecure-skip-tls-verify",
-                                        "--as-uid=1", "-v=6", "-o", "jsonpath={.kind}"], 0, r"^PriorityAudit$"),
+    # -- a global flag that would change nothing is refused, in every command ('kubectl safety options') -----
+    *[Habit(f"connection-flag-{flag.lstrip('-')}-with-snapshot-is-an-error", args + [given], 2, "",
+            rf"^error: {flag} cannot be used with --snapshot: the files are read instead of a cluster")
+      for args in (["explain", "priorities"], ["drain", "node-a1", "--dry-run"])
+      for given, flag in [("--context=prod", "--context"), ("--kubeconfig=/kc", "--kubeconfig"),
+                          ("--cluster=c", "--cluster"), ("--user=u", "--user"), ("-s=https://k:6443", "-s/--server"),
+                          ("--token=t", "--token"), ("--certificate-authority=/ca", "--certificate-authority"),
+                          ("--client-certificate=/c", "--client-certificate"), ("--client-key=/k", "--client-key"),
+                          ("--tls-server-name=k", "--tls-server-name"), ("--as=u", "--as"), ("--as-group=g", "--as-group"),
+                          ("--as-uid=1", "--as-uid"), ("--insecure-skip-tls-verify", "--insecure-skip-tls-verify")]],
+    Habit("check-context-with-snapshot-is-an-error", ["check", "--context", "prod"], 2, "",
+          r"^error: --context cannot be used with --snapshot"),
+    Habit("check-all-contexts-with-snapshot-is-an-error", ["check", "--all-contexts"], 2, "",
+          r"^error: --all-contexts cannot be used with --snapshot"),
+    Habit("context-before-the-command-with-snapshot-is-an-error", ["--context=prod", "rollout", "node-a1", "--dry-run"],
+          2, "", r"^error: --context cannot be used with --snapshot"),
+    *[Habit(f"namespace-on-{'-'.join(args[:2])}-is-an-error", args + ["-n", "shop"], 2, "",
+            rf"^error: -n/--namespace is not supported by '{path}': {why}")
+      for args, path, why in [(["check"], "check", r"it checks every namespace"),
+                              (["explain", "priorities"], "explain priorities", "it audits every namespace"),
+                              (["explain", "node", "node-a1"], "explain node", "a node has no namespace"),
+                              (["drain", "node-a1", "--dry-run"], "drain", "drain works on nodes"),
+                              (["rollout", "node-a1", "--dry-run"], "rollout", "rollout works on nodes"),
+                              (["version"], "version", "it reads no namespaced objects")]],
+    Habit("verbosity-and-request-timeout-with-snapshot", ["explain", "priorities", "-v=6", "--request-timeout=5s",
+                                                          "-o", "jsonpath={.kind}"], 0, r"^PriorityAudit$"),
 ]
+
+
+def test_connection_flags_accepted_where_a_cluster_is_read():
+    code, out, err = run_cli(["options", "--cluster=c", "--user=u", "-s=https://k:6443", "--token=t",
+                              "--certificate-authority=/ca", "--client-certificate=/c", "--client-key=/k",
+                              "--tls-server-name=k", "--insecure-skip-tls-verify", "--as=u", "--as-group=g",
+                              "--as-uid=1", "-v=6", "--context=c", "--kubeconfig=/kc"])
+    assert (code, err) == (0, ""), err
+    assert "Flags that would change nothing:" in out
 
 
 @pytest.mark.parametrize("habit", HABITS, ids=[h.id for h in HABITS])
