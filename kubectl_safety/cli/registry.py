@@ -115,6 +115,7 @@ COMMANDS = (
             namespace="it reads no namespaced objects"),
     Command("options", "options"),
     Command("schema", "schema"),
+    Command("completion", "completion"),
     Command("help"),
 )
 BY_PATH = {c.path: c for c in COMMANDS}
