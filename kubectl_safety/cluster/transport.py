@@ -55,6 +55,8 @@ class Stream:
         self._reading, pending, size = True, [], 0
         try:
             for piece in self._pieces:
+                if self._watchdog is not None and self._watchdog.fired:  # a body still trickling in
+                    return
                 if b"\n" not in piece:  # (a line arriving in many pieces is joined once)
                     pending.append(piece)
                     size += len(piece)
