@@ -2,6 +2,7 @@
 
 - ``-n=shop`` and ``-o=json``: a short flag with ``=`` takes the rest as its value (click would keep the ``=``).
 - ``--force=true``, ``--wait=false``, ``-A=true``: boolean flags with an explicit value.
+- ``--dry-run=VALUE``: a mode, or a boolean as kubectl still takes it (deprecated); never a name.
 - ``pod/web``, ``no/n1``, ``pods/web`` (``TYPE/NAME``) where a command's declaration takes that resource
   (``cli/registry.py``), and ``delete pod/web`` / ``explain nodes/n1`` for the subcommand plus its name.
 """
@@ -30,6 +31,8 @@ def normalize(group, ctx, args) -> list:
                 out.append(arg)
             elif opt.is_flag and not opt.count:
                 out += _flag(opt, opt_name, value) if eq else [arg]
+            elif eq and opt.name == "dry_run":
+                out.append(f"{opt_name}={dry_run_mode(value)}")
             elif eq and not opt_name.startswith("--"):
                 out += [opt_name, value]  # -n=shop
             else:
@@ -77,6 +80,23 @@ def _flag(opt, name, value) -> list:
         if opt.default is not True:  # off by default: --flag=false is the flag left out
             return []
     raise click.UsageError(f'invalid argument "{value}" for "{name}" flag: use true or false')
+
+
+DRY_RUN_MODES = ("none", "client", "server")
+
+
+def dry_run_mode(value) -> str:
+    """kubectl's ``GetDryRunStrategy`` for ``--dry-run=VALUE``: a mode; ``true``/``false`` (any Go boolean)
+    are client/none with a deprecation warning; anything else is a usage error."""
+    if value in DRY_RUN_MODES:
+        return value
+    if value in TRUE or value in FALSE:
+        from kubectl_safety.cli.render import warn
+
+        mode = "client" if value in TRUE else "none"
+        warn(f"--dry-run={value} is deprecated (boolean value) and can be replaced with --dry-run={mode}.")
+        return mode
+    raise click.UsageError(f'invalid dry-run value ({value}): must be "none", "server", or "client"')
 
 
 def _strip_type(path, arg) -> str:

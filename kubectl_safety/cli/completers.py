@@ -19,6 +19,11 @@ def complete_dry_run(ctx, param, incomplete):
     return [CompletionItem(m, help=h) for m, h in modes.items() if m.startswith(incomplete)]
 
 
+def complete_kinds(ctx, param, incomplete):
+    """``schema KIND``: the JSON kinds of the reports, in any case as typed (``rollout`` -> ``RolloutPlan``)."""
+    return [CompletionItem(k) for k in sorted(registry.OUTPUTS) if k.lower().startswith(incomplete.lower())]
+
+
 def complete_names(ctx, param, incomplete):
     """A command's NAME arguments: names of the resources its declaration takes, bare or as ``TYPE/NAME``
     in the spelling being typed (``node/``, ``po/``, ``deploy/``)."""

@@ -73,6 +73,21 @@ def directive(items) -> int:
     return DIRECTIVE_NO_FILE_COMP
 
 
+HEADER = ("# {shell} completion for {exe}: `{exe} completion {shell}` prints it (generated; do not edit).\n"
+          "# Load it: see README.md. `kubectl safety <TAB>` uses kubectl_complete-safety instead.\n")
+
+
+def script(shell: str) -> str:
+    """The completion script for ``shell`` (``kubectl-safety completion SHELL``, ``completions/``).
+
+    The header goes after zsh's ``#compdef`` line, which must stay first for autoloading."""
+    source, header = shell_source(shell), HEADER.format(shell=shell, exe=EXECUTABLE)
+    if source.startswith("#compdef"):
+        first, _, rest = source.partition("\n")
+        return f"{first}\n{header}{rest}"
+    return header + source
+
+
 def shell_source(shell: str) -> str:
     """The bash/zsh/fish script click generates for the ``kubectl-safety`` executable."""
     from click.shell_completion import get_completion_class

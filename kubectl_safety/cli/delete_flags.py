@@ -47,9 +47,9 @@ def check_flags(names, selector, grace_period, force, timeout, all_namespaces, f
         raise UsageError("--force deletes with grace period 0: drop --grace-period, "
                          "or drop --force for a graceful delete")
     if timeout:
-        from kubectl_safety.cli.options import duration_flag
+        from kubectl_safety.model.duration import flag_seconds
 
-        duration_flag(timeout, "--timeout")
+        flag_seconds(timeout, "--timeout")
 
 
 def refusal(force, confirm, dry_run, offline):

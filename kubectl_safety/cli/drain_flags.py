@@ -59,19 +59,6 @@ def dry_run_value(ctx, param, value):
     return "client"
 
 
-def duration(text, flag) -> float:
-    """Seconds of a duration flag (``30s``, ``5m``, ``0``; bare numbers are seconds)."""
-    from kubectl_safety.model.duration import DurationError, parse_duration
-
-    try:
-        seconds = parse_duration(text or "0", bare_seconds=True)
-    except DurationError:
-        seconds = -1
-    if seconds < 0:
-        raise UsageError(f"invalid {flag} {text!r}: use a duration such as 30s, 5m or 0")
-    return seconds
-
-
 def selector(text, flag):
     """The label selector given to ``flag`` (None when empty)."""
     from kubectl_safety.model.selectors import LabelSelector

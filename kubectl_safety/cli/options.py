@@ -152,24 +152,63 @@ def command_path(ctx) -> str:
 def get_globals(ctx=None) -> Globals:
     """The merged global flags (the occurrence nearest the end of the command line wins).
 
-    Called by a command (no ``ctx``), ``-A`` where the command does not take it is a usage error.
+    Called by a command (no ``ctx``), a flag that would change nothing is a usage error (``RULE``).
     """
     check = ctx is None
     ctx = ctx or click.get_current_context()
     g = given_globals(ctx)
     if check and g.request_timeout != "0":
-        duration_flag(g.request_timeout, "--request-timeout", bare_seconds=True)  # as kubectl: also offline
+        from kubectl_safety.model.duration import flag_seconds
+
+        flag_seconds(g.request_timeout, "--request-timeout")  # as kubectl: also offline
     if check:
         _check_header_values(g)
-    if check and g.all_namespaces:
-        path = command_path(ctx)
-        declared = registry.command(path)
-        why = declared.all_namespaces if declared else "it has no use for it"
-        if why is not True:
-            from kubectl_safety.errors import UsageError
-
-            raise UsageError(f"-A/--all-namespaces is not supported by '{path}': {why}")
+        _check_unused(g, command_path(ctx))
     return g
+
+
+RULE = ("A global flag is never ignored: one that would change nothing is a usage error\n"
+        "(exit 2), in every command. With --snapshot no cluster is read: a connection flag\n"
+        "(--kubeconfig, --context, --cluster, --user, --server, --token, the\n"
+        "certificate flags, --as, --as-group, --as-uid, --insecure-skip-tls-verify)\n"
+        "is refused. -n is refused where no one namespace is read (drain and rollout\n"
+        "work on nodes; check and explain priorities read every namespace), -A where\n"
+        "it has no use. --request-timeout and -v are checked, and bound or log requests.")
+# the Globals fields of the connection flags (``GLOBAL_SPECS``): with --snapshot there is no connection
+CONNECTION = ("kubeconfig", "context", "cluster", "user", "server", "token", "certificate_authority",
+              "client_certificate", "client_key", "tls_server_name", "as_user", "as_groups", "as_uid",
+              "insecure_skip_tls_verify")
+
+
+def flag_name(field: str) -> str:
+    """The flag of a global option's ``Globals`` field (``as_user`` -> ``--as``)."""
+    for decls, _ in GLOBAL_SPECS:
+        longs = [d for d in decls if d.startswith("--")]
+        if field in decls or longs[-1][2:].replace("-", "_") == field:
+            return "/".join(d for d in decls if d.startswith("-"))
+
+
+def snapshot_refuses(flag: str):
+    """The usage error of a connection flag given with --snapshot."""
+    from kubectl_safety.errors import UsageError
+
+    return UsageError(f"{flag} cannot be used with --snapshot: the files are read instead of a cluster "
+                      "(see 'kubectl safety options')")
+
+
+def _check_unused(g, path):
+    """``RULE``: a connection flag with --snapshot, or -n/-A where the command has no use for it, is refused."""
+    from kubectl_safety.errors import UsageError
+
+    if g.snapshot:
+        given = [f for f in CONNECTION if getattr(g, f)]
+        if given:
+            raise snapshot_refuses(flag_name(given[0]))
+    declared = registry.command(path)
+    for field in ("all_namespaces", "namespace"):
+        why = getattr(declared, field) if declared else "it has no use for it"
+        if getattr(g, field) and why is not True:
+            raise UsageError(f"{flag_name(field)} is not supported by '{path}': {why}")
 
 
 # flags whose values are sent as HTTP request headers: (Globals field, flag, header, the value may be shown)
@@ -186,17 +225,3 @@ def _check_header_values(g):
         value = getattr(g, name)
         if value and not str(value).isascii():
             raise UsageError(f"{flag} value is not ASCII: the {header} header is sent in ASCII only")
-
-
-def duration_flag(text, flag, bare_seconds=False) -> float:
-    """Seconds of a Go duration given to ``flag`` (``1h30m``, ``5m30s``, ``500ms``); a usage error names the flag."""
-    from kubectl_safety.errors import UsageError
-    from kubectl_safety.model.duration import DurationError, parse_duration
-
-    try:
-        seconds = parse_duration(text, bare_seconds=bare_seconds)
-    except DurationError as e:
-        raise UsageError(f"invalid {flag} {text!r}: {e}") from None
-    if seconds < 0:
-        raise UsageError(f"invalid {flag} {text!r}: must not be negative")
-    return seconds

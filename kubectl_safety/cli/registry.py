@@ -77,35 +77,45 @@ class Command:
     exposing ``command`` (top-level commands; None when defined in ``main``); ``takes``: the resources its
     NAME arguments may be written as (``TYPE/NAME``); ``typed``: the TYPE is part of the argument
     (``deploy/web``) rather than stripped from it; ``all_namespaces``: True, or why ``-A`` is refused;
-    ``kinds``: the JSON kinds it prints."""
+    ``namespace``: True, or why ``-n`` is refused; ``kinds``: the JSON kinds it prints."""
 
     path: str
     module: str = None
     takes: tuple = ()
     typed: bool = False
     all_namespaces: object = "it has no use for it"
+    namespace: object = "it has no use for it"
     kinds: tuple = ()
 
 
 COMMANDS = (
     Command("explain", "explain"),
     Command("explain pod", takes=(POD,), kinds=("PodExplanation",),
-            all_namespaces="a pod is named in one namespace: use -n NAMESPACE"),
-    Command("explain node", takes=(NODE,), kinds=("NodeExplanation",), all_namespaces="a node has no namespace"),
-    Command("explain priorities", kinds=("PriorityAudit",), all_namespaces=True),
+            all_namespaces="a pod is named in one namespace: use -n NAMESPACE", namespace=True),
+    Command("explain node", takes=(NODE,), kinds=("NodeExplanation",), all_namespaces="a node has no namespace",
+            namespace="a node has no namespace"),
+    Command("explain priorities", kinds=("PriorityAudit",), all_namespaces=True,
+            namespace="it audits every namespace"),
     Command("drain", "drain", takes=(NODE,), kinds=("DrainPlan", "DrainReport"),
-            all_namespaces="drain works on nodes, which have no namespace"),
+            all_namespaces="drain works on nodes, which have no namespace",
+            namespace="drain works on nodes and every pod on them (--pod-selector selects pods)"),
     Command("preemption", "preemption", takes=(POD,), kinds=("PreemptionPreview", "List"),
-            all_namespaces="it previews one pod or manifest: use -n NAMESPACE"),
+            all_namespaces="it previews one pod or manifest: use -n NAMESPACE", namespace=True),
     Command("delete", "delete"),
-    Command("delete pod", takes=(POD,), kinds=("ForceDeleteAssessment", "DeleteReport"), all_namespaces=True),
-    Command("rebalance", "rebalance", takes=WORKLOADS, typed=True, kinds=("RebalancePlan",), all_namespaces=True),
+    Command("delete pod", takes=(POD,), kinds=("ForceDeleteAssessment", "DeleteReport"), all_namespaces=True,
+            namespace=True),
+    Command("rebalance", "rebalance", takes=WORKLOADS, typed=True, kinds=("RebalancePlan",), all_namespaces=True,
+            namespace=True),
     Command("rollout", "rollout", takes=(NODE,), kinds=("RolloutPlan", "RolloutReport"),
-            all_namespaces="rollout works on nodes, which have no namespace"),
-    Command("check", "check", kinds=("ClusterCheck", "List"), all_namespaces=True),  # (it reads every namespace)
-    Command("version", "version", kinds=("Version",), all_namespaces="it reads no namespaced objects"),
+            all_namespaces="rollout works on nodes, which have no namespace",
+            namespace="rollout works on nodes and every pod on them"),
+    Command("check", "check", kinds=("ClusterCheck", "List"), all_namespaces=True,  # (it reads every namespace)
+            namespace="it checks every namespace (-l selects the nodes)"),
+    Command("version", "version", kinds=("Version",), all_namespaces="it reads no namespaced objects",
+            namespace="it reads no namespaced objects"),
     Command("options", "options"),
     Command("schema", "schema"),
+    Command("completion", "completion"),
     Command("help"),
 )
 BY_PATH = {c.path: c for c in COMMANDS}

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
 from kubectl_safety import __version__
-from kubectl_safety.errors import ClusterError, InputError, NotFoundError, SafetyError, UsageError
+from kubectl_safety.errors import ClusterError, InputError, NotFoundError, SafetyError
 
 RESOURCES = {
     # resource: (api prefix, namespaced, kind)
@@ -44,15 +44,9 @@ RESOURCES = {
 
 def parse_timeout(text) -> float:
     """kubectl's ``--request-timeout``: ``0`` (none), ``30`` (seconds), or a Go duration (``1m30s``)."""
-    from kubectl_safety.model.duration import DurationError, parse_duration
+    from kubectl_safety.model.duration import flag_seconds
 
-    try:
-        seconds = parse_duration(text or "0", bare_seconds=True)
-    except DurationError as e:
-        raise UsageError(f"invalid --request-timeout {text!r}: {e}") from None
-    if seconds < 0:
-        raise UsageError(f"invalid --request-timeout {text!r}: must not be negative")
-    return seconds
+    return flag_seconds(text or "0", "--request-timeout")
 
 
 @dataclass

@@ -9,11 +9,13 @@ given (repeats allowed) and return ``(status, body bytes)``; failures raise (``O
 ``(status, Stream)``: the body read as it arrives, on a connection of its own.
 
 Bounds, on both: ``timeout`` is a deadline for the whole request (connect, send, headers,
-body): a watchdog shuts the socket down when it passes, so a server dripping one byte at a
-time cannot stretch it; a body larger than ``MAX_BODY`` is refused.
+body, to its last byte): a watchdog shuts the socket down when it passes, so a server dripping
+one byte at a time cannot stretch it, and a body still coming then is abandoned (a socket shut down
+for reading still takes what keeps arriving); a body larger than ``MAX_BODY`` is refused.
 """
 
 import threading
+import time
 from urllib.parse import urlsplit
 
 from kubectl_safety.cluster import threads
@@ -53,6 +55,8 @@ class Stream:
         self._reading, pending, size = True, [], 0
         try:
             for piece in self._pieces:
+                if self._watchdog is not None and self._watchdog.fired:  # a body still trickling in
+                    return
                 if b"\n" not in piece:  # (a line arriving in many pieces is joined once)
                     pending.append(piece)
                     size += len(piece)
@@ -116,12 +120,16 @@ class _Watchdog:
         self._cancelled.set()
 
 
-def read_bounded(read, length=None) -> bytes:
-    """Read a body with ``read(n)`` until it ends; more than ``MAX_BODY`` bytes raise."""
+def read_bounded(read, length=None, deadline=None) -> bytes:
+    """Read a body with ``read(n)`` until it ends; more than ``MAX_BODY`` bytes raise, and so does a body
+    still coming at ``deadline`` (a ``time.monotonic()`` instant: ``read`` then returns what has come,
+    as ``read1`` does, so a body trickling forever cannot hold it)."""
     if length is not None and length > MAX_BODY:
         raise ResponseTooLarge(f"the response is too large ({length} bytes; at most {MAX_BODY})")
     parts, total = [], 0
     while True:
+        if deadline is not None and time.monotonic() > deadline:
+            raise DeadlineExceeded("timed out before the body ended")
         chunk = read(_CHUNK)
         if not chunk:
             if length is not None and total != length:
@@ -171,21 +179,22 @@ class HttpTransport:
     def request(self, method, url, headers, body, timeout):
         _check_headers(headers)
         deadline = timeout or DEFAULT_DEADLINE
+        end = time.monotonic() + deadline
         path = self._prefix + url[len(self.host):]
         conn, reused = self._connection(timeout)
         watchdog = _Watchdog(deadline, lambda: _shutdown(conn))
         try:
             try:
-                status, data, keep = self._exchange(conn, method, path, headers, body)
+                status, data, keep = self._exchange(conn, method, path, headers, body, end)
             except (ConnectionError, _http().BadStatusLine) as e:
                 if not reused or watchdog.fired or isinstance(e, ResponseTooLarge):
                     raise
                 conn.close()  # the server closed the kept-alive connection meanwhile: once more
                 conn = self._new(timeout)
-                status, data, keep = self._exchange(conn, method, path, headers, body)
+                status, data, keep = self._exchange(conn, method, path, headers, body, end)
         except BaseException as e:
             conn.close()
-            if watchdog.fired:
+            if watchdog.fired or isinstance(e, DeadlineExceeded):
                 raise DeadlineExceeded(f"timed out after {deadline:g}s") from None
             raise e
         finally:
@@ -223,10 +232,11 @@ class HttpTransport:
                                        lambda: _shutdown(conn), conn.close, deadline)
 
     @staticmethod
-    def _exchange(conn, method, path, headers, body):
+    def _exchange(conn, method, path, headers, body, end):
         response = _send(conn, method, path, headers, body)
         length = response.getheader("Content-Length")
-        data = read_bounded(response.read, int(length) if length and length.isdigit() else None)
+        data = read_bounded(response.read1, int(length) if length and length.isdigit() else None, end)
+        response.read()  # marks a body read to its Content-Length done (read1 does not): the connection is free
         return response.status, data, not response.will_close
 
     def _connection(self, timeout):

@@ -13,14 +13,32 @@ class DurationError(ValueError):
     """Not a Go duration (the CLI names the flag)."""
 
 
+BARE_SECONDS = ("--request-timeout",)  # strings kubectl parses itself (clientcmd.ParseTimeout): ``30`` is 30 s
+
+
+def flag_seconds(text, flag) -> float:
+    """Seconds of the duration given to ``flag``, as kubectl reads its duration flags: a Go duration, ``0``
+    alone needs no unit, never negative; a plain integer is seconds only for ``BARE_SECONDS`` flags.
+    A usage error names the flag."""
+    from kubectl_safety.errors import UsageError
+
+    try:
+        seconds = parse_duration(text, bare_seconds=flag in BARE_SECONDS)
+    except DurationError as e:
+        raise UsageError(f"invalid {flag} {text!r}: {e}") from None
+    if seconds < 0:
+        raise UsageError(f"invalid {flag} {text!r}: must not be negative")
+    return seconds
+
+
 def parse_duration(text, bare_seconds=False) -> float:
     """Seconds of a Go duration such as ``1h30m`` or ``-1.5h``; ``0`` alone needs no unit.
 
-    ``bare_seconds`` accepts a plain number as seconds (kubectl's ``--request-timeout``). More
+    ``bare_seconds`` accepts a plain integer as seconds (kubectl's ``--request-timeout``). More
     than Go's ``time.Duration`` holds is out of range, as Go's ``ParseDuration`` says.
     """
     s = str(text).strip()
-    if bare_seconds and re.fullmatch(r"\d+\.?\d*", s):
+    if bare_seconds and re.fullmatch(r"\d+", s):
         return _in_range(float(s))
     sign = -1.0 if s.startswith("-") else 1.0
     body = s.lstrip("+-")

@@ -37,7 +37,7 @@ def test_a_drain_of_the_only_gpu_node_is_not_safe_until_another_node_publishes_a
         create(cluster, namespace, template, train)
         pod = wait_pods_running(cluster, namespace, "app=train", count=1, ready=False)[0]
         assert pod["spec"]["nodeName"] == nodes[0]
-        base = ["--kubeconfig", str(cluster.kubeconfig), "-n", namespace, "--request-timeout", "30s"]
+        base = ["--kubeconfig", str(cluster.kubeconfig), "--request-timeout", "30s"]
 
         def plan():
             code, out, err = run_cli(["drain", nodes[0], "--dry-run", "--ignore-daemonsets", "-o", "json"] + base)

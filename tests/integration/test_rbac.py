@@ -73,16 +73,16 @@ def commands(nodes, pods, preemptor, namespace):
     assert untouched, "the scheduler left the node no mutating row empties without a replica"
     victim = untouched[-1]["metadata"]["name"]  # drain (nodes[0]) and rollout (nodes[2]) must not evict it
     return [
-        ("explain pod", "read", ["explain", "pod", pod_name], (0,)),
+        ("explain pod", "read", ["explain", "pod", pod_name, "-n", namespace], (0,)),
         ("explain node", "read", ["explain", "node", nodes[0]], (0,)),
         ("explain priorities", "read", ["explain", "priorities"], (0,)),
         ("drain --dry-run", "read", ["drain", nodes[0], "--dry-run", "--ignore-daemonsets"], (0, 3)),
         ("drain --dry-run --no-capacity", "read", ["drain", nodes[0], "--dry-run", "--ignore-daemonsets",
                                                    "--no-capacity"], (0, 3)),
-        ("rebalance --dry-run", "read", ["rebalance", "deployment/web", "--dry-run"], (0, 3)),
-        ("preemption -f", "read", ["preemption", "-f", preemptor], (0, 3)),
-        ("delete --force (assessment)", "read", ["delete", "pod", victim, "--force"], (3,)),
-        ("delete --dry-run", "read", ["delete", "pod", victim, "--dry-run"], (0,)),
+        ("rebalance --dry-run", "read", ["rebalance", "deployment/web", "--dry-run", "-n", namespace], (0, 3)),
+        ("preemption -f", "read", ["preemption", "-f", preemptor, "-n", namespace], (0, 3)),
+        ("delete --force (assessment)", "read", ["delete", "pod", victim, "--force", "-n", namespace], (3,)),
+        ("delete --dry-run", "read", ["delete", "pod", victim, "--dry-run", "-n", namespace], (0,)),
         ("drain --dry-run=server", "operate", ["drain", nodes[1], "--dry-run=server", "--ignore-daemonsets"], (0, 3)),
         ("check", "read", ["check", "-l", f"pool={namespace}"], (0, 3)),
         ("rollout --dry-run", "read", ["rollout", nodes[2], "--dry-run", "--ignore-daemonsets"], (0, 3)),
@@ -90,7 +90,7 @@ def commands(nodes, pods, preemptor, namespace):
         ("rollout", "operate", ["rollout", nodes[2], "--ignore-daemonsets", "--yes", "--timeout", "90s",
                                 "--gate-timeout", "90s"], (0,)),
         ("delete --force --confirm", "force-delete", ["delete", "pod", victim, "--force", "--confirm",
-                                                      "--reason", "rbac test"], (0,)),
+                                                      "--reason", "rbac test", "-n", namespace], (0,)),
     ]
 
 
@@ -109,7 +109,7 @@ def requests_of(audit, since, subject):
 def test_every_command_works_with_exactly_its_role(cluster, audit, namespace, accounts, workload):
     nodes, pods, preemptor = workload
     allowed = role_rules()
-    base = ["--kubeconfig", str(cluster.kubeconfig), "-n", namespace, "-o", "json", "--request-timeout", "30s"]
+    base = ["--kubeconfig", str(cluster.kubeconfig), "-o", "json", "--request-timeout", "30s"]
     matrix = {}
     for name, needed, args, ok_codes in commands(nodes, pods, preemptor, namespace):
         # less first (nothing may change), the role itself last (it may change the cluster)
@@ -182,7 +182,7 @@ def test_a_drain_without_storage_read_names_the_volumes_it_could_not_check(clust
     db["spec"]["template"]["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
     create(cluster, namespace, claim, db)
     pod = wait_pods_running(cluster, namespace, "app=db", count=1, ready=False)[0]["metadata"]["name"]
-    base = ["--kubeconfig", str(cluster.kubeconfig), "-n", namespace, "--request-timeout", "30s",
+    base = ["--kubeconfig", str(cluster.kubeconfig), "--request-timeout", "30s",
             "--as", namespaced_operator]
     code, out, err = run_cli(["drain", nodes[0], "--dry-run", "--ignore-daemonsets", "-o", "json"] + base)
     assert code == 0, err

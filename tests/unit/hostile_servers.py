@@ -98,6 +98,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for _ in self.bounded():
             self.raw(piece)
 
+    def mode_trickle(self, rest):
+        """200 without Content-Length (a broken proxy): a body that trickles on past every timeout."""
+        self.raw(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{")
+        for _ in self.bounded(60.0):
+            self.raw(b" ")
+            time.sleep(0.05)
+
     def mode_huge_length(self, rest):
         self.raw(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 999999999999\r\n\r\n{}")
 

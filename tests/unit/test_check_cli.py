@@ -90,7 +90,7 @@ def test_drain_flags_change_the_verdict():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--context", "a", "--context", "b"] + OFFLINE, "--snapshot files are one cluster"),
+    (["--context", "a", "--context", "b"] + OFFLINE, "--context cannot be used with --snapshot"),
     (["--context", "a", "--all-contexts"], "cannot be used together"),
     (["--accept-risk", "nonsense"] + OFFLINE, "unknown risk"),
     (["-l", "==="] + OFFLINE, "--selector"),

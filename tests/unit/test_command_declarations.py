@@ -36,6 +36,7 @@ INVOCATIONS = {
     "version": ["version"],
     "options": ["options"],
     "schema": ["schema"],
+    "completion": ["completion", "bash"],
 }
 GROUPS = {"explain", "delete"}
 

@@ -15,7 +15,7 @@ from kubectl_safety.cli.completers import (complete_contexts, complete_namespace
 from kubectl_safety.cli.completion import KubectlComplete, answer
 from kubectl_safety.cli.main import COMMANDS, cli
 from kubectl_safety.cli.options import global_options
-from tests.unit.cli_helpers import DEMO
+from tests.unit.cli_helpers import DEMO, run_cli
 
 ROOT = os.getcwd()
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -76,8 +76,14 @@ def demo_answer(*argv):
     (["drain", "n1", "--dry-run="], ["none", "client", "server"], 4),
     (["explain", "pod", "-o", "custom"], ["custom-columns=", "custom-columns-file="], 6),
     (["zzz"], [], 4),
+    (["schema", ""], ["ClusterCheck", "DeleteReport", "DrainPlan", "DrainReport", "ForceDeleteAssessment", "List",
+                      "NodeExplanation", "PodExplanation", "PreemptionPreview", "PriorityAudit", "RebalancePlan",
+                      "RolloutPlan", "RolloutReport", "Version"], 4),
+    (["schema", "drain"], ["DrainPlan", "DrainReport"], 4),
+    (["completion", ""], ["bash", "zsh", "fish"], 4),
 ], ids=["subcommand-prefix", "drain-prefix", "nested-group", "flag-prefix", "choice-values", "flag-equals-value",
-        "dry-run-equals-values", "templated-output-no-space", "no-match"])
+        "dry-run-equals-values", "templated-output-no-space", "no-match", "schema-kinds", "schema-kinds-any-case",
+        "completion-shells"])
 def test_static_completion(argv, expected, directive):
     values, got = lines(answer(argv))
     assert values == expected
@@ -257,10 +263,30 @@ def test_committed_completion_script_is_current(shell):
     assert "kubectl safety" not in committed.replace("`kubectl safety <TAB>`", "")
 
 
-def bash_complete(words, cword, path):
-    """COMPREPLY of the committed bash script for COMP_WORDS/COMP_CWORD, in a real bash."""
+@pytest.mark.parametrize("shell", gen_completions.SHELLS)
+def test_completion_command_prints_the_committed_script(shell):
+    """``kubectl safety completion SHELL``: a pip or pipx install needs no checkout for completion."""
+    code, out, err = run_cli(["completion", shell])
+    with open(gen_completions.path(shell), encoding="utf-8") as f:
+        assert (code, out, err) == (0, f.read(), "")
+
+
+def test_completion_command_rejects_another_shell():
+    code, out, err = run_cli(["completion", "ksh"])
+    assert (code, out) == (2, "") and err.startswith("error: Invalid value for 'SHELL': 'ksh' is not one of"), err
+
+
+def test_bash_script_from_the_completion_command_completes():
+    """``source <(kubectl-safety completion bash)``: the installed executable answers, no checkout needed."""
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])
+    source = f"source <({sys.executable} -m kubectl_safety completion bash)"
+    assert bash_complete(["kubectl-safety", "schema", "Roll"], 2, path, source) == ["RolloutPlan", "RolloutReport"]
+
+
+def bash_complete(words, cword, path, source=None):
+    """COMPREPLY of the committed bash script (or ``source``) for COMP_WORDS/COMP_CWORD, in a real bash."""
     quoted = " ".join("'" + w + "'" for w in words)
-    script = (f"source {gen_completions.path('bash')}\n"
+    script = ((source or f"source {gen_completions.path('bash')}") + "\n"
               f"COMP_WORDS=({quoted}); COMP_CWORD={cword}\n"
               "_kubectl_safety_completion kubectl-safety\n"
               "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
@@ -277,21 +303,30 @@ def test_bash_script_from_checkout():
     assert bash_complete(["kubectl-safety", "explain", ""], 2, path) == ["node", "pod", "priorities"]
 
 
-# -- import cost: static paths never load the kubernetes client ---------------------------------------
+# -- import cost: static paths load neither the kubernetes client nor the planners -----------------------
 
-@pytest.mark.parametrize("argv, env", [
+STATIC_PATHS = [
     (["-m", "kubectl_safety", "--help"], {}),
-    (["-m", "kubectl_safety.cli.completion", "explain", "pod", "--"], {}),
+    (["-m", "kubectl_safety", "drain", "--help"], {}),
+    (["-m", "kubectl_safety.cli.completion", "drain", "n1", "--"], {}),
     (["-m", "kubectl_safety"], {"_KUBECTL_SAFETY_COMPLETE": "bash_complete",
-                                "COMP_WORDS": "kubectl-safety explain ", "COMP_CWORD": "2"}),
-], ids=["help", "plugin-completion", "click-bash-completion"])
-def test_static_paths_do_not_import_kubernetes(argv, env):
+                                "COMP_WORDS": "kubectl-safety delete pod --", "COMP_CWORD": "3"}),
+]
+HEAVY = ("kubectl_safety.analysis", "kubectl_safety.engine", "kubectl_safety.cli.published")
+
+
+@pytest.mark.parametrize("argv, env", STATIC_PATHS, ids=["help", "drain-help", "plugin-completion",
+                                                         "click-bash-completion"])
+def test_help_and_completion_import_no_analysis_engine_or_serializers(argv, env):
+    """--help and a completion request load no planner, typed plan, engine report or serializer, and
+    neither the kubernetes client nor YAML."""
     proc = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True,
                           env={**os.environ, **env}, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip()
     imported = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line]
     assert "kubectl_safety.cli.main" in imported
+    assert [m for m in imported if m.startswith(HEAVY)] == []
     assert not [m for m in imported if m.split(".")[0] in ("kubernetes", "urllib3", "yaml")]
 
 

@@ -61,12 +61,13 @@ def test_demo_scenarios(args, code, message):
     (["node-a1", "-l", "a=b", "--dry-run"], 2, "cannot specify both a node name and a --selector option"),
     (["--dry-run"], 2, "specify the nodes to drain"),
     (["node-zz", "--dry-run"], 1, 'node "node-zz" not found'),
-    (["--dry-run=sever", "node-a1"], 1, "--dry-run takes none, client or server"),
+    (["--dry-run=sever", "node-a1"], 2, 'invalid dry-run value (sever): must be "none", "server", or "client"'),
+    (["--dry-run", "sever", "node-a1"], 1, "--dry-run takes none, client or server"),
     (["node-a1", "--dry-run", "--pod-selector", "a in b"], 2, "must be a valid label selector"),
     (["node-a1", "--dry-run", "--timeout", "soon"], 2, "invalid --timeout"),
     (["node-a1", "--ignore-daemonsets"], 2, "needs a live cluster"),
     (["node-a1", "--dry-run=server"], 2, "needs a live cluster"),
-], ids=["node-and-selector", "no-node", "unknown-node", "bad-dry-run-mode", "bad-pod-selector", "bad-timeout",
+], ids=["node-and-selector", "no-node", "unknown-node", "bad-dry-run-mode", "dry-run-then-unknown-node", "bad-pod-selector", "bad-timeout",
         "real-drain-on-a-dump", "server-dry-run-on-a-dump"])
 def test_usage_errors(args, code, message):
     got, out, err = drain(*args)

@@ -520,6 +520,7 @@ SERVER_MODES = {
     "drip-headers": ("drip", "did not answer within"), "drip-body": ("drip-body", "did not answer within"),
     "endless-chunked": ("endless-chunked", "did not answer within|too large"),
     "endless-until-close": ("endless-close", "did not answer within|too large"),
+    "body-trickles-forever-without-length": ("trickle", "did not answer within --request-timeout=2s"),
     "huge-content-length": ("huge-length", "too large"), "garbage-status-line": ("garbage-status", "unable to connect"),
     "not-http": ("not-http", "unable to connect"), "too-many-headers": ("too-many-headers", "unable to connect"),
     "header-line-too-long": ("long-header", "unable to connect"), "body-cut-short": ("cut-body", "unable to connect"),
@@ -536,6 +537,9 @@ for sid, (mode, expect) in SERVER_MODES.items():
     for cmd in (["explain", "priorities"], ["drain", "n1", "--dry-run", "--no-capacity"]):
         add(Case(f"server-{sid}-{cmd[0]}", "misbehaving servers", cmd + ["--request-timeout", "2s"] + KC, 1,
                  {"kc.yaml": kubeconfig(f"@SRV@/m/{mode}")}, expect=expect, subprocess=True, max_seconds=8))
+add(Case("server-body-trickles-forever-without-length-explain-pod", "misbehaving servers",
+         ["explain", "pod", "a", "--request-timeout", "2s"] + KC, 1, {"kc.yaml": kubeconfig("@SRV@/m/trickle")},
+         expect=r"^error: the server \S+ did not answer within --request-timeout=2s\n$", subprocess=True, max_seconds=8))
 for cmd in (["explain", "priorities"], ["drain", "n1", "--dry-run", "--no-capacity"]):  # the kubernetes client's path
     add(Case(f"server-proxy-drips-headers-{cmd[0]}", "misbehaving servers", cmd + ["--request-timeout", "2s"] + KC, 1,
              {"kc.yaml": kubeconfig("http://127.0.0.1:1", cluster={"proxy-url": "@SRV@"})},

@@ -56,6 +56,25 @@ HABITS = [
           r'invalid argument "maybe" for "--force" flag'),
     Habit("dry-run-equals-client", ["drain", "node-a1", "--dry-run=client", "--ignore-daemonsets", "-o", "name"], 0,
           r"pod/web"),
+    # kubectl's GetDryRunStrategy: a Go boolean is client/none with a deprecation warning; =VALUE is never a name
+    Habit("dry-run-equals-true-is-client", ["drain", "node-a1", "--dry-run=true", "--ignore-daemonsets", "-o", "name"],
+          0, r"pod/web", r"^warning: --dry-run=true is deprecated \(boolean value\) and can be replaced with "
+                         r"--dry-run=client\.\n$"),
+    Habit("dry-run-equals-1-is-client", ["rebalance", "-n", "shop", "--dry-run=1", "-o", "jsonpath={.kind}"], 0,
+          r"^RebalancePlan$", r"--dry-run=1 is deprecated \(boolean value\) and can be replaced with --dry-run=client"),
+    Habit("dry-run-equals-true-delete", ["delete", "pod", "db-0", "-n", "shop", "--dry-run=True", "-o", "name"], 0,
+          r"^pod/db-0$", r"--dry-run=True is deprecated"),
+    Habit("dry-run-equals-true-rollout", ["rollout", "node-a1", "--dry-run=true", "--ignore-daemonsets", "-o",
+                                          "jsonpath={.kind}"], 0, r"^RolloutPlan$", r"--dry-run=true is deprecated"),
+    Habit("dry-run-equals-false-is-none", ["drain", "node-a1", "--dry-run=false"], 2, "",
+          r"^warning: --dry-run=false is deprecated \(boolean value\) and can be replaced with --dry-run=none\.\n"
+          r"error: a drain needs a live cluster"),
+    Habit("dry-run-equals-word-is-no-node-name", ["drain", "node-a1", "--dry-run=node-b1"], 2, "",
+          r'^error: invalid dry-run value \(node-b1\): must be "none", "server", or "client"\n$'),
+    Habit("dry-run-equals-empty", ["delete", "pod", "db-0", "-n", "shop", "--dry-run="], 2, "",
+          r"invalid dry-run value \(\)"),
+    Habit("dry-run-space-word-is-still-a-node", ["drain", "--dry-run", "node-a1", "--ignore-daemonsets", "-o", "name"],
+          0, r"pod/web"),
     # -- help ------------------------------------------------------------------------------------------
     Habit("bare-kubectl-safety-is-help", [], 0, r"^Usage: kubectl safety \[OPTIONS\] COMMAND"),
     Habit("bare-explain-is-help", ["explain"], 0, r"^Usage: kubectl safety explain"),
@@ -99,6 +118,20 @@ HABITS = [
           r"invalid --request-timeout '5x': not a duration"),
     Habit("request-timeout-bare-seconds", ["explain", "priorities", "--request-timeout=30", "-o", "name"], 0,
           r"priorityclass"),
+    # kubectl's Duration flags reject a number without a unit (except 0); --request-timeout takes seconds
+    *[Habit(f"unitless-{'-'.join(a for a in args if a.isalpha())}-{flag[2:]}-is-an-error", args + [flag, "10"], 2, "",
+            rf"^error: invalid {flag} '10': missing unit: use a Go duration such as 30s")
+      for args in (["drain", "node-a1", "--dry-run"], ["rollout", "node-a1", "--dry-run"], ["check"],
+                   ["rebalance", "-n", "shop", "--dry-run"], ["delete", "pod", "db-0", "-n", "shop", "--dry-run"])
+      for flag in ["--timeout"] + (["--exec-timeout", "--ready-timeout", "--gate-timeout"] if args[0] == "rollout" else [])],
+    *[Habit(f"zero-{args[0]}-{flag[2:]}-needs-no-unit", args + [flag, "0", "-o", "jsonpath={.kind}"], code, rf"^{kind}$")
+      for args, flag, code, kind in [
+          (["drain", "node-a1", "--dry-run", "--ignore-daemonsets"], "--timeout", 0, "DrainPlan"),
+          (["rollout", "node-a1", "--dry-run", "--ignore-daemonsets"], "--gate-timeout", 0, "RolloutPlan"),
+          (["check"], "--timeout", 3, "ClusterCheck"),
+          (["rebalance", "-n", "shop", "--dry-run"], "--timeout", 0, "RebalancePlan")]],
+    Habit("request-timeout-fraction-without-unit", ["explain", "priorities", "--request-timeout=1.5"], 2, "",
+          r"invalid --request-timeout '1.5': missing unit"),
     Habit("delete-timeout-milliseconds", ["delete", "pod", "db-0", "-n", "shop", "--dry-run", "--timeout=500ms",
                                           "-o", "name"], 0, r"^pod/db-0$"),
     # -- output formats on every JSON kind --------------------------------------------------------------
@@ -163,12 +196,42 @@ HABITS = [
                                               "-o", "jsonpath={.kind}"], 0, r"^PriorityAudit$"),
     Habit("delete-now-takes-no-time", ["delete", "pod", "db-0", "-n", "shop", "--now", DEMO_NOW, "--snapshot", DEMO,
                                        "--dry-run"], 1, "", r'pod "2026-11-22T09:00:00Z" not found'),
-    # -- kubectl's global flags are accepted ---------------------------------------------------------------
-    Habit("connection-flags-accepted", ["explain", "priorities", "--cluster=c", "--user=u", "-s=https://k:6443",
-                                        "--token=t", "--certificate-authority=/ca", "--client-certificate=/c",
-                                        "--client-key=/k", "--tls-server-name=k", "--insecure-skip-tls-verify",
-                                        "--as-uid=1", "-v=6", "-o", "jsonpath={.kind}"], 0, r"^PriorityAudit$"),
+    # -- a global flag that would change nothing is refused, in every command ('kubectl safety options') -----
+    *[Habit(f"connection-flag-{flag.lstrip('-')}-with-snapshot-is-an-error", args + [given], 2, "",
+            rf"^error: {flag} cannot be used with --snapshot: the files are read instead of a cluster")
+      for args in (["explain", "priorities"], ["drain", "node-a1", "--dry-run"])
+      for given, flag in [("--context=prod", "--context"), ("--kubeconfig=/kc", "--kubeconfig"),
+                          ("--cluster=c", "--cluster"), ("--user=u", "--user"), ("-s=https://k:6443", "-s/--server"),
+                          ("--token=t", "--token"), ("--certificate-authority=/ca", "--certificate-authority"),
+                          ("--client-certificate=/c", "--client-certificate"), ("--client-key=/k", "--client-key"),
+                          ("--tls-server-name=k", "--tls-server-name"), ("--as=u", "--as"), ("--as-group=g", "--as-group"),
+                          ("--as-uid=1", "--as-uid"), ("--insecure-skip-tls-verify", "--insecure-skip-tls-verify")]],
+    Habit("check-context-with-snapshot-is-an-error", ["check", "--context", "prod"], 2, "",
+          r"^error: --context cannot be used with --snapshot"),
+    Habit("check-all-contexts-with-snapshot-is-an-error", ["check", "--all-contexts"], 2, "",
+          r"^error: --all-contexts cannot be used with --snapshot"),
+    Habit("context-before-the-command-with-snapshot-is-an-error", ["--context=prod", "rollout", "node-a1", "--dry-run"],
+          2, "", r"^error: --context cannot be used with --snapshot"),
+    *[Habit(f"namespace-on-{'-'.join(args[:2])}-is-an-error", args + ["-n", "shop"], 2, "",
+            rf"^error: -n/--namespace is not supported by '{path}': {why}")
+      for args, path, why in [(["check"], "check", r"it checks every namespace"),
+                              (["explain", "priorities"], "explain priorities", "it audits every namespace"),
+                              (["explain", "node", "node-a1"], "explain node", "a node has no namespace"),
+                              (["drain", "node-a1", "--dry-run"], "drain", "drain works on nodes"),
+                              (["rollout", "node-a1", "--dry-run"], "rollout", "rollout works on nodes"),
+                              (["version"], "version", "it reads no namespaced objects")]],
+    Habit("verbosity-and-request-timeout-with-snapshot", ["explain", "priorities", "-v=6", "--request-timeout=5s",
+                                                          "-o", "jsonpath={.kind}"], 0, r"^PriorityAudit$"),
 ]
+
+
+def test_connection_flags_accepted_where_a_cluster_is_read():
+    code, out, err = run_cli(["options", "--cluster=c", "--user=u", "-s=https://k:6443", "--token=t",
+                              "--certificate-authority=/ca", "--client-certificate=/c", "--client-key=/k",
+                              "--tls-server-name=k", "--insecure-skip-tls-verify", "--as=u", "--as-group=g",
+                              "--as-uid=1", "-v=6", "--context=c", "--kubeconfig=/kc"])
+    assert (code, err) == (0, ""), err
+    assert "Flags that would change nothing:" in out
 
 
 @pytest.mark.parametrize("habit", HABITS, ids=[h.id for h in HABITS])
@@ -342,7 +405,8 @@ def test_flag_spellings_read_as_kubectl_reads_them(args, ours):
 
 
 @needs_kubectl
-@pytest.mark.parametrize("value, accepted", [("1h30m", True), ("500ms", True), ("30", True), ("5x", False)])
+@pytest.mark.parametrize("value, accepted", [("1h30m", True), ("500ms", True), ("30", True), ("5x", False),
+                                           ("1.5", False)])
 def test_request_timeout_values_as_kubectl(value, accepted):
     code, _, _ = kubectl("-o", "name", f"--request-timeout={value}")
     assert (code == 0) is accepted

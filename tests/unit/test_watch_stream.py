@@ -10,6 +10,7 @@ import pytest
 
 from kubectl_safety.cluster.live import Connection
 from kubectl_safety.cluster.transport import ClientTransport
+from tests.unit.hostile_servers import hostile_server  # noqa: F401 - fixture
 
 EVENTS = [{"type": "ADDED", "object": {"metadata": {"name": f"p{i}", "resourceVersion": str(10 + i)}}}
           for i in range(3)]
@@ -84,3 +85,19 @@ def test_closing_the_stream_ends_a_waiting_watch(kubeconfig):
     threading.Timer(0.3, lambda: streams[0].close()).start()
     assert list(events) == [] and seen == EVENTS
     assert time.monotonic() - started < 3  # not the server's 5 s
+
+
+@pytest.mark.parametrize("via_client", [False, True], ids=["plain", "kubernetes-client"])
+def test_a_watch_whose_body_trickles_forever_ends_at_its_deadline(hostile_server, tmp_path, via_client):  # noqa: F811
+    """A socket shut down for reading still takes what keeps arriving: the stream stops at its deadline."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "x",
+        "clusters": [{"name": "c", "cluster": {"server": f"{hostile_server}/m/trickle"}}],
+        "users": [{"name": "u", "user": {"token": "t0k"}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
+    transport = connection(str(path), via_client).transport()
+    started = time.monotonic()
+    status, stream = transport.stream(transport.host + "/api/v1/pods?watch=1", [("Accept", "application/json")], 1.0)
+    assert status == 200 and list(stream.lines()) == []
+    assert time.monotonic() - started < 5  # not the server's 60 s

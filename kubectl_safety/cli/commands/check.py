@@ -5,13 +5,14 @@ from dataclasses import replace
 import click
 
 from kubectl_safety.cli.completers import complete_contexts
-from kubectl_safety.cli.drain_flags import KUBECTL, SURGE, build_drain_options, drain_flags, duration
+from kubectl_safety.cli.drain_flags import KUBECTL, SURGE, build_drain_options, drain_flags
 from kubectl_safety.cli.drain_flags import selector as selector_of
-from kubectl_safety.cli.options import get_globals, global_options
+from kubectl_safety.cli.options import get_globals, global_options, snapshot_refuses
 from kubectl_safety.cli.render import emit
 from kubectl_safety.cli.text.check import render_check, render_list
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import SafetyError, UsageError
 
 MAX_PARALLEL = 8  # clusters checked at once
@@ -70,20 +71,20 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
 
     g = get_globals()
     params = click.get_current_context().params
-    drain = build_drain_options(params, duration(timeout, "--timeout"))
+    drain = build_drain_options(params, flag_seconds(timeout, "--timeout"))
     node_sel = selector_of(selector, "--selector")
     ignore = frozenset(c.strip() for x in ignore_finding for c in x.split(",") if c.strip())
     bad = sorted(c for c in ignore if not c.replace("_", "").isalnum() or c.upper() != c)
     if bad:
         raise UsageError(f"--ignore-finding={bad[0]}: use a finding code such as PDB_SELECTS_NOTHING")
     options = CheckOptions(node_selector=node_sel, drain=drain, fail_on=fail_on, scope=scope, ignore=ignore)
+    if g.snapshot and (contexts or all_contexts):
+        raise snapshot_refuses("--context" if contexts else "--all-contexts")
     names = list(dict.fromkeys(([g.context] if g.context else []) + list(contexts)))
     if all_contexts:
         if names:
             raise UsageError("--context and --all-contexts cannot be used together")
         names = _all_contexts(g.kubeconfig)
-    if g.snapshot and names and (all_contexts or len(names) > 1):
-        raise UsageError("--context/--all-contexts check live clusters; --snapshot files are one cluster")
     if len(names) <= 1 and not all_contexts:
         if names:
             g.context = names[0]

@@ -17,7 +17,6 @@ from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.delete import progress, render
 from kubectl_safety.cli.report import ExitCode
 from kubectl_safety.cluster import threads
-from kubectl_safety.engine.delete_report import DeleteAction, DeleteReport, PodDeletion
 from kubectl_safety.errors import UsageError
 
 WAIT_MARGIN = 60  # seconds added to the longest grace period for the default --wait timeout
@@ -93,6 +92,7 @@ def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag
     snap, pods, storage, unreadable = (load_offline if s.offline else load_live)(s, ns, names, selector, force,
                                                                                    ignore_not_found)
     from kubectl_safety.analysis.force_delete import assess
+    from kubectl_safety.engine.delete_report import DeleteAction, DeleteReport, PodDeletion
 
     entries = [assess(p, snap, snap.taken_at, grace_period, force, storage=storage,
                       node_readable=p.node_name not in unreadable) for p in pods]
@@ -121,6 +121,7 @@ def _act(s, report, pods, entries, grace_period, wait, timeout, server_dry_run=F
     """Let the engine send the DELETEs (with dryRun=All for --dry-run=server) and record force deletes;
     wait until gone; report."""
     from kubectl_safety.engine.delete import Deleter
+    from kubectl_safety.engine.delete_report import DeleteAction, PodDeletion
 
     conn = s.connection("delete pod")
     deleter = Deleter(conn, server_dry_run=server_dry_run, on_event=progress)
@@ -160,10 +161,10 @@ def _wait(deleter, pods, entries, timeout) -> dict:
     """Wait until the pods are gone, a countdown on a live status line (``--timeout``: a Go duration)."""
     import threading
 
-    from kubectl_safety.cli.options import duration_flag
+    from kubectl_safety.model.duration import flag_seconds
     from kubectl_safety.cli.progress import Progress
 
-    seconds = duration_flag(timeout, "--timeout") if timeout else max(e.grace_period_seconds for e in entries) + WAIT_MARGIN
+    seconds = flag_seconds(timeout, "--timeout") if timeout else max(e.grace_period_seconds for e in entries) + WAIT_MARGIN
     deadline = time.monotonic() + seconds if seconds else None
     progress, stop = Progress(), threading.Event()
 
@@ -183,6 +184,8 @@ def _wait(deleter, pods, entries, timeout) -> dict:
 
 
 def _exit_code(report, deleter) -> int:
+    from kubectl_safety.engine.delete_report import DeleteAction
+
     if deleter.interrupted.is_set():
         return ExitCode.INTERRUPTED
     entries = report.pods

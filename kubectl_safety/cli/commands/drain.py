@@ -5,20 +5,18 @@ import sys
 import click
 
 from kubectl_safety.cli.completers import complete_dry_run, complete_names
-from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value,
-                                            duration)
+from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value)
 from kubectl_safety.cli.drain_flags import selector as drain_selector
 from kubectl_safety.cli.drain_progress import DrainProgress
 from kubectl_safety.cli.drain_reads import DrainReads
 from kubectl_safety.cli.interaction import confirm, interrupts
-from kubectl_safety.analysis.plans import Action
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.published import published
 from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.drain import render_plan, render_report
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.report import ExitCode, drain_code
+from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import RefusedError, UsageError
 
 EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)"
@@ -70,9 +68,9 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     if bool(nodes) == bool(selector):
         raise UsageError("cannot specify both a node name and a --selector option" if nodes
                          else "specify the nodes to drain: kubectl safety drain NODE... or -l SELECTOR")
-    deadline_seconds = duration(timeout, "--timeout")
+    deadline_seconds = flag_seconds(timeout, "--timeout")
     options = build_drain_options(click.get_current_context().params, deadline_seconds)
-    if deadline_seconds and duration(s.g.request_timeout, "--request-timeout") == 0:
+    if deadline_seconds and flag_seconds(s.g.request_timeout, "--request-timeout") == 0:
         s.limit_requests(timeout, "--timeout")  # a frozen API server cannot hold a request past --timeout
     node_sel = drain_selector(selector, "--selector")
     if dry_run == "none" or dry_run == "server":
@@ -114,6 +112,9 @@ def surge_hint(plan) -> str:
 
 def _confirm(plan, yes):
     """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
+    from kubectl_safety.analysis.plans import Action
+    from kubectl_safety.cli.published import published
+
     if not yes and sys.stdin.isatty():
         click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
     s = plan.counts()

@@ -16,7 +16,7 @@ def command():
       kubectl safety options
     """
     get_globals()  # -A and the other global flags are checked as everywhere
-    from kubectl_safety.cli.options import CLOCK_ALIAS, listed_options
+    from kubectl_safety.cli.options import CLOCK_ALIAS, RULE, listed_options
 
     del CLOCK_ALIAS  # the deprecated --now is not listed
     ctx = click.get_current_context()
@@ -24,5 +24,7 @@ def command():
     formatter.write_text("The following options can be passed to any command:")
     with formatter.section("Options"):
         formatter.write_dl([o.get_help_record(ctx) for o in listed_options()])
+    with formatter.section("Flags that would change nothing"):
+        formatter.write_text("\b\n" + RULE)
     click.echo(formatter.getvalue(), nl=False)
     return 0

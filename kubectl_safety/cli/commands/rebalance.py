@@ -9,12 +9,13 @@ import click
 from kubectl_safety.cli import registry
 from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.interaction import confirm, interrupts
-from kubectl_safety.cli.options import duration_flag, get_globals, global_options
+from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.rebalance import progress, render, server_progress
 from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
 
 EXIT = "\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)"
@@ -93,7 +94,7 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
                                evict_local_storage=evict_local_storage, max_evictions=max_evictions,
                                accept_risks=accepted)
     scope = {"namespace": None if s.g.all_namespaces else s.namespace, "workload": target, "selector": selector}
-    seconds = duration_flag(timeout, "--timeout", bare_seconds=True)
+    seconds = flag_seconds(timeout, "--timeout")
     snap, plan = _measure(s, scope, options)
     if server:
         from kubectl_safety.engine.rebalancer import server_dry_run

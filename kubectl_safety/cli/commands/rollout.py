@@ -8,17 +8,16 @@ from dataclasses import replace
 import click
 
 from kubectl_safety.cli.completers import complete_names
-from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value,
-                                            duration)
+from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value)
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.published import published
 from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.rollout import progress as progress_printer
 from kubectl_safety.cli.text.rollout import render_plan, render_report
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.report import ExitCode, rollout_code
+from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
 
 EXIT = "\b\nJSON kind: RolloutPlan (--dry-run, or a refused rollout) or RolloutReport (after acting)"
@@ -101,7 +100,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
                          else "specify the pool: kubectl safety rollout NODE... or -l SELECTOR")
     if wait_for and not exec_command and wait_for in WAIT_FOR:
         raise UsageError(f"--wait-for={wait_for} needs --exec (the maintenance that changes it)")
-    seconds = {flag: duration(value, flag) for flag, value in
+    seconds = {flag: flag_seconds(value, flag) for flag, value in
                (("--exec-timeout", exec_timeout), ("--ready-timeout", ready_timeout),
                 ("--gate-timeout", gate_timeout), ("--timeout", timeout))}
     drain_options = build_drain_options(click.get_current_context().params, seconds["--timeout"])
@@ -209,6 +208,8 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
 
 def _confirm(plan, yes):
     if not yes and sys.stdin.isatty():
+        from kubectl_safety.cli.published import published
+
         click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
     confirm(f"Maintain {len(plan.nodes) - len(plan.done)} node(s) in {len(plan.batches)} batch(es), "
             f"about {plan.estimated_seconds}s?", yes, "roll out")

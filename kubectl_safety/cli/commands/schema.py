@@ -2,13 +2,14 @@
 
 import click
 
+from kubectl_safety.cli.completers import complete_kinds
 from kubectl_safety.cli.options import get_globals, global_options
 
 from kubectl_safety.errors import NotFoundError
 
 
 @click.command("schema", epilog="\b\nJSON kind: a JSON Schema (draft 2020-12)")
-@click.argument("kind", required=False)
+@click.argument("kind", required=False, shell_complete=complete_kinds)
 @global_options
 def command(kind):
     """Print the JSON Schema of an -o json report kind, or list the kinds.
