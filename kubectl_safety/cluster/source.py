@@ -29,8 +29,8 @@ def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, c
         from kubectl_safety.cluster.dump import load_objects
 
         pairs, newest = load_objects(snapshot_paths)
-        return build_snapshot(pairs, taken_at=now or newest,
-                              source="snapshot " + ", ".join(snapshot_paths))
+        return build_snapshot(pairs, taken_at=now or newest, source="snapshot " + ", ".join(snapshot_paths),
+                              unread=not_held(pairs))
     from kubectl_safety.cluster.dump import bulk_load
     from kubectl_safety.model.typed import Pairs
 
@@ -40,6 +40,15 @@ def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, c
     objects.checked.update(map(id, checked))
     return build_snapshot(objects, taken_at=now, source=f"cluster {connection.host}",
                           complete_pod_namespaces=complete_pod_namespaces(queries), unread=unread)
+
+
+def not_held(pairs) -> dict:
+    """The kinds verdicts rest on of which dump ``pairs`` hold no object: unknown, not empty (a
+    ``kubectl get`` List says nothing of the kinds it was not asked for)."""
+    from kubectl_safety.model.snapshot import NOT_HELD, VERDICT_RESOURCES
+
+    kinds = {kind for _, obj in pairs if isinstance(kind := obj.get("kind"), str)}
+    return {resource: NOT_HELD for resource, kind in VERDICT_RESOURCES.items() if kind not in kinds}
 
 
 def unique(pairs) -> list:

@@ -9,6 +9,10 @@ STORAGE_RESOURCES = ("persistentvolumeclaims", "persistentvolumes", "storageclas
 VOLUME_LIMIT_RESOURCES = ("csinodes", "volumeattachments")
 # What DynamicResources reads (resource.k8s.io): the claims, their templates, the devices, their classes.
 DRA_RESOURCES = ("resourceclaims", "resourceclaimtemplates", "resourceslices", "deviceclasses")
+# The kinds verdicts rest on (API resource -> kind): a live read fails without them, but a dump that
+# holds no object of one cannot tell "there are none" from "they were not dumped".
+VERDICT_RESOURCES = {"nodes": "Node", "pods": "Pod", "poddisruptionbudgets": "PodDisruptionBudget"}
+NOT_HELD = "not in the snapshot"
 # Each lazily built index (a ``cached`` property) and the field it is derived from.
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
                 "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
@@ -66,7 +70,8 @@ class ClusterSnapshot:
         self.resource_claim_templates = tuple(resource_claim_templates)
         self.resource_slices = tuple(resource_slices)
         self.autoscalers = tuple(autoscalers)  # HorizontalPodAutoscalers (read only by a surge)
-        self.unread = dict(unread or {})  # resource -> why it could not be read (a live read's optional kinds)
+        # resource -> why it could not be read (a live read's optional kinds; a kind a dump does not hold)
+        self.unread = dict(unread or {})
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.taken_at = taken_at
         self.source = source
@@ -184,6 +189,10 @@ class ClusterSnapshot:
     def volume_limits_unread(self) -> dict:
         """The kinds NodeVolumeLimits reads (CSINodes, VolumeAttachments) a live read could not read."""
         return {r: why for r, why in self.unread.items() if r in VOLUME_LIMIT_RESOURCES}
+
+    def not_held(self, resources) -> dict:
+        """Those of ``resources`` the snapshot does not hold, and why (``{"pods": "not in the snapshot"}``)."""
+        return {r: self.unread[r] for r in resources if r in self.unread}
 
     def csi_node(self, name):
         return self._csi_nodes_by_name.get(name)
