@@ -104,6 +104,7 @@ COMMANDS = (
             all_namespaces="rollout works on nodes, which have no namespace"),
     Command("check", "check", kinds=("ClusterCheck", "List"), all_namespaces=True),  # (it reads every namespace)
     Command("version", "version", kinds=("Version",), all_namespaces="it reads no namespaced objects"),
+    Command("snapshot", "snapshot", all_namespaces="it reads every namespace"),
     Command("options", "options"),
     Command("schema", "schema"),
     Command("help"),

@@ -309,12 +309,15 @@ def bulk_load():
 
 
 def load_objects(paths):
-    """All ``(origin, document)`` pairs of the given dump paths, and the newest file time."""
+    """All ``(origin, document)`` pairs of the given dump paths, and the newest file time; the
+    ``kubectl safety snapshot`` records among them (``cluster/snapshot_file.py``) apart, in the
+    pairs' ``records``."""
     with bulk_load():
         return _load_objects(paths)
 
 
 def _load_objects(paths):
+    from kubectl_safety.cluster.snapshot_file import checked, is_record
     from kubectl_safety.model.typed import Pairs
 
     pairs, newest = Pairs(), None
@@ -324,11 +327,13 @@ def _load_objects(paths):
             decoded = decode_dump([read_bytes(path)], path)
         if listed:
             refuse_manifest(path, decoded)
+        if decoded and is_record(decoded[0][1]):  # a snapshot's record: its first item
+            pairs.records.append(checked(decoded.pop(0)[1], path))
         pairs.extend(decoded)
         pairs.checked.update(getattr(decoded, "checked", ()))
         if path != "-":
             mtime = datetime.fromtimestamp(os.path.getmtime(path), tz=timezone.utc)
             newest = mtime if newest is None or mtime > newest else newest
-    if not pairs:
+    if not pairs and not pairs.records:
         raise InputError(f"{', '.join(paths)}: no Kubernetes objects found")
     return pairs, newest
