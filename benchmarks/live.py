@@ -12,7 +12,9 @@ and workloads, then measures, as whole processes, side by side in interleaved ro
   ``kubectl get pods -A -o json`` (budget 1.2x);
 - the API requests each command made, from the API server's audit log, at every size: the
   number of reads (first pages) must not grow with the cluster; pages of 500 objects are
-  reported apart.
+  reported apart;
+- ``kubectl-safety snapshot -o FILE`` against ``kubectl get KINDS -A -o json > FILE`` of the same
+  kinds (``--only snapshot`` measures only these): time, requests and the file's size.
 
 kubectl-safety runs from a virtualenv with a regular (non-editable) install of this checkout,
 as users install it (``--exe`` names another executable); kubectl is the one built for the
@@ -37,7 +39,7 @@ from run import RESULTS, machine, measure, print_table, summarize  # noqa: E402
 
 from controlplane.cluster import KWOK_NODE_ANNOTATION, Cluster  # noqa: E402
 
-BUDGETS = {"live-pdb": 1.5, "live-capacity": 1.2}
+BUDGETS = {"live-pdb": 1.5, "live-capacity": 1.2, "live-snapshot": None}
 ZONES = ("zone-a", "zone-b", "zone-c", "zone-d")
 NAMESPACES = 10
 REPLICAS = 50  # per Deployment
@@ -166,6 +168,20 @@ def cases(cluster: Cluster, target: str, exe: list):
     return (pdb_floor, [imports, pdb_case]), (cap_floor, [cap_case])
 
 
+def snapshot_cases(cluster: Cluster, exe: list, workdir: str):
+    """``kubectl safety snapshot`` and ``kubectl get`` of the kinds it reads (``cluster/scopes.py``), each to a file."""
+    from kubectl_safety.cluster.scopes import snapshot_scope
+
+    kc = ["--kubeconfig", str(cluster.kubeconfig)]
+    kinds = ",".join(dict.fromkeys(q.resource for q in snapshot_scope()))
+    ours, theirs = os.path.join(workdir, "snapshot.json"), os.path.join(workdir, "kubectl.json")
+    floor = {"name": "floor: kubectl get KINDS -A -o json > FILE", "file": theirs,
+             "argv": ["sh", "-c", shlex.join([str(cluster.bin_dir / "kubectl")] + kc + ["get", kinds, "-A", "-o", "json"])
+                      + " > " + shlex.quote(theirs)]}
+    case = {"name": "snapshot -o FILE", "file": ours, "argv": exe + ["snapshot", "-o", ours] + kc}
+    return floor, [case]
+
+
 def timed_group(kind, label, floor, group, runs):
     samples = {c["name"]: [] for c in [floor] + group}
     for case in [floor] + group:  # warm-up: bytecode, kubectl's discovery cache, page cache
@@ -180,7 +196,7 @@ def timed_group(kind, label, floor, group, runs):
         s = summarize(samples[case["name"]])
         row = {"group": label, "kind": kind, "name": case["name"], **s, "wallRatio": s["wall"] / base["wall"],
                "cpuRatio": s["cpu"] / base["cpu"], "rssRatio": s["rss"] / base["rss"], "argv": shlex.join(case["argv"])}
-        if not case.get("reference"):
+        if not case.get("reference") and BUDGETS[kind] is not None:
             row["withinBudget"] = row["wallRatio"] <= BUDGETS[kind]
         if s["exit"] not in (0, 3):
             row["error"] = samples[case["name"]][-1]["stderr"].splitlines()[-1:] or [f"exit {s['exit']}"]
@@ -214,6 +230,7 @@ def main(argv=None):
     parser.add_argument("--pods-per-node", type=int, default=10, help="workload pods per node (default 10; +1 DaemonSet pod)")
     parser.add_argument("--runs", type=int, default=9, help="timed runs of the node-scoped drain (default 9)")
     parser.add_argument("--capacity-runs", type=int, default=3, help="timed runs of the whole-cluster reads (default 3)")
+    parser.add_argument("--only", choices=("drain", "snapshot"), help="measure only these (default: both)")
     parser.add_argument("--exe", help="the kubectl-safety executable (default: installed into a private virtualenv)")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running afterwards")
     parser.add_argument("--out", default=RESULTS, help="results file to add the 'live' key to")
@@ -230,11 +247,21 @@ def main(argv=None):
             target = drain_target(cluster)
             label = f"live {nodes} nodes, {total} pods"
             print(f"{label}: filled in {seconds:.0f}s; drain target {target}", file=sys.stderr)
-            (pdb_floor, pdb_cases), (cap_floor, cap_cases) = cases(cluster, target, exe)
-            rows += timed_group("live-pdb", label, pdb_floor, pdb_cases, args.runs)
-            rows += timed_group("live-capacity", label, cap_floor, cap_cases, args.capacity_runs)
-            for case, agent in ((pdb_floor, "kubectl/"), (pdb_cases[-1], "kubectl-safety/"),
-                                (cap_floor, "kubectl/"), (cap_cases[0], "kubectl-safety/")):
+            audited = []
+            if args.only != "snapshot":
+                (pdb_floor, pdb_cases), (cap_floor, cap_cases) = cases(cluster, target, exe)
+                rows += timed_group("live-pdb", label, pdb_floor, pdb_cases, args.runs)
+                rows += timed_group("live-capacity", label, cap_floor, cap_cases, args.capacity_runs)
+                audited += [(pdb_floor, "kubectl/"), (pdb_cases[-1], "kubectl-safety/"),
+                            (cap_floor, "kubectl/"), (cap_cases[0], "kubectl-safety/")]
+            if args.only != "drain":
+                snap_floor, snap_cases = snapshot_cases(cluster, exe, str(cluster.workdir))
+                group = timed_group("live-snapshot", label, snap_floor, snap_cases, args.capacity_runs)
+                for row, case in zip(group, [snap_floor] + snap_cases):
+                    row["fileMiB"] = round(os.path.getsize(case["file"]) / 2 ** 20, 1)
+                rows += group
+                audited += [(snap_floor, "kubectl/"), (snap_cases[0], "kubectl-safety/")]
+            for case, agent in audited:
                 counts.append({"nodes": nodes, "pods": total, "name": case["name"],
                                **audit_requests(cluster, case["argv"], agent)})
     finally:

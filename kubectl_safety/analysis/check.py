@@ -27,7 +27,7 @@ from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.plans import (Action, Blocker, CheckedNode, CheckSummary, ClusterCheck, Finding,
                                            FindingSeverity, ObjectRef, Severity, StuckPod)
-from kubectl_safety.analysis.risks import obj, pod_obj
+from kubectl_safety.analysis.risks import incomplete, obj, pod_obj
 from kubectl_safety.analysis.room import Room
 from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,
                                              skew)
@@ -77,7 +77,7 @@ def check(snapshot, options=None, now=None) -> ClusterCheck:
         if plan.surge is not None:  # --surge: whether the node was drainable without it
             nodes[-1] = replace(nodes[-1], drainable_without_surge=plan.safe and (not plan.surge.surges or plan_drain(
                 snapshot, [node.name], _with(drain_options, surge=False, surge_limit=None), now, shared=shared).safe))
-    findings = (node_findings(nodes) + pdb_findings(snapshot, shared)
+    findings = (_incomplete(snapshot, drain_options, selected) + node_findings(nodes) + pdb_findings(snapshot, shared)
                 + workload_findings(snapshot, shared, unplaceable)
                 + priority_findings(snapshot, now, shared))
     findings.sort(key=lambda f: -SEVERITIES.index(f.severity.value))
@@ -194,6 +194,16 @@ def _stuck(pod, snapshot, now) -> StuckPod:
     storage = [x.raw for x in snapshot.pvcs] + [x.raw for x in snapshot.pvs]
     a = assess(pod, snapshot, now, force=True, storage=storage)
     return StuckPod(pod.namespace, pod.name, a.owner, a.force_needed, a.verdict, tuple(r.code for r in a.risks))
+
+
+def _incomplete(snapshot, drain_options, nodes) -> list:
+    """The kinds the nodes' plans rest on that the snapshot does not hold (an error unless accepted)."""
+    unheld = incomplete(snapshot, "drain")
+    if unheld is None:
+        return []
+    code, message = unheld
+    return [finding(code, "info" if code in drain_options.accept_risks else "error", message,
+                    [obj("Node", "", n.name) for n in nodes])]
 
 
 def node_findings(nodes) -> list:

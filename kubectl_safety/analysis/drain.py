@@ -24,7 +24,7 @@ from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.plans import (
     MOVING, Action, BudgetUse, CapacityCheck, DrainedNode, DrainPlan, Losses, ObjectRef, PodAction, Reason, Risk,
     RiskCode, Severity, Unplaceable, Wave)
-from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, obj, pod_obj
+from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.volume_limits import counts_volumes
 from kubectl_safety.analysis.scheduling.volumes import claim_names
@@ -498,6 +498,9 @@ def _not_judged(snapshot, verdicts) -> list:
 # -- the SAFE contract -----------------------------------------------------------------------
 def _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, options, seconds, now) -> RiskList:
     risks = RiskList()
+    unheld = incomplete(snapshot, "drain")
+    if unheld:
+        risks.add(*unheld, [])
     by_key = {v.pod.key: v for v in verdicts}
     for name in targets:
         if snapshot.node(name) is None:

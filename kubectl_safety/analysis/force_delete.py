@@ -9,6 +9,7 @@ from kubectl_safety.analysis import termination
 from kubectl_safety.analysis.explanations import DeleteAssessment, DeleteNode, DeleteOwner, NodeReadiness, Terminating
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.risks import incomplete
 
 UNSAFE_INLINE_TYPES = {"iscsi": "iSCSI", "fc": "Fibre Channel", "nfs": "NFS"}
 # CSI drivers that enforce single attachment (block storage) or are per-pod only.
@@ -31,9 +32,11 @@ def assess(pod, snapshot, now, grace_period=None, force=False, *, storage=(), no
     Node could not be read (its state is unknown).
     """
     force = force or grace_period == 0
-    node = _node(pod, snapshot, now, node_readable)
+    unheld = incomplete(snapshot, "delete")  # a dump without nodes: the node's state is unknown, not gone
+    node = _node(pod, snapshot, now, node_readable and not snapshot.not_held(("nodes",)))
     grace = termination.api_grace_period(pod, 0 if force else grace_period)
-    risks = _risks(pod, snapshot, now, node, force, _storage_index(storage, snapshot))
+    risks = ([Finding(unheld[0], "error", unheld[1])] if unheld else []) + \
+        _risks(pod, snapshot, now, node, force, _storage_index(storage, snapshot))
     needed, verdict = _verdict(pod, node)
     steps = termination.timeline(pod, 0 if force else grace_period).steps
     return DeleteAssessment(pod.namespace, pod.name, pod.uid, pod.phase, _owner(pod, snapshot), node, force,

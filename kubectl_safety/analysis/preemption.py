@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.risks import incomplete
 from kubectl_safety.analysis.plans import (ExcludedNode, Placement, PreemptionCandidate, PreemptionPreview, Preemptor,
                                            Sampling, Victim)
 from kubectl_safety.analysis.scheduling.filters import (NodeState, filter_node, fit_failures, node_decides_alone,
@@ -404,7 +405,8 @@ def _sampling(result) -> Sampling:
 
 
 def _findings(pod, priority, placements, snapshot, report) -> list:
-    out = []
+    unheld = incomplete(snapshot, "preemption")
+    out = [Finding(unheld[0], "error", unheld[1])] if unheld else []
     prio = priority["value"]
     lower_targets = _affinity_targets(pod, snapshot, prio)
     if lower_targets:

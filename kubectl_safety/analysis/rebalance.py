@@ -22,7 +22,7 @@ from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.plans import (RebalancedWorkload, RebalancePlan, RebalanceSummary, Relocation, SpreadBlock,
                                            SpreadState)
-from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, is_safe, obj
+from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, is_safe, obj
 from kubectl_safety.analysis.scheduling.filters import filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
 from kubectl_safety.analysis.scheduling.score import score_nodes
@@ -462,6 +462,9 @@ def plan_rebalance(snapshot, workloads, options=RebalanceOptions(), now=None) ->
 def plan_risks(snapshot, evictions, now) -> RiskList:
     """Evictions from nodes that cannot confirm them: the pods stay Terminating (drain's codes)."""
     risks = RiskList()
+    unheld = incomplete(snapshot, "rebalance")
+    if unheld:
+        risks.add(*unheld, [])
     by_node = {}
     for e in evictions:
         by_node.setdefault(e.node, []).append(e)

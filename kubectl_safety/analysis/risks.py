@@ -5,6 +5,7 @@ A plan is safe (exit 0) only when every risk it lists is accepted by name (``--a
 nothing is accepted implicitly. What a kubectl flag already accepts (``--force``,
 ``--delete-emptydir-data``) is counted by the plan, not listed as a risk.
 """
+from kubectl_safety.model.snapshot import NOT_HELD
 
 # code -> (alias accepted by --accept-risk, what it means)
 RISKS = {
@@ -43,7 +44,12 @@ RISKS = {
     "SURGE_SCALE_BACK": ("surge-scale-back", "--surge: when the count returns, the ReplicaSet controller would "
                          "remove another pod (not Ready, Pending or unscheduled: it ranks them first) than the old "
                          "ones marked with the lowest pod-deletion-cost, which would stay"),
+    "SNAPSHOT_INCOMPLETE": ("snapshot-incomplete", "the snapshot does not hold a kind the verdict rests on: what "
+                            "it would hold is unknown, not empty"),
 }
+# The kinds (``model/snapshot.VERDICT_RESOURCES``) each verdict rests on; check and rollout plan drains.
+RESTS_ON = {"drain": ("nodes", "pods", "poddisruptionbudgets"), "rebalance": ("nodes", "pods", "poddisruptionbudgets"),
+            "preemption": ("nodes", "pods", "poddisruptionbudgets"), "delete": ("nodes", "pods")}
 
 NODE_WAY_OUT = ("wait for the node to return; or pass --skip-wait-for-delete-timeout=SECONDS so the drain "
                 "does not wait for them (they stay Terminating, StatefulSet pods are not replaced meanwhile); "
@@ -112,3 +118,15 @@ def is_safe(risks) -> bool:
 
 def unaccepted(risks) -> list:
     return [r for r in risks if not r["accepted"]]
+
+
+def incomplete(snapshot, verdict):
+    """``(code, message)`` of SNAPSHOT_INCOMPLETE when the snapshot does not hold a kind ``verdict``
+    rests on (``RESTS_ON``), naming each; else None."""
+    missing = snapshot.not_held(RESTS_ON[verdict])
+    if not missing:
+        return None
+    kinds = ", ".join(resource if why == NOT_HELD else f"{resource} ({why})" for resource, why in sorted(missing.items()))
+    return "SNAPSHOT_INCOMPLETE", (f"the snapshot does not hold {kinds}: whether there are any is unknown, not "
+                                   "none (a kubectl dump with none of a kind cannot say it asked for it; "
+                                   "`kubectl safety snapshot` records every kind it reads)")

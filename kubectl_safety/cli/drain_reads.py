@@ -69,9 +69,9 @@ class DrainReads:
 
         snap = self.snapshot(group, cordoned)
         if self.node_selector is not None:
-            self.nodes = sorted(n.name for n in snap.nodes if self.node_selector.matches(n.labels))
-            if not self.nodes:
-                raise NotFoundError("no nodes match the selector")
+            from kubectl_safety.model.selectors import matching_nodes
+
+            self.nodes = matching_nodes(self.node_selector, snap.nodes, self.selector_text)
             self.node_selector = None  # the nodes are known now: re-plans keep them
         missing = [n for n in self.nodes if snap.node(n) is None]
         if missing:

@@ -113,6 +113,8 @@ COMMANDS = (
             namespace="it checks every namespace (-l selects the nodes)"),
     Command("version", "version", kinds=("Version",), all_namespaces="it reads no namespaced objects",
             namespace="it reads no namespaced objects"),
+    Command("snapshot", "snapshot", all_namespaces="it reads every namespace",
+            namespace="it reads every namespace"),
     Command("options", "options"),
     Command("schema", "schema"),
     Command("completion", "completion"),

@@ -1,4 +1,15 @@
-"""Showing a plan's risks (drain, rebalance): the block of text and the codes not accepted."""
+"""Showing a plan's risks (drain, rebalance): the block of text and the codes not accepted; --accept-risk."""
+
+
+def accepted_risks(values) -> frozenset:
+    """The risk codes ``--accept-risk`` values name; a value that names none is a usage error."""
+    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
+    from kubectl_safety.errors import UsageError
+
+    try:
+        return accepted_codes(values)
+    except UnknownRisk as e:
+        raise UsageError(str(e)) from None
 
 
 def unaccepted_codes(plan) -> str:

@@ -15,20 +15,37 @@ SUFFIXES = (".yaml", ".yml", ".json")
 
 def expand_paths(paths):
     """Files in the order given; a directory contributes its dump files, sorted by name."""
+    return [path for path, _ in _expand(paths)]
+
+
+def _expand(paths):
+    """``(file, whether a directory listing found it)`` for each file of ``expand_paths``."""
     out = []
     for path in paths:
         if path == "-":
-            out.append(path)
+            out.append((path, False))
         elif os.path.isdir(path):
             found = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(SUFFIXES))
             if not found:
                 raise InputError(f"{path}: directory has no .yaml, .yml or .json files")
-            out.extend(found)
+            out.extend((f, True) for f in found)
         elif os.path.exists(path):
-            out.append(path)
+            out.append((path, False))
         else:
             raise InputError(f"{path}: no such file or directory")
     return out
+
+
+def refuse_manifest(path, pairs):
+    """A file a directory listing found must be a dump: an object with neither a status nor the
+    creation time the API server sets was written, not read (a manifest), and is refused: it
+    would be merged as if it ran."""
+    for _, obj in pairs:
+        meta = obj.get("metadata") or {}
+        if "status" not in obj and not meta.get("creationTimestamp"):
+            name = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)
+            raise InputError(f"{path}: {obj.get('kind')} {name} has no status: a manifest, not a dump "
+                             "(a --snapshot directory holds only dumps; move the file out)")
 
 
 MAX_DUMP = 16 * 1024 ** 3  # a dump of 150,000 pods with managedFields is about 4.6 GB
@@ -292,24 +309,31 @@ def bulk_load():
 
 
 def load_objects(paths):
-    """All ``(origin, document)`` pairs of the given dump paths, and the newest file time."""
+    """All ``(origin, document)`` pairs of the given dump paths, and the newest file time; the
+    ``kubectl safety snapshot`` records among them (``cluster/snapshot_file.py``) apart, in the
+    pairs' ``records``."""
     with bulk_load():
         return _load_objects(paths)
 
 
 def _load_objects(paths):
+    from kubectl_safety.cluster.snapshot_file import checked, is_record
     from kubectl_safety.model.typed import Pairs
 
     pairs, newest = Pairs(), None
-    for path in expand_paths(paths):
+    for path, listed in _expand(paths):
         decoded = None if path == "-" else _decode_sliced(path)
         if decoded is None:
             decoded = decode_dump([read_bytes(path)], path)
+        if listed:
+            refuse_manifest(path, decoded)
+        if decoded and is_record(decoded[0][1]):  # a snapshot's record: its first item
+            pairs.records.append(checked(decoded.pop(0)[1], path))
         pairs.extend(decoded)
         pairs.checked.update(getattr(decoded, "checked", ()))
         if path != "-":
             mtime = datetime.fromtimestamp(os.path.getmtime(path), tz=timezone.utc)
             newest = mtime if newest is None or mtime > newest else newest
-    if not pairs:
+    if not pairs and not pairs.records:
         raise InputError(f"{', '.join(paths)}: no Kubernetes objects found")
     return pairs, newest

@@ -101,6 +101,15 @@ def context_names(path=None) -> list:
     return list(_merge(paths)["contexts"]) if paths else []
 
 
+def context_name(path=None, context=None):
+    """The context a connection uses: ``context`` (--context), else the kubeconfig's current-context
+    (None without a kubeconfig, as in a pod)."""
+    if context:
+        return context
+    paths = kubeconfig_paths(path)
+    return _merge(paths)["current-context"] if paths else None
+
+
 def in_cluster():
     """A pod's config: the service account token and CA, ``KUBERNETES_SERVICE_HOST``/``_PORT``."""
     host, port = os.environ.get("KUBERNETES_SERVICE_HOST", ""), os.environ.get("KUBERNETES_SERVICE_PORT", "")

@@ -86,3 +86,14 @@ def surge_scope(with_owners) -> list:
 def admission_scope() -> list:
     """What admission of a manifest's pod reads: LimitRanges, ResourceQuotas and RuntimeClasses."""
     return [Query(resource, optional=True) for resource in ("limitranges", "resourcequotas", "runtimeclasses")]
+
+
+def snapshot_scope() -> list:
+    """What ``kubectl safety snapshot`` reads: every kind the commands' reads above name, each as
+    one LIST of all of it (of the namespace a read names), optional: a kind it may not read is
+    recorded, not fatal. A read added to any of these scopes is in every snapshot from then on."""
+    reads = (cluster_scope() + surge_scope(False) + admission_scope() + drain_scope(["node"])
+             + node_scope(["node"]) + [Query(resource) for resource in OWNER_RESOURCES.values()])
+    everywhere = {q.resource for q in reads if q.namespace is None}
+    lists = dict.fromkeys((q.resource, None if q.resource in everywhere else q.namespace) for q in reads)
+    return [Query(resource, namespace, optional=True) for resource, namespace in lists]

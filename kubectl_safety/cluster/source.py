@@ -21,16 +21,20 @@ def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, c
                   warnings=None):
     """A ClusterSnapshot from dump files or, if none are given, from the queries on the live API.
 
-    ``now`` is the time the snapshot counts as taken (for dumps: the newest file's mtime unless
-    given). Optional queries that are forbidden or not served add a line to ``warnings`` and
-    their resource to the snapshot's ``unread``.
+    ``now`` is the time the snapshot counts as taken (for dumps, unless given: the time a
+    ``kubectl safety snapshot`` file records, else the newest file's mtime). Optional queries that
+    are forbidden or not served add a line to ``warnings`` and their resource to the snapshot's
+    ``unread``; so do, for dumps, the kinds they do not hold (``cluster/snapshot_file.held``).
     """
     if snapshot_paths:
         from kubectl_safety.cluster.dump import load_objects
+        from kubectl_safety.cluster.snapshot_file import held
 
         pairs, newest = load_objects(snapshot_paths)
-        return build_snapshot(pairs, taken_at=now or newest,
-                              source="snapshot " + ", ".join(snapshot_paths))
+        known = held(pairs, pairs.records)
+        return build_snapshot(pairs, taken_at=now or known["taken_at"] or newest,
+                              source="snapshot " + ", ".join(snapshot_paths),
+                              server_version=known["server_version"], unread=known["unread"])
     from kubectl_safety.cluster.dump import bulk_load
     from kubectl_safety.model.typed import Pairs
 
@@ -40,6 +44,24 @@ def load_snapshot(*, snapshot_paths=(), connection=None, queries=(), now=None, c
     objects.checked.update(map(id, checked))
     return build_snapshot(objects, taken_at=now, source=f"cluster {connection.host}",
                           complete_pod_namespaces=complete_pod_namespaces(queries), unread=unread)
+
+
+def read_everything(connection, queries, taken_at, context, warnings=None, chunk_size=500):
+    """``(record, objects)`` of ``kubectl safety snapshot``: the queries run as every live command runs
+    them (``fetch``: the same requests, pages and bounds), the objects trimmed to what the commands
+    read, and the record of what was read (``cluster/snapshot_file.py``)."""
+    from kubectl_safety.cluster.dump import bulk_load
+    from kubectl_safety.cluster.snapshot_file import API_VERSION, KIND
+
+    unread = {}
+    with bulk_load():
+        objects = [obj for _, obj in unique(fetch(connection, queries, chunk_size, warnings, None, unread))]
+    record = {"apiVersion": API_VERSION, "kind": KIND,
+              "metadata": {"name": context or "snapshot",
+                           "creationTimestamp": taken_at.isoformat().replace("+00:00", "Z")},
+              "context": context, "serverVersion": connection.server_version(),
+              "read": sorted({q.resource for q in queries} - set(unread)), "unread": dict(sorted(unread.items()))}
+    return record, objects
 
 
 def unique(pairs) -> list:

@@ -2,7 +2,7 @@
 
 import re
 
-from kubectl_safety.errors import InputError, UsageError
+from kubectl_safety.errors import InputError, NotFoundError, UsageError
 
 _KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
                   r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -103,6 +103,32 @@ class LabelSelector:
             else:
                 parts.append(key if op == "Exists" else f"!{key}")
         return ",".join(parts)
+
+
+def matching_nodes(selector, nodes, text=None) -> list:
+    """The names of the ``nodes`` a ``-l`` selector matches, sorted; none is an error naming the
+    selector (``text``: as the user wrote it) and, where close, the labels the nodes do have."""
+    names = sorted(n.name for n in nodes if selector.matches(n.labels))
+    if names:
+        return names
+    close = _close_labels(selector, nodes)
+    hint = f" (the nodes have {', '.join(close)})" if close else ""
+    raise NotFoundError(f"no node matches the selector {text or selector}{hint}")
+
+
+def _close_labels(selector, nodes, limit=5) -> list:
+    """Labels of ``nodes`` near the selector's: the values of a key it names, else keys spelled alike."""
+    from difflib import get_close_matches
+
+    labels = {}
+    for node in nodes:
+        for key, value in (node.labels or {}).items():
+            labels.setdefault(key, set()).add(value)
+    out = []
+    for key, _, _ in selector.requirements:
+        keys = [key] if key in labels else get_close_matches(key, list(labels), n=2, cutoff=0.75)
+        out += [f"{k}={v}" if v else k for k in keys for v in sorted(labels[k])]
+    return list(dict.fromkeys(out))[:limit]
 
 
 def _split_selector(text):

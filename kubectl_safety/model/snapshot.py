@@ -11,6 +11,10 @@ VOLUME_LIMIT_RESOURCES = ("csinodes", "volumeattachments")
 DRA_RESOURCES = ("resourceclaims", "resourceclaimtemplates", "resourceslices", "deviceclasses")
 # Where each node's kubelet renews its Lease (named after the node): its heartbeat.
 NODE_LEASE_NAMESPACE = "kube-node-lease"
+# The kinds verdicts rest on (API resource -> kind): a live read fails without them, but a dump that
+# holds no object of one cannot tell "there are none" from "they were not dumped".
+VERDICT_RESOURCES = {"nodes": "Node", "pods": "Pod", "poddisruptionbudgets": "PodDisruptionBudget"}
+NOT_HELD = "not in the snapshot"
 # Each lazily built index (a ``cached`` property) and the field it is derived from.
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
                 "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
@@ -70,7 +74,8 @@ class ClusterSnapshot:
         self.resource_slices = tuple(resource_slices)
         self.autoscalers = tuple(autoscalers)  # HorizontalPodAutoscalers (read only by a surge)
         self.leases = tuple(leases)  # the nodes' Leases (their heartbeats), where read
-        self.unread = dict(unread or {})  # resource -> why it could not be read (a live read's optional kinds)
+        # resource -> why it could not be read (a live read's optional kinds; a kind a dump does not hold)
+        self.unread = dict(unread or {})
         self.namespaces = None if namespaces is None else frozenset(namespaces)
         self.taken_at = taken_at
         self.source = source
@@ -189,6 +194,10 @@ class ClusterSnapshot:
     def volume_limits_unread(self) -> dict:
         """The kinds NodeVolumeLimits reads (CSINodes, VolumeAttachments) a live read could not read."""
         return {r: why for r, why in self.unread.items() if r in VOLUME_LIMIT_RESOURCES}
+
+    def not_held(self, resources) -> dict:
+        """Those of ``resources`` the snapshot does not hold, and why (``{"pods": "not in the snapshot"}``)."""
+        return {r: self.unread[r] for r in resources if r in self.unread}
 
     def csi_node(self, name):
         return self._csi_nodes_by_name.get(name)

@@ -51,6 +51,8 @@ KEPT = {
     "DeviceClass": {"metadata": _META, "spec": WHOLE}, "ResourceClaimTemplate": {"metadata": _META, "spec": WHOLE},
     "ResourceClaim": _FEW, "ResourceSlice": {"metadata": _META, "spec": WHOLE},
     "Lease": {"metadata": _META, "spec": {"renewTime": WHOLE}},
+    # ``kubectl safety snapshot``'s record of what it read (``cluster/snapshot_file.py``)
+    "Snapshot": {"metadata": _META, "context": WHOLE, "serverVersion": WHOLE, "read": WHOLE, "unread": WHOLE},
 }
 KEPT.update({kind: _FEW for kind in WORKLOAD_KINDS})
 _OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)
@@ -186,6 +188,7 @@ class Pairs(list):
     def __init__(self, *args):
         super().__init__(*args)
         self.checked = set()
+        self.records = []  # what ``kubectl safety snapshot`` files say they hold (``cluster/snapshot_file.py``)
 
     def add(self, origin, obj, typed_kind):
         self.append((origin, obj))

@@ -64,3 +64,12 @@ def test_a_pdb_fixed_live_turns_its_nodes_drainable(cluster, namespace, pool):
     wait_pdb_settled(cluster, namespace, "web", current_healthy=2, disruptions_allowed=1)
     after = nodes(check(cluster, namespace))
     assert all(after[n]["drainable"] and after[n]["risks"] == [] for n in pool)
+
+
+@pytest.mark.parametrize("command", [["check"], ["drain", "--dry-run"], ["drain", "--dry-run", "--no-capacity"],
+                                     ["rollout", "--dry-run"]], ids=["check", "drain", "drain-no-capacity", "rollout"])
+def test_a_selector_that_matches_no_node_passes_the_gate(cluster, namespace, pool, command):
+    """Live too: a -l typo is an error naming the selector, never `0/0 node(s) READY`."""
+    code, out, err = run_cli(command + ["-l", f"pool={namespace}-typo", "--kubeconfig", str(cluster.kubeconfig)])
+    assert (code, out) == (1, "") and len(err.splitlines()) == 1, (code, out, err)
+    assert err.startswith(f"error: no node matches the selector pool={namespace}-typo")

@@ -350,7 +350,7 @@ MUTATING_CASES = {
         Case("drain-node-and-selector", ["drain", "node-a1", "-l", "pool=x", "--dry-run", *OFFLINE], 2,
              r"both a node name and a --selector"),
         Case("drain-selector-matches-nothing", ["drain", "-l", "nothing=here", "--dry-run", *OFFLINE], 1,
-             r"no nodes match"),
+             r"no node matches the selector nothing=here"),
         Case("drain-bad-timeout", ["drain", "node-a1", "--dry-run", "--timeout", "soon", *OFFLINE], 2,
              r"invalid --timeout 'soon'"),
         Case("drain-bad-grace-period", ["drain", "node-a1", "--dry-run", "--grace-period", "abc", *OFFLINE], 2,

@@ -34,6 +34,7 @@ INVOCATIONS = {
     "rebalance": ["rebalance", "NAME", "-n", "shop", "--dry-run"],
     "check": ["check"],
     "version": ["version"],
+    "snapshot": ["snapshot"],
     "options": ["options"],
     "schema": ["schema"],
     "completion": ["completion", "bash"],

@@ -4,7 +4,7 @@ import json
 
 from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads
 from kubectl_safety.analysis.risks import accepted_codes
-from tests.builders import NOW, make_node, make_pod, make_workload, snapshot
+from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
 from tests.published import plan_rebalance
 from tests.unit.cli_helpers import run_cli
 
@@ -44,7 +44,8 @@ def test_a_ready_cluster_is_safe():
 
 def test_cli_exit_code_and_accept_risk(tmp_path):
     dump = tmp_path / "cluster.json"
-    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": skewed(ready="Unknown")}))
+    budget = make_pdb("other", selector={"app": "other"}, max_unavailable=1, allowed=1)  # a dump that holds PDBs
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": skewed(ready="Unknown") + [budget]}))
     base = ["rebalance", "deployment/web", "-n", "default", "--dry-run", "--snapshot", str(dump),
             "--as-of", "2026-11-22T09:00:00Z", "-o", "json"]
     code, out, err = run_cli(base)

@@ -112,6 +112,10 @@ def _check_one(g, options):
     s = Session(g)
     queries = cluster_scope() + node_lease_queries() + (surge_scope(True) if options.drain.surge else [])
     snap = s.snapshot(() if s.offline else queries, "check")
+    if options.node_selector is not None:
+        from kubectl_safety.model.selectors import matching_nodes
+
+        matching_nodes(options.node_selector, snap.nodes)  # a selector that matches no node gates nothing
     with bulk_load():  # the analysis makes no cycles: collections would only rescan what it keeps (10% of it)
         report = check(snap, options, snap.taken_at)
     return replace(report, context=g.context) if g.context else report

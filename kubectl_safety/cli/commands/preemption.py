@@ -33,8 +33,11 @@ VALIDATE = {"strict": "strict", "true": "strict", "warn": "warn", "ignore": "ign
               help="As kubectl: strict fails on an invalid object, warn reports it and goes on, ignore skips "
                    "validation (true=strict, false=ignore). Without kubernetes-validate installed only the "
                    "basic structure is checked, and a line says so.")
+@click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
+              help="Exit 0 despite these risks (snapshot-incomplete: a kind the preview rests on is not in the "
+                   "--snapshot files); repeatable.")
 @global_options
-def command(pod, filename, replicas, kubernetes_version, validate_mode):
+def command(pod, filename, replicas, kubernetes_version, validate_mode, accept_risk):
     """Preview kube-scheduler preemption for a pending pod or a manifest.
 
     Shows whether the pod fits without preemption; if not, whether it may preempt, every
@@ -54,12 +57,14 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode):
       kubectl safety preemption report-xyz -n jobs --snapshot cluster.yaml
     """
     from kubectl_safety.analysis.admission import AdmissionRejected, admit
+    from kubectl_safety.cli.risks import accepted_risks
     from kubectl_safety.analysis.preemption import preview
     from kubectl_safety.analysis.priority import UnknownPriorityClass
     from kubectl_safety.cluster.dump import bulk_load
     from kubectl_safety.cluster.scopes import admission_scope, cluster_scope
 
     s = Session(get_globals())
+    accepted = "SNAPSHOT_INCOMPLETE" in accepted_risks(accept_risk)
     if bool(pod) == bool(filename):
         raise UsageError("give either a POD name or -f FILE")
     if filename == "-" and "-" in s.g.snapshot:
@@ -90,7 +95,8 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode):
         emit(reports[0], s.g.output, render)
     else:
         emit({"kind": "List", "apiVersion": "v1", "items": reports}, s.g.output, render_list)
-    return 0 if all(r.outcome in PLACED for r in reports) else 3
+    unheld = any(f.code == "SNAPSHOT_INCOMPLETE" for r in reports for f in r.findings)
+    return 0 if all(r.outcome in PLACED for r in reports) and (not unheld or accepted) else 3
 
 
 def _read(filename, kubernetes_version, mode, s):

@@ -11,7 +11,7 @@ from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit
-from kubectl_safety.cli.risks import unaccepted_codes
+from kubectl_safety.cli.risks import accepted_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.rebalance import progress, render, server_progress
 from kubectl_safety.cli.report import ExitCode
@@ -69,7 +69,6 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
       kubectl safety rebalance deploy/web -n shop --dry-run --snapshot cluster.yaml
     """
     from kubectl_safety.analysis.rebalance import RebalanceOptions
-    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
 
     s = Session(get_globals())
     after = click.get_current_context().meta.get("workload_after_dry_run")
@@ -86,10 +85,7 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
     if (server or not dry_run) and s.offline:
         raise UsageError(f"{'--dry-run=server' if server else 'rebalance'} needs a live cluster: --snapshot files "
                          "can only be planned (add --dry-run)")
-    try:
-        accepted = accepted_codes(accept_risk)
-    except UnknownRisk as e:
-        raise UsageError(str(e)) from None
+    accepted = accepted_risks(accept_risk)
     options = RebalanceOptions(include_soft=include_soft, cluster_defaults=cluster_defaults,
                                evict_local_storage=evict_local_storage, max_evictions=max_evictions,
                                accept_risks=accepted)

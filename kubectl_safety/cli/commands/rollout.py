@@ -90,7 +90,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
     """
     from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size, plan_rollout
     from kubectl_safety.cli.drain_reads import DrainReads
-    from kubectl_safety.model.selectors import LabelSelector
+    from kubectl_safety.model.selectors import LabelSelector, matching_nodes
 
     s = Session(get_globals())
     extra = click.get_current_context().meta.get("node_after_dry_run")
@@ -120,10 +120,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
     # acting, batches are planned again: from watches (LIST once + WATCH), never by re-reading the cluster
     with loader.watch() if dry_run == "none" else contextlib.nullcontext():
         snap = loader.snapshot()
-        pool = sorted(n.name for n in snap.nodes if node_sel.matches(n.labels)) if node_sel is not None \
-            else list(nodes)
-        if not pool:
-            raise NotFoundError("no nodes match the selector")
+        pool = matching_nodes(node_sel, snap.nodes, selector) if node_sel is not None else list(nodes)
         missing = [n for n in pool if snap.node(n) is None]
         if missing:
             raise NotFoundError(f'node "{missing[0]}" not found')
