@@ -129,7 +129,7 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
     by_workload, not_surged = _candidates(snapshot, verdicts, entries, trackers, targets if capacity else ())
     if not options.surge:  # a surge an earlier run left on these nodes is finished all the same
         surgeable = tuple(sorted(f"{w.kind} {w.namespace}/{w.name}" for w, _ in by_workload.values()))
-        if not any(set((recorded(w) or {}).get("nodes") or ()) & set(targets) for w in snapshot.workloads):
+        if not _left_on(snapshot, targets):
             return None, [], surgeable
         by_workload, not_surged = {}, {}
     for key, (workload, pods) in list(by_workload.items()):
@@ -142,9 +142,8 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
                                          "surged again")
     for key, why in not_surged.items():
         entries[key].add("SURGE_NOT_POSSIBLE", "warning", why)
-    for w in snapshot.workloads:  # a surge an earlier run left on these nodes: finished (or restored) now
-        found = recorded(w)
-        if found and set(found.get("nodes") or ()) & set(targets) and (w.kind, w.namespace, w.name) not in by_workload:
+    for w in _left_on(snapshot, targets):  # a surge an earlier run left on these nodes: finished (or restored) now
+        if (w.kind, w.namespace, w.name) not in by_workload:
             by_workload[(w.kind, w.namespace, w.name)] = (w, [
                 v for v in verdicts if v.decision != "skip" and not v.pod.is_terminal
                 and _top(snapshot, v.pod) is w and entries[v.pod.key].action is not Action.DELETE])
@@ -175,6 +174,12 @@ def plan_surges(snapshot, targets, verdicts, entries, trackers, capacity, placem
                       f"node that stays: {getattr(e, 'surge_why', '') or 'no room'}; nothing is changed",
                       [obj(s.kind, s.namespace, s.name), pod_obj(e.pod)]))
     return SurgePlan(tuple(surges), _peak(peak)), risks, ()
+
+
+def _left_on(snapshot, targets) -> list:
+    """The workloads whose surge, recorded by a run that has not restored it, names one of ``targets``."""
+    return [w for w in snapshot.annotated_workloads(ANNOTATION)
+            if set((recorded(w) or {}).get("nodes") or ()) & set(targets)]
 
 
 def _not_judged(snapshot, surges) -> list:

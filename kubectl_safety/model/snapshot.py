@@ -20,6 +20,7 @@ INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_nod
                 "_pods_by_namespace": "pods", "_pdbs_by_namespace": "pdbs", "_pdbs_by_label": "pdbs",
                 "_classes_by_name": "priority_classes", "global_default_class": "priority_classes",
                 "_workloads_by_key": "workloads", "_workloads_by_uid": "workloads",
+                "_workloads_by_annotation": "workloads",
                 "_pvcs_by_key": "pvcs", "_pvs_by_name": "pvs", "_classes_of_storage": "storage_classes",
                 "_runtime_classes_by_name": "runtime_classes", "_csi_nodes_by_name": "csi_nodes",
                 "_attachments_by_node": "volume_attachments", "_device_classes_by_name": "device_classes",
@@ -160,6 +161,19 @@ class ClusterSnapshot:
     @_index
     def _workloads_by_uid(self):
         return {w.uid: w for w in self.workloads if w.uid}
+
+    @_index
+    def _workloads_by_annotation(self):
+        out = {}
+        for w in self.workloads:
+            annotations = w.annotations
+            for key in annotations if isinstance(annotations, dict) else ():
+                out.setdefault(key, []).append(w)
+        return out
+
+    def annotated_workloads(self, key) -> list:
+        """The workloads that carry annotation ``key``, in snapshot order."""
+        return self._workloads_by_annotation.get(key, [])
 
     @_index
     def _pvcs_by_key(self):

@@ -13,6 +13,7 @@ def base():
 
 CASES = {
     "pods changed: the workload index is shared": ("pods", "_workloads_by_uid", True),
+    "pods changed: the workload annotation index is shared": ("pods", "_workloads_by_annotation", True),
     "pods changed: the node index is shared": ("pods", "_nodes_by_name", True),
     "pods changed: the pod indexes are rebuilt": ("pods", "_pods_by_key", False),
     "nodes changed: the pod index is shared": ("nodes", "_pods_by_node", True),
