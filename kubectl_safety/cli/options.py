@@ -120,8 +120,8 @@ GLOBAL_SPECS = [
     (("-v", "--v", "verbosity"), dict(type=NonNegative(), metavar="LEVEL",
          help="Log level: 6 logs each API request on stderr (method, URL, status, time).")),
     (("--as-of", "now"), dict(metavar="TIME",
-         help="Analyse as of this RFC 3339 time (default: the clock; with --snapshot, the time a kubectl "
-              "safety snapshot file records, else the newest file's modification time).")),
+         help="Analyse as of this RFC 3339 time (default: the clock; with --snapshot, the time a snapshot "
+              "records, else the file's mtime).")),
 ]
 SHOWN = {"--snapshot", "--output", "--as-of"}
 OPTIONS_NOTE = "Use 'kubectl safety options' for a list of global command-line options (applies to all commands)."

@@ -11,11 +11,11 @@ COMMANDS = {"check": ["check"], "check -o json": ["check", "-o", "json"], "drain
 
 @pytest.mark.parametrize("command", COMMANDS.values(), ids=COMMANDS.keys())
 def test_a_selector_that_matches_no_node_passes_the_gate(command):
-    """`-l pool=blue` on a cluster without that label is an error (exit 1, one line naming the
+    """`-l maintenance=tonight` on a cluster without that label is an error (exit 1, one line naming the
     selector), never `0/0 node(s) READY`."""
-    code, out, err = run_cli(command + ["-l", "pool=blue"] + OFFLINE)
+    code, out, err = run_cli(command + ["-l", "maintenance=tonight"] + OFFLINE)
     assert (code, out) == (1, ""), (code, out, err)
-    assert err == "error: no node matches the selector pool=blue\n"
+    assert err == "error: no node matches the selector maintenance=tonight\n"
 
 
 @pytest.mark.parametrize("selector", ["topology.kubernetes.io/zone=eu-west-1z", "topologi.kubernetes.io/zone=eu-west-1a"],

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 LIVE_HEADING = "### Try it on a live local cluster"
 VERDICTS = ("drain", "rollout", "check", "preemption", "delete", "rebalance")
-LIVE_ONLY = re.compile(r"needs a live cluster|check live clusters")
+LIVE_ONLY = re.compile(r"needs a live cluster|check live clusters|cannot be used with --snapshot")
 DUMP = yaml.safe_load((ROOT / DEMO).read_text())["items"]
 NAMES = {o["metadata"]["name"] for o in DUMP if o["kind"] in ("Pod", "Node")}
 
