@@ -65,14 +65,15 @@ def test_requests_per_command_do_not_grow(cluster, audit, make_node, namespace, 
     preemptor.write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "urgent", "namespace": namespace},
                                      "spec": {"containers": [{"name": "main", "image": "app:1",
                                                               "resources": {"requests": {"cpu": "3900m"}}}]}}))
-    base = ["--kubeconfig", str(cluster.kubeconfig), "-n", namespace, "-o", "json"]
+    base = ["--kubeconfig", str(cluster.kubeconfig), "-o", "json"]
+    ns = ["-n", namespace]  # only where a command reads one namespace ('kubectl safety options')
     commands = {
-        "explain pod": ["explain", "pod", pods[0]["metadata"]["name"]],
+        "explain pod": ["explain", "pod", pods[0]["metadata"]["name"], *ns],
         "explain node": ["explain", "node", target],
         "drain --dry-run": ["drain", target, "--dry-run", "--ignore-daemonsets"],
         "drain --dry-run --no-capacity": ["drain", target, "--dry-run", "--ignore-daemonsets", "--no-capacity"],
-        "preemption -f": ["preemption", "-f", str(preemptor)],
-        "rebalance --dry-run": ["rebalance", "deployment/web", "--dry-run"],
+        "preemption -f": ["preemption", "-f", str(preemptor), *ns],
+        "rebalance --dry-run": ["rebalance", "deployment/web", "--dry-run", *ns],
     }
     small = {name: requests_of(audit, args + base) for name, args in commands.items()}
     other = grow(cluster, make_node, namespace, target, nodes=6, replicas=30)
