@@ -27,7 +27,8 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from kubectl_safety.analysis import explanations, plans  # noqa: E402  (the typed reports: enums, Optional fields)
+from kubectl_safety.analysis import explanations  # noqa: E402
+from kubectl_safety.analysis.plans import check, common, drain, preemption, rebalance, rollout  # noqa: E402  (the typed reports: enums, Optional fields)
 from kubectl_safety.engine import delete_report, rollout_report  # noqa: E402
 from kubectl_safety.engine.rollout import STATES as ROLLOUT_NODE_STATES  # noqa: E402
 
@@ -60,9 +61,9 @@ ENUMS = {  # (property, the property it is under): its closed set of values, wha
     ("state", "node"): NODE_STATES + ["Unscheduled", "Unreadable"],  # a force delete's node (force_delete.py)
 }
 KIND_ENUMS = {  # (kinds, property, the property it is under): a closed set in those kinds only
-    (PLANS, "action", "pods"): [a.value for a in plans.Action],
-    (PLANS, "code", "risks"): [c.value for c in plans.RiskCode],
-    (("RolloutPlan",), "code", "causes"): [c.value for c in plans.CauseCode],
+    (PLANS, "action", "pods"): [a.value for a in common.Action],
+    (PLANS, "code", "risks"): [c.value for c in common.RiskCode],
+    (("RolloutPlan",), "code", "causes"): [c.value for c in rollout.CauseCode],
     (("RolloutReport",), "status", None): [s.value for s in rollout_report.RolloutStatus],
     (("RolloutReport",), "status", "batches"): [s.value for s in rollout_report.RolloutStatus],
     (("RolloutReport",), "status", "drain"): ["drained", "blocked", "timeout", "failed", "interrupted"],
@@ -78,9 +79,9 @@ KIND_ENUMS = {  # (kinds, property, the property it is under): a closed set in t
     (("PodExplanation",), "probe", "probeFailure"): [p.value for p in explanations.ProbeKind],
     (("ForceDeleteAssessment", "DeleteReport"), "action", "pods"): [a.value for a in delete_report.DeleteAction],
 }
-TYPED = {"DrainPlan": plans.DrainPlan, "RolloutPlan": plans.RolloutPlan, "ClusterCheck": plans.ClusterCheck,
-         "RolloutReport": rollout_report.RolloutReport, "PreemptionPreview": plans.PreemptionPreview,
-         "RebalancePlan": plans.RebalancePlan}
+TYPED = {"DrainPlan": drain.DrainPlan, "RolloutPlan": rollout.RolloutPlan, "ClusterCheck": check.ClusterCheck,
+         "RolloutReport": rollout_report.RolloutReport, "PreemptionPreview": preemption.PreemptionPreview,
+         "RebalancePlan": rebalance.RebalancePlan}
 # Optional fields that cli/published.py leaves out, spreads or dereferences rather than printing null
 OMITTED_WHEN_NONE = {"figures", "nodes", "nodesNotListed", "reason", "drain", "exec", "ready", "uncordoned", "plan",
                      "serverDryRun", "context", "error", "summary", "assumes", "stuckPods", "scope"}

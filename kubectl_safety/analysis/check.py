@@ -1,6 +1,6 @@
 """A cluster's maintenance readiness in one pass over one snapshot (``kubectl safety check``, pure).
 
-``check(snapshot, options, now) -> ClusterCheck`` (``plans.py``):
+``check(snapshot, options, now) -> ClusterCheck`` (``plans/check.py``):
 
 - ``nodes[]``: every selected node planned alone, exactly as ``drain NODE --dry-run`` with
   ``options.drain`` plans it (``plan_drain`` with one ``SharedPlanning``: the per-cluster work is
@@ -25,8 +25,8 @@ from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_re
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.plans import (Action, Blocker, CheckedNode, CheckSummary, ClusterCheck, Finding,
-                                           FindingSeverity, ObjectRef, Severity, StuckPod)
+from kubectl_safety.analysis.plans.check import Blocker, CheckSummary, CheckedNode, ClusterCheck, Finding, FindingSeverity, StuckPod
+from kubectl_safety.analysis.plans.common import Action, ObjectRef, Severity
 from kubectl_safety.analysis.risks import incomplete, obj, pod_obj
 from kubectl_safety.analysis.room import Room
 from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,

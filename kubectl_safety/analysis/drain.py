@@ -1,6 +1,6 @@
 """Drain planner: what draining nodes will do to every pod, wave by wave (pure, no I/O).
 
-``plan_drain(snapshot, node_names, options, now)`` returns a typed ``plans.DrainPlan``:
+``plan_drain(snapshot, node_names, options, now)`` returns a typed ``plans.drain.DrainPlan``:
 
 1. per pod, kubectl drain's filters and the Eviction API's rules (``eviction``);
 2. cumulative PodDisruptionBudget accounting across pods and nodes (like cluster-autoscaler's
@@ -21,9 +21,8 @@ from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summar
 from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
 from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.plans import (
-    MOVING, Action, BudgetUse, CapacityCheck, DrainedNode, DrainPlan, Losses, ObjectRef, PodAction, Reason, Risk,
-    RiskCode, Severity, Unplaceable, Wave)
+from kubectl_safety.analysis.plans.common import Action, ObjectRef, Reason, Risk, RiskCode, Severity, MOVING
+from kubectl_safety.analysis.plans.drain import BudgetUse, CapacityCheck, DrainPlan, DrainedNode, Losses, PodAction, Unplaceable, Wave
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.volume_limits import counts_volumes

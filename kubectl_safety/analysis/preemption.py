@@ -29,8 +29,7 @@ from datetime import datetime, timezone
 
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.risks import incomplete
-from kubectl_safety.analysis.plans import (ExcludedNode, Placement, PreemptionCandidate, PreemptionPreview, Preemptor,
-                                           Sampling, Victim)
+from kubectl_safety.analysis.plans.preemption import ExcludedNode, Placement, PreemptionCandidate, PreemptionPreview, Preemptor, Sampling, Victim
 from kubectl_safety.analysis.scheduling.filters import (NodeState, filter_node, fit_failures, node_decides_alone,
                                                       required_terms, requests_of, scheduling_gated)
 from kubectl_safety.analysis.priority import resolve

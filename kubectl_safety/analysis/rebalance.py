@@ -20,8 +20,7 @@ from kubectl_safety.analysis.drain import typed_risks
 from kubectl_safety.analysis.eviction import refusals
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.plans import (RebalancedWorkload, RebalancePlan, RebalanceSummary, Relocation, SpreadBlock,
-                                           SpreadState)
+from kubectl_safety.analysis.plans.rebalance import RebalancePlan, RebalanceSummary, RebalancedWorkload, Relocation, SpreadBlock, SpreadState
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, is_safe, obj
 from kubectl_safety.analysis.scheduling.filters import filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy

@@ -1,6 +1,6 @@
 """Rollout planner: a node pool's maintenance in batches, each with its drain plan (pure, no I/O).
 
-``plan_rollout(snapshot, nodes, options, now)`` returns a ``RolloutPlan`` (``plans.py``):
+``plan_rollout(snapshot, nodes, options, now)`` returns a ``RolloutPlan`` (``plans/rollout.py``):
 
 1. order: nodes grouped by zone (``topology.kubernetes.io/zone``); within a zone, nodes whose pods
    are least constrained first (fewest pods under a PodDisruptionBudget or a hard topology spread
@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 
 from kubectl_safety.analysis.drain import DrainOptions, needs_replacement, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
-from kubectl_safety.analysis.plans import Batch, BatchRisk, CapacityLeft, Cause, CauseCode, RiskCode, RolloutPlan
+from kubectl_safety.analysis.plans.common import RiskCode
+from kubectl_safety.analysis.plans.rollout import Batch, BatchRisk, CapacityLeft, Cause, CauseCode, RolloutPlan
 from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
 from kubectl_safety.model.constants import ZONE
 from kubectl_safety.model.quantity import amount, format_amount, max_into

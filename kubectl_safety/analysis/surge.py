@@ -16,7 +16,8 @@ surge pods are placed by the same filters as replacements.
 import json
 
 from kubectl_safety.analysis.budgets import scaled
-from kubectl_safety.analysis.plans import Action, Reason, Removal, Severity, Surge, SurgeMechanism, SurgePlan
+from kubectl_safety.analysis.plans.common import Action, Reason, Severity
+from kubectl_safety.analysis.plans.drain import Removal, Surge, SurgeMechanism, SurgePlan
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.risks import obj, pod_obj
 from kubectl_safety.analysis.scale_down import DELETION_COST, ahead_of, is_active

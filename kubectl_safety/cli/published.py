@@ -4,10 +4,12 @@
 the schemas in ``kubectl_safety/schemas`` describe.
 """
 
-from kubectl_safety.analysis.plans import (Batch, BatchRisk, Blocker, CapacityCheck, CapacityLeft, Cause, CheckedNode,
-                                           ClusterCheck, DrainPlan, ExcludedNode, Finding, ObjectRef, PodAction,
-                                           PreemptionCandidate, PreemptionPreview, Reason, RebalancePlan, Relocation,
-                                           Risk, RolloutPlan, SpreadBlock, SpreadState, SurgePlan, Victim, Wave)
+from kubectl_safety.analysis.plans.check import Blocker, CheckedNode, ClusterCheck, Finding
+from kubectl_safety.analysis.plans.common import ObjectRef, Reason, Risk
+from kubectl_safety.analysis.plans.drain import CapacityCheck, DrainPlan, PodAction, SurgePlan, Wave
+from kubectl_safety.analysis.plans.preemption import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
+from kubectl_safety.analysis.plans.rebalance import RebalancePlan, Relocation, SpreadBlock, SpreadState
+from kubectl_safety.analysis.plans.rollout import Batch, BatchRisk, CapacityLeft, Cause, RolloutPlan
 from kubectl_safety.analysis.explanations import (BudgetSummary, DeleteAssessment, NodeExplanation, NodeHealth,
                                                   PodExplanation, PriorityAudit, SpreadConstraint,
                                                   TerminationTimeline)

@@ -11,7 +11,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 from kubectl_safety.analysis.drain import FILTER_CODES
-from kubectl_safety.analysis.plans import Action, ObjectRef, Reason, Risk, RiskCode, ServerDryRun, Severity
+from kubectl_safety.analysis.plans.common import Action, ObjectRef, Reason, Risk, RiskCode, Severity
+from kubectl_safety.analysis.plans.drain import ServerDryRun
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.drain_report import DrainReport, DrainStatus, RequestOutcome
 from kubectl_safety.engine.drainer import raw_pod

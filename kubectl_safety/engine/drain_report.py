@@ -4,7 +4,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Optional, Tuple
 
-from kubectl_safety.analysis.plans import Action, DrainPlan
+from kubectl_safety.analysis.plans.common import Action
+from kubectl_safety.analysis.plans.drain import DrainPlan
 
 
 class DrainStatus(str, Enum):

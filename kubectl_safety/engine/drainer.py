@@ -1,6 +1,6 @@
 """Drain nodes as a DrainPlan says: cordon, evict every planned pod (by UID) once, wait for it to go.
 
-The plan's pods in (``analysis/plans.PodAction``), ``DrainResult`` out (its parts typed in ``drain_report.py``);
+The plan's pods in (``analysis/plans/drain.PodAction``), ``DrainResult`` out (its parts typed in ``drain_report.py``);
 progress through ``on_event``. While it waits, the state comes from watches (``engine/watch.py``: the pods of
 each drained node, each PDB of its pods), so the requests a drain makes depend on its pods, not on the
 cluster's size or on how long it waits:
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from kubectl_safety.analysis.plans import MOVING, Action, Severity
+from kubectl_safety.analysis.plans.common import Action, Severity, MOVING
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts, RequestOutcome
 from kubectl_safety.engine.watch import WatchGroup

@@ -5,7 +5,7 @@ Watches only what moved (each workload's pods by their labels, each PDB by name)
 depends on what moved, not on the cluster's size.
 """
 
-from kubectl_safety.analysis.plans import MOVING
+from kubectl_safety.analysis.plans.common import MOVING
 from kubectl_safety.engine.drainer import owner_of, budget_watch
 
 PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")

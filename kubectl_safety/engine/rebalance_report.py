@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from kubectl_safety.analysis.plans import RebalancePlan, Relocation, SpreadState
+from kubectl_safety.analysis.plans.rebalance import RebalancePlan, Relocation, SpreadState
 
 
 @dataclass(frozen=True, slots=True)

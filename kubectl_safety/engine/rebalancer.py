@@ -10,7 +10,9 @@ the drainer's). ``server_dry_run`` sends a plan's first round with dryRun=All in
 import time
 from dataclasses import replace
 
-from kubectl_safety.analysis.plans import Action, ObjectRef, PodAction, RebalancePlan, Risk, RiskCode, ServerDryRun
+from kubectl_safety.analysis.plans.common import Action, ObjectRef, Risk, RiskCode
+from kubectl_safety.analysis.plans.drain import PodAction, ServerDryRun
+from kubectl_safety.analysis.plans.rebalance import RebalancePlan
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.drain import SERVER_DRY_RUN_WAIT, server_answer
 from kubectl_safety.engine.drain_report import DrainStatus

@@ -25,7 +25,8 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from kubectl_safety.analysis.plans import Action, Removal, SurgeMechanism
+from kubectl_safety.analysis.plans.common import Action
+from kubectl_safety.analysis.plans.drain import Removal, SurgeMechanism
 from kubectl_safety.analysis.surge import ANNOTATION, DELETION_COST, LOWEST_COST, TAINT
 from kubectl_safety.cluster.live import resource_path
 from kubectl_safety.engine.drain_report import DrainStatus, Request, RequestOutcome, Result, SurgeRecord, SurgeStatus

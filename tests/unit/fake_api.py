@@ -20,7 +20,8 @@ def node(name, ready=True, **annotations):
 
 def entry(p, action="evict", pdb=None):
     """The drain plan's ``PodAction`` for the raw pod ``p``."""
-    from kubectl_safety.analysis.plans import Action, PodAction
+    from kubectl_safety.analysis.plans.common import Action
+    from kubectl_safety.analysis.plans.drain import PodAction
 
     m = p["metadata"]
     return PodAction(m["namespace"], m["name"], p["spec"]["nodeName"], m["uid"], p["spec"].get("priority", 0),

@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions
-from kubectl_safety.analysis.plans import (Action, CapacityCheck, DrainedNode, DrainPlan, Losses, Reason, Removal,
-                                           Severity, Surge, SurgeMechanism, SurgePlan, Wave)
+from kubectl_safety.analysis.plans.common import Action, Reason, Severity
+from kubectl_safety.analysis.plans.drain import CapacityCheck, DrainPlan, DrainedNode, Losses, Removal, Surge, SurgeMechanism, SurgePlan, Wave
 from tests.unit.fake_api import FakeApi, entry, node, pod
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "drain-reports.json")

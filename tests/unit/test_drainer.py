@@ -94,7 +94,7 @@ def test_interrupt_stops_before_any_eviction():
 def test_wait_completed_waits_for_a_job_pod_to_complete_and_never_evicts_it():
     from dataclasses import replace
 
-    from kubectl_safety.analysis.plans import Reason, Severity
+    from kubectl_safety.analysis.plans.common import Reason, Severity
 
     job = pod("job-x", "n1", owner="job")
     api = FakeApi([job])

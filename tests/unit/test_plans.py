@@ -7,7 +7,8 @@ import json
 import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
-from kubectl_safety.analysis.plans import Action, DrainPlan, PodAction, Risk, RiskCode, Severity
+from kubectl_safety.analysis.plans.common import Action, Risk, RiskCode, Severity
+from kubectl_safety.analysis.plans.drain import DrainPlan, PodAction
 from kubectl_safety.cli.published import published
 from kubectl_safety.cluster.source import load_snapshot
 from kubectl_safety.model.objects import parse_time
@@ -58,7 +59,7 @@ def test_a_report_holding_plans_is_published_at_any_depth(demo):
 
 @pytest.mark.parametrize("options", OPTIONS[:2], ids=["defaults", "runbook"])
 def test_a_rollout_plan_is_typed_frozen_and_published_as_its_schema(demo, options):
-    from kubectl_safety.analysis.plans import Batch, RolloutPlan
+    from kubectl_safety.analysis.plans.rollout import Batch, RolloutPlan
     from kubectl_safety.analysis.rollout_plan import RolloutOptions, plan_rollout
 
     plan = plan_rollout(demo, [n.name for n in demo.nodes], RolloutOptions(drain=options))
@@ -75,7 +76,7 @@ def test_a_rollout_plan_is_typed_frozen_and_published_as_its_schema(demo, option
 @pytest.mark.parametrize("options", OPTIONS[:2], ids=["defaults", "runbook"])
 def test_a_cluster_check_is_typed_frozen_and_published_as_its_schema(demo, options):
     from kubectl_safety.analysis.check import CheckOptions, check
-    from kubectl_safety.analysis.plans import CheckedNode, ClusterCheck, Finding, FindingSeverity
+    from kubectl_safety.analysis.plans.check import CheckedNode, ClusterCheck, Finding, FindingSeverity
 
     report = check(demo, CheckOptions(drain=options))
     assert isinstance(report, ClusterCheck) and all(isinstance(n, CheckedNode) for n in report.nodes)
@@ -98,7 +99,7 @@ REBALANCE = [dict(), dict(cluster_defaults=True, include_soft=True, evict_local_
 
 @pytest.mark.parametrize("options", REBALANCE, ids=["defaults", "cluster-defaults", "capped"])
 def test_a_rebalance_plan_is_typed_frozen_and_published_as_its_schema(demo, options):
-    from kubectl_safety.analysis.plans import RebalancePlan, RebalanceScope, Relocation, SpreadState
+    from kubectl_safety.analysis.plans.rebalance import RebalancePlan, RebalanceScope, Relocation, SpreadState
     from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
 
     plan = plan_rebalance(demo, find_workloads(demo), RebalanceOptions(**options), demo.taken_at)
@@ -115,7 +116,7 @@ def test_a_rebalance_plan_is_typed_frozen_and_published_as_its_schema(demo, opti
 
 
 def test_a_rebalance_execution_is_its_own_typed_result_published_as_the_plans_execution(demo):
-    from kubectl_safety.analysis.plans import RebalanceScope
+    from kubectl_safety.analysis.plans.rebalance import RebalanceScope
     from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads, plan_rebalance
     from kubectl_safety.engine.rebalance_report import (EvictionResult, ExecutedRebalance, RebalanceExecution,
                                                         RebalanceRound)
@@ -139,7 +140,7 @@ def test_a_rebalance_execution_is_its_own_typed_result_published_as_the_plans_ex
 
 
 def test_a_preemption_preview_is_typed_frozen_and_published_as_its_schema():
-    from kubectl_safety.analysis.plans import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
+    from kubectl_safety.analysis.plans.preemption import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
     from kubectl_safety.analysis.preemption import preview
     from tests.builders import NOW, make_node, make_pod, snapshot
 

@@ -178,7 +178,7 @@ def _at(schema, path):
     ("ClusterCheck", "findings/[]/severity", ["error", "warning", "info"]),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_a_closed_set_is_an_enum(kind, path, values):
-    from kubectl_safety.analysis.plans import RiskCode
+    from kubectl_safety.analysis.plans.common import RiskCode
     from kubectl_safety.engine.rollout_report import RolloutStatus
 
     named = {"RiskCode": [c.value for c in RiskCode], "RolloutStatus": [s.value for s in RolloutStatus]}

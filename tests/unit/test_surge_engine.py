@@ -5,7 +5,7 @@ import json
 import time
 from types import SimpleNamespace
 
-from kubectl_safety.analysis.plans import Removal, Surge, SurgeMechanism
+from kubectl_safety.analysis.plans.drain import Removal, Surge, SurgeMechanism
 from kubectl_safety.analysis.surge import ANNOTATION, TAINT
 from kubectl_safety.engine.drainer import Drainer
 from kubectl_safety.engine.surge import Surger

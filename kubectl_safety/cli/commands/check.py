@@ -125,7 +125,7 @@ def _check_many(g, names, options) -> list:
     """One ClusterCheck per context, checked in parallel; a cluster that fails gets ``error``."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from kubectl_safety.analysis.plans import ClusterCheck
+    from kubectl_safety.analysis.plans.check import ClusterCheck
 
     def one(name):
         try:

@@ -112,7 +112,7 @@ def surge_hint(plan) -> str:
 
 def _confirm(plan, yes):
     """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
-    from kubectl_safety.analysis.plans import Action
+    from kubectl_safety.analysis.plans.common import Action
     from kubectl_safety.cli.published import published
 
     if not yes and sys.stdin.isatty():

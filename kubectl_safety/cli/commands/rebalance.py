@@ -118,7 +118,7 @@ def _parse_workload(text):
 
 def _measure(s, scope, options):
     """Load the snapshot (live: cluster_scope) and plan for the workloads in scope."""
-    from kubectl_safety.analysis.plans import RebalanceScope
+    from kubectl_safety.analysis.plans.rebalance import RebalanceScope
     from kubectl_safety.analysis.rebalance import find_workloads, plan_rebalance
     from kubectl_safety.cluster.scopes import cluster_scope
     from kubectl_safety.model.selectors import LabelSelector
