@@ -29,7 +29,7 @@ itself: a ``hostNetwork`` pod's ports get their containerPort as hostPort):
 from kubectl_safety.analysis.qos import compute_qos
 from kubectl_safety.analysis.resources import pod_level_set, pod_requests
 from kubectl_safety.model.constants import SYSTEM_CLASSES
-from kubectl_safety.model.objects import POD_LEVEL_RESOURCES, Pod, aggregate_requests
+from kubectl_safety.model.pods import POD_LEVEL_RESOURCES, Pod, aggregate_requests
 from kubectl_safety.model.quantity import exact_resource_list, format_amount, rounded
 
 COMPUTE = ("cpu", "memory", "ephemeral-storage")

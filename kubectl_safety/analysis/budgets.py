@@ -5,7 +5,7 @@
 
 import math
 
-from kubectl_safety.model.objects import parse_time
+from kubectl_safety.model.meta import parse_time
 
 
 def scaled(value, total: int) -> int:

@@ -17,7 +17,7 @@ from kubectl_safety.analysis.scheduling.score import ScoreCluster, image_census,
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import constraint_selector
 from kubectl_safety.model.cached import cached
-from kubectl_safety.model.snapshot import INDEX_FIELDS, ClusterSnapshot
+from kubectl_safety.model.snapshot import ClusterSnapshot
 
 # What the filters read of a pod's spec besides its requests, host ports and claims.
 SHAPE_FIELDS = ("schedulingGates", "nodeName", "tolerations", "nodeSelector", "affinity", "topologySpreadConstraints")
@@ -347,18 +347,11 @@ class _DrainedView(ClusterSnapshot):
     for the namespaces they touch; ``pods`` is built only if asked for."""
 
     def __init__(self, parent, nodes, drained, leaving):
-        fields = {k: getattr(parent, k) for k in ("pdbs", "priority_classes", "workloads", "pvcs", "pvs",
-                                                 "storage_classes", "namespaces", "taken_at", "source",
-                                                 "server_version", "complete_pod_namespaces", "unread",
-                                                 "csi_nodes", "volume_attachments", "device_classes",
-                                                 "resource_claims", "resource_claim_templates", "resource_slices")}
-        super().__init__(nodes=nodes, **fields)
+        super().__init__(**{**parent.fields(), "nodes": nodes, "pods": ()})
         del self.__dict__["pods"]  # the lazy property below
         self._parent, self._leaving = parent, leaving
         self.removed = []  # (node before, node after, pods gone) per drained node (SharedBase.view)
-        for index, field in INDEX_FIELDS.items():
-            if field not in ("nodes", "pods") and index in parent.__dict__:
-                self.__dict__[index] = parent.__dict__[index]
+        self.share_indexes(parent, ("nodes", "pods"))
         self.__dict__["_nodes_by_name"] = _Patched(parent._nodes_by_name, drained)
         self.__dict__["_pods_by_node"] = _Patched(parent._pods_by_node, {
             name: [p for p in parent.pods_on(name) if p.key not in leaving] for name in drained})

@@ -4,7 +4,7 @@ Pure: takes an already-read object dict. Requests defaulted from limits are hand
 model (``Container``), priority by ``analysis/priority.resolve`` (admission).
 """
 
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 
 TEMPLATE_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob")
 TEMPLATE_HASH = "pod-template-hash"

@@ -36,7 +36,7 @@ from kubectl_safety.analysis.priority import resolve
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.score import score_nodes
 from kubectl_safety.analysis.termination import api_grace_period
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 
 MIN_CANDIDATES_PERCENT = 10
 MIN_CANDIDATES_ABSOLUTE = 100

@@ -25,7 +25,7 @@ from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, is
 from kubectl_safety.analysis.scheduling.filters import filter_node, reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
 from kubectl_safety.analysis.scheduling.score import score_nodes
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
 
 REBALANCED_KINDS = ("Deployment", "StatefulSet", "ReplicaSet")

@@ -1,6 +1,6 @@
 """Pod resource requests as the scheduler computes them (component-helpers ``PodRequests``)."""
 
-from kubectl_safety.model.objects import POD_LEVEL_RESOURCES, aggregate_requests, exact_container_resources
+from kubectl_safety.model.pods import POD_LEVEL_RESOURCES, aggregate_requests, exact_container_resources
 from kubectl_safety.model.quantity import add, add_into, exact, exact_resource_list, maximum, rounded
 
 
@@ -33,7 +33,7 @@ def _statuses(pod) -> dict:
 
 def aggregate_container_requests(pod, use_status=True) -> dict:
     """max(sum of regular containers + sidecars, peak of the init sequence), per resource
-    (``model.objects.aggregate_requests``), summed exactly and rounded once. ``use_status``:
+    (``model.pods.aggregate_requests``), summed exactly and rounded once. ``use_status``:
     resized containers and sidecars count as the scheduler charges them (``UseStatusResources``)."""
     return rounded(_exact_aggregate(pod, use_status))
 

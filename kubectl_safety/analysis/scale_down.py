@@ -87,7 +87,7 @@ def restarts(pod) -> tuple:
 
 
 def _ready_since(pod):
-    from kubectl_safety.model.objects import parse_time
+    from kubectl_safety.model.meta import parse_time
 
     c = pod.condition_obj("Ready") or {}
     return parse_time(c.get("lastTransitionTime")) if c.get("status") == "True" else None

@@ -248,7 +248,7 @@ def _lands_on(snapshot, pod, drained) -> list:
 
 def _surge_tainted(node):
     """``node`` with the taint that keeps surge pods off it while they start."""
-    from kubectl_safety.model.objects import Node
+    from kubectl_safety.model.nodes import Node
 
     spec = dict(node.raw.get("spec") or {})
     spec["taints"] = list(spec.get("taints") or []) + [{"key": TAINT, "effect": "NoSchedule"}]

@@ -47,7 +47,7 @@ def _store(ctx, param, value):
     name = param.name
     if name in ("now", "now_alias"):
         from kubectl_safety.errors import InputError
-        from kubectl_safety.model.objects import parse_time
+        from kubectl_safety.model.meta import parse_time
 
         try:
             parsed = parse_time(value)

@@ -9,37 +9,10 @@ from urllib.parse import quote, urlencode
 
 from kubectl_safety import __version__
 from kubectl_safety.errors import ClusterError, InputError, NotFoundError, SafetyError
+from kubectl_safety.model.kinds import TABLE
 
-RESOURCES = {
-    # resource: (api prefix, namespaced, kind)
-    "pods": ("/api/v1", True, "Pod"),
-    "nodes": ("/api/v1", False, "Node"),
-    "namespaces": ("/api/v1", False, "Namespace"),
-    "events": ("/api/v1", True, "Event"),
-    "replicationcontrollers": ("/api/v1", True, "ReplicationController"),
-    "persistentvolumeclaims": ("/api/v1", True, "PersistentVolumeClaim"),
-    "persistentvolumes": ("/api/v1", False, "PersistentVolume"),
-    "poddisruptionbudgets": ("/apis/policy/v1", True, "PodDisruptionBudget"),
-    "priorityclasses": ("/apis/scheduling.k8s.io/v1", False, "PriorityClass"),
-    "storageclasses": ("/apis/storage.k8s.io/v1", False, "StorageClass"),
-    "limitranges": ("/api/v1", True, "LimitRange"),
-    "resourcequotas": ("/api/v1", True, "ResourceQuota"),
-    "runtimeclasses": ("/apis/node.k8s.io/v1", False, "RuntimeClass"),
-    "csinodes": ("/apis/storage.k8s.io/v1", False, "CSINode"),
-    "volumeattachments": ("/apis/storage.k8s.io/v1", False, "VolumeAttachment"),
-    "resourceclaims": ("/apis/resource.k8s.io/v1", True, "ResourceClaim"),
-    "resourceclaimtemplates": ("/apis/resource.k8s.io/v1", True, "ResourceClaimTemplate"),
-    "resourceslices": ("/apis/resource.k8s.io/v1", False, "ResourceSlice"),
-    "deviceclasses": ("/apis/resource.k8s.io/v1", False, "DeviceClass"),
-    "replicasets": ("/apis/apps/v1", True, "ReplicaSet"),
-    "deployments": ("/apis/apps/v1", True, "Deployment"),
-    "statefulsets": ("/apis/apps/v1", True, "StatefulSet"),
-    "daemonsets": ("/apis/apps/v1", True, "DaemonSet"),
-    "jobs": ("/apis/batch/v1", True, "Job"),
-    "cronjobs": ("/apis/batch/v1", True, "CronJob"),
-    "leases": ("/apis/coordination.k8s.io/v1", True, "Lease"),
-    "horizontalpodautoscalers": ("/apis/autoscaling/v2", True, "HorizontalPodAutoscaler"),
-}
+# resource: (api prefix, namespaced, kind), from the table of kinds
+RESOURCES = {k.resource: (k.prefix, k.namespaced, k.kind) for k in TABLE}
 
 
 def parse_timeout(text) -> float:

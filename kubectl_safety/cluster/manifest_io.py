@@ -32,7 +32,7 @@ def read_manifest(path: str) -> list:
 
 def _check_types(obj, origin):
     """The shape checks of dumps (types, ranges, timestamps with a zone), naming the field."""
-    from kubectl_safety.model.objects import WORKLOAD_KINDS
+    from kubectl_safety.model.kinds import WORKLOAD_KINDS
     from kubectl_safety.model.schema import check_shape
 
     if not isinstance(obj, dict):

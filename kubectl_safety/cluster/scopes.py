@@ -1,11 +1,10 @@
 """The reads each command needs on a live cluster: few requests, independent of cluster size."""
 
 from kubectl_safety.cluster.source import Query
-from kubectl_safety.model.snapshot import DRA_RESOURCES, NODE_LEASE_NAMESPACE, STORAGE_RESOURCES, VOLUME_LIMIT_RESOURCES
+from kubectl_safety.model.kinds import NODE_LEASE_NAMESPACE, TABLE
+from kubectl_safety.model.snapshot import DRA_RESOURCES, STORAGE_RESOURCES, VOLUME_LIMIT_RESOURCES
 
-OWNER_RESOURCES = {"ReplicaSet": "replicasets", "Deployment": "deployments", "StatefulSet": "statefulsets",
-                   "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
-                   "ReplicationController": "replicationcontrollers"}
+OWNER_RESOURCES = {k.kind: k.resource for k in TABLE if "owners" in k.read_by}
 
 
 def owner_queries(connection, obj: dict) -> list:
@@ -89,11 +88,8 @@ def admission_scope() -> list:
 
 
 def snapshot_scope() -> list:
-    """What ``kubectl safety snapshot`` reads: every kind the commands' reads above name, each as
-    one LIST of all of it (of the namespace a read names), optional: a kind it may not read is
-    recorded, not fatal. A read added to any of these scopes is in every snapshot from then on."""
-    reads = (cluster_scope() + surge_scope(False) + admission_scope() + drain_scope(["node"])
-             + node_scope(["node"]) + [Query(resource) for resource in OWNER_RESOURCES.values()])
-    everywhere = {q.resource for q in reads if q.namespace is None}
-    lists = dict.fromkeys((q.resource, None if q.resource in everywhere else q.namespace) for q in reads)
-    return [Query(resource, namespace, optional=True) for resource, namespace in lists]
+    """What ``kubectl safety snapshot`` reads: every kind the commands' reads above name
+    (``model/kinds.py``: ``Kind.read_by``), each as one LIST of all of it (of the namespace those
+    reads read it in), optional: a kind it may not read is recorded, not fatal. A kind a command
+    reads is in every snapshot from then on."""
+    return [Query(k.resource, k.namespace, optional=True) for k in TABLE if k.read_by]

@@ -48,7 +48,7 @@ def is_record(obj) -> bool:
 def checked(record, path) -> dict:
     """A snapshot file's record with its fields of their types, else an InputError naming the file."""
     from kubectl_safety.errors import InputError
-    from kubectl_safety.model.objects import parse_time
+    from kubectl_safety.model.meta import parse_time
 
     read, unread, version = record.get("read"), record.get("unread"), record.get("serverVersion")
     try:

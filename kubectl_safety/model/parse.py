@@ -1,12 +1,9 @@
 """The one parser: API-shaped camelCase dicts (from a dump file or the live API) -> snapshot."""
 
 from kubectl_safety.errors import InputError
-from kubectl_safety.model.objects import KINDS, WORKLOAD_KINDS, Workload
+from kubectl_safety.model.kinds import BY_KIND, CLUSTER_SCOPED, FIELDS, WORKLOAD_KINDS
 from kubectl_safety.model.schema import check_shape
 from kubectl_safety.model.snapshot import ClusterSnapshot
-
-CLUSTER_SCOPED = ("Node", "PriorityClass", "Namespace", "PersistentVolume", "StorageClass", "RuntimeClass",
-                  "CSINode", "VolumeAttachment", "DeviceClass", "ResourceSlice")
 
 
 def flatten(document, origin: str):
@@ -60,8 +57,7 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
     ``unread``: the resources a live read could not read, and why.
     """
     checked = getattr(objects, "checked", ())
-    buckets = {kind: [] for kind in KINDS}
-    buckets["workloads"] = []
+    buckets = {field: [] for field in FIELDS}
     seen, seen_uids = {}, {}
     found_namespaces = set(namespaces or ())
     for origin, obj in objects:
@@ -84,19 +80,9 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
             obj = {**obj, "metadata": {**meta, "namespace": namespace}}
         if namespace:
             found_namespaces.add(namespace)
-        if kind in KINDS:
-            buckets[kind].append(KINDS[kind](obj))
-        elif kind in WORKLOAD_KINDS:
-            buckets["workloads"].append(Workload(obj))
-    return ClusterSnapshot(
-        nodes=buckets["Node"], pods=buckets["Pod"], pdbs=buckets["PodDisruptionBudget"],
-        priority_classes=buckets["PriorityClass"], workloads=buckets["workloads"],
-        pvcs=buckets["PersistentVolumeClaim"], pvs=buckets["PersistentVolume"],
-        storage_classes=buckets["StorageClass"], limit_ranges=buckets["LimitRange"],
-        runtime_classes=buckets["RuntimeClass"], resource_quotas=buckets["ResourceQuota"],
-        csi_nodes=buckets["CSINode"], volume_attachments=buckets["VolumeAttachment"],
-        device_classes=buckets["DeviceClass"], resource_claims=buckets["ResourceClaim"],
-        resource_claim_templates=buckets["ResourceClaimTemplate"], resource_slices=buckets["ResourceSlice"],
-        autoscalers=buckets["HorizontalPodAutoscaler"], leases=buckets["Lease"], events=buckets["Event"],
-        namespaces=found_namespaces, taken_at=taken_at, source=source,
-        server_version=server_version, complete_pod_namespaces=complete_pod_namespaces, unread=unread)
+        held = BY_KIND.get(kind)
+        if held is not None and held.field:
+            buckets[held.field].append(held.parse(obj))
+    return ClusterSnapshot(**buckets, namespaces=found_namespaces, taken_at=taken_at, source=source,
+                           server_version=server_version, complete_pod_namespaces=complete_pod_namespaces,
+                           unread=unread)

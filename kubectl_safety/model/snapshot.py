@@ -4,18 +4,19 @@ from datetime import datetime, timezone
 
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.cached import cached
+from kubectl_safety.model.kinds import FIELDS, NODE_LEASE_NAMESPACE, TABLE, resources_of
 
 # The storage the scheduler's volume filters read (API resource names).
-STORAGE_RESOURCES = ("persistentvolumeclaims", "persistentvolumes", "storageclasses")
+STORAGE_RESOURCES = resources_of("storage")
 # What NodeVolumeLimits reads besides them: the nodes' CSI drivers' limits and attached volumes.
-VOLUME_LIMIT_RESOURCES = ("csinodes", "volumeattachments")
+VOLUME_LIMIT_RESOURCES = resources_of("volume-limits")
 # What DynamicResources reads (resource.k8s.io): the claims, their templates, the devices, their classes.
-DRA_RESOURCES = ("resourceclaims", "resourceclaimtemplates", "resourceslices", "deviceclasses")
-# Where each node's kubelet renews its Lease (named after the node): its heartbeat.
-NODE_LEASE_NAMESPACE = "kube-node-lease"
+DRA_RESOURCES = resources_of("dra")
 # The kinds verdicts rest on (API resource -> kind): a live read fails without them, but a dump that
 # holds no object of one cannot tell "there are none" from "they were not dumped".
-VERDICT_RESOURCES = {"nodes": "Node", "pods": "Pod", "poddisruptionbudgets": "PodDisruptionBudget"}
+VERDICT_RESOURCES = {k.resource: k.kind for k in TABLE if k.verdict}
+# What a snapshot records beside its objects (``ClusterSnapshot``'s other arguments).
+META_FIELDS = ("namespaces", "taken_at", "source", "server_version", "complete_pod_namespaces", "unread")
 NOT_HELD = "not in the snapshot"
 # Each lazily built index (a ``cached`` property) and the field it is derived from.
 INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_node": "pods",
@@ -53,31 +54,14 @@ class ClusterSnapshot:
     first use, so a command pays only for the lookups it makes.
     """
 
-    def __init__(self, *, nodes=(), pods=(), pdbs=(), priority_classes=(), workloads=(),
-                 namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None,
-                 pvcs=(), pvs=(), storage_classes=(), limit_ranges=(), runtime_classes=(), resource_quotas=(),
-                 csi_nodes=(), volume_attachments=(), device_classes=(), resource_claims=(),
-                 resource_claim_templates=(), resource_slices=(), autoscalers=(), leases=(), events=(), unread=None):
-        self.nodes = tuple(nodes)
-        self.pods = tuple(pods)
-        self.pdbs = tuple(pdbs)
-        self.priority_classes = tuple(priority_classes)
-        self.workloads = tuple(workloads)
-        self.pvcs = tuple(pvcs)
-        self.pvs = tuple(pvs)
-        self.storage_classes = tuple(storage_classes)
-        self.limit_ranges = tuple(limit_ranges)
-        self.runtime_classes = tuple(runtime_classes)
-        self.resource_quotas = tuple(resource_quotas)
-        self.csi_nodes = tuple(csi_nodes)
-        self.volume_attachments = tuple(volume_attachments)
-        self.device_classes = tuple(device_classes)
-        self.resource_claims = tuple(resource_claims)
-        self.resource_claim_templates = tuple(resource_claim_templates)
-        self.resource_slices = tuple(resource_slices)
-        self.autoscalers = tuple(autoscalers)  # HorizontalPodAutoscalers (read only by a surge)
-        self.leases = tuple(leases)  # the nodes' Leases (their heartbeats), where read
-        self.events = tuple(events)  # Events (from dumps; live, only ``why`` reads them)
+    def __init__(self, *, namespaces=None, taken_at=None, source="", server_version=None,
+                 complete_pod_namespaces=None, unread=None, **objects):
+        """``objects``: a tuple of typed objects per field (``model/kinds.FIELDS``: ``nodes``, ``pods``, ...)."""
+        unknown = objects.keys() - set(FIELDS)
+        if unknown:
+            raise TypeError(f"ClusterSnapshot has no field {', '.join(sorted(unknown))}")
+        for field in FIELDS:
+            setattr(self, field, tuple(objects.get(field, ())))
         # resource -> why it could not be read (a live read's optional kinds; a kind a dump does not hold)
         self.unread = dict(unread or {})
         self.namespaces = None if namespaces is None else frozenset(namespaces)
@@ -98,23 +82,19 @@ class ClusterSnapshot:
     def pods_complete_in(self, namespace) -> bool:
         return self.complete_pod_namespaces is None or namespace in self.complete_pod_namespaces
 
+    def fields(self) -> dict:
+        """The arguments that make this snapshot again: its objects per field and its ``META_FIELDS``."""
+        return {field: getattr(self, field) for field in FIELDS + META_FIELDS}
+
     def replace(self, **changes) -> "ClusterSnapshot":
-        fields = dict(nodes=self.nodes, pods=self.pods, pdbs=self.pdbs,
-                      priority_classes=self.priority_classes, workloads=self.workloads,
-                      namespaces=self.namespaces, taken_at=self.taken_at, source=self.source,
-                      server_version=self.server_version, complete_pod_namespaces=self.complete_pod_namespaces,
-                      pvcs=self.pvcs, pvs=self.pvs, storage_classes=self.storage_classes,
-                      limit_ranges=self.limit_ranges, runtime_classes=self.runtime_classes,
-                      resource_quotas=self.resource_quotas, csi_nodes=self.csi_nodes,
-                      volume_attachments=self.volume_attachments, device_classes=self.device_classes,
-                      resource_claims=self.resource_claims, resource_claim_templates=self.resource_claim_templates,
-                      resource_slices=self.resource_slices, autoscalers=self.autoscalers, leases=self.leases,
-                      events=self.events, unread=self.unread)
-        fields.update(changes)
-        new = ClusterSnapshot(**fields)
-        new._origins = {field: self._origins.get(field, self)  # indexes of unchanged fields stay valid
-                        for field in set(INDEX_FIELDS.values()) if field not in changes}
+        new = ClusterSnapshot(**{**self.fields(), **changes})
+        new.share_indexes(self, changes)
         return new
+
+    def share_indexes(self, origin, changed):
+        """Take ``origin``'s indexes of every field not in ``changed`` (built once, by whichever asks first)."""
+        self._origins = {field: origin._origins.get(field, origin)  # indexes of unchanged fields stay valid
+                         for field in set(INDEX_FIELDS.values()) if field not in changed}
 
     def without_pods(self, keys) -> "ClusterSnapshot":
         """The snapshot after the pods with these (namespace, name) keys are gone."""

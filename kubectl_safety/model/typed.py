@@ -4,7 +4,7 @@
 fields read but not checked. A subtree marked ``WHOLE`` is kept as it came; every other field
 (``managedFields``, container ``env``, ``volumeMounts``, images, ...) is skipped while decoding.
 
-Two decoders give the same trimmed objects (API-shaped dicts, wrapped by ``model/objects.py``):
+Two decoders give the same trimmed objects (API-shaped dicts, wrapped by the kinds' classes, ``model/kinds.py``):
 - ``decode_json`` (a dump) and ``decode_page`` (a live LIST page): types generated from ``KEPT``
   (a Struct per kind, tagged by ``kind``, whose fields are TypedDicts), decoded straight from
   bytes: skipped fields are never built and nested objects come out as the dicts the model reads;
@@ -14,7 +14,7 @@ Two decoders give the same trimmed objects (API-shaped dicts, wrapped by ``model
 """
 
 from kubectl_safety.model import schema
-from kubectl_safety.model.objects import WORKLOAD_KINDS
+from kubectl_safety.model.kinds import TABLE
 from kubectl_safety.model.schema import CONTAINER, META, SCHEMAS, WORKLOAD
 
 WHOLE = "kept whole"
@@ -51,11 +51,12 @@ KEPT = {
     "DeviceClass": {"metadata": _META, "spec": WHOLE}, "ResourceClaimTemplate": {"metadata": _META, "spec": WHOLE},
     "ResourceClaim": _FEW, "ResourceSlice": {"metadata": _META, "spec": WHOLE},
     "Lease": {"metadata": _META, "spec": {"renewTime": WHOLE}},
-    "Event": SCHEMAS["Event"] | {"metadata": _META},
     # ``kubectl safety snapshot``'s record of what it read (``cluster/snapshot_file.py``)
     "Snapshot": {"metadata": _META, "context": WHOLE, "serverVersion": WHOLE, "read": WHOLE, "unread": WHOLE},
 }
-KEPT.update({kind: _FEW for kind in WORKLOAD_KINDS})
+# A kind of the table with no entry above: its checked fields if it has a shape, else all but metadata.
+KEPT.update({k.kind: {**SCHEMAS[k.kind], "metadata": _META} if k.kind in SCHEMAS else _FEW
+             for k in TABLE if k.kind not in KEPT})
 _OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)
 # Kinds often found in a dump beside ours: decoded in the same pass, metadata only.
 KEPT.update({kind: _OTHER for kind in ("Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret",

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from kubectl_safety.analysis.admission import AdmissionRejected, admit
 from kubectl_safety.analysis.priority import resolve
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from kubectl_safety.model.quantity import exact_resource_list
 from tests.builders import snapshot
 from tests.differential.conftest import PROPERTY, count, tally

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_safety.analysis.scheduling.filters import filter_node
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import snapshot
 from tests.differential.conftest import PROPERTY, count, tally
 from tests.differential.test_scheduler_properties import assert_agrees, make, scheduler_view

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_safety.analysis.eviction import PodVerdict, eviction_rules, kubectl_filters
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import snapshot
 from tests.differential import strategies as gen
 from tests.differential.conftest import PROPERTY, count

@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kubectl_safety.analysis import node_pressure, priority, qos, resources, termination
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import snapshot
 from tests.differential import strategies as gen
 from tests.differential.conftest import PROPERTY, count

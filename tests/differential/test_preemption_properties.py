@@ -17,7 +17,7 @@ oracle receives the pods in that order (docs/deviations.md, "Equally important v
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import NOW, snapshot
 from tests.published import preview
 from tests.differential import strategies as gen

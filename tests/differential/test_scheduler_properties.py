@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_safety.analysis.fit import NodeState, filter_node
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import snapshot
 from tests.differential.conftest import PROPERTY, count
 

@@ -15,7 +15,7 @@ from cluster_helpers import (create, deployment, get_json, pdb, pod, priority_cl
 
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.cluster.live import Connection
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.unit.cli_helpers import run_cli
 
 NOW = "2026-11-22T12:00:00Z"

@@ -11,7 +11,7 @@ from cluster_helpers import create, pdb, pool_nodes, pool_web, wait_pdb_settled,
 
 from kubectl_safety.cluster.live import RESOURCES
 from kubectl_safety.cluster.scopes import snapshot_scope
-from kubectl_safety.model.objects import parse_time
+from kubectl_safety.model.meta import parse_time
 from tests.unit.cli_helpers import run_cli
 
 NOW = "2026-11-22T12:00:00Z"

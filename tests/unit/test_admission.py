@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from kubectl_safety.analysis.admission import AdmissionRejected, admit
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import make_class, snapshot
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 

@@ -6,7 +6,7 @@ import pytest
 from kubectl_safety.analysis.budgets import Budgets, skips_pdb_check, spends_budget, unhealthy_goes_free
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.eviction import PodVerdict, eviction_rules
-from kubectl_safety.model.objects import PodDisruptionBudget
+from kubectl_safety.model.policy import PodDisruptionBudget
 from tests.builders import make_pdb, make_pod, snapshot
 
 UNHEALTHY_CASES = [  # (policy, currentHealthy, desiredHealthy) -> how a not-Ready pod goes free

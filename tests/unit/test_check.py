@@ -7,7 +7,7 @@ import pytest
 from kubectl_safety.analysis.check import CheckOptions, runbook_drain_options
 from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning
 from kubectl_safety.cluster.source import load_snapshot
-from kubectl_safety.model.objects import parse_time
+from kubectl_safety.model.meta import parse_time
 from tests.builders import make_class, make_node, make_pdb, make_pod, make_workload, snapshot
 from tests.unit.cli_helpers import DEMO, DEMO_NOW
 from tests.published import check, plan_drain

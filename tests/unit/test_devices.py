@@ -6,7 +6,7 @@ import pytest
 
 from kubectl_safety.analysis.scheduling.device_cel import ERROR, Unsupported, device_view, evaluate
 from kubectl_safety.analysis.scheduling.filters import filter_node
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import make_node, make_pod, snapshot
 from tests.published import plan_drain
 

@@ -9,7 +9,7 @@ import pytest
 from kubectl_safety.analysis.drain import DrainOptions, plan_drain
 from kubectl_safety.cli.commands import drain as drain_command
 from kubectl_safety.cluster.source import load_snapshot
-from kubectl_safety.model.objects import parse_time
+from kubectl_safety.model.meta import parse_time
 from kubectl_safety.errors import DeclinedError, UsageError
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 

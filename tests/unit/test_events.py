@@ -7,7 +7,8 @@ import pytest
 
 from kubectl_safety.cluster.source import load_snapshot
 from kubectl_safety.errors import InputError
-from kubectl_safety.model.objects import EVENT_NOTE_LIMIT, Event, ObjectRef, parse_time
+from kubectl_safety.model.events import EVENT_NOTE_LIMIT, Event, ObjectRef
+from kubectl_safety.model.meta import parse_time
 from kubectl_safety.model.parse import build_snapshot
 
 POD = {"kind": "Pod", "namespace": "web", "name": "api-1", "uid": "u-pod"}

@@ -3,7 +3,7 @@
 import pytest
 
 from kubectl_safety.analysis.fit import NodeState, filter_node
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import container, make_node, make_pod, snapshot
 
 

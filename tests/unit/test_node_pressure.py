@@ -3,7 +3,8 @@
 import pytest
 
 from kubectl_safety.analysis.node_pressure import memory_pressure_order, oom_scores
-from kubectl_safety.model.objects import Node, Pod
+from kubectl_safety.model.nodes import Node
+from kubectl_safety.model.pods import Pod
 from tests.builders import container, make_node, make_pod, snapshot
 
 NODE = make_node("n1", memory="10000")

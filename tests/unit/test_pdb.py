@@ -3,7 +3,7 @@
 import pytest
 
 from kubectl_safety.analysis.budgets import budget, never_allows, scaled
-from kubectl_safety.model.objects import PodDisruptionBudget
+from kubectl_safety.model.policy import PodDisruptionBudget
 from tests.builders import make_pdb, make_pod, make_workload, snapshot
 
 

@@ -11,7 +11,7 @@ import pytest
 from kubectl_safety.analysis.check import CheckOptions
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.cluster.source import load_snapshot
-from kubectl_safety.model.objects import parse_time
+from kubectl_safety.model.meta import parse_time
 from tests.unit.cli_helpers import DEMO, DEMO_NOW
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

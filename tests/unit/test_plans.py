@@ -11,7 +11,7 @@ from kubectl_safety.analysis.plans.common import Action, Risk, RiskCode, Severit
 from kubectl_safety.analysis.plans.drain import DrainPlan, PodAction
 from kubectl_safety.cli.published import published
 from kubectl_safety.cluster.source import load_snapshot
-from kubectl_safety.model.objects import parse_time
+from kubectl_safety.model.meta import parse_time
 from tests.schemas import problems
 from tests.unit.cli_helpers import DEMO, DEMO_NOW
 

@@ -3,7 +3,7 @@
 import pytest
 
 from kubectl_safety.analysis.priority import UnknownPriorityClass
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import NOW, make_class, make_node, make_pdb, make_pod, snapshot
 from tests.published import preview
 

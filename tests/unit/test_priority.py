@@ -3,7 +3,7 @@
 import pytest
 
 from kubectl_safety.analysis.priority import UnknownPriorityClass, resolve
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import make_class, make_pod, snapshot
 
 HIGH = make_class("high-priority", 1000000)  # seed 001 example

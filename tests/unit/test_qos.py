@@ -3,7 +3,7 @@
 import pytest
 
 from kubectl_safety.analysis.qos import compute_qos, explain_qos, qos_class
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import container, make_pod
 
 SEED_GUARANTEED = [container("guaranteed-nginx", {"memory": "512Mi", "cpu": "1024m"}, {"memory": "512Mi", "cpu": "1024m"})]
@@ -81,7 +81,7 @@ def test_qos_of_exact_quantities_as_a_dump_holds_them():
     """A dump never stored by an API server may hold sub-milli quantities: GetPodQOS compares them
     as held (0.0001 and 0.0002 cpu differ: Burstable), though both would be stored as 1m."""
     from kubectl_safety.analysis.qos import compute_qos
-    from kubectl_safety.model.objects import Pod
+    from kubectl_safety.model.pods import Pod
     pod = Pod({"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [
         {"name": "c", "resources": {"requests": {"cpu": "0.0001", "memory": "1Gi"},
                                     "limits": {"cpu": "0.0002", "memory": "1Gi"}}}]}})

@@ -6,7 +6,7 @@ import pytest
 
 from kubectl_safety.analysis.rebalance import RebalanceOptions, eviction_order, find_workloads, not_evictable
 from kubectl_safety.analysis.topology import HOSTNAME, ZONE
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
 from tests.published import plan_rebalance
 

@@ -3,7 +3,7 @@
 import pytest
 
 from kubectl_safety.analysis.resources import pod_requests
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import container, make_pod
 
 

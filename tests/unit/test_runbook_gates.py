@@ -173,7 +173,7 @@ def test_durations_print_one_way():
     from kubectl_safety.analysis.force_delete import _age
     from kubectl_safety.analysis.node_health import node_health
     from tests.builders import NOW, make_node
-    from kubectl_safety.model.objects import Node
+    from kubectl_safety.model.nodes import Node
     from datetime import timedelta
 
     node = Node(make_node("n1", ready="Unknown"))
@@ -619,7 +619,7 @@ def _rebalance_server_dry_run(api, accepted=frozenset()):
     from kubectl_safety.cluster.source import load_snapshot
     from kubectl_safety.cli.published import published
     from kubectl_safety.engine.rebalancer import first_round, server_dry_run
-    from kubectl_safety.model.objects import parse_time
+    from kubectl_safety.model.meta import parse_time
 
     snap = load_snapshot(snapshot_paths=[DEMO], now=parse_time(DEMO_NOW))
     plan = plan_rebalance(snap, [snap.workload("Deployment", "shop", "web")], RebalanceOptions(), snap.taken_at)

@@ -3,7 +3,7 @@
 import pytest
 
 from kubectl_safety.analysis.scale_down import ahead_of, deletion_cost, restarts
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import NOW, make_pod
 
 OLD, NEWER = "2026-01-01T00:00:00Z", "2026-11-21T00:00:00Z"  # log2 ranks of the time since NOW differ

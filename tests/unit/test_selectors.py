@@ -1,7 +1,8 @@
 import pytest
 
 from kubectl_safety.errors import UsageError
-from kubectl_safety.model.objects import Node, Pod
+from kubectl_safety.model.nodes import Node
+from kubectl_safety.model.pods import Pod
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
                                             toleration_tolerates, untolerated_taint)
 from tests.builders import make_node, make_pod

@@ -382,7 +382,7 @@ SCALE_DOWNS = [
 @pytest.mark.parametrize("rules, count, k, seconds", [s[1:] for s in SCALE_DOWNS], ids=[s[0] for s in SCALE_DOWNS])
 def test_how_long_the_autoscaler_takes_to_remove_the_surge_pods_once_its_minimum_is_restored(rules, count, k, seconds):
     from kubectl_safety.analysis.surge import scale_down_seconds
-    from kubectl_safety.model.objects import HorizontalPodAutoscaler
+    from kubectl_safety.model.workloads import HorizontalPodAutoscaler
 
     assert scale_down_seconds(HorizontalPodAutoscaler(hpa(1, 10, rules)), count, k) == seconds
 

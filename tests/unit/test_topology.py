@@ -4,7 +4,7 @@ import pytest
 
 from kubectl_safety.analysis.topology import (HOSTNAME, ZONE, constraint_selector, count_in_domains, domain_counts,
                                               eligible_domains, explain_constraints, global_min, normalized, skew)
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from tests.builders import make_node, make_pod, snapshot
 
 ZONE_SPREAD = {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",

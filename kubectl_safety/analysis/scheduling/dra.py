@@ -17,7 +17,7 @@ devices with shared counters or multiple allocations, are taken not to match (co
 
 from kubectl_safety.analysis.scheduling.device_cel import ERROR, Unsupported, device_view, evaluate
 from kubectl_safety.analysis.scheduling.failure import Failure
-from kubectl_safety.model.objects import ResourceClaim
+from kubectl_safety.model.devices import ResourceClaim
 from kubectl_safety.model.selectors import node_selector_term_matches, toleration_tolerates
 
 PLUGIN = "DynamicResources"

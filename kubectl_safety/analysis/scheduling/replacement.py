@@ -1,7 +1,8 @@
 """The pod a controller creates in place of an evicted one, unscheduled, as the scheduler sees it."""
 
 from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
-from kubectl_safety.model.objects import Node, Pod
+from kubectl_safety.model.nodes import Node
+from kubectl_safety.model.pods import Pod
 
 
 def unscheduled_copy(pod, keep_spread=True, name=None) -> Pod:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from kubectl_safety.analysis.scheduling.filters import _Term, base_state, requests_of
 from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 from kubectl_safety.model.selectors import node_selector_term_matches, toleration_tolerates
 
 MAX = 100

@@ -192,7 +192,7 @@ def _with_classes(snap, classes):
     """The snapshot with the manifest's PriorityClasses added (replacing same-named ones)."""
     if not classes:
         return snap
-    from kubectl_safety.model.objects import PriorityClass
+    from kubectl_safety.model.policy import PriorityClass
 
     names = {(c.get("metadata") or {}).get("name") for c in classes}
     kept = [c for c in snap.priority_classes if c.name not in names]
