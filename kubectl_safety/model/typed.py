@@ -149,23 +149,24 @@ def _decoders():
 
     kinds = {kind: struct(kind, {"apiVersion": WHOLE, **tree}, tag_field="kind", tag=kind)
              for kind, tree in KEPT.items()}
-    _DECODERS[""] = msgspec.json.Decoder(Union[tuple(kinds.values())])
-    _DECODERS.update({kind: msgspec.json.Decoder(cls) for kind, cls in kinds.items()})
+    built = {"": msgspec.json.Decoder(Union[tuple(kinds.values())])}
+    built.update({kind: msgspec.json.Decoder(cls) for kind, cls in kinds.items()})
     envelope = msgspec.defstruct("Envelope", [("kind", Any, None), ("apiVersion", Any, None),
                                               ("items", Optional[list[msgspec.Raw]], None)])
-    _DECODERS["envelope"] = msgspec.json.Decoder(envelope)
-    _DECODERS["items"] = msgspec.json.Decoder(list[Union[tuple(kinds.values())]])
-    _DECODERS["raw_items"] = msgspec.json.Decoder(list[msgspec.Raw])
+    built["envelope"] = msgspec.json.Decoder(envelope)
+    built["items"] = msgspec.json.Decoder(list[Union[tuple(kinds.values())]])
+    built["raw_items"] = msgspec.json.Decoder(list[msgspec.Raw])
     typed_list = msgspec.defstruct("TypedList", [("kind", Any, None), ("apiVersion", Any, None),
                                                  ("items", Optional[list[Union[tuple(kinds.values())]]], None)])
-    _DECODERS["list"] = msgspec.json.Decoder(typed_list)
-    _DECODERS["any"] = msgspec.json.Decoder()
-    _DECODERS["pages"] = {kind: msgspec.json.Decoder(msgspec.defstruct(
+    built["list"] = msgspec.json.Decoder(typed_list)
+    built["any"] = msgspec.json.Decoder()
+    built["pages"] = {kind: msgspec.json.Decoder(msgspec.defstruct(
         f"{kind}Page", [("kind", Any, None), ("apiVersion", Any, None), ("metadata", Any, None),
                         ("items", Optional[list[cls]], None)])) for kind, cls in kinds.items()}
-    _DECODERS["to_builtins"] = _plain
-    _DECODERS["errors"] = (msgspec.ValidationError, msgspec.DecodeError)
-    _DECODERS["validation"] = msgspec.ValidationError
+    built["to_builtins"] = _plain
+    built["errors"] = (msgspec.ValidationError, msgspec.DecodeError)
+    built["validation"] = msgspec.ValidationError
+    _DECODERS.update(built)  # whole, at once: a second thread never sees them half built
     return _DECODERS
 
 

@@ -121,7 +121,8 @@ def test_a_dump_of_events_through_both_api_versions_holds_each_event_once(tmp_pa
                                                            "creationTimestamp": "2026-01-01T09:00:00Z"},
            "spec": {"containers": [{"name": "c"}], "nodeName": "n1"}, "status": {"phase": "Running"}}
     core = tmp_path / "events.json"
-    core.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [core_event(), pod]}, indent=4))
+    core.write_text(json.dumps({"apiVersion": "v1", "items": [core_event(), pod], "kind": "List",
+                                "metadata": {"resourceVersion": ""}}, indent=4))  # as kubectl writes it
     v1 = tmp_path / "events-v1.json"
     v1.write_text(json.dumps({"apiVersion": "events.k8s.io/v1", "kind": "EventList",
                               "items": [{k: v for k, v in e.items() if k != "kind"} for e in (same, v1_event())]}))

@@ -219,6 +219,12 @@ def base_object(kind):
                 "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}]}
     if kind in DEVICE_OBJECTS:
         return DEVICE_OBJECTS[kind]()
+    if kind == "Event":
+        return {"apiVersion": "events.k8s.io/v1", "kind": kind,
+                "metadata": {"name": "a.1", "namespace": "default", "creationTimestamp": "2026-11-20T08:00:00Z"},
+                "regarding": {"kind": "Pod", "namespace": "default", "name": "a", "uid": "uid-default-a"},
+                "reason": "Preempted", "note": "Preempted by pod u on node n1", "type": "Normal",
+                "reportingController": "default-scheduler", "eventTime": "2026-11-20T08:00:00.000000Z"}
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "a"}},
                      "template": {"metadata": {"labels": {"app": "a"}}, "spec": {}}}}

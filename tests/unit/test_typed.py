@@ -257,3 +257,23 @@ def test_kubectl_json_dumps_decode_slice_by_slice_into_the_same_objects(name, sl
         assert list(pairs) == whole
         good = sum(obj["kind"] == "Pod" for _, obj in pairs) - BROKEN_PODS.get(name, 0)
         assert len(pairs.checked) == len(whole.checked) == good
+
+
+def test_a_thread_never_sees_the_decoders_half_built(monkeypatch):
+    """Whole-cluster reads decode pages on two threads: while one builds the decoders, the other
+    sees none (and takes the generic path), never some without ``pages`` (a KeyError)."""
+    import msgspec
+
+    from kubectl_safety.model import typed
+
+    seen, defstruct = [], msgspec.defstruct
+
+    def watching(name, *args, **kwargs):
+        if name == "TypedList":  # late in the build: another thread reads the decoders now
+            seen.append(dict(typed._DECODERS))
+        return defstruct(name, *args, **kwargs)
+
+    monkeypatch.setattr(typed, "_DECODERS", {})
+    monkeypatch.setattr(msgspec, "defstruct", watching)
+    assert "pages" in typed._decoders()
+    assert seen == [{}]
