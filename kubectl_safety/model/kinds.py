@@ -7,9 +7,10 @@ drained view ``analysis/capacity.py`` makes of it), what ``kubectl safety snapsh
 read RBAC role (deploy/rbac.yaml), the commands' reads (``cluster/scopes.py``) and the typed
 model (``model/schema.py``, ``model/typed.py``) are checked against it (tests/unit/test_kinds.py).
 
-Adding a kind: a ``Kind`` here, its object class (in the module of its family), its shape
-(``model/schema.SCHEMAS``) and kept fields (``model/typed.KEPT``); a command that reads it names
-it in its scope (``cluster/scopes.py``) and the read role grants it.
+Adding a kind: a ``Kind`` here and its object class (in the module of its family). Its shape
+(``model/schema.SCHEMAS``) is optional: the typed model keeps the fields it checks, else all but
+managed metadata. A command that reads it names it in its scope (``cluster/scopes.py``) and the
+read role grants it (deploy/rbac.yaml).
 """
 
 from dataclasses import dataclass
