@@ -2,7 +2,6 @@
 
 from kubectl_safety.cluster.source import Query
 from kubectl_safety.model.kinds import NODE_LEASE_NAMESPACE, TABLE
-from kubectl_safety.model.snapshot import DRA_RESOURCES, STORAGE_RESOURCES, VOLUME_LIMIT_RESOURCES
 
 OWNER_RESOURCES = {k.kind: k.resource for k in TABLE if "owners" in k.read_by}
 
@@ -64,16 +63,11 @@ def node_queries(node_names) -> list:
 
 
 def cluster_scope(namespaces=None) -> list:
-    """Whole-cluster analyses (capacity, preemption, rebalance): nodes, pods, PDBs, classes, owners,
-    the storage the scheduler's volume filters read (claims, volumes, storage classes, CSI nodes'
-    limits, attachments) and the devices DynamicResources allocates (resource.k8s.io)."""
-    queries = [Query("nodes"), Query("pods"), Query("poddisruptionbudgets"),
-               Query("priorityclasses", optional=True)]
-    queries += [Query(resource, optional=True)
-                for resource in STORAGE_RESOURCES + VOLUME_LIMIT_RESOURCES + DRA_RESOURCES]
-    for resource in ("replicasets", "deployments", "statefulsets", "daemonsets", "jobs"):
-        queries.append(Query(resource, optional=True))
-    return queries
+    """Whole-cluster analyses (capacity, preemption, rebalance): the kinds ``model/kinds.py`` says
+    they read (``"cluster"``): nodes, pods, PDBs, classes, owners, the storage the scheduler's volume
+    filters read (claims, volumes, storage classes, CSI nodes' limits, attachments) and the devices
+    DynamicResources allocates (resource.k8s.io); optional but the kinds verdicts rest on."""
+    return [Query(k.resource, optional=not k.verdict) for k in TABLE if "cluster" in k.read_by]
 
 
 def surge_scope(with_owners) -> list:

@@ -9,8 +9,8 @@ model (``model/schema.py``, ``model/typed.py``) are checked against it (tests/un
 
 Adding a kind: a ``Kind`` here and its object class (in the module of its family). Its shape
 (``model/schema.SCHEMAS``) is optional: the typed model keeps the fields it checks, else all but
-managed metadata. A command that reads it names it in its scope (``cluster/scopes.py``) and the
-read role grants it (deploy/rbac.yaml).
+managed metadata. A kind the whole-cluster analyses read says ``"cluster"`` in ``read_by``; another
+read names it in its scope (``cluster/scopes.py``); the read role grants it (deploy/rbac.yaml).
 """
 
 from dataclasses import dataclass
