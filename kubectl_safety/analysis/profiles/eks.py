@@ -45,7 +45,7 @@ def profile(settings) -> DrainProfile:
     return DrainProfile(
         name=NAME, title=TITLE, settings=tuple(settings.values()),
         drain=DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True, force=True),
-        timeout_seconds=DRAIN_LIMIT, timeout_setting="force", timeout_label="the 15-minute drain limit",
+        timeout_seconds=DRAIN_LIMIT, timeout_setting="force", timeout_label="EKS's drain limit",
         at_timeout=AtTimeout.FORCE if force else AtTimeout.FAIL,
         leaves="the node cordoned and labelled node.kubernetes.io/exclude-from-external-load-balancers; "
                "the update fails with PodEvictionFailure",

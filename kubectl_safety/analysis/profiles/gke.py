@@ -43,7 +43,7 @@ def profile(settings) -> DrainProfile:
     return DrainProfile(
         name=NAME, title=TITLE, settings=tuple(settings.values()),
         drain=DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True, force=True),
-        timeout_seconds=HONOURED_FOR, timeout_setting="", timeout_label="GKE's one-hour limit on PDBs and grace",
+        timeout_seconds=HONOURED_FOR, timeout_setting="", timeout_label="GKE's limit on PDBs and grace",
         at_timeout=AtTimeout.FORCE, halts=False, parallel=max(parallel, 1), order=Order.RANDOM,
         replaces_machine=True, after_drain_seconds=int(v["batchSoakDuration"]) if blue_green else 0,
         new_capacity=blue_green or v["maxSurge"] > 0, sources=SOURCES,

@@ -38,6 +38,7 @@ class Outcome(str, Enum):
 
 
 WORST = {o: i for i, o in enumerate(Outcome)}
+POD_ACTIONS = ("evict", "delete", "skip", "wait", "blocked", "refused", "forced")  # EnginePod.action's values
 
 
 @dataclass(frozen=True, slots=True)
