@@ -154,3 +154,32 @@ def test_suc_orders_nodes_by_the_plans_hash():
 def test_suc_concurrency_zero_upgrades_nothing():
     with pytest.raises(UsageError, match="selects no node"):
         profiles.load("suc", {}, snapshot(*NODES))
+
+
+
+KURED_DS = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "kured", "namespace": "kube-system",
+                                                                       "uid": "uid-kured"},
+            "spec": {"selector": {"matchLabels": {"name": "kured"}}, "template": {
+                "metadata": {"labels": {"name": "kured"}},
+                "spec": {"containers": [{"name": "kured", "command": ["/usr/bin/kured"],
+                                         "args": ["--drain-timeout=30m", "--force-reboot", "--concurrency", "2",
+                                                  "--period=1h"],
+                                         "env": [{"name": "KURED_DRAIN_GRACE_PERIOD", "value": "60"},
+                                                 {"name": "OTHER", "value": "x"}]}]}}}}
+
+
+def test_kured_settings_are_read_from_its_daemonset():
+    """kured's flags and KURED_* environment in its DaemonSet's container are its settings, source object."""
+    snap = snapshot(*NODES, KURED_DS, *never_allows())
+    prof = profiles.load("kured", {}, snap)
+    origin = "DaemonSet kube-system/kured"
+    settings = {s.name: (s.text, s.source.value, s.origin) for s in prof.settings}
+    assert settings["drain-timeout"] == ("30m", "object", origin)
+    assert settings["force-reboot"] == ("true", "object", origin)
+    assert settings["concurrency"] == ("2", "object", origin)
+    assert settings["drain-grace-period"] == ("60", "object", origin)
+    assert settings["skip-wait-for-delete-timeout"] == ("0", "default", "")
+    node = simulate(prof, snap, ["n1"], NOW).nodes[0]
+    assert (node.outcome, node.at_seconds) == (Outcome.FORCES, 1800)
+    with pytest.raises(UsageError, match="DaemonSet kube-system/kured sets it"):
+        profiles.load("kured", {"drain-timeout": "5m"}, snap)

@@ -7,6 +7,9 @@ Source: cmd/kured/main.go (flag block; ``drain``: ``kubectldrain.Helper`` with `
 ``rebootAsRequired``: a drain that fails or times out releases the lock and uncordons the node it
 cordoned, unless --force-reboot, which reboots anyway), pkg/daemonsetlock (--concurrency lock holders).
 Its oracle is kubectl's drain with these flags (tests/integration/test_engine_kubectl_drain.py).
+Settings are read from kured's DaemonSet (its container's command and args, ``--flag=value``, ``--flag value``
+or a bare boolean ``--flag``, and its ``KURED_*`` environment, as the flags' viper binding reads them)
+when the snapshot holds them.
 """
 
 from kubectl_safety.analysis.drain import DrainOptions
@@ -26,6 +29,46 @@ SETTINGS = (
     SettingSpec("skip-wait-for-delete-timeout", "0", count, "pods deleted longer ago are not waited for"),
     SettingSpec("concurrency", "1", count, "nodes rebooting at once (lock holders)"),
 )
+
+
+def read(snapshot) -> dict:
+    """{setting: (value, origin)} from kured's DaemonSet: the one whose container runs kured."""
+    names = {spec.name for spec in SETTINGS}
+    for w in snapshot.workloads:
+        if w.kind != "DaemonSet":
+            continue
+        for c in (w.template.get("spec") or {}).get("containers") or []:
+            words = [str(x) for x in (c.get("command") or []) + (c.get("args") or [])]
+            if not (c.get("name") == "kured" or any(x.rsplit("/", 1)[-1] == "kured" for x in words)):
+                continue
+            origin = f"DaemonSet {w.namespace}/{w.name}"
+            found = {}
+            for e in c.get("env") or []:
+                key = str(e.get("name") or "")
+                name = key[len("KURED_"):].lower().replace("_", "-") if key.startswith("KURED_") else ""
+                if name in names and "value" in e:
+                    found[name] = (str(e["value"]), origin)
+            found.update(_flags(words, names, origin))
+            return found
+    return {}
+
+
+def _flags(words, names, origin) -> dict:
+    """The settings among ``--flag=value``, ``--flag value`` and bare boolean ``--flag`` words."""
+    booleans = {spec.name for spec in SETTINGS if spec.parse is boolean}
+    found, i = {}, 0
+    while i < len(words):
+        word = words[i]
+        name, sep, value = word.lstrip("-").partition("=")
+        if word.startswith("--") and name in names:
+            if not sep and name in booleans:
+                value = "true"
+            elif not sep and i + 1 < len(words):
+                i += 1
+                value = words[i]
+            found[name] = (value, origin)
+        i += 1
+    return found
 
 
 def drain_options(v) -> DrainOptions:
