@@ -25,6 +25,25 @@ def check_engine_flags(params, dry_run="client"):
         raise UsageError("--engine needs --dry-run: it predicts what the engine would do, it changes nothing")
 
 
+# the commands' own flags that plan kubectl-safety's drain or rollout: an engine drains by its own settings
+PLANNING = {"ignore_daemonsets", "delete_emptydir_data", "force", "grace_period", "skip_wait_for_delete_timeout",
+            "pod_selector", "disable_eviction", "no_capacity", "accept_risk", "order", "surge", "surge_limit",
+            "wait_completed", "timeout", "max_unavailable", "by_zone", "no_precordon", "skip_blocked",
+            "keep_cordoned", "exec_command", "exec_timeout", "wait_for", "ready_timeout", "gate_timeout",
+            "lease_namespace", "fail_on", "scope", "ignore_finding"}
+
+
+def _refuse_unused(name, flags):
+    """A planning flag given with an engine whose settings it is not would change nothing: a usage error."""
+    ctx = click.get_current_context()
+    for p in ctx.command.params:
+        if p.name in PLANNING and p.name not in flags \
+                and ctx.get_parameter_source(p.name) is click.core.ParameterSource.COMMANDLINE:
+            flag = max(p.opts, key=len)
+            raise UsageError(f"{flag} has no effect with --engine {name}: the engine drains by its own settings "
+                             "(--engine-setting KEY=VALUE)")
+
+
 def _drain_flags_given(params, flags) -> dict:
     """The command's drain flags given on its command line that are the engine's settings (``flags``:
     the profile module's ``DRAIN_FLAGS``, {click parameter: setting})."""
@@ -46,8 +65,9 @@ def engine_dry_run(snapshot, nodes, params, output) -> int:
     from kubectl_safety.cli.text.engine import render_engine
 
     name = params["engine"]
-    given = {**_drain_flags_given(params, getattr(profiles.module(name), "DRAIN_FLAGS", {})),
-             **profiles.parse_assignments(params.get("engine_setting"))}
+    flags = getattr(profiles.module(name), "DRAIN_FLAGS", {})
+    _refuse_unused(name, flags)
+    given = {**_drain_flags_given(params, flags), **profiles.parse_assignments(params.get("engine_setting"))}
     if not nodes:
         raise UsageError("no node to drain")
     outcome = simulate(profiles.load(name, given, snapshot), snapshot, list(nodes), snapshot.taken_at)

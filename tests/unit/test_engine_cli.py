@@ -81,6 +81,12 @@ USAGE = [
     ("unknown-setting", ["check", "--engine", "eks", "--engine-setting", "drainTimeout=5"], "has no such setting"),
     ("bad-value", ["drain", "node-a2", "--dry-run", "--engine", "kured", "--engine-setting", "drain-timeout=soon"],
      "invalid drain-timeout 'soon'"),
+    ("drain-flag-with-another-engine", ["drain", "node-a2", "--dry-run", "--engine", "eks", "--ignore-daemonsets"],
+     "--ignore-daemonsets has no effect with --engine eks"),
+    ("surge-with-an-engine", ["rollout", "-l", "pool=blue", "--dry-run", "--engine", "kured", "--surge"],
+     "--surge has no effect with --engine kured"),
+    ("check-flag-with-an-engine", ["check", "--engine", "aks", "--fail-on", "warning"],
+     "--fail-on has no effect with --engine aks"),
     ("suc-concurrency-unset", ["drain", "node-a2", "--dry-run", "--engine", "suc"], "selects no node"),
 ]
 
