@@ -145,3 +145,18 @@ def test_engine_rules_skip_wait_and_order_groups():
     node = simulate(grouped, snap, ["n1"], NOW).nodes[0]
     assert node.outcome is Outcome.STALLS
     assert {p.name: (p.action, p.code) for p in node.pods} == {"hold": ("wait", "HOLD"), "late": ("wait", "BEHIND_GROUP")}
+
+
+def test_one_node_batches_proved_without_placing_answer_as_placed(monkeypatch):
+    """Batches of one node whose replacements the room proves are planned without placing them: same outcome."""
+    from kubectl_safety.analysis.profiles import outcome
+
+    objects = [make_pod(f"p{i}", node=f"n{i % 3 + 1}", labels=WEB, owner=("ReplicaSet", "web")) for i in range(6)]
+    objects.append(make_pdb("web", selector=WEB, max_unavailable=1, allowed=1, healthy=6, desired=5, expected=6))
+    snap = snapshot(*NODES, *objects)
+    prof = profiles.load("kured", {}, snap)
+    proved = simulate(prof, snap, ["n1", "n2", "n3"], NOW)
+    calls = []
+    monkeypatch.setattr(outcome, "Room", lambda *a: calls.append(a))
+    placed = simulate(prof, snap, ["n1", "n2", "n3"], NOW)
+    assert calls and proved == placed and proved.verdict is Outcome.COMPLETES

@@ -21,10 +21,11 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Optional, Tuple
 
-from kubectl_safety.analysis.drain import plan_drain
+from kubectl_safety.analysis.drain import SharedPlanning, plan_drain
 from kubectl_safety.analysis.eviction import FILTER_CODES, local_volumes
 from kubectl_safety.analysis.plans.common import Action, Severity
 from kubectl_safety.analysis.profiles.base import AtTimeout, Budgets, Decision, GraceRule, Order
+from kubectl_safety.analysis.room import Room, proved_plan
 from kubectl_safety.analysis.termination import api_grace_period, last_kill
 
 
@@ -125,8 +126,13 @@ def simulate(profile, snapshot, node_names, now=None) -> EngineOutcome:
     size = max(size, 1)
     groups = [names[i:i + size] for i in range(0, len(names), size)]
     nodes, batches, halts_after = [], [], None
+    shared = room = None
+    if len(groups) > 1:  # the work the batches' plans share; one-node batches proved without placing
+        shared = SharedPlanning(snapshot)
+        room = Room(snapshot, shared.index) if size == 1 and profile.drain.check_capacity \
+            and not profile.new_capacity else None
     for number, batch in enumerate(groups, 1):
-        done = _batch(profile, snapshot, batch, now, number)
+        done = _batch(profile, snapshot, batch, now, number, shared, room)
         nodes.extend(done)
         stalled = any(n.outcome is Outcome.STALLS for n in done)
         seconds = None if stalled else max((n.at_seconds or 0 for n in done), default=0) + profile.after_drain_seconds
@@ -139,7 +145,7 @@ def simulate(profile, snapshot, node_names, now=None) -> EngineOutcome:
     return EngineOutcome(profile, verdict, tuple(nodes), tuple(batches), halts_after, total)
 
 
-def _batch(profile, snapshot, batch, now, number) -> list:
+def _batch(profile, snapshot, batch, now, number, shared, room) -> list:
     rules = {}
     for name in batch:
         for pod in snapshot.pods_on(name):
@@ -149,7 +155,9 @@ def _batch(profile, snapshot, batch, now, number) -> list:
     held = frozenset(k for k, r in rules.items() if r.decision in (Decision.SKIP, Decision.WAIT))
     options = replace(profile.drain, exclude=held,
                       check_capacity=profile.drain.check_capacity and not profile.new_capacity)
-    plan = plan_drain(snapshot, batch, options, now)
+    node = snapshot.node(batch[0]) if room is not None else None
+    plan = node is not None and proved_plan(snapshot, node, replace(options, check_capacity=False), now, shared, room)
+    plan = plan or plan_drain(snapshot, batch, options, now, shared=shared)
     ends, t = {}, 0
     for w in plan.waves:
         t += w.estimated_seconds
@@ -221,9 +229,12 @@ def _node(profile, snapshot, name, plan, rules, ends, bypassed, number) -> NodeO
         _data_lost(profile, snapshot, name, work), leaves, _availability(snapshot, forced))
 
 
+PLACEMENT_NOTES = ("REPLACEMENT_NODE_TIED",)  # where a replacement lands among equals: not the engine's concern
+
+
 def _first_reason(p):
     errors = [r for r in p.reasons if r.severity is Severity.ERROR]
-    return (errors or list(p.reasons) or [None])[0]
+    return (errors or [r for r in p.reasons if r.code not in PLACEMENT_NOTES] or [None])[0]
 
 
 def _blocking(p):
