@@ -8,7 +8,9 @@ rule, its per-node drain timeout and what it does when the timeout is reached, a
 
 Each engine's module (``profiles/<name>.py``) declares ``NAME``, ``TITLE``, ``SOURCES``, ``SETTINGS`` (a
 tuple of ``SettingSpec``), optionally ``read(snapshot) -> {name: (text, origin)}`` (settings found in the
-objects where the engine keeps them), and ``profile(settings: {name: Setting}) -> DrainProfile``.
+objects where the engine keeps them; they win over --engine-setting, which may not name them), optionally
+``DRAIN_FLAGS`` ({click parameter: setting}: the drain command's own flags that are its settings; every other
+planning flag is refused with the engine), and ``profile(settings: {name: Setting}) -> DrainProfile``.
 """
 
 from dataclasses import dataclass, field
