@@ -28,7 +28,7 @@ from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.plans.check import Blocker, CheckSummary, CheckedNode, ClusterCheck, Finding, FindingSeverity, StuckPod
 from kubectl_safety.analysis.plans.common import Action, ObjectRef, Severity
 from kubectl_safety.analysis.risks import incomplete, obj, pod_obj
-from kubectl_safety.analysis.room import Room
+from kubectl_safety.analysis.room import Room, proved_plan, recreated_pods
 from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,
                                              skew)
 
@@ -125,15 +125,11 @@ def _plan(snapshot, node, options, now, shared, room) -> tuple:
     the replacements when ``room`` proves they all fit (same verdict and risks), else in full.
     ``options``: the drain's, and the same without the capacity check."""
     options, without_capacity = options
-    recreated = [p for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
-                 if needs_replacement(p) and not p.is_mirror]
-    if room is not None and room.proves(node, recreated):  # as if all left: else no quick plan to try
-        quick = plan_drain(snapshot, [node.name], without_capacity, now, shared=shared)
-        leaving = {(p.namespace, p.name) for p in quick.moving()}
-        if room.still_proved(recreated, leaving):  # every replacement fits: proved, none to place
-            return quick, (True, (), _lost(snapshot, node))
+    quick = proved_plan(snapshot, node, without_capacity, now, shared, room)
+    if quick is not None:
+        return quick, (True, (), _lost(snapshot, node))
     plan = plan_drain(snapshot, [node.name], options, now, shared=shared)
-    return plan, _removal(snapshot, node, plan, recreated, shared)
+    return plan, _removal(snapshot, node, plan, recreated_pods(snapshot, node, needs_replacement), shared)
 
 
 def _node_entry(snapshot, node, plan, removal, now) -> CheckedNode:

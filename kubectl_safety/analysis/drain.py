@@ -53,6 +53,7 @@ class DrainOptions:
     surge: bool = False  # make before break: surge a workload before its pods go (analysis/surge.py)
     surge_limit: object = None  # extra pods per workload at most: int, "N%" of its replicas, or None
     wait_completed: bool = False  # Job pods: wait for them to complete instead of evicting them
+    exclude: frozenset = frozenset()  # pod keys left out of the plan: an engine's own rules decide them
 
 
 
@@ -69,6 +70,8 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
     for name in targets:
         for pod in sorted(snapshot.pods_on(name), key=lambda p: p.key):
             if options.pod_selector is not None and not options.pod_selector.matches(pod.labels):
+                continue
+            if pod.key in options.exclude:
                 continue
             v = PodVerdict(pod)
             kubectl_filters(v, options, now, ds_known, snapshot)

@@ -189,6 +189,25 @@ class Room:
         return out
 
 
+def proved_plan(snapshot, node, options, now, shared, room):
+    """The node's ``plan_drain`` without placing its replacements (``options`` with the capacity check off)
+    when ``room`` proves they all fit, same verdict and risks as the plan with them; else None."""
+    from kubectl_safety.analysis.drain import needs_replacement, plan_drain
+
+    recreated = recreated_pods(snapshot, node, needs_replacement)
+    if room is None or not room.proves(node, recreated):  # as if all left: else no quick plan to try
+        return None
+    quick = plan_drain(snapshot, [node.name], options, now, shared=shared)
+    leaving = {(p.namespace, p.name) for p in quick.moving()}
+    return quick if room.still_proved(recreated, leaving) else None  # every replacement fits: none to place
+
+
+def recreated_pods(snapshot, node, needs_replacement) -> list:
+    """The node's pods a controller recreates elsewhere, in key order."""
+    return [p for p in sorted(snapshot.pods_on(node.name), key=lambda p: p.key)
+            if needs_replacement(p) and not p.is_mirror]
+
+
 def _spread(pod) -> list:
     """The pod's DoNotSchedule topology spread constraints."""
     return [c for c in pod.topology_spread_constraints

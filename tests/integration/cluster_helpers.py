@@ -209,6 +209,14 @@ def deployment(name: str, replicas: int, labels: dict | None = None, **spec) -> 
     }
 
 
+def daemonset(namespace: str) -> dict:
+    """DaemonSet ``agent`` on every node of the test's pool."""
+    labels = {"app": "agent"}
+    spec = pod("agent", labels, node_selector={"pool": namespace})["spec"]
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
+            "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": spec}}}
+
+
 def pdb(name: str, selector: dict, *, min_available=None, max_unavailable=None) -> dict:
     """A policy/v1 PodDisruptionBudget manifest matching ``selector`` labels."""
     spec = {"selector": {"matchLabels": selector}}

@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from cluster_helpers import ReadyRecorder, place_on, pool_nodes, pool_web, pods_by_uid, create, get_json, pdb, pod, wait_pdb_settled, wait_pods_running, wait_until
+from cluster_helpers import ReadyRecorder, daemonset, place_on, pool_nodes, pool_web, pods_by_uid, create, get_json, pdb, pod, wait_pdb_settled, wait_pods_running, wait_until
 
 from kubectl_safety.cluster.live import Connection
 from tests.unit.cli_helpers import run_cli
@@ -38,13 +38,6 @@ def set_unready(cluster, namespace, name):
 def with_volume(obj, volume):
     obj["spec"]["template"]["spec"]["volumes"] = [volume]
     return obj
-
-
-def daemonset(namespace):
-    labels = {"app": "agent"}
-    spec = pod("agent", labels, node_selector={"pool": namespace})["spec"]
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
-            "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": spec}}}
 
 
 def pinned(name, node, **meta):
