@@ -29,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from kubectl_safety.analysis import explanations  # noqa: E402
 from kubectl_safety.analysis.plans import check, common, drain, preemption, rebalance, rollout  # noqa: E402  (the typed reports: enums, Optional fields)
+from kubectl_safety.analysis.profiles import base as engine_base, outcome as engine_outcome  # noqa: E402
 from kubectl_safety.engine import delete_report, rollout_report  # noqa: E402
 from kubectl_safety.engine.rollout import STATES as ROLLOUT_NODE_STATES  # noqa: E402
 
@@ -61,6 +62,11 @@ ENUMS = {  # (property, the property it is under): its closed set of values, wha
     ("state", "node"): NODE_STATES + ["Unscheduled", "Unreadable"],  # a force delete's node (force_delete.py)
 }
 KIND_ENUMS = {  # (kinds, property, the property it is under): a closed set in those kinds only
+    (("EnginePlan",), "verdict", "engine"): [o.value for o in engine_outcome.Outcome],
+    (("EnginePlan",), "outcome", "nodes"): [o.value for o in engine_outcome.Outcome],
+    (("EnginePlan",), "order", "engine"): [o.value for o in engine_base.Order],
+    (("EnginePlan",), "source", "settings"): [s.value for s in engine_base.Source],
+    (("EnginePlan",), "action", "pods"): list(engine_outcome.POD_ACTIONS),
     (PLANS, "action", "pods"): [a.value for a in common.Action],
     (PLANS, "code", "risks"): [c.value for c in common.RiskCode],
     (("RolloutPlan",), "code", "causes"): [c.value for c in rollout.CauseCode],

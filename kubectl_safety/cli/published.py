@@ -18,6 +18,8 @@ from kubectl_safety.engine.drain_report import (AppearedPod, DrainReport, LeftPo
 from kubectl_safety.engine.delete_report import DeleteReport, PodDeletion
 from kubectl_safety.engine.rebalance_report import EvictionResult, ExecutedRebalance, RebalanceExecution
 from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
+from kubectl_safety.analysis.profiles.outcome import EngineOutcome
+from kubectl_safety.cli.published_engine import engine_plan
 from kubectl_safety.model.constants import API_VERSION
 
 
@@ -564,4 +566,5 @@ SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, Rollout
                ClusterCheck: cluster_check, RolloutReport: rollout_report, RebalancePlan: rebalance_plan,
                ExecutedRebalance: executed_rebalance, PreemptionPreview: preemption_preview,
                DrainReport: drain_report, PodExplanation: pod_explanation, NodeExplanation: node_explanation,
-               PriorityAudit: priority_audit, DeleteAssessment: delete_assessment, DeleteReport: delete_report}
+               PriorityAudit: priority_audit, DeleteAssessment: delete_assessment, DeleteReport: delete_report,
+               EngineOutcome: engine_plan}

@@ -66,6 +66,7 @@ OUTPUTS = {o.kind: o for o in (
     Output("RolloutPlan", "batches", "node"),  # each batch's nodes, in the order they are maintained
     Output("RolloutReport"),
     Output("ClusterCheck", "nodes", "node"),
+    Output("EnginePlan"),
     Output("Version"),
     Output("List"),
 )}
@@ -96,7 +97,7 @@ COMMANDS = (
             namespace="a node has no namespace"),
     Command("explain priorities", kinds=("PriorityAudit",), all_namespaces=True,
             namespace="it audits every namespace"),
-    Command("drain", "drain", takes=(NODE,), kinds=("DrainPlan", "DrainReport"),
+    Command("drain", "drain", takes=(NODE,), kinds=("DrainPlan", "DrainReport", "EnginePlan"),
             all_namespaces="drain works on nodes, which have no namespace",
             namespace="drain works on nodes and every pod on them (--pod-selector selects pods)"),
     Command("preemption", "preemption", takes=(POD,), kinds=("PreemptionPreview", "List"),
@@ -106,10 +107,10 @@ COMMANDS = (
             namespace=True),
     Command("rebalance", "rebalance", takes=WORKLOADS, typed=True, kinds=("RebalancePlan",), all_namespaces=True,
             namespace=True),
-    Command("rollout", "rollout", takes=(NODE,), kinds=("RolloutPlan", "RolloutReport"),
+    Command("rollout", "rollout", takes=(NODE,), kinds=("RolloutPlan", "RolloutReport", "EnginePlan"),
             all_namespaces="rollout works on nodes, which have no namespace",
             namespace="rollout works on nodes and every pod on them"),
-    Command("check", "check", kinds=("ClusterCheck", "List"), all_namespaces=True,  # (it reads every namespace)
+    Command("check", "check", kinds=("ClusterCheck", "List", "EnginePlan"), all_namespaces=True,  # (it reads every namespace)
             namespace="it checks every namespace (-l selects the nodes)"),
     Command("version", "version", kinds=("Version",), all_namespaces="it reads no namespaced objects",
             namespace="it reads no namespaced objects"),

@@ -76,7 +76,7 @@ def demo_answer(*argv):
     (["drain", "n1", "--dry-run="], ["none", "client", "server"], 4),
     (["explain", "pod", "-o", "custom"], ["custom-columns=", "custom-columns-file="], 6),
     (["zzz"], [], 4),
-    (["schema", ""], ["ClusterCheck", "DeleteReport", "DrainPlan", "DrainReport", "ForceDeleteAssessment", "List",
+    (["schema", ""], ["ClusterCheck", "DeleteReport", "DrainPlan", "DrainReport", "EnginePlan", "ForceDeleteAssessment", "List",
                       "NodeExplanation", "PodExplanation", "PreemptionPreview", "PriorityAudit", "RebalancePlan",
                       "RolloutPlan", "RolloutReport", "Version"], 4),
     (["schema", "drain"], ["DrainPlan", "DrainReport"], 4),

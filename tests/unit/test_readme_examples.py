@@ -115,6 +115,9 @@ def blockers(argv) -> set:
     """The pods a plan's unaccepted risks name (drain, rollout), or the objects check says block."""
     code, out, _ = run_cli([*on_the_dump(argv), "-o", "json"])
     report = json.loads(out)
+    if report["kind"] == "EnginePlan":  # the pods that decide an engine's outcome
+        return {p["name"] for n in report["engine"]["nodes"] for p in n["pods"]
+                if p["action"] in ("blocked", "forced", "refused", "wait")}
     if argv[0] == "check":
         return {b["object"]["name"] for b in report["blockers"]}
     return {o["name"] for r in report.get("risks", []) if not r["accepted"] for o in r["objects"] if o["kind"] == "Pod"}

@@ -95,6 +95,13 @@ def int_or_percent(text):
     return count(value)
 
 
+def of_total(value, total: int) -> int:
+    """An ``int_or_percent`` value of ``total`` nodes: a percentage rounded up."""
+    if isinstance(value, str):
+        return -(-int(value[:-1]) * total // 100)
+    return value
+
+
 def choice(*values) -> Callable:
     def parse(text):
         if text not in values:
@@ -178,11 +185,13 @@ class DrainProfile:
     order_group: Optional[Callable] = None
     grace: Grace = Grace()
     timeout_seconds: Optional[float] = None
-    timeout_setting: str = ""  # the setting that decides the timeout (named in a reason)
+    timeout_setting: str = ""  # the setting that decides the outcome at the timeout ('' : none)
+    timeout_label: str = ""  # how a reason names the timeout (default: its setting)
     at_timeout: AtTimeout = AtTimeout.FAIL
     leaves: str = "the node cordoned"  # what a FAILS leaves behind
     halts: bool = True  # a node that FAILS stops the whole upgrade
     parallel: int = 1  # nodes drained at once (0: every node at once)
+    parallel_of: Optional[Callable] = None  # (nodes upgraded) -> nodes at once, where a setting is a percentage
     order: Order = Order.GIVEN
     node_order: Optional[Callable] = None
     replaces_machine: bool = False  # the node's machine is replaced or reimaged: its local data is lost

@@ -36,6 +36,10 @@ SETTINGS = (
     SettingSpec("pod-selector", "", selector, "only the pods this label selector matches are drained"),
     SettingSpec("skip-wait-for-delete-timeout", "0", integer, "pods deleted longer ago than this are not waited for"),
 )
+DRAIN_FLAGS = {"ignore_daemonsets": "ignore-daemonsets", "delete_emptydir_data": "delete-emptydir-data",
+               "force": "force", "grace_period": "grace-period", "disable_eviction": "disable-eviction",
+               "timeout": "timeout", "pod_selector": "pod-selector",
+               "skip_wait_for_delete_timeout": "skip-wait-for-delete-timeout"}  # drain's flags: {parameter: setting}
 
 
 def options(settings, base=DrainOptions()) -> DrainOptions:

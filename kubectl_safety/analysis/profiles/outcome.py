@@ -38,6 +38,7 @@ class Outcome(str, Enum):
 
 
 WORST = {o: i for i, o in enumerate(Outcome)}
+POD_ACTIONS = ("evict", "delete", "skip", "wait", "blocked", "refused", "forced")  # EnginePod.action's values
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,8 @@ def simulate(profile, snapshot, node_names, now=None) -> EngineOutcome:
     names = list(dict.fromkeys(node_names))
     if profile.order is Order.DETERMINISTIC and profile.node_order is not None:
         names = list(profile.node_order(snapshot, names))
-    size = profile.parallel or max(len(names), 1)
+    size = (profile.parallel_of(len(names)) if profile.parallel_of else profile.parallel) or len(names)
+    size = max(size, 1)
     groups = [names[i:i + size] for i in range(0, len(names), size)]
     nodes, batches, halts_after = [], [], None
     for number, batch in enumerate(groups, 1):
@@ -272,7 +274,8 @@ def _judge(profile, work, finish, bypassed):
     if timeout is None:
         return (Outcome.STALLS, finish, f"waits with no end for {len(stuck)} pod(s) ({what})",
                 "", profile.timeout_setting)
-    limit = f"{profile.timeout_setting} ({_human(timeout)})" if profile.timeout_setting else f"its {_human(timeout)} limit"
+    label = profile.timeout_label or profile.timeout_setting
+    limit = f"{label} ({_human(timeout)})" if label else f"its {_human(timeout)} limit"
     if profile.at_timeout is AtTimeout.FORCE:
         at = timeout
         for w in held:

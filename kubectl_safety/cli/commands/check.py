@@ -7,6 +7,7 @@ import click
 from kubectl_safety.cli.completers import complete_contexts
 from kubectl_safety.cli.drain_flags import KUBECTL, SURGE, build_drain_options, drain_flags
 from kubectl_safety.cli.drain_flags import selector as selector_of
+from kubectl_safety.cli.engine_flags import check_engine_flags, engine_dry_run, engine_options
 from kubectl_safety.cli.options import get_globals, global_options, snapshot_refuses
 from kubectl_safety.cli.render import emit
 from kubectl_safety.cli.text.check import render_check, render_list
@@ -16,7 +17,7 @@ from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import SafetyError, UsageError
 
 MAX_PARALLEL = 8  # clusters checked at once
-EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts)"
+EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts); EnginePlan (--engine)"
 
 
 @click.command("check", epilog=EXIT)
@@ -33,6 +34,7 @@ EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts)"
               help="A node whose drain would take longer is not drainable (0: no limit).")
 @drain_flags("pod_selector", "disable_eviction", "accept_risk")
 @drain_flags(*SURGE)
+@engine_options
 @click.option("--context", "contexts", multiple=True, metavar="NAME", shell_complete=complete_contexts,
               help="The kubeconfig context to check; repeatable: the clusters are checked in parallel.")
 @click.option("--all-contexts", is_flag=True, help="Check every context of the kubeconfig, in parallel.")
@@ -40,7 +42,7 @@ EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts)"
 def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_emptydir_data, force,
             disable_eviction, grace_period,
             timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts,
-            surge, surge_limit, wait_completed):
+            surge, surge_limit, wait_completed, engine, engine_setting):
     """What blocks maintenance: every node's drain, PDBs, workloads and priorities at once.
 
     One pass over one snapshot (live: the capacity-aware drain's few LIST requests, or
@@ -66,6 +68,7 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
       kubectl safety check -o json | jq '.nodes[] | select(.drainable | not) | .name'
       kubectl safety check --context prod-eu --context prod-us
       kubectl safety check --snapshot cluster.yaml --as-of 2026-11-22T09:00:00Z
+      kubectl safety check -l pool=blue --engine gke   # what GKE's upgrade does to each node (JSON kind EnginePlan)
     """
     from kubectl_safety.analysis.check import CheckOptions
 
@@ -85,9 +88,14 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
         if names:
             raise UsageError("--context and --all-contexts cannot be used together")
         names = _all_contexts(g.kubeconfig)
+    check_engine_flags(params)
+    if engine and (len(names) > 1 or all_contexts):
+        raise UsageError("--engine checks one cluster: drop --context/--all-contexts or give one context")
     if len(names) <= 1 and not all_contexts:
         if names:
             g.context = names[0]
+        if engine:
+            return _engine(g, node_sel, params)
         report = _check_one(g, options)
         emit(report, g.output, render_check)
         return ExitCode.OK if report.summary.ready else ExitCode.UNSAFE
@@ -119,6 +127,21 @@ def _check_one(g, options):
     with bulk_load():  # the analysis makes no cycles: collections would only rescan what it keeps (10% of it)
         report = check(snap, options, snap.taken_at)
     return replace(report, context=g.context) if g.context else report
+
+
+def _engine(g, node_sel, params) -> int:
+    """check --engine: what the engine's upgrade does to every node (or those -l selects)."""
+    from kubectl_safety.cluster.scopes import cluster_scope
+
+    s = Session(g)
+    snap = s.snapshot(() if s.offline else cluster_scope(), "check")
+    if node_sel is not None:
+        from kubectl_safety.model.selectors import matching_nodes
+
+        nodes = matching_nodes(node_sel, snap.nodes)
+    else:
+        nodes = sorted(n.name for n in snap.nodes)
+    return engine_dry_run(snap, nodes, params, g.output)
 
 
 def _check_many(g, names, options) -> list:

@@ -9,6 +9,7 @@ from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_
 from kubectl_safety.cli.drain_flags import selector as drain_selector
 from kubectl_safety.cli.drain_progress import DrainProgress
 from kubectl_safety.cli.drain_reads import DrainReads
+from kubectl_safety.cli.engine_flags import check_engine_flags, engine_dry_run, engine_options
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit
@@ -19,7 +20,7 @@ from kubectl_safety.cli.report import ExitCode, drain_code
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import RefusedError, UsageError
 
-EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting)"
+EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport (after acting); EnginePlan (--engine)"
 
 
 @click.command("drain", epilog=EXIT)
@@ -33,12 +34,13 @@ EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport 
               help="Give up after this long, e.g. 5m (0: wait forever). Nodes stay cordoned.")
 @drain_flags("pod_selector", "disable_eviction")
 @drain_flags(*SURGE)
+@engine_options
 @click.option("--chunk-size", type=int, default=500, show_default=True, metavar="N",
               help="List large collections in pages of this size (0: no paging).")
 @global_options
 def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, force, grace_period, timeout,
             pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, no_capacity, accept_risk, order,
-            yes, surge, surge_limit, wait_completed):
+            yes, surge, surge_limit, wait_completed, engine, engine_setting):
     """Plan a drain against PodDisruptionBudgets and capacity, then drain without breaking them.
 
     The plan lists every pod of the nodes with its action (evict, delete, wait, skip,
@@ -61,6 +63,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
       kubectl safety drain node-a1 --dry-run=server --ignore-daemonsets --timeout 1m
       kubectl safety drain node-a1 --dry-run --ignore-daemonsets --no-capacity   # large cluster, budgets only
       kubectl safety drain node-d1 --ignore-daemonsets --force --accept-risk=unreachable --skip-wait-for-delete-timeout=60
+      kubectl safety drain node-a1 --dry-run --engine aks --engine-setting drainTimeoutInMinutes=60
     """
     s = Session(get_globals())
     extra = click.get_current_context().meta.get("node_after_dry_run")
@@ -73,6 +76,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     if deadline_seconds and flag_seconds(s.g.request_timeout, "--request-timeout") == 0:
         s.limit_requests(timeout, "--timeout")  # a frozen API server cannot hold a request past --timeout
     node_sel = drain_selector(selector, "--selector")
+    check_engine_flags(click.get_current_context().params, dry_run)
     if dry_run == "none" or dry_run == "server":
         s.require_live("a drain" if dry_run == "none" else "--dry-run=server")
     ctx = _Drain(s, options, nodes, node_sel, chunk_size, selector)
@@ -80,6 +84,8 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
         with ctx.watch():
             return _act(ctx, yes, deadline_seconds, order)
     snap, plan = ctx.plan()
+    if engine:
+        return engine_dry_run(snap, ctx.nodes, click.get_current_context().params, s.g.output)
     if dry_run == "client":
         emit(plan, s.g.output, render_plan)
         if not plan.safe and plan.surgeable:

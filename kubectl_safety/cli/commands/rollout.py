@@ -9,6 +9,7 @@ import click
 
 from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value)
+from kubectl_safety.cli.engine_flags import check_engine_flags, engine_dry_run, engine_options
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit
@@ -20,7 +21,7 @@ from kubectl_safety.cli.report import ExitCode, rollout_code
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
 
-EXIT = "\b\nJSON kind: RolloutPlan (--dry-run, or a refused rollout) or RolloutReport (after acting)"
+EXIT = "\b\nJSON kind: RolloutPlan (--dry-run, or a refused rollout) or RolloutReport (after acting); EnginePlan (--engine)"
 WAIT_FOR = ("boot-id", "kubelet-version")
 
 
@@ -61,13 +62,14 @@ def _no_server_dry_run(ctx, param, value):
               help="Bound on each batch's drain (0: none).")
 @drain_flags(*KUBECTL, *ACTING)
 @drain_flags(*SURGE)
+@engine_options
 @click.option("--lease-namespace", default="kube-system", show_default=True, metavar="NAMESPACE",
               help="Namespace of the Lease that makes the rollout exclusive.")
 @global_options
 def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, skip_blocked, keep_cordoned, exec_command,
             exec_timeout, wait_for, ready_timeout, gate_timeout, timeout, order, ignore_daemonsets,
             delete_emptydir_data, force, grace_period, skip_wait_for_delete_timeout, no_capacity, accept_risk,
-            lease_namespace, yes, surge, surge_limit, wait_completed):
+            lease_namespace, yes, surge, surge_limit, wait_completed, engine, engine_setting):
     """Maintain a node pool batch by batch: drain, maintain, wait for Ready, uncordon, check health.
 
     The pool is cordoned first (unless --no-precordon). The plan orders the nodes so PodDisruptionBudgets and topology spread stay satisfiable as long
@@ -87,6 +89,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
       kubectl safety rollout -l pool=blue --max-unavailable 25% --by-zone --ignore-daemonsets \\
           --exec './patch-and-reboot.sh "$NODE"' --wait-for boot-id --yes
       kubectl safety rollout node-a1 node-a2 --dry-run -o json | jq '.batches[] | {batch, nodes, safe}'
+      kubectl safety rollout -l pool=blue --dry-run --engine eks --engine-setting maxUnavailable=2
     """
     from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size, plan_rollout
     from kubectl_safety.cli.drain_reads import DrainReads
@@ -112,6 +115,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
         node_sel = LabelSelector.from_string(selector) if selector else None
     except Exception:
         raise UsageError(f"--selector={selector} must be a valid label selector") from None
+    check_engine_flags(click.get_current_context().params, dry_run)
     if dry_run == "none":
         s.require_live("a rollout")
     loader = DrainReads(s, drain_options, nodes, node_sel, 500, selector)
@@ -124,6 +128,8 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
         missing = [n for n in pool if snap.node(n) is None]
         if missing:
             raise NotFoundError(f'node "{missing[0]}" not found')
+        if engine:
+            return engine_dry_run(snap, pool, click.get_current_context().params, s.g.output)
         name = rollout_name(pool)
         states = {n: _annotations(snap.node(n)).get("safety.kubectl.io/rollout-state") for n in pool
                   if _annotations(snap.node(n)).get("safety.kubectl.io/rollout") == name}

@@ -1,0 +1,55 @@
+"""``--engine NAME`` and ``--engine-setting KEY=VALUE``: what an upgrade engine's drain of the nodes does
+(``analysis/profiles``), for drain and rollout (with --dry-run) and check."""
+
+import click
+
+from kubectl_safety.errors import UsageError
+
+ENGINE_HELP = ("Predict the drain an upgrade engine runs instead of kubectl-safety's own: kubectl, eks, gke, aks, "
+               "karpenter, capi, kured or suc (exit 0 only when every node COMPLETES).")
+
+
+def engine_options(f):
+    """The two flags, on a command that plans drains."""
+    f = click.option("--engine-setting", "engine_setting", multiple=True, metavar="KEY=VALUE",
+                     help="One of the engine's settings, by its own field name (e.g. maxUnavailable=2, "
+                          "drainTimeoutInMinutes=60, drain-timeout=30m); repeatable.")(f)
+    return click.option("--engine", metavar="NAME", help=ENGINE_HELP)(f)
+
+
+def check_engine_flags(params, dry_run="client"):
+    """--engine-setting needs --engine; --engine needs --dry-run (it predicts, it never acts)."""
+    if params.get("engine_setting") and not params.get("engine"):
+        raise UsageError("--engine-setting needs --engine")
+    if params.get("engine") and dry_run != "client":
+        raise UsageError("--engine needs --dry-run: it predicts what the engine would do, it changes nothing")
+
+
+def _drain_flags_given(params, flags) -> dict:
+    """The command's drain flags given on its command line that are the engine's settings (``flags``:
+    the profile module's ``DRAIN_FLAGS``, {click parameter: setting})."""
+    ctx = click.get_current_context()
+    out = {}
+    for param, name in flags.items():
+        if param in params and ctx.get_parameter_source(param) is click.core.ParameterSource.COMMANDLINE:
+            value = params[param]
+            out[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    return out
+
+
+def engine_dry_run(snapshot, nodes, params, output) -> int:
+    """Print what the engine does to ``nodes`` (EnginePlan); 0 when every node COMPLETES, else 3."""
+    from kubectl_safety.analysis import profiles
+    from kubectl_safety.analysis.profiles.outcome import simulate
+    from kubectl_safety.cli.render import emit
+    from kubectl_safety.cli.report import ExitCode
+    from kubectl_safety.cli.text.engine import render_engine
+
+    name = params["engine"]
+    given = {**_drain_flags_given(params, getattr(profiles.module(name), "DRAIN_FLAGS", {})),
+             **profiles.parse_assignments(params.get("engine_setting"))}
+    if not nodes:
+        raise UsageError("no node to drain")
+    outcome = simulate(profiles.load(name, given, snapshot), snapshot, list(nodes), snapshot.taken_at)
+    emit(outcome, output, render_engine)
+    return ExitCode.OK if outcome.completes else ExitCode.UNSAFE

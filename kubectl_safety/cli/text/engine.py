@@ -1,0 +1,55 @@
+"""``--engine NAME`` as text: one line per node with its outcome, then the details, the batches and the
+settings with their sources."""
+
+from kubectl_safety.cli.render import table
+from kubectl_safety.model.duration import human_duration
+
+ORDER = {"random": "the engine picks nodes at random: each batch is one possible draw",
+         "deterministic": "the engine's own order", "given": "the order given"}
+
+
+def _at(seconds) -> str:
+    return "-" if seconds is None else human_duration(seconds)
+
+
+def render_engine(r, wide=False) -> str:
+    e = r["engine"]
+    lines = [f"Engine {e['name']} ({e['title']}): {e['verdict']}", ""]
+    rows = [[n["name"], n["batch"], n["outcome"], _at(n["atSeconds"]), n["reason"]] for n in e["nodes"]]
+    lines.append(table(rows, ["NODE", "BATCH", "OUTCOME", "AT", "REASON"]).rstrip("\n"))
+    for n in e["nodes"]:
+        details = _details(n)
+        if details:
+            lines += ["", f"{n['name']}: {n['outcome']}" + (f" at {_at(n['atSeconds'])}" if n["atSeconds"] is not None
+                                                             else "") + (f" ({n['setting']})" if n["setting"] else "")]
+            lines += [f"  {d}" for d in details]
+    lines += ["", f"Batches ({ORDER.get(e['order'], e['order'])}):"]
+    for b in e["batches"]:
+        lines.append(f"  {b['batch']}: {', '.join(b['nodes'])} ({'never done' if b['seconds'] is None else _at(b['seconds'])})")
+    if e["haltsAfter"] is not None:
+        lines.append(f"The upgrade stops after batch {e['haltsAfter']}: the later batches are not drained.")
+    lines.append("Whole upgrade: " + ("never ends" if e["seconds"] is None else f"about {_at(e['seconds'])}"))
+    lines += [f"Note: {note}" for note in e["notes"]]
+    lines += ["", "Settings:"]
+    rows = [[s["name"], s["value"] if s["value"] != "" else '""',
+             s["source"] + (f" ({s['origin']})" if s["origin"] else "")] for s in e["settings"]]
+    lines.append(table(rows, ["SETTING", "VALUE", "SOURCE"]).rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+def _details(n) -> list:
+    out = []
+    if n["leaves"]:
+        out.append(f"leaves: {n['leaves']}")
+    for p in n["pods"]:
+        if p["action"] in ("blocked", "wait", "forced", "refused"):
+            when = f" at {_at(p['atSeconds'])}" if p["atSeconds"] is not None else ""
+            group = f" [group {p['group']}]" if p["group"] else ""
+            out.append(f"{p['action']} {p['namespace']}/{p['name']}{when}{group}: {p['reason']}")
+    for a in n["availability"]:
+        out.append(f"{a['workload']}: {a['ready']} Ready, falls to {a['fallsTo']}")
+    if n["leftInPlace"]:
+        out.append(f"left in place: {', '.join(n['leftInPlace'])}")
+    if n["localDataLost"]:
+        out.append(f"local data lost: {', '.join(n['localDataLost'])}")
+    return out
