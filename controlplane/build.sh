@@ -133,7 +133,7 @@ find "$BIN" -maxdepth 1 \( -name 'testapp-*' -o -name 'pause-*' \) \
 if $ENGINES; then
 	BIN=$ENGINES_BIN
 	mkdir -p "$BIN"
-	for engine in capi; do
+	for engine in capi karpenter; do
 		hash=$(cd "$HERE/engines/$engine" && LC_ALL=C ls *.go go.mod go.sum | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
 		MODULES=engines build "$engine" "" "$engine-drain-$hash=."
 		find "$BIN" -maxdepth 1 -name "$engine-drain-*" ! -name "$engine-drain-$hash" -mtime +7 -delete
