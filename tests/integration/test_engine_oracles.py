@@ -147,8 +147,15 @@ def capi_order_groups(ns):
     return objects, 7, None, {"machineDrainRules": json.dumps(rules)}
 
 
+def capi_wait_completed_holds_higher_orders(ns):
+    rules = [{"metadata": {"name": "db-last"}, "spec": {"drain": {"behavior": "Drain", "order": 10},
+                                                         "pods": [{"selector": {"matchLabels": {"app": "db"}}}]}}]
+    job = with_template(web(ns, 1, "job"), labels={"cluster.x-k8s.io/drain": "wait-completed"})
+    return [web(ns, 1), job, web(ns, 1, "db")], 3, None, {"machineDrainRules": json.dumps(rules)}
+
+
 CAPI = [capi_pdb_never_allows, capi_pdb_never_allows_timeout, capi_single_replica, capi_local_storage,
-        capi_drain_label_skip, capi_exclude_node_draining, capi_order_groups]
+        capi_drain_label_skip, capi_exclude_node_draining, capi_order_groups, capi_wait_completed_holds_higher_orders]
 
 
 @pytest.mark.parametrize("scenario", CAPI, ids=[f.__name__ for f in CAPI])
