@@ -3,8 +3,17 @@
 # (kubelet, containerd, runc, CNI plugins, the test images) that are missing from the versioned
 # caches. Idempotent; prints the control plane's bin dir on its last line (stdout).
 #
+#   build.sh [--engines]  --engines: also the upgrade engines' drain oracles (controlplane/engines/;
+#                         tests only: Cluster API's machine drain and Karpenter's termination drain)
 #   KUBECTL_SAFETY_CACHE  cache root (default: ~/.cache/kubectl-safety)
 set -euo pipefail
+
+ENGINES=false
+case "${1:-}" in
+--engines) ENGINES=true ;;
+"") ;;
+*) echo "usage: build.sh [--engines]" >&2; exit 2 ;;
+esac
 
 K8S_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
@@ -12,11 +21,14 @@ KWOK_VERSION=v0.8.0
 CONTAINERD_VERSION=v2.3.7
 RUNC_VERSION=v1.5.2
 CNI_VERSION=v1.10.0
+CAPI_VERSION=v1.14.2
+KARPENTER_VERSION=v1.14.1
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CACHE=${KUBECTL_SAFETY_CACHE:-$HOME/.cache/kubectl-safety}
 BIN=$CACHE/k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}/bin
 NODE_BIN=$CACHE/node-k8s-${K8S_VERSION}_containerd-${CONTAINERD_VERSION}_runc-${RUNC_VERSION}_cni-${CNI_VERSION}/bin
+ENGINES_BIN=$CACHE/engines-capi-${CAPI_VERSION}_karpenter-${KARPENTER_VERSION}/bin
 CONTROL_PLANE_BIN=$BIN
 
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
@@ -24,8 +36,8 @@ export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
 log() { echo "build.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# build MODULE_DIR LDFLAGS NAME=PACKAGE... : build the missing NAMEs of one wrapper module into $BIN
-# (build tags from $TAGS).
+# build MODULE_DIR LDFLAGS NAME=PACKAGE... : build the missing NAMEs of one wrapper module
+# (controlplane/$MODULES/MODULE_DIR, default controlplane/go/MODULE_DIR) into $BIN (build tags from $TAGS).
 build() {
 	local dir=$1 ldflags=$2 spec name pkg start; shift 2
 	for spec in "$@"; do
@@ -34,10 +46,10 @@ build() {
 			log "up to date: $name"
 			continue
 		fi
-		log "building $name from $pkg (module controlplane/go/$dir) ..."
+		log "building $name from $pkg (module controlplane/${MODULES:-go}/$dir) ..."
 		start=$SECONDS
-		(cd "$HERE/go/$dir" && go build -trimpath -tags "${TAGS:-}" -ldflags "-s -w $ldflags" -o "$BIN/.$name.tmp" "$pkg") ||
-			die "go build failed for $name (module controlplane/go/$dir; see the go output above)"
+		(cd "$HERE/${MODULES:-go}/$dir" && go build -trimpath -tags "${TAGS:-}" -ldflags "-s -w $ldflags" -o "$BIN/.$name.tmp" "$pkg") ||
+			die "go build failed for $name (module controlplane/${MODULES:-go}/$dir; see the go output above)"
 		mv "$BIN/.$name.tmp" "$BIN/$name"
 		log "built $name in $((SECONDS - start))s"
 	done
@@ -116,5 +128,16 @@ for image in testapp pause; do
 done
 find "$BIN" -maxdepth 1 \( -name 'testapp-*' -o -name 'pause-*' \) \
 	! -name "*-$TESTAPP_HASH" ! -name "*-$TESTAPP_HASH.tar" -delete
+
+# The engines' drain oracles (tests only), like the oracle: named after their sources' hash.
+if $ENGINES; then
+	BIN=$ENGINES_BIN
+	mkdir -p "$BIN"
+	for engine in capi karpenter; do
+		hash=$(cd "$HERE/engines/$engine" && LC_ALL=C ls *.go go.mod go.sum | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+		MODULES=engines build "$engine" "" "$engine-drain-$hash=."
+		find "$BIN" -maxdepth 1 -name "$engine-drain-*" ! -name "$engine-drain-$hash" -mtime +7 -delete
+	done
+fi
 
 echo "$CONTROL_PLANE_BIN"
