@@ -53,9 +53,35 @@ class ClusterError(RuntimeError):
     """The control plane could not be found, started or stopped."""
 
 
+BUILD_WAIT_SECONDS = 90 * 60  # the longest a cold build may take before the tests that need it give up
+
+
 def cache_dir() -> Path:
-    """Root of the build cache (``$KUBECTL_SAFETY_CACHE``, default ``~/.cache/kubectl-safety``)."""
+    """Root of the build cache (``$KUBECTL_SAFETY_CACHE``, default ``~/.cache/kubectl-safety``), once built."""
+    wait_for_build()
     return Path(os.environ.get("KUBECTL_SAFETY_CACHE") or Path.home() / ".cache" / "kubectl-safety")
+
+
+def wait_for_build(timeout: float = BUILD_WAIT_SECONDS) -> None:
+    """Wait for the build ``scripts/test-all`` runs beside the tests that do not need it.
+
+    It names, in ``$KUBECTL_SAFETY_BUILD_STATUS``, a file that appears with build.sh's exit code when it ends
+    (its output in ``$KUBECTL_SAFETY_BUILD_LOG``). Without that variable nothing is being built: no wait.
+    """
+    status = os.environ.get("KUBECTL_SAFETY_BUILD_STATUS")
+    if not status:
+        return
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(status):
+        if time.monotonic() > deadline:
+            raise ClusterError(f"controlplane/build.sh did not finish in {timeout:.0f}s")
+        time.sleep(2)
+    with open(status) as f:
+        code = f.read().strip()
+    if code != "0":
+        log = os.environ.get("KUBECTL_SAFETY_BUILD_LOG", "")
+        tail = Path(log).read_text(errors="replace").splitlines()[-20:] if log and os.path.exists(log) else []
+        raise ClusterError(f"controlplane/build.sh failed (exit {code}):\n" + "\n".join(tail))
 
 
 def default_bin_dir() -> Path:
