@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from kubectl_safety.analysis.drain import FILTER_CODES
 from kubectl_safety.analysis.plans.common import Action, ObjectRef, Reason, Risk, RiskCode, Severity
 from kubectl_safety.analysis.plans.drain import ServerDryRun
+from kubectl_safety.cluster.client import Result
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.drain_report import DrainReport, DrainStatus, RequestOutcome
 from kubectl_safety.engine.drainer import raw_pod
@@ -74,8 +75,8 @@ def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, s
     if cordon:
         run.cordons = drainer.cordon(nodes)
         run.cordoned = [o.target for o in run.cordons
-                        if o.result == "done" and not (o.message or "").startswith("already")]
-        failed = [o for o in run.cordons if o.result != "done"]
+                        if o.done and not (o.message or "").startswith("already")]
+        failed = [o for o in run.cordons if not o.done]
         if failed and stop_at_failed_cordon:
             run.failed = failed[0]
             return run
@@ -158,11 +159,11 @@ def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=Non
                 results = list(pool.map(one, todo))
     answered, refusals = {}, []
     for node in nodes:
-        if node.server_dry_run is not None and node.server_dry_run.result != "done":
+        if node.server_dry_run is not None and not node.server_dry_run.done:
             refusals.append((ObjectRef("Node", "", node.name), server_answer("cordon", node.server_dry_run)))
     for p, outcome in results:
         reasons = p.reasons
-        if outcome.result not in ("done", "gone") and p.action is not Action.BLOCKED:
+        if outcome.result not in (Result.DONE, Result.GONE) and p.action is not Action.BLOCKED:
             message = server_answer("eviction" if p.action is Action.EVICT else "delete", outcome)
             refusals.append((ObjectRef("Pod", p.namespace, p.name), message))
             reasons += (Reason("SERVER_REFUSED", Severity.ERROR, message),)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.plans.common import Action, Severity, MOVING
-from kubectl_safety.cluster.executor import Executor
+from kubectl_safety.cluster.client import Result
+from kubectl_safety.cluster.executor import Executor, namespace_terminating
 from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts, RequestOutcome
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.model.constants import MIRROR_ANNOTATION
@@ -98,7 +99,7 @@ class Drainer:
             outcomes.append(outcome)
             self.emit("cordon" if unschedulable else "uncordon", pod=node, message=outcome.message,
                       result=outcome.result)
-            if outcome.result != "done":
+            if not outcome.done:
                 break
         return outcomes
 
@@ -150,7 +151,7 @@ class Drainer:
             self._await_returns(entries, pods_of, planned_uids, group, deadline)
         self._appeared(pods_of, planned_uids, result)
         result.left = [LeftPod(p.entry.namespace, p.entry.name, p.entry.node, p.entry.action,
-                               f"{p.last.result}: {p.last.message}" if p.last and p.last.result != "done"
+                               f"{p.last.result}: {p.last.message}" if p.last and not p.last.done
                                else "not gone yet" if p.accepted else _why(p.entry))
                        for p in pods if not p.done]
         still_blocked = [p for p in blocked if present(_Pod(p))]
@@ -199,19 +200,19 @@ class Drainer:
                 if owner and result.evictions.get(owner, 0) >= planned_per_owner.get(owner, 0):
                     return "failed", f"stopped: {owner} reached its bound of evictions (never churn)"
                 outcome = self._send(p, grace, deadline)
-                if outcome.result == "done":
+                if outcome.done:
                     p.accepted = True
                     result.evictions[owner] = result.evictions.get(owner, 0) + 1
                     result.outcomes.append(RequestOutcome.of(outcome))
-                elif outcome.result == "gone":
+                elif outcome.result is Result.GONE:
                     p.done = True
                     result.gone.append(p.ref)
                     result.outcomes.append(RequestOutcome.of(outcome))
-                elif outcome.result == "pdb-blocked":
+                elif outcome.result is Result.PDB_BLOCKED:
                     p.retry_at = now + PDB_RETRY_SECONDS
                     self.emit("retrying", pod=p.ref, result=outcome.result, status=outcome.status,
                               message=outcome.message, retryIn=PDB_RETRY_SECONDS, timeLeft=_left(deadline, now))
-                elif outcome.result in ("throttled", "unavailable") or _namespace_terminating(outcome):
+                elif outcome.result in (Result.THROTTLED, Result.UNAVAILABLE) or namespace_terminating(outcome):
                     delay = max(BACKOFF[min(p.failures, len(BACKOFF) - 1)], outcome.retry_after or 0)
                     p.failures += 1
                     p.retry_at = now + delay
@@ -312,10 +313,6 @@ def _terminating_for(obj) -> float:
     except ValueError:
         return 0.0
     return (datetime.now(timezone.utc) - since).total_seconds()
-
-
-def _namespace_terminating(outcome) -> bool:
-    return outcome.result == "forbidden" and "NamespaceTerminating" in outcome.causes
 
 
 def _left(deadline, now):

@@ -30,7 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 
-from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.cluster.client import Client
 from kubectl_safety.engine.drain import cordon_and_drain
 from kubectl_safety.engine.drain_report import DrainStatus, RequestCounts
 from kubectl_safety.engine.drainer import Drainer
@@ -114,6 +114,7 @@ class Rollout:
 
     def __init__(self, connection, spec, *, replan, on_event=None, run=subprocess.run, clock=time.monotonic):
         self.connection = connection
+        self.client = Client(connection)
         self.spec = spec
         self.replan = replan
         self.drainer = Drainer(connection, on_event=on_event, clock=clock)
@@ -136,11 +137,10 @@ class Rollout:
         for obj in node_objects:
             other = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_ROLLOUT)
             if other and other != self.spec.name:
-                status, lease = self.connection.request("GET", resource_path("leases", self.spec.lease_namespace,
-                                                                                 other))
-                if status == 200 and is_live(lease, self.lease.holder):
+                read = self.client.get("leases", self.spec.lease_namespace, other).raise_unanswered()
+                if read.done and is_live(read.body, self.lease.holder):
                     raise RefusedError(f"node {obj['metadata']['name']} is in rollout {other}, held by "
-                                       f"{describe(lease)}; nothing was changed")
+                                       f"{describe(read.body)}; nothing was changed")
 
     def run(self) -> RolloutReport:
         started = self.clock()
@@ -171,7 +171,7 @@ class Rollout:
             outcome = self.executor.cordon(name)
             self.seen.written("nodes", f"/{name}", outcome.version)
             self.emit("cordon", pod=name, message=outcome.message, result=outcome.result)
-            if outcome.result != "done":
+            if not outcome.done:
                 return "error", f"unable to cordon node {name!r}: {outcome.message}"
             if node.state == "pending":
                 self._record(name, "pending")
@@ -309,7 +309,7 @@ class Rollout:
             outcome = self.executor.cordon(name, False)
             self.seen.written("nodes", f"/{name}", outcome.version)
             self.emit("uncordon", pod=name, message=outcome.message, result=outcome.result)
-            if outcome.result != "done":
+            if not outcome.done:
                 return "error", f"unable to uncordon node {name!r}: {outcome.message}"
             self._set(name, uncordoned=True)
             # Then the node lifecycle controller lifts its node.kubernetes.io/unschedulable taint; till then
@@ -363,12 +363,11 @@ class Rollout:
         self.batches[-1] = replace(self.batches[-1], status=RolloutStatus(status), gate=gate)
 
     def _annotate(self, name, annotations):
-        status, payload = self.connection.request("PATCH", resource_path("nodes", name=name),
-                                                  body={"metadata": {"annotations": annotations}})
-        if status != 200:
+        outcome = self.client.patch("nodes", None, name, {"metadata": {"annotations": annotations}})
+        if not outcome.raise_unanswered().done:
             raise ClusterError(f"cannot record the rollout's progress on node {name}: "
-                               f"{payload.get('message') or status}")
-        self.seen.written("nodes", f"/{name}", (payload.get("metadata") or {}).get("resourceVersion"))
+                               f"{outcome.message or outcome.status}")
+        self.seen.written("nodes", f"/{name}", (outcome.body.get("metadata") or {}).get("resourceVersion"))
 
     def _finish(self):
         for name in self.nodes:

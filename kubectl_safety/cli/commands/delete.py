@@ -120,6 +120,7 @@ def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag
 def _act(s, report, pods, entries, grace_period, wait, timeout, server_dry_run=False):
     """Let the engine send the DELETEs (with dryRun=All for --dry-run=server) and record force deletes;
     wait until gone; report."""
+    from kubectl_safety.cluster.client import Result
     from kubectl_safety.engine.delete import Deleter
     from kubectl_safety.engine.delete_report import DeleteAction, PodDeletion
 
@@ -132,13 +133,13 @@ def _act(s, report, pods, entries, grace_period, wait, timeout, server_dry_run=F
     done, results = [], []
     for pod, entry, deletion in zip(pods, entries, deletions):
         outcome, event = deletion.outcome, None
-        if outcome.result == "done" and server_dry_run:
+        if outcome.done and server_dry_run:
             action = DeleteAction.WOULD_DELETE
-        elif outcome.result == "done":
+        elif outcome.done:
             action = DeleteAction.FORCE_DELETED if force else DeleteAction.DELETED
             done.append(pod)
             event = deletion.event
-        elif outcome.result == "gone":
+        elif outcome.result is Result.GONE:
             action = DeleteAction.ALREADY_GONE
         else:
             action = DeleteAction.FAILED

@@ -1,0 +1,65 @@
+"""Structural rules a tool can check, over the source of the upper layers.
+
+- One path to the cluster: outside ``cluster/`` nothing sends an HTTP request (``.request(...)``), imports
+  a transport or client library, or reads an HTTP status code (a comparison with an integer 100-599).
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import kubectl_safety
+
+PACKAGE = Path(kubectl_safety.__file__).parent
+ABOVE_CLUSTER = ("engine", "cli")
+TRANSPORTS = ("urllib3", "http.client", "requests", "kubernetes", "kubectl_safety.cluster.transport")
+
+
+def sources(*folders):
+    for folder in folders:
+        for path in sorted((PACKAGE / folder).rglob("*.py")):
+            yield path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(), str(path))
+
+
+def _is_status(node) -> bool:
+    """An integer constant that reads as an HTTP status, or a tuple/list/set of them."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_is_status(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and type(node.value) is int and 100 <= node.value <= 599
+
+
+def request_violations(name, tree) -> list:
+    out = []
+    for node in ast.walk(tree):
+        where = f"{name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "request":
+            out.append(f"{where}: sends a request (.request): use cluster/client.py")
+        elif isinstance(node, ast.Import):
+            out += [f"{where}: imports {a.name}" for a in node.names if a.name.startswith(TRANSPORTS)]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(TRANSPORTS):
+            out.append(f"{where}: imports from {node.module}")
+        elif isinstance(node, ast.Compare) and any(_is_status(c) for c in [node.left, *node.comparators]):
+            out.append(f"{where}: compares an HTTP status code: read the Outcome's Result")
+    return out
+
+
+@pytest.mark.parametrize("name,tree", list(sources(*ABOVE_CLUSTER)), ids=lambda x: x if isinstance(x, str) else "")
+def test_no_request_or_status_code_outside_cluster(name, tree):
+    assert request_violations(name, tree) == []
+
+
+@pytest.mark.parametrize("code,found", [
+    ("status, body = self.connection.request('GET', path)", True),
+    ("if status == 409: pass", True),
+    ("ok = status in (200, 201)", True),
+    ("if outcome.status >= 300: pass", True),
+    ("from kubernetes import config", True),
+    ("import urllib3", True),
+    ("if outcome.result is Result.CONFLICT: pass", False),
+    ("if len(text) > 1000: pass", False),
+    ("outcome = self.client.get('leases', ns, name)", False),
+])
+def test_the_request_guard_finds_each_way_to_the_api(code, found):
+    assert bool(request_violations("x.py", ast.parse(code))) is found
+
