@@ -58,18 +58,20 @@ def test_lease_is_live(holder, renewed_ago, live):
     assert is_live(obj, ME) is live
 
 
-@pytest.mark.parametrize("status, batches, resumed, code", [
-    ("done", [], False, 0),
-    ("interrupted", [{"status": "done"}], False, 130),
-    ("blocked", [], False, 3),  # nothing done: exit 3 as a refused plan
-    ("blocked", [{"status": "done"}], False, 4),
-    ("blocked", [], True, 4),  # a resumed rollout had done something before
-    ("gate-failed", [{"status": "gate-failed"}], False, 4),
-    ("failed", [], False, 4),
-    ("timeout", [], False, 4),
-    ("error", [], False, 1),
+@pytest.mark.parametrize("status, batches, resumed, code, blocked_left", [
+    ("done", [], False, 0, False),
+    ("done", [{"status": "done"}], False, 3, True),  # --skip-blocked left blocked nodes: not safe
+    ("interrupted", [{"status": "done"}], False, 130, True),
+    ("interrupted", [{"status": "done"}], False, 130, False),
+    ("blocked", [], False, 3, False),  # nothing done: exit 3 as a refused plan
+    ("blocked", [{"status": "done"}], False, 4, False),
+    ("blocked", [], True, 4, False),  # a resumed rollout had done something before
+    ("gate-failed", [{"status": "gate-failed"}], False, 4, False),
+    ("failed", [], False, 4, False),
+    ("timeout", [], False, 4, False),
+    ("error", [], False, 1, False),
 ])
-def test_exit_codes(status, batches, resumed, code):
+def test_exit_codes(status, batches, resumed, code, blocked_left):
     from kubectl_safety.cli.report import rollout_code as exit_code
     from kubectl_safety.engine.drain_report import RequestCounts
     from kubectl_safety.engine.rollout_report import BatchProgress, RolloutReport, RolloutStatus
@@ -77,7 +79,7 @@ def test_exit_codes(status, batches, resumed, code):
     report = RolloutReport("r", "ns/r", "me", RolloutStatus(status), None, resumed, 0.0,
                            tuple(BatchProgress(i + 1, (), RolloutStatus(b["status"])) for i, b in enumerate(batches)),
                            (), RequestCounts(0, 0, 0))
-    assert exit_code(report) == code
+    assert exit_code(report, blocked_left=blocked_left) == code
 
 
 # -- the whole run on an in-memory API ---------------------------------------------------------

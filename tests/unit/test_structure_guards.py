@@ -2,6 +2,9 @@
 
 - One path to the cluster: outside ``cluster/`` nothing sends an HTTP request (``.request(...)``), imports
   a transport or client library, or reads an HTTP status code (a comparison with an integer 100-599).
+- Reports own their exit code: no command in ``cli/commands/`` chooses one (names ``ExitCode``, or returns
+  an integer other than 0 or a choice between integers); it returns what ``cli/report.py`` maps its
+  report or plan to.
 """
 
 import ast
@@ -63,3 +66,42 @@ def test_no_request_or_status_code_outside_cluster(name, tree):
 def test_the_request_guard_finds_each_way_to_the_api(code, found):
     assert bool(request_violations("x.py", ast.parse(code))) is found
 
+
+def exit_code_violations(name, tree) -> list:
+    out = []
+    for node in ast.walk(tree):
+        where = f"{name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Name) and node.id == "ExitCode" or \
+                isinstance(node, ast.alias) and node.name == "ExitCode":
+            out.append(f"{where}: chooses an ExitCode: return the report's own (cli/report.py)")
+        elif isinstance(node, ast.Return) and _chosen_int(node.value):
+            out.append(f"{where}: returns a chosen exit code: return the report's own (cli/report.py)")
+    return out
+
+
+def _chosen_int(node) -> bool:
+    if isinstance(node, ast.IfExp):
+        return _chosen_int(node.body) or _chosen_int(node.orelse) or _is_int(node.body) or _is_int(node.orelse)
+    return _is_int(node) and node.value != 0
+
+
+def _is_int(node) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+@pytest.mark.parametrize("name,tree", list(sources("cli/commands")), ids=lambda x: x if isinstance(x, str) else "")
+def test_no_exit_code_is_chosen_in_a_command(name, tree):
+    assert exit_code_violations(name, tree) == []
+
+
+@pytest.mark.parametrize("code,found", [
+    ("from kubectl_safety.cli.report import ExitCode", True),
+    ("def f():\n    return ExitCode.OK if plan.safe else ExitCode.UNSAFE", True),
+    ("def f():\n    return 0 if ok else 3", True),
+    ("def f():\n    return 3", True),
+    ("def f():\n    return code if code != report.OK else report.UNSAFE", False),
+    ("def f():\n    return verdict(plan)", False),
+    ("def f():\n    return 0", False),
+])
+def test_the_exit_code_guard_finds_each_way_to_choose_one(code, found):
+    assert bool(exit_code_violations("x.py", ast.parse(code))) is found

@@ -15,7 +15,7 @@ from kubectl_safety.cli.delete_reads import Selection, kubeconfig_user, load_liv
 from kubectl_safety.cli.render import emit, warn
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.delete import progress, render
-from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.cli.report import delete_code
 from kubectl_safety.cluster import threads
 from kubectl_safety.errors import UsageError
 
@@ -111,7 +111,7 @@ def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag
         emit(replace(report, pods=tuple(PodDeletion(e, action) for e in entries)), s.g.output, render)
         if refusal:
             raise refusal
-        return ExitCode.OK
+        return delete_code(report)
     return _act(s, report, pods, entries, grace_period, wait and not dry, timeout, dry_run == "server")
 
 
@@ -148,7 +148,11 @@ def _act(s, report, pods, entries, grace_period, wait, timeout, server_dry_run=F
     report = replace(report, deleted=not server_dry_run,
                      pods=tuple(replace(r, gone=gone.get(pod.key)) for pod, r in zip(pods, results)))
     emit(report, s.g.output, render)
-    return _exit_code(report, deleter)
+    interrupted = deleter.interrupted.is_set()
+    if not interrupted and any(e.gone is False and e.assessment.node.partitioned and not e.assessment.force
+                               for e in report.pods):
+        warn("a pod on a partitioned node cannot finish a graceful delete; assess with --force")
+    return delete_code(report, interrupted)
 
 
 def _event_message(entry, who, reason) -> str:
@@ -182,20 +186,3 @@ def _wait(deleter, pods, entries, timeout) -> dict:
     finally:
         stop.set()
         ticker.join()
-
-
-def _exit_code(report, deleter) -> int:
-    from kubectl_safety.engine.delete_report import DeleteAction
-
-    if deleter.interrupted.is_set():
-        return ExitCode.INTERRUPTED
-    entries = report.pods
-    failed = [e for e in entries if e.action is DeleteAction.FAILED]
-    waited_out = [e.assessment for e in entries if e.gone is False]
-    if failed and len(failed) == len(entries):
-        return ExitCode.ERROR
-    if failed or waited_out:
-        if waited_out and any(e.node.partitioned and not e.force for e in waited_out):
-            warn("a pod on a partitioned node cannot finish a graceful delete; assess with --force")
-        return ExitCode.PARTIAL
-    return ExitCode.OK

@@ -15,7 +15,7 @@ from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.drain import render_plan, render_report
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.report import ExitCode, drain_code
+from kubectl_safety.cli.report import drain_code, verdict
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import RefusedError, UsageError
 
@@ -86,7 +86,7 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
             from kubectl_safety.cli.render import warn
 
             warn(surge_hint(plan)[2:] + " (make before break)")
-        return ExitCode.OK if plan.safe else ExitCode.UNSAFE
+        return verdict(plan)
     return ctx.server_dry_run(plan, deadline_seconds)
 
 
@@ -156,5 +156,5 @@ class _Drain(DrainReads):
                               interrupts=lambda executor: interrupts(
                                   executor, "stopping after the requests in flight; nodes stay cordoned"))
         emit(plan, self.s.g.output, render_plan)
-        return ExitCode.OK if plan.safe else ExitCode.UNSAFE
+        return verdict(plan)
 

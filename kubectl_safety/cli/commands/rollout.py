@@ -16,7 +16,7 @@ from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.rollout import progress as progress_printer
 from kubectl_safety.cli.text.rollout import render_plan, render_report
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.report import ExitCode, rollout_code
+from kubectl_safety.cli.report import rollout_code, verdict
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
 
@@ -134,18 +134,18 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
         plan = replace(plan_rollout(snap, pool, options, snap.taken_at), rollout=name)
         if dry_run == "client":
             emit(plan, s.g.output, render_plan)
-            return ExitCode.OK if plan.safe else ExitCode.UNSAFE
+            return verdict(plan)
         left = plan.left_nodes if skip_blocked and not plan.safe and any(b.safe for b in plan.batches) else None
         if left:  # the safe batches go; the blocked nodes are named at the end
-            code = _act(s, loader, snap, replace(plan, batches=tuple(b for b in plan.batches if b.safe)), pool, name,
-                        states, drain_options, seconds, yes, flags)
+            report = _act(s, loader, snap, replace(plan, batches=tuple(b for b in plan.batches if b.safe)), pool,
+                          name, states, drain_options, seconds, yes, flags)
             click.echo(f"error: {len(left)} node(s) left, blocked (--skip-blocked): {', '.join(left)}", err=True)
-            return code if code != ExitCode.OK else ExitCode.UNSAFE
+            return rollout_code(report, blocked_left=True)
         if not plan.safe:
             emit(plan, s.g.output, render_plan)
             raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
                                + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
-        return _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags)
+        return rollout_code(_act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags))
 
 
 def rollout_name(pool) -> str:
@@ -200,7 +200,7 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
     with interrupts(rollout.executor, "stopping after the current step; progress is kept, run again to resume"):
         report = replace(rollout.run(), plan=PlanBrief(len(plan.batches), plan.estimated_seconds, plan.done))
     emit(report, s.g.output, render_report)
-    return rollout_code(report)
+    return report
 
 
 def _confirm(plan, yes):
