@@ -19,12 +19,14 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from kubectl_safety.analysis.eviction import kept_on_node
 from kubectl_safety.analysis.plans.common import Action, Severity, MOVING
+from kubectl_safety.analysis.plans.drain import WaitFor
 from kubectl_safety.cluster.client import Result
 from kubectl_safety.cluster.executor import Executor, namespace_terminating
 from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts, RequestOutcome
 from kubectl_safety.engine.watch import WatchGroup
-from kubectl_safety.model.constants import MIRROR_ANNOTATION
+from kubectl_safety.model.objects import Pod
 
 PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # throttled or unavailable
@@ -70,7 +72,7 @@ class _Pod:
         self.entry = entry  # its PodAction
         self.ref = entry.ref
         self.key = self.ref
-        self.completes = entry.has("WAIT_COMPLETED")  # --wait-completed: waited for, never evicted
+        self.completes = entry.waits_for is WaitFor.COMPLETION  # waited for, never evicted
         self.accepted = self.completes  # the eviction (or delete) was accepted: only waited for now
         self.done = False  # gone
         self.retry_at = 0.0
@@ -259,9 +261,9 @@ class Drainer:
                     p.retry_at = 0.0
 
     def _await_returns(self, entries, pods_of, planned_uids, group, deadline):
-        """Replacements the plan said come back to the node (REPLACEMENT_RETURNS_TO_NODE): give them
+        """Replacements the plan said come back to the node (``PodAction.returns``): give them
         ``RETURN_SECONDS`` to appear, so the report says the node is not empty."""
-        returning = [p for p in entries if p.has("REPLACEMENT_RETURNS_TO_NODE")]
+        returning = [p for p in entries if p.returns]
         if not returning:
             return
 
@@ -280,9 +282,9 @@ class Drainer:
                 meta = obj.get("metadata") or {}
                 if meta.get("uid") in planned_uids or meta.get("deletionTimestamp"):
                     continue
-                owner = owner_of(obj)
-                if "/DaemonSet/" in owner or MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+                if kept_on_node(Pod(obj)):
                     continue
+                owner = owner_of(obj)
                 pod = AppearedPod(meta.get("namespace"), meta.get("name"), node, owner)
                 result.appeared.append(pod)
                 self.emit("appeared", pod=pod.ref, node=node)

@@ -218,8 +218,7 @@ class Rollout:
         def before_drain(plan):  # the gate's pods, recorded before any of them moves
             nonlocal gate
             gate = HealthGate(group, plan.pods if plan is not None else (), self._recorded_gate(todo, group))
-            surge = getattr(plan, "surge", None)  # a plan (or None: nothing to drain)
-            planned = [f"{s.ref} {s.from_replicas}->{s.to_replicas}" for s in (surge.surges if surge else ())]
+            planned = [f"{s.ref} {s.from_replicas}->{s.to_replicas}" for s in (plan.surges if plan is not None else ())]
             for n in todo:
                 state = self.nodes[n].state
                 surges = tuple(dict.fromkeys((self.nodes[n].surges or ()) + tuple(planned)))

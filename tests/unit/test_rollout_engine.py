@@ -108,7 +108,7 @@ def cluster():
 def rollout(api, maintained, stop_on=None, **spec):
     def replan(nodes, group):
         pods = [p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes]
-        return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True)
+        return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True, surges=())
 
     states = {n["metadata"]["name"]: n["metadata"]["annotations"].get(ANNOTATION_STATE)
               for n in api.store["nodes"].values() if n["metadata"]["annotations"].get(ANNOTATION_STATE)}
@@ -218,7 +218,7 @@ def test_the_next_batch_is_planned_on_the_uncordon_of_the_batch_before(monkeypat
             snap = view.snapshot(datetime.now(timezone.utc), (), group, cordoned=nodes, seen=r.seen)
             planned[tuple(nodes)] = {n.name for n in snap.nodes if n.unschedulable}
             pods = [p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes]
-            return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True)
+            return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True, surges=())
 
         r = Rollout(api, RolloutSpec(name="ro", nodes=["n1", "n2"], batches=[["n1"], ["n2"]], lease_namespace="ns",
                                      ready_timeout=5, gate_timeout=5), replan=replan, run=None)

@@ -2,6 +2,8 @@
 
 - One path to the cluster: outside ``cluster/`` nothing sends an HTTP request (``.request(...)``), imports
   a transport or client library, or reads an HTTP status code (a comparison with an integer 100-599).
+- The engine does what the plan says: it keys no behaviour on a reason code (``p.has("CODE")``, a
+  comparison with a ``.code``, a ``..._CODES`` list); the plan's typed fields say it.
 - Reports own their exit code: no command in ``cli/commands/`` chooses one (names ``ExitCode``, or returns
   an integer other than 0 or a choice between integers); it returns what ``cli/report.py`` maps its
   report or plan to.
@@ -105,3 +107,33 @@ def test_no_exit_code_is_chosen_in_a_command(name, tree):
 ])
 def test_the_exit_code_guard_finds_each_way_to_choose_one(code, found):
     assert bool(exit_code_violations("x.py", ast.parse(code))) is found
+
+
+def reason_code_violations(name, tree) -> list:
+    out = []
+    for node in ast.walk(tree):
+        where = f"{name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "has":
+            out.append(f"{where}: keys behaviour on a reason code (.has): read the plan's typed field")
+        elif isinstance(node, ast.Compare) and any(isinstance(x, ast.Attribute) and x.attr == "code"
+                                                   for x in [node.left, *node.comparators]):
+            out.append(f"{where}: compares a reason code: read the plan's typed field")
+        elif isinstance(node, ast.Name) and node.id.endswith("_CODES"):
+            out.append(f"{where}: uses a list of reason codes ({node.id}): read the plan's typed field")
+    return out
+
+
+@pytest.mark.parametrize("name,tree", list(sources("engine")), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_engine_keys_nothing_on_reason_codes(name, tree):
+    assert reason_code_violations(name, tree) == []
+
+
+@pytest.mark.parametrize("code,found", [
+    ("done = entry.has('WAIT_COMPLETED')", True),
+    ("x = [r for r in p.reasons if r.code not in FILTER_CODES]", True),
+    ("ok = r.code == 'PDB_WAIT'", True),
+    ("done = entry.waits_for is WaitFor.COMPLETION", False),
+    ("codes = sorted({r.code.value for r in plan.unaccepted()})", False),
+])
+def test_the_reason_code_guard_finds_each_way_to_read_one(code, found):
+    assert bool(reason_code_violations("x.py", ast.parse(code))) is found
