@@ -48,13 +48,13 @@ class DrainRun:
                            r.requests, plan, self.surge.record() if self.surge is not None else None)
 
 
-def drain_nodes(drainer, nodes, replan, *, plan, timeout=0, **drain_args) -> DrainReport:
-    """``drain``: cordon ``nodes``, re-plan with ``replan(group)`` from the watches of the drain's own
-    group, drain; the DrainReport (``plan``: the plan confirmed; ``timeout``: seconds from now, 0 for
-    none). Times on the drainer's clock."""
+def drain_nodes(drainer, nodes, planner, *, plan, timeout=0, **drain_args) -> DrainReport:
+    """``drain``: cordon ``nodes``, plan again with ``planner`` (``drain_planner.DrainPlanner``) from
+    the watches of the drain's own group, drain; the DrainReport (``plan``: the plan confirmed;
+    ``timeout``: seconds from now, 0 for none). Times on the drainer's clock."""
     started = drainer.clock()
     with WatchGroup(drainer.connection) as group:  # the nodes' watches: the re-plan, the drainer
-        run = cordon_and_drain(drainer, nodes, lambda: replan(group), group=group, plan=plan,
+        run = cordon_and_drain(drainer, nodes, lambda: planner.replan(group), group=group, plan=plan,
                                deadline=started + timeout if timeout else None, **drain_args)
     report = run.report(nodes, plan, round(drainer.clock() - started, 1))
     if report.drained:

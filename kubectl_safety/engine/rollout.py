@@ -1,10 +1,10 @@
 """Maintain a node pool batch by batch: drain, run the maintenance action, wait for the node to come
 back, uncordon, then a health gate before the next batch; resumable and exclusive.
 
-Plan in (the batches of ``analysis/rollout_plan.py`` and a ``replan(nodes, group)`` giving each
-batch's DrainPlan once its nodes are cordoned, from the watches of ``group``, the batch's own, which
-the drainer and the health gate share), a ``RolloutReport`` (``rollout_report.py``) out; progress
-through ``on_event``.
+Plan in (the batches of ``analysis/rollout_plan.py`` and a ``DrainPlanner`` (``drain_planner.py``)
+that plans each batch once its nodes are cordoned, from the watches of ``group``, the batch's own,
+which the drainer and the health gate share), a ``RolloutReport`` (``rollout_report.py``) out;
+progress through ``on_event``.
 
 - Exclusive: a Lease (``engine/lease.py``) names the rollout and its holder; a node that carries
   another rollout's annotation whose Lease is live refuses the rollout.
@@ -75,6 +75,25 @@ class RolloutSpec:
     surges: dict = field(default_factory=dict)  # node -> the surges an earlier run recorded on it
 
 
+def recorded(nodes, name):
+    """What earlier runs of rollout ``name`` recorded on the pool's Node objects ``nodes`` ({name: raw
+    Node}): ``(states, surges)``, {node: its step (None: none recorded)} of the nodes in the rollout
+    and {node: the surges recorded on it (``Kind ns/name from->to``)}."""
+    states, surges = {}, {}
+    for n, obj in nodes.items():
+        annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {}
+        if annotations.get(ANNOTATION_ROLLOUT) != name:
+            continue
+        states[n] = annotations.get(ANNOTATION_STATE)
+        try:
+            surged = json.loads(annotations.get(ANNOTATION_SURGES) or "[]")
+        except ValueError:
+            continue
+        if isinstance(surged, list) and surged:
+            surges[n] = tuple(str(x) for x in surged)
+    return states, surges
+
+
 def wait_for_value(node, wait_for):
     """What ``--wait-for`` compares before and after the maintenance, read from a Node object."""
     info = ((node or {}).get("status") or {}).get("nodeInfo") or {}
@@ -112,11 +131,11 @@ def schedulable(node) -> bool:
 class Rollout:
     """One rollout run."""
 
-    def __init__(self, connection, spec, *, replan, on_event=None, run=subprocess.run, clock=time.monotonic):
+    def __init__(self, connection, spec, *, planner, on_event=None, run=subprocess.run, clock=time.monotonic):
         self.connection = connection
         self.client = Client(connection)
         self.spec = spec
-        self.replan = replan
+        self.planner = planner
         self.drainer = Drainer(connection, on_event=on_event, clock=clock)
         self.executor = self.drainer.executor
         self.interrupted = self.executor.interrupted
@@ -225,7 +244,8 @@ class Rollout:
                 self._record(n, "draining" if state == "pending" else state, gate=gate.record(),
                              surges=surges or None)
 
-        run = cordon_and_drain(self.drainer, to_drain, lambda: self.replan(to_drain, group) if to_drain else None,
+        run = cordon_and_drain(self.drainer, to_drain,
+                               lambda: self.planner.batch_plan(to_drain, group, self.seen) if to_drain else None,
                                group=group, cordon=not self.spec.precordon, stop_at_failed_cordon=False,
                                refuse_unsafe=True, before_drain=before_drain, timeout=self.spec.drain_timeout,
                                order=self.spec.order, grace_period=self.spec.grace_period,

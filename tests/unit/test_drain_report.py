@@ -6,6 +6,7 @@ import json
 import os
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
@@ -93,7 +94,8 @@ def drain_report(api, nodes, plan, timeout=0):
     from kubectl_safety.engine.drainer import Drainer
 
     try:
-        return drain_nodes(Drainer(api), nodes, lambda group: plan, plan=plan, timeout=timeout)
+        return drain_nodes(Drainer(api), nodes, SimpleNamespace(replan=lambda group: plan), plan=plan,
+                           timeout=timeout)
     finally:
         api.closed = True
 

@@ -123,7 +123,7 @@ def rollout(api, maintained, stop_on=None, **spec):
     spec = {"gate_timeout": 5, **spec}
     r = Rollout(api, RolloutSpec(name="ro", nodes=["n1", "n2"], batches=[["n1"], ["n2"]], exec_command="x",
                                  lease_namespace="ns", ready_timeout=5, states=states, **spec),
-                replan=replan, run=run)
+                planner=SimpleNamespace(batch_plan=lambda batch, group, seen: replan(batch, group)), run=run)
     return r
 
 
@@ -220,7 +220,8 @@ def test_the_next_batch_is_planned_on_the_uncordon_of_the_batch_before(monkeypat
             pods = [p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes]
             return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True, surges=())
 
+        planner = SimpleNamespace(batch_plan=lambda batch, group, seen: replan(batch, group))
         r = Rollout(api, RolloutSpec(name="ro", nodes=["n1", "n2"], batches=[["n1"], ["n2"]], lease_namespace="ns",
-                                     ready_timeout=5, gate_timeout=5), replan=replan, run=None)
+                                     ready_timeout=5, gate_timeout=5), planner=planner, run=None)
         assert published(r.run())["status"] == "done"
     assert planned[("n2",)] == {"n2"}  # n1 back in the pool: uncordoned by the first batch
