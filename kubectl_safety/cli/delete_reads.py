@@ -2,7 +2,7 @@
 force delete, their claims and volumes; offline, from the snapshot; and who the kubeconfig user is."""
 
 from kubectl_safety.cli.render import warn
-from kubectl_safety.errors import ClusterError, NotFoundError, SafetyError
+from kubectl_safety.errors import ClusterError, NotFoundError
 
 
 class Selection(str):
@@ -115,5 +115,5 @@ def kubeconfig_user(conn) -> str:
 
     try:
         return context_user(conn.kubeconfig, conn.context) or "unknown"
-    except SafetyError:  # an unreadable kubeconfig
+    except Exception:  # no kubeconfig behind the connection, or an unreadable one
         return "unknown"
