@@ -19,10 +19,11 @@ from dataclasses import dataclass, replace
 
 from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
 from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
-from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters
+from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, blocker, eviction_rules, kubectl_filters
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.plans.common import Action, ObjectRef, Reason, Risk, RiskCode, Severity, MOVING
-from kubectl_safety.analysis.plans.drain import BudgetUse, CapacityCheck, DrainPlan, DrainedNode, Losses, PodAction, Unplaceable, Wave
+from kubectl_safety.analysis.plans.drain import (BudgetUse, CapacityCheck, DrainPlan, DrainedNode, Losses, PodAction, Unplaceable,
+                                                 WaitFor, Wave)
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, obj, pod_obj
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.volume_limits import counts_volumes
@@ -104,6 +105,7 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
     for key, node in sorted((capacity.returns_to if capacity else {}).items()):
         entries[key].add("REPLACEMENT_RETURNS_TO_NODE", "warning", "it tolerates node.kubernetes.io/unschedulable: "
                          f"its replacement can be scheduled back onto {node} (cordoned)")
+        entries[key].returns = True
     _assign_waves(leaving, placements, entries, trackers)
     if options.wait_completed:
         _wait_for_jobs(leaving, entries)
@@ -118,7 +120,8 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
     for v in leaving:
         _finish_entry(entries[v.pod.key], v, placements.get(v.pod.key), tied.get(v.pod.key))
     waves = surge_wait(_waves(verdicts, entries, options), surge)
-    pods = tuple(entries[v.pod.key].frozen() for v in verdicts)
+    surged = {key for s in (surge.surges if surge is not None else ()) for key in s.keys}
+    pods = tuple(entries[v.pod.key].frozen(v.pod.key in surged) for v in verdicts)
     checked = _capacity(verdicts, placements, capacity)
     risks = _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, options,
                    sum(w.estimated_seconds for w in waves), now)
@@ -159,7 +162,8 @@ def _placement_order(v):
 class _Entry:
     """A pod's action while the plan is made; ``frozen()`` is its ``PodAction``."""
 
-    __slots__ = ("pod", "action", "reasons", "pdb", "wave", "replacement_node", "grace", "surge_why")
+    __slots__ = ("pod", "action", "reasons", "pdb", "wave", "replacement_node", "grace", "surge_why", "waits_for",
+                 "returns")
 
     def __init__(self, v):
         self.pod = v.pod
@@ -168,6 +172,7 @@ class _Entry:
         self.pdb = _ref(v.pdb) if v.pdb is not None else None
         self.wave = self.replacement_node = self.grace = None
         self.surge_why = ""
+        self.waits_for, self.returns = WaitFor.GONE, False
 
     @staticmethod
     def first_action(v) -> Action:
@@ -178,10 +183,13 @@ class _Entry:
     def add(self, code, severity, message):
         self.reasons.append(Reason(code, Severity(severity), message))
 
-    def frozen(self) -> PodAction:
+    def frozen(self, surged=False) -> PodAction:
+        """``surged``: its workload is surged first (its replacement cannot return: the nodes are tainted)."""
         pod = self.pod
         return PodAction(pod.namespace, pod.name, pod.node_name, pod.uid, pod.priority_value, self.action,
-                         tuple(self.reasons), self.pdb, self.wave, self.replacement_node, self.grace)
+                         tuple(self.reasons), self.pdb, self.wave, self.replacement_node, self.grace,
+                         waits_for=self.waits_for, blocked_by=blocker(self.action, self.reasons),
+                         returns=self.returns and not surged, surged=surged)
 
 
 # -- PodDisruptionBudget accounting ----------------------------------------------------------
@@ -340,6 +348,7 @@ def _waves_after_surge(leaving, placements, entries, trackers, surge, wait_compl
         entry = entries[v.pod.key]
         entry.action, entry.wave = _Entry.first_action(v), None
         entry.reasons = [r for r in entry.reasons if r.code not in WAVE_CODES + ("WAIT_COMPLETED",)]
+        entry.waits_for = WaitFor.GONE
     _assign_waves(rest, placements, entries, trackers)
     if wait_completed:
         _wait_for_jobs(rest, entries)
@@ -355,7 +364,7 @@ def _wait_for_jobs(leaving, entries):
     for v in leaving:
         entry = entries[v.pod.key]
         if (v.pod.controller_ref or {}).get("kind") == "Job" and not v.pod.is_terminal and entry.action.moves:
-            entry.action, entry.wave = Action.WAIT, 1
+            entry.action, entry.wave, entry.waits_for = Action.WAIT, 1, WaitFor.COMPLETION
             entry.add("WAIT_COMPLETED", "info", "a Job's pod: the drain waits for it to complete (--wait-completed), "
                       "it is not evicted")
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.budgets import skips_pdb_check, status_sync_failure as sync_failure, unhealthy_goes_free
-from kubectl_safety.analysis.plans.common import Reason, Severity
+from kubectl_safety.analysis.plans.common import Action, Reason, Severity
+from kubectl_safety.analysis.plans.drain import Blocker
 from kubectl_safety.model.constants import SYSTEM_CLASSES, SYSTEM_CRITICAL
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
@@ -118,6 +119,20 @@ def _unreplicated(v, options, now, daemonsets_known, snapshot) -> bool:
 KUBECTL_FILTERS = (_skip_deleted, _daemonset, _mirror, _local_storage, _unreplicated)
 # the codes with which they block a pod (kubectl's filter errors: a flag lifts each)
 FILTER_CODES = ("DAEMONSET", "DAEMONSET_ORPHANED", "LOCAL_STORAGE", "UNMANAGED")
+
+
+def blocker(action, reasons) -> Blocker:
+    """What keeps a pod of this action (and these reasons) on its node: a kubectl filter's error, else
+    (blocked) the Eviction API's rules."""
+    if action is not Action.BLOCKED:
+        return Blocker.NONE
+    filtered = any(r.code in FILTER_CODES for r in reasons if r.severity is Severity.ERROR)
+    return Blocker.KUBECTL_FILTER if filtered else Blocker.EVICTION_API
+
+
+def kept_on_node(pod) -> bool:
+    """A pod that belongs to its node whatever the drain: a DaemonSet's, or a static pod's mirror."""
+    return (pod.controller_ref or {}).get("kind") == "DaemonSet" or pod.is_mirror
 
 
 def eviction_rules(v: PodVerdict, options, snapshot):

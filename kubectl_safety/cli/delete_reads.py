@@ -111,12 +111,9 @@ def optional_get(conn, resource, name, namespace=None):
 
 def kubeconfig_user(conn) -> str:
     """The kubeconfig user of the current context (the Event's 'who'); 'unknown' if unreadable."""
-    try:
-        from kubernetes import config
+    from kubectl_safety.cluster.kubeconfig import context_user
 
-        contexts, active = config.list_kube_config_contexts(config_file=conn.kubeconfig)
-        name = conn.context or (active or {}).get("name")
-        ctx = next((c for c in contexts if c.get("name") == name), active) or {}
-        return (ctx.get("context") or {}).get("user") or "unknown"
-    except Exception:  # in-cluster config or an unreadable kubeconfig
+    try:
+        return context_user(conn.kubeconfig, conn.context) or "unknown"
+    except Exception:  # no kubeconfig behind the connection, or an unreadable one
         return "unknown"

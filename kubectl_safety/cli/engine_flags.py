@@ -61,7 +61,7 @@ def engine_dry_run(snapshot, nodes, params, output) -> int:
     from kubectl_safety.analysis import profiles
     from kubectl_safety.analysis.profiles.outcome import simulate
     from kubectl_safety.cli.render import emit
-    from kubectl_safety.cli.report import ExitCode
+    from kubectl_safety.cli.report import engine_code
     from kubectl_safety.cli.text.engine import render_engine
 
     name = params["engine"]
@@ -72,4 +72,4 @@ def engine_dry_run(snapshot, nodes, params, output) -> int:
         raise UsageError("no node to drain")
     outcome = simulate(profiles.load(name, given, snapshot), snapshot, list(nodes), snapshot.taken_at)
     emit(outcome, output, render_engine)
-    return ExitCode.OK if outcome.completes else ExitCode.UNSAFE
+    return engine_code(outcome)

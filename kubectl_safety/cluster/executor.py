@@ -4,13 +4,8 @@ Every call is one attempt with a classified ``Outcome`` (never an exception for 
 ``evict_with_retry`` and ``wait_gone`` loop until a monotonic deadline (``None`` = no deadline)
 or until ``interrupted`` is set (the CLI sets it on SIGINT/SIGTERM). Safe to call from threads.
 
-Result codes: ``done`` (accepted), ``gone`` (404 or the UID changed: the pod we meant is gone),
-``pdb-blocked`` (429 with a DisruptionBudget cause), ``throttled`` (any other 429, incl. API
-priority and fairness and "still being processed"), ``multiple-pdbs`` (the eviction subresource
-refuses pods matched by more than one PDB; the server may answer 500 or 201 with a Failure
-Status body, so the body is inspected), ``forbidden`` (403), ``not-found`` (404 on a node or
-namespace), ``conflict`` (409 that is not a replaced pod), ``unavailable`` (no answer, or
-502/503/504: the API server is down or restarting), ``error`` (anything else).
+Results: ``cluster/client.py`` (``Result``); ``not-found`` of a pod is ``gone``, and so is a ``conflict``
+whose pod was replaced (the UID precondition failed).
 
 Retrying an eviction is always safe: every eviction carries the pod's UID as a precondition, so
 a retry can only evict the pod that was planned, and never a replacement with the same name.
@@ -18,32 +13,12 @@ a retry can only evict the pod that was planned, and never a replacement with th
 
 import threading
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.cluster.client import RETRIED, Client, Outcome, Result, version_of
 from kubectl_safety.errors import ClusterError, SafetyError
 
-RETRIED = ("pdb-blocked", "throttled", "unavailable")
 MAX_THROTTLE_DELAY = 30.0
-
-
-@dataclass
-class Outcome:
-    """What one mutating call did."""
-
-    target: str  # what the request was about: "ns/name" of a pod, or a node's name (cordon, uncordon)
-    action: str  # evict | delete | cordon | uncordon | event
-    result: str  # see the module docstring
-    status: int = None  # HTTP status
-    message: str = ""  # server message, one line
-    causes: tuple = field(default=(), repr=False)  # Status details.causes reasons
-    retry_after: float = field(default=0, repr=False)  # Status details.retryAfterSeconds
-    version: str = field(default="", repr=False)  # resourceVersion of the object written (cordon, uncordon)
-
-    def to_dict(self) -> dict:
-        return {"pod": self.target, "action": self.action, "result": self.result,
-                "status": self.status, "message": self.message}
 
 
 def _ident(pod):
@@ -55,34 +30,13 @@ def _ident(pod):
     return meta.get("namespace") or "", meta.get("name") or "", meta.get("uid") or ""
 
 
-def _version(obj) -> str:
-    return str(((obj if isinstance(obj, dict) else {}).get("metadata") or {}).get("resourceVersion") or "")
-
-
-def _one_line(text) -> str:
-    return " ".join(str(text or "").split())[:500]
-
-
-def _causes(payload) -> list:
-    return [c.get("reason") or c.get("type") for c in (payload.get("details") or {}).get("causes") or []]
-
-
-def _is_failure_status(payload) -> bool:
-    return payload.get("kind") == "Status" and payload.get("status") == "Failure"
-
-
-def _is_multiple_pdbs(payload) -> bool:
-    # The server builds this Status without a reason or cause; its message is the only marker.
-    message = payload.get("message") or ""
-    return "more than one" in message and "PodDisruptionBudget" in message
-
-
 class Executor:
     """Mutations through one ``Connection``, optionally as server-side dry runs (dryRun=All)."""
 
     def __init__(self, connection, *, dry_run_server=False, on_event=None,
                  clock=time.monotonic, sleep=time.sleep):
         self.connection = connection
+        self.client = Client(connection)
         self.dry_run_server = dry_run_server
         self.on_event = on_event
         self.clock = clock
@@ -109,12 +63,6 @@ class Executor:
     def _left(self, deadline):
         return None if deadline is None else deadline - self.clock()
 
-    def _request(self, method, path, query=None, body=None):
-        try:
-            return self.connection.request(method, path, query=query, body=body)
-        except SafetyError as e:  # transport errors: report, do not raise
-            return None, {"message": str(e)}
-
     def _dry_query(self):
         return {"dryRun": "All"} if self.dry_run_server else None
 
@@ -122,18 +70,19 @@ class Executor:
     def cordon(self, node_name, unschedulable=True) -> Outcome:
         """Set ``spec.unschedulable`` (strategic merge patch); 'done' also when already so."""
         action = "cordon" if unschedulable else "uncordon"
-        path = resource_path("nodes", name=node_name)
-        status, node = self._request("GET", path)
-        if status != 200:
-            return self._classify(node_name, action, status, node)
+        read = self.client.get("nodes", name=node_name, action=action)
+        if not read.done:
+            return read
+        node = read.body
         if bool((node.get("spec") or {}).get("unschedulable")) == unschedulable:
-            return Outcome(node_name, action, "done", status, f"already {action}ed", version=_version(node))
-        status, payload = self._request("PATCH", path, query=self._dry_query(),
-                                        body={"spec": {"unschedulable": unschedulable}})
-        outcome = _unless_unauthorized(self._classify(node_name, action, status, payload))
-        if outcome.result == "done":
+            return Outcome(node_name, action, Result.DONE, read.status, f"already {action}ed",
+                           version=version_of(node))
+        outcome = _unless_unauthorized(self.client.patch("nodes", None, node_name,
+                                                         {"spec": {"unschedulable": unschedulable}},
+                                                         query=self._dry_query(), action=action))
+        if outcome.done:
             outcome.message = f"{action}ed" + (" (server dry run)" if self.dry_run_server else "")
-            outcome.version = "" if self.dry_run_server else _version(payload)
+            outcome.version = "" if self.dry_run_server else version_of(outcome.body)
         return outcome
 
     # -- pods ------------------------------------------------------------------------------
@@ -143,16 +92,15 @@ class Executor:
         options = self._delete_options(uid, grace_period)
         body = {"apiVersion": "policy/v1", "kind": "Eviction",
                 "metadata": {"name": name, "namespace": namespace}, "deleteOptions": options}
-        path = resource_path("pods", namespace, name, subresource="eviction")
-        status, payload = self._request("POST", path, body=body)
-        return _unless_unauthorized(self._classify_pod(pod, "evict", status, payload))
+        outcome = self.client.send("POST", "pods", namespace, name, subresource="eviction", body=body,
+                                   action="evict")
+        return _unless_unauthorized(self._pod_outcome(pod, outcome))
 
     def delete(self, pod, grace_period=None) -> Outcome:
         """One DELETE of the pod (bypasses PDBs), with a UID precondition."""
         namespace, name, uid = _ident(pod)
         body = {"apiVersion": "v1", "kind": "DeleteOptions", **self._delete_options(uid, grace_period)}
-        status, payload = self._request("DELETE", resource_path("pods", namespace, name), body=body)
-        return self._classify_pod(pod, "delete", status, payload)
+        return self._pod_outcome(pod, self.client.delete("pods", namespace, name, body=body))
 
     def _delete_options(self, uid, grace_period):
         options = {}
@@ -179,9 +127,9 @@ class Executor:
             if outcome.result not in RETRIED and not self._namespace_terminating(outcome):
                 self.emit(outcome.result, pod=ref, status=outcome.status, message=outcome.message)
                 return outcome
-            if outcome.result in ("throttled", "unavailable"):
+            if outcome.result in (Result.THROTTLED, Result.UNAVAILABLE):
                 delay = min(delay * 1.5, MAX_THROTTLE_DELAY)
-            pause = max(retry_delay if outcome.result == "pdb-blocked" else delay,
+            pause = max(retry_delay if outcome.result is Result.PDB_BLOCKED else delay,
                         outcome.retry_after)
             left = self._left(deadline)
             if self.interrupted.is_set() or (left is not None and left <= 0):
@@ -196,17 +144,17 @@ class Executor:
                 return outcome
             if self._gone(pod):
                 self.emit("gone", pod=ref)
-                return Outcome(ref, "evict", "gone", 404, "the pod is gone or was replaced")
+                return Outcome(ref, "evict", Result.GONE, 404, "the pod is gone or was replaced")
 
     def _namespace_terminating(self, outcome):
-        return outcome.result == "forbidden" and "NamespaceTerminating" in outcome.causes
+        return namespace_terminating(outcome)
 
     def _gone(self, pod) -> bool:
         namespace, name, uid = _ident(pod)
-        status, payload = self._request("GET", resource_path("pods", namespace, name))
-        if status == 404:
+        outcome = self.client.get("pods", namespace, name)
+        if outcome.result is Result.NOT_FOUND:
             return True
-        return status == 200 and bool(uid) and (payload.get("metadata") or {}).get("uid") != uid
+        return outcome.done and bool(uid) and (outcome.body.get("metadata") or {}).get("uid") != uid
 
     def wait_gone(self, pods, deadline, poll=1.0) -> dict:
         """Poll until every pod is deleted (404) or replaced (UID changed); {pod key: gone}.
@@ -266,56 +214,28 @@ class Executor:
                 "reason": reason, "message": message, "type": type, "count": 1,
                 "firstTimestamp": stamp, "lastTimestamp": stamp,
                 "source": {"component": "kubectl-safety"}}
-        status, payload = self._request("POST", resource_path("events", namespace), query=self._dry_query(),
-                                        body=body)
-        return self._classify(f"{namespace}/{name}", "event", status, payload)
+        return self.client.create("events", namespace, body, query=self._dry_query(), action="event",
+                                  target=f"{namespace}/{name}")
 
     # -- classification --------------------------------------------------------------------
-    def _classify_pod(self, pod, action, status, payload) -> Outcome:
+    def _pod_outcome(self, pod, outcome) -> Outcome:
         namespace, name, _ = _ident(pod)
-        outcome = self._classify(f"{namespace}/{name}", action, status, payload)
-        if outcome.result == "not-found":
-            outcome.result = "gone"
-        elif outcome.result == "conflict" and self._gone(pod):
-            outcome.result = "gone"  # the UID precondition failed: a replacement holds the name
+        outcome.target = f"{namespace}/{name}"
+        if outcome.result is Result.NOT_FOUND:
+            outcome.result = Result.GONE
+        elif outcome.result is Result.CONFLICT and self._gone(pod):
+            outcome.result = Result.GONE  # the UID precondition failed: a replacement holds the name
         return outcome
 
-    @staticmethod
-    def _classify(ref, action, status, payload) -> Outcome:
-        payload = payload if isinstance(payload, dict) else {}
-        message = _one_line(payload.get("message"))
-        code = status
-        if status is not None and 200 <= status < 300 and _is_failure_status(payload):
-            code = payload.get("code") or 500  # a Failure Status returned with a 2xx code
-        if _is_failure_status(payload) and _is_multiple_pdbs(payload):
-            result = "multiple-pdbs"
-        elif code is not None and 200 <= code < 300:
-            result = "done"
-        elif code == 429:
-            result = "pdb-blocked" if "DisruptionBudget" in _causes(payload) else "throttled"
-        elif code == 403:
-            result = "forbidden"
-        elif code == 404:
-            result = "not-found"
-        elif code == 409:
-            result = "conflict"
-        elif code is None or code in (502, 503, 504):
-            result = "unavailable"
-        else:
-            result = "error"
-        outcome = Outcome(ref, action, result, status, message, tuple(_causes(payload)),
-                          (payload.get("details") or {}).get("retryAfterSeconds") or 0)
-        if result == "pdb-blocked":
-            details = [c.get("message") for c in (payload.get("details") or {}).get("causes") or []
-                       if c.get("reason") == "DisruptionBudget" or c.get("type") == "DisruptionBudget"]
-            if details and details[0]:
-                outcome.message = _one_line(f"{message} {details[0]}")
-        return outcome
+
+def namespace_terminating(outcome) -> bool:
+    """Forbidden because the namespace is being deleted: retried (the pod goes with it)."""
+    return outcome.result is Result.FORBIDDEN and "NamespaceTerminating" in outcome.causes
 
 
 def _unless_unauthorized(outcome):
     """An RBAC refusal ends the whole operation with one line (nothing more will be allowed);
     other 403s (a terminating namespace, an admission webhook) stay this one object's outcome."""
-    if outcome.result == "forbidden" and " cannot " in outcome.message and "User " in outcome.message:
+    if outcome.result is Result.FORBIDDEN and " cannot " in outcome.message and "User " in outcome.message:
         raise ClusterError(f"Error from server (Forbidden): {outcome.message}")
     return outcome

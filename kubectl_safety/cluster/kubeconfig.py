@@ -110,6 +110,17 @@ def context_name(path=None, context=None):
     return _merge(paths)["current-context"] if paths else None
 
 
+def context_user(path=None, context=None):
+    """The user name of ``context`` (else of the current context) in the merged kubeconfig files;
+    None without a kubeconfig or a user."""
+    paths = kubeconfig_paths(path)
+    if not paths:
+        return None
+    merged = _merge(paths)
+    entry = merged["contexts"].get(context) or merged["contexts"].get(merged["current-context"])
+    return (entry[0] if entry else {}).get("user") or None
+
+
 def in_cluster():
     """A pod's config: the service account token and CA, ``KUBERNETES_SERVICE_HOST``/``_PORT``."""
     host, port = os.environ.get("KUBERNETES_SERVICE_HOST", ""), os.environ.get("KUBERNETES_SERVICE_PORT", "")

@@ -7,6 +7,7 @@ No printing: progress goes out through ``on_event`` (``pod-deleted``, ``pod-dele
 
 from dataclasses import dataclass
 
+from kubectl_safety.cluster.client import Result
 from kubectl_safety.cluster.executor import Executor
 
 
@@ -33,21 +34,21 @@ class Deleter:
         for pod in pods:
             outcome = self.executor.delete(pod, 0 if force else grace_period)
             event = None
-            if outcome.result == "done":
+            if outcome.done:
                 self.executor.emit("pod-deleted", pod=pod.name, how="deleted (server dry run)" if self.server_dry_run
                                    else "force deleted" if force else "deleted")
                 if force and not self.server_dry_run:
                     event = self._record(pod, (event_messages or {}).get(pod.key, ""))
-            elif outcome.result != "gone":
+            elif outcome.result is not Result.GONE:
                 self.executor.emit("pod-delete-failed", outcome=outcome)
             out.append(Deletion(outcome, event))
         return out
 
     def _record(self, pod, message) -> dict:
         outcome = self.executor.record_event(pod, "ForceDeleted", message)
-        if outcome.result != "done":
+        if not outcome.done:
             self.executor.emit("event-not-recorded", outcome=outcome)
-        return {"reason": "ForceDeleted", "message": message, "recorded": outcome.result == "done"}
+        return {"reason": "ForceDeleted", "message": message, "recorded": outcome.done}
 
     def wait_gone(self, pods, deadline) -> dict:
         """{pod key: gone} once every pod is gone, or at the monotonic ``deadline``."""

@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
-from kubectl_safety.analysis.drain import FILTER_CODES
 from kubectl_safety.analysis.plans.common import Action, ObjectRef, Reason, Risk, RiskCode, Severity
-from kubectl_safety.analysis.plans.drain import ServerDryRun
+from kubectl_safety.analysis.plans.drain import Blocker, ServerDryRun
+from kubectl_safety.cluster.client import Result
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.drain_report import DrainReport, DrainStatus, RequestOutcome
 from kubectl_safety.engine.drainer import raw_pod
@@ -48,13 +48,13 @@ class DrainRun:
                            r.requests, plan, self.surge.record() if self.surge is not None else None)
 
 
-def drain_nodes(drainer, nodes, replan, *, plan, timeout=0, **drain_args) -> DrainReport:
-    """``drain``: cordon ``nodes``, re-plan with ``replan(group)`` from the watches of the drain's own
-    group, drain; the DrainReport (``plan``: the plan confirmed; ``timeout``: seconds from now, 0 for
-    none). Times on the drainer's clock."""
+def drain_nodes(drainer, nodes, planner, *, plan, timeout=0, **drain_args) -> DrainReport:
+    """``drain``: cordon ``nodes``, plan again with ``planner`` (``drain_planner.DrainPlanner``) from
+    the watches of the drain's own group, drain; the DrainReport (``plan``: the plan confirmed;
+    ``timeout``: seconds from now, 0 for none). Times on the drainer's clock."""
     started = drainer.clock()
     with WatchGroup(drainer.connection) as group:  # the nodes' watches: the re-plan, the drainer
-        run = cordon_and_drain(drainer, nodes, lambda: replan(group), group=group, plan=plan,
+        run = cordon_and_drain(drainer, nodes, lambda: planner.replan(group), group=group, plan=plan,
                                deadline=started + timeout if timeout else None, **drain_args)
     report = run.report(nodes, plan, round(drainer.clock() - started, 1))
     if report.drained:
@@ -74,8 +74,8 @@ def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, s
     if cordon:
         run.cordons = drainer.cordon(nodes)
         run.cordoned = [o.target for o in run.cordons
-                        if o.result == "done" and not (o.message or "").startswith("already")]
-        failed = [o for o in run.cordons if o.result != "done"]
+                        if o.done and not (o.message or "").startswith("already")]
+        failed = [o for o in run.cordons if not o.done]
         if failed and stop_at_failed_cordon:
             run.failed = failed[0]
             return run
@@ -94,8 +94,7 @@ def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, s
     if timeout:
         drain_args["deadline"] = drainer.clock() + timeout
     nodes, pods = (run.plan.node_names, run.plan.pods) if run.plan is not None else ([], ())
-    surge = getattr(run.plan, "surge", None)  # a plan (or None: nothing to drain)
-    if surge is not None and surge.surges:  # make before break: the surged pods first, then the rest
+    if run.plan is not None and run.plan.surges:  # make before break: the surged pods first, then the rest
         from kubectl_safety.engine.drainer import DrainResult
         from kubectl_safety.engine.surge import Surger
 
@@ -105,8 +104,7 @@ def cordon_and_drain(drainer, nodes, replan, *, group, plan=None, cordon=True, s
             run.result = _merged(run.surge.result or DrainResult(DrainStatus(run.surge.status)), run.surge)
             run.result.status, run.result.message = DrainStatus(run.surge.status), run.surge.message
             return run
-        surged = {k for s in surge.surges for k in s.keys}
-        pods = tuple(p for p in pods if (p.namespace, p.name) not in surged)
+        pods = tuple(p for p in pods if not p.surged)
     run.result = drainer.drain(nodes, pods, watches=group, **drain_args)
     if run.surge is not None:
         run.result = _merged(run.result, run.surge)
@@ -141,9 +139,8 @@ def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=Non
     deadline = time.monotonic() + bound
     with interrupts(executor) if interrupts else nullcontext():
         nodes = tuple(replace(node, server_dry_run=executor.cordon(node.name)) for node in plan.nodes)
-        surged = {k for s in plan.surge.surges for k in s.keys} if plan.surge is not None else set()
-        todo = [p for p in plan.pods if (p.namespace, p.name) not in surged  # they go once surged: not now
-                and (p.action in (Action.EVICT, Action.DELETE) or p.action is Action.BLOCKED and _eviction_blocked(p))]
+        todo = [p for p in plan.pods if not p.surged  # they go once surged: not now
+                and (p.action in (Action.EVICT, Action.DELETE) or p.blocked_by is Blocker.EVICTION_API)]
 
         def one(p):
             if p.action is Action.DELETE:
@@ -158,11 +155,11 @@ def server_dry_run(connection, plan, *, timeout, grace_period=None, on_event=Non
                 results = list(pool.map(one, todo))
     answered, refusals = {}, []
     for node in nodes:
-        if node.server_dry_run is not None and node.server_dry_run.result != "done":
+        if node.server_dry_run is not None and not node.server_dry_run.done:
             refusals.append((ObjectRef("Node", "", node.name), server_answer("cordon", node.server_dry_run)))
     for p, outcome in results:
         reasons = p.reasons
-        if outcome.result not in ("done", "gone") and p.action is not Action.BLOCKED:
+        if outcome.result not in (Result.DONE, Result.GONE) and p.action is not Action.BLOCKED:
             message = server_answer("eviction" if p.action is Action.EVICT else "delete", outcome)
             refusals.append((ObjectRef("Pod", p.namespace, p.name), message))
             reasons += (Reason("SERVER_REFUSED", Severity.ERROR, message),)
@@ -180,7 +177,3 @@ def server_answer(request, outcome) -> str:
     status = f" ({outcome.status})" if outcome.status else ""
     return f"server dry run: the {request} was refused{status}: {outcome.result} {outcome.message}".strip()
 
-
-def _eviction_blocked(p) -> bool:
-    """Blocked by the Eviction API's rules (not by a kubectl filter): the server can confirm it."""
-    return all(r.code not in FILTER_CODES for r in p.reasons if r.severity is Severity.ERROR)

@@ -6,6 +6,7 @@ from typing import Optional, Tuple
 
 from kubectl_safety.analysis.plans.common import Action
 from kubectl_safety.analysis.plans.drain import DrainPlan
+from kubectl_safety.cluster.client import Result
 
 
 class DrainStatus(str, Enum):
@@ -38,21 +39,6 @@ class Request(str, Enum):
     DELETION_COST = "deletion-cost"  # a surged pod marked for the scale-back
 
 
-class Result(str, Enum):
-    """The executor's answer to a request (``cluster/executor.py``)."""
-
-    DONE = "done"
-    GONE = "gone"
-    PDB_BLOCKED = "pdb-blocked"
-    THROTTLED = "throttled"
-    MULTIPLE_PDBS = "multiple-pdbs"
-    FORBIDDEN = "forbidden"
-    NOT_FOUND = "not-found"
-    CONFLICT = "conflict"
-    UNAVAILABLE = "unavailable"
-    ERROR = "error"
-
-
 @dataclass(frozen=True, slots=True)
 class RequestOutcome:
     """One request that changed something (or was refused)."""
@@ -66,7 +52,7 @@ class RequestOutcome:
     @classmethod
     def of(cls, outcome) -> "RequestOutcome":
         """The executor's ``Outcome``."""
-        return cls(outcome.target, Request(outcome.action), Result(outcome.result), outcome.status, outcome.message)
+        return cls(outcome.target, Request(outcome.action), outcome.result, outcome.status, outcome.message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,11 +19,14 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from kubectl_safety.analysis.eviction import kept_on_node
 from kubectl_safety.analysis.plans.common import Action, Severity, MOVING
-from kubectl_safety.cluster.executor import Executor
+from kubectl_safety.analysis.plans.drain import WaitFor
+from kubectl_safety.cluster.client import Result
+from kubectl_safety.cluster.executor import Executor, namespace_terminating
 from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts, RequestOutcome
 from kubectl_safety.engine.watch import WatchGroup
-from kubectl_safety.model.constants import MIRROR_ANNOTATION
+from kubectl_safety.model.objects import Pod
 
 PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # throttled or unavailable
@@ -69,7 +72,7 @@ class _Pod:
         self.entry = entry  # its PodAction
         self.ref = entry.ref
         self.key = self.ref
-        self.completes = entry.has("WAIT_COMPLETED")  # --wait-completed: waited for, never evicted
+        self.completes = entry.waits_for is WaitFor.COMPLETION  # waited for, never evicted
         self.accepted = self.completes  # the eviction (or delete) was accepted: only waited for now
         self.done = False  # gone
         self.retry_at = 0.0
@@ -98,7 +101,7 @@ class Drainer:
             outcomes.append(outcome)
             self.emit("cordon" if unschedulable else "uncordon", pod=node, message=outcome.message,
                       result=outcome.result)
-            if outcome.result != "done":
+            if not outcome.done:
                 break
         return outcomes
 
@@ -150,7 +153,7 @@ class Drainer:
             self._await_returns(entries, pods_of, planned_uids, group, deadline)
         self._appeared(pods_of, planned_uids, result)
         result.left = [LeftPod(p.entry.namespace, p.entry.name, p.entry.node, p.entry.action,
-                               f"{p.last.result}: {p.last.message}" if p.last and p.last.result != "done"
+                               f"{p.last.result}: {p.last.message}" if p.last and not p.last.done
                                else "not gone yet" if p.accepted else _why(p.entry))
                        for p in pods if not p.done]
         still_blocked = [p for p in blocked if present(_Pod(p))]
@@ -199,19 +202,19 @@ class Drainer:
                 if owner and result.evictions.get(owner, 0) >= planned_per_owner.get(owner, 0):
                     return "failed", f"stopped: {owner} reached its bound of evictions (never churn)"
                 outcome = self._send(p, grace, deadline)
-                if outcome.result == "done":
+                if outcome.done:
                     p.accepted = True
                     result.evictions[owner] = result.evictions.get(owner, 0) + 1
                     result.outcomes.append(RequestOutcome.of(outcome))
-                elif outcome.result == "gone":
+                elif outcome.result is Result.GONE:
                     p.done = True
                     result.gone.append(p.ref)
                     result.outcomes.append(RequestOutcome.of(outcome))
-                elif outcome.result == "pdb-blocked":
+                elif outcome.result is Result.PDB_BLOCKED:
                     p.retry_at = now + PDB_RETRY_SECONDS
                     self.emit("retrying", pod=p.ref, result=outcome.result, status=outcome.status,
                               message=outcome.message, retryIn=PDB_RETRY_SECONDS, timeLeft=_left(deadline, now))
-                elif outcome.result in ("throttled", "unavailable") or _namespace_terminating(outcome):
+                elif outcome.result in (Result.THROTTLED, Result.UNAVAILABLE) or namespace_terminating(outcome):
                     delay = max(BACKOFF[min(p.failures, len(BACKOFF) - 1)], outcome.retry_after or 0)
                     p.failures += 1
                     p.retry_at = now + delay
@@ -258,9 +261,9 @@ class Drainer:
                     p.retry_at = 0.0
 
     def _await_returns(self, entries, pods_of, planned_uids, group, deadline):
-        """Replacements the plan said come back to the node (REPLACEMENT_RETURNS_TO_NODE): give them
+        """Replacements the plan said come back to the node (``PodAction.returns``): give them
         ``RETURN_SECONDS`` to appear, so the report says the node is not empty."""
-        returning = [p for p in entries if p.has("REPLACEMENT_RETURNS_TO_NODE")]
+        returning = [p for p in entries if p.returns]
         if not returning:
             return
 
@@ -279,9 +282,9 @@ class Drainer:
                 meta = obj.get("metadata") or {}
                 if meta.get("uid") in planned_uids or meta.get("deletionTimestamp"):
                     continue
-                owner = owner_of(obj)
-                if "/DaemonSet/" in owner or MIRROR_ANNOTATION in (meta.get("annotations") or {}):
+                if kept_on_node(Pod(obj)):
                     continue
+                owner = owner_of(obj)
                 pod = AppearedPod(meta.get("namespace"), meta.get("name"), node, owner)
                 result.appeared.append(pod)
                 self.emit("appeared", pod=pod.ref, node=node)
@@ -312,10 +315,6 @@ def _terminating_for(obj) -> float:
     except ValueError:
         return 0.0
     return (datetime.now(timezone.utc) - since).total_seconds()
-
-
-def _namespace_terminating(outcome) -> bool:
-    return outcome.result == "forbidden" and "NamespaceTerminating" in outcome.causes
 
 
 def _left(deadline, now):

@@ -12,7 +12,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 
 from kubectl_safety.cluster import threads
-from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.cluster.client import Client, Result
 from kubectl_safety.errors import ClusterError, RefusedError
 
 LEASE_SECONDS = 300
@@ -74,7 +74,7 @@ class RolloutLease:
     """One Lease: ``acquire``, ``renew`` (also from a thread while running), ``release``, ``delete``."""
 
     def __init__(self, connection, name, namespace, holder=None, description=""):
-        self.connection = connection
+        self.client = Client(connection)
         self.name, self.namespace = name, namespace
         self.holder = holder or holder_identity()
         self.description = description
@@ -82,17 +82,13 @@ class RolloutLease:
         self._stop = threading.Event()
         self._thread = None
 
-    @property
-    def path(self):
-        return resource_path("leases", self.namespace, self.name)
-
     def get(self):
-        status, payload = self.connection.request("GET", self.path)
-        if status == 404:
+        outcome = self.client.get("leases", self.namespace, self.name).raise_unanswered()
+        if outcome.result is Result.NOT_FOUND:
             return None
-        if status != 200:
-            raise ClusterError(f"cannot read Lease {self.namespace}/{self.name}: {payload.get('message') or status}")
-        return payload
+        if not outcome.done:
+            raise ClusterError(f"cannot read Lease {self.namespace}/{self.name}: {outcome.message or outcome.status}")
+        return outcome.body
 
     def acquire(self) -> bool:
         """Take the Lease (True if it existed: a resumed rollout); refuse if someone else holds it."""
@@ -104,13 +100,13 @@ class RolloutLease:
                     "metadata": {"name": self.name, "namespace": self.namespace,
                                  "annotations": {"safety.kubectl.io/rollout": self.description}},
                     "spec": spec}
-            status, payload = self.connection.request("POST", resource_path("leases", self.namespace), body=body)
-            if status == 409:
+            outcome = self.client.create("leases", self.namespace, body).raise_unanswered()
+            if outcome.result is Result.CONFLICT:
                 return self._refuse(self.get())
-            if status not in (200, 201):
+            if not outcome.done:
                 raise ClusterError(f"cannot create Lease {self.namespace}/{self.name}: "
-                                   f"{payload.get('message') or status}")
-            self._object = payload
+                                   f"{outcome.message or outcome.status}")
+            self._object = outcome.body
             return False
         if is_live(current, self.holder):
             return self._refuse(current)
@@ -124,12 +120,13 @@ class RolloutLease:
     def _put(self, current, spec):
         body = dict(current)
         body["spec"] = {**(current.get("spec") or {}), **spec}
-        status, payload = self.connection.request("PUT", self.path, body=body)
-        if status == 409:  # someone else wrote it meanwhile
+        outcome = self.client.update("leases", self.namespace, self.name, body).raise_unanswered()
+        if outcome.result is Result.CONFLICT:  # someone else wrote it meanwhile
             return self._refuse(self.get())
-        if status != 200:
-            raise ClusterError(f"cannot update Lease {self.namespace}/{self.name}: {payload.get('message') or status}")
-        self._object = payload
+        if not outcome.done:
+            raise ClusterError(f"cannot update Lease {self.namespace}/{self.name}: "
+                               f"{outcome.message or outcome.status}")
+        self._object = outcome.body
 
     def renew(self):
         current = self._object or self.get()
@@ -161,4 +158,4 @@ class RolloutLease:
     def delete(self):
         """The rollout completed: the Lease goes."""
         self._stop.set()
-        self.connection.request("DELETE", self.path)
+        self.client.delete("leases", self.namespace, self.name).raise_unanswered()

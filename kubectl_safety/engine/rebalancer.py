@@ -13,6 +13,7 @@ from dataclasses import replace
 from kubectl_safety.analysis.plans.common import Action, ObjectRef, Risk, RiskCode
 from kubectl_safety.analysis.plans.drain import PodAction, ServerDryRun
 from kubectl_safety.analysis.plans.rebalance import RebalancePlan
+from kubectl_safety.cluster.client import Result
 from kubectl_safety.cluster.executor import Executor
 from kubectl_safety.engine.drain import SERVER_DRY_RUN_WAIT, server_answer
 from kubectl_safety.engine.drain_report import DrainStatus
@@ -110,7 +111,7 @@ def server_dry_run(connection, snap, plan, *, accepted=frozenset(), timeout=None
         for e, entry in zip(batch, drain_entries(snap, batch)):
             outcome = executor.evict_with_retry(raw_pod(entry), deadline, retry_delay=2.0)
             answered[id(e)] = replace(e, server_dry_run=outcome)
-            if outcome.result not in ("done", "gone"):
+            if outcome.result not in (Result.DONE, Result.GONE):
                 risks.append(Risk(RiskCode.SERVER_REFUSED, server_answer("eviction", outcome),
                                   (ObjectRef("Pod", e.namespace or "", e.name),), "SERVER_REFUSED" in accepted))
     return replace(plan, evictions=tuple(answered.get(id(e), e) for e in plan.evictions),

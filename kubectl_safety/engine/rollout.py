@@ -1,10 +1,10 @@
 """Maintain a node pool batch by batch: drain, run the maintenance action, wait for the node to come
 back, uncordon, then a health gate before the next batch; resumable and exclusive.
 
-Plan in (the batches of ``analysis/rollout_plan.py`` and a ``replan(nodes, group)`` giving each
-batch's DrainPlan once its nodes are cordoned, from the watches of ``group``, the batch's own, which
-the drainer and the health gate share), a ``RolloutReport`` (``rollout_report.py``) out; progress
-through ``on_event``.
+Plan in (the batches of ``analysis/rollout_plan.py`` and a ``DrainPlanner`` (``drain_planner.py``)
+that plans each batch once its nodes are cordoned, from the watches of ``group``, the batch's own,
+which the drainer and the health gate share), a ``RolloutReport`` (``rollout_report.py``) out;
+progress through ``on_event``.
 
 - Exclusive: a Lease (``engine/lease.py``) names the rollout and its holder; a node that carries
   another rollout's annotation whose Lease is live refuses the rollout.
@@ -30,7 +30,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field, replace
 
-from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.cluster.client import Client
 from kubectl_safety.engine.drain import cordon_and_drain
 from kubectl_safety.engine.drain_report import DrainStatus, RequestCounts
 from kubectl_safety.engine.drainer import Drainer
@@ -75,6 +75,25 @@ class RolloutSpec:
     surges: dict = field(default_factory=dict)  # node -> the surges an earlier run recorded on it
 
 
+def recorded(nodes, name):
+    """What earlier runs of rollout ``name`` recorded on the pool's Node objects ``nodes`` ({name: raw
+    Node}): ``(states, surges)``, {node: its step (None: none recorded)} of the nodes in the rollout
+    and {node: the surges recorded on it (``Kind ns/name from->to``)}."""
+    states, surges = {}, {}
+    for n, obj in nodes.items():
+        annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {}
+        if annotations.get(ANNOTATION_ROLLOUT) != name:
+            continue
+        states[n] = annotations.get(ANNOTATION_STATE)
+        try:
+            surged = json.loads(annotations.get(ANNOTATION_SURGES) or "[]")
+        except ValueError:
+            continue
+        if isinstance(surged, list) and surged:
+            surges[n] = tuple(str(x) for x in surged)
+    return states, surges
+
+
 def wait_for_value(node, wait_for):
     """What ``--wait-for`` compares before and after the maintenance, read from a Node object."""
     info = ((node or {}).get("status") or {}).get("nodeInfo") or {}
@@ -112,10 +131,11 @@ def schedulable(node) -> bool:
 class Rollout:
     """One rollout run."""
 
-    def __init__(self, connection, spec, *, replan, on_event=None, run=subprocess.run, clock=time.monotonic):
+    def __init__(self, connection, spec, *, planner, on_event=None, run=subprocess.run, clock=time.monotonic):
         self.connection = connection
+        self.client = Client(connection)
         self.spec = spec
-        self.replan = replan
+        self.planner = planner
         self.drainer = Drainer(connection, on_event=on_event, clock=clock)
         self.executor = self.drainer.executor
         self.interrupted = self.executor.interrupted
@@ -136,11 +156,10 @@ class Rollout:
         for obj in node_objects:
             other = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_ROLLOUT)
             if other and other != self.spec.name:
-                status, lease = self.connection.request("GET", resource_path("leases", self.spec.lease_namespace,
-                                                                                 other))
-                if status == 200 and is_live(lease, self.lease.holder):
+                read = self.client.get("leases", self.spec.lease_namespace, other).raise_unanswered()
+                if read.done and is_live(read.body, self.lease.holder):
                     raise RefusedError(f"node {obj['metadata']['name']} is in rollout {other}, held by "
-                                       f"{describe(lease)}; nothing was changed")
+                                       f"{describe(read.body)}; nothing was changed")
 
     def run(self) -> RolloutReport:
         started = self.clock()
@@ -171,7 +190,7 @@ class Rollout:
             outcome = self.executor.cordon(name)
             self.seen.written("nodes", f"/{name}", outcome.version)
             self.emit("cordon", pod=name, message=outcome.message, result=outcome.result)
-            if outcome.result != "done":
+            if not outcome.done:
                 return "error", f"unable to cordon node {name!r}: {outcome.message}"
             if node.state == "pending":
                 self._record(name, "pending")
@@ -218,15 +237,15 @@ class Rollout:
         def before_drain(plan):  # the gate's pods, recorded before any of them moves
             nonlocal gate
             gate = HealthGate(group, plan.pods if plan is not None else (), self._recorded_gate(todo, group))
-            surge = getattr(plan, "surge", None)  # a plan (or None: nothing to drain)
-            planned = [f"{s.ref} {s.from_replicas}->{s.to_replicas}" for s in (surge.surges if surge else ())]
+            planned = [f"{s.ref} {s.from_replicas}->{s.to_replicas}" for s in (plan.surges if plan is not None else ())]
             for n in todo:
                 state = self.nodes[n].state
                 surges = tuple(dict.fromkeys((self.nodes[n].surges or ()) + tuple(planned)))
                 self._record(n, "draining" if state == "pending" else state, gate=gate.record(),
                              surges=surges or None)
 
-        run = cordon_and_drain(self.drainer, to_drain, lambda: self.replan(to_drain, group) if to_drain else None,
+        run = cordon_and_drain(self.drainer, to_drain,
+                               lambda: self.planner.batch_plan(to_drain, group, self.seen) if to_drain else None,
                                group=group, cordon=not self.spec.precordon, stop_at_failed_cordon=False,
                                refuse_unsafe=True, before_drain=before_drain, timeout=self.spec.drain_timeout,
                                order=self.spec.order, grace_period=self.spec.grace_period,
@@ -309,7 +328,7 @@ class Rollout:
             outcome = self.executor.cordon(name, False)
             self.seen.written("nodes", f"/{name}", outcome.version)
             self.emit("uncordon", pod=name, message=outcome.message, result=outcome.result)
-            if outcome.result != "done":
+            if not outcome.done:
                 return "error", f"unable to uncordon node {name!r}: {outcome.message}"
             self._set(name, uncordoned=True)
             # Then the node lifecycle controller lifts its node.kubernetes.io/unschedulable taint; till then
@@ -363,12 +382,11 @@ class Rollout:
         self.batches[-1] = replace(self.batches[-1], status=RolloutStatus(status), gate=gate)
 
     def _annotate(self, name, annotations):
-        status, payload = self.connection.request("PATCH", resource_path("nodes", name=name),
-                                                  body={"metadata": {"annotations": annotations}})
-        if status != 200:
+        outcome = self.client.patch("nodes", None, name, {"metadata": {"annotations": annotations}})
+        if not outcome.raise_unanswered().done:
             raise ClusterError(f"cannot record the rollout's progress on node {name}: "
-                               f"{payload.get('message') or status}")
-        self.seen.written("nodes", f"/{name}", (payload.get("metadata") or {}).get("resourceVersion"))
+                               f"{outcome.message or outcome.status}")
+        self.seen.written("nodes", f"/{name}", (outcome.body.get("metadata") or {}).get("resourceVersion"))
 
     def _finish(self):
         for name in self.nodes:

@@ -28,12 +28,11 @@ from datetime import datetime, timezone
 from kubectl_safety.analysis.plans.common import Action
 from kubectl_safety.analysis.plans.drain import Removal, SurgeMechanism
 from kubectl_safety.analysis.surge import ANNOTATION, DELETION_COST, LOWEST_COST, TAINT
+from kubectl_safety.cluster.client import Client, Result
 from kubectl_safety.cluster.live import resource_path
-from kubectl_safety.engine.drain_report import DrainStatus, Request, RequestOutcome, Result, SurgeRecord, SurgeStatus
-from kubectl_safety.errors import SafetyError
+from kubectl_safety.engine.drain_report import DrainStatus, Request, RequestOutcome, SurgeRecord, SurgeStatus
 
 RESOURCES = {"Deployment": "deployments", "ReplicaSet": "replicasets"}
-CONFLICT_RETRIES = 5
 
 
 @dataclass
@@ -59,7 +58,7 @@ class Surger:
 
     def __init__(self, drainer, group, nodes, holder="drain"):
         self.drainer = drainer
-        self.connection = drainer.connection
+        self.client = Client(drainer.connection)
         self.group = group
         self.nodes = list(nodes)
         self.holder = holder
@@ -121,37 +120,17 @@ class Surger:
         return run
 
     # -- requests --------------------------------------------------------------------------
-    def _request(self, method, path, body=None):
-        try:
-            status, payload = self.connection.request(method, path, body=body)
-        except SafetyError as e:
-            raise _Stop("failed", f"surge: {method} {path}: {e}") from None
-        return status, payload
-
-    def _get(self, resource, namespace, name):
-        status, obj = self._request("GET", resource_path(resource, namespace, name))
-        if status != 200:
-            raise _Stop("failed", f"surge: cannot read {resource} {namespace}/{name}: {status} "
-                                  f"{(obj or {}).get('message', '')}".strip())
-        return obj
-
     def _patch(self, resource, namespace, name, build):
-        """PATCH with the object's resourceVersion as precondition; ``build(obj)`` gives the patch
-        (None: nothing to change). Retried on a conflict with the object read again."""
-        for _ in range(CONFLICT_RETRIES):
-            obj = self._get(resource, namespace, name)
-            patch = build(obj)
-            if patch is None:
-                return obj, None
-            patch.setdefault("metadata", {})["resourceVersion"] = obj["metadata"]["resourceVersion"]
-            status, payload = self._request("PATCH", resource_path(resource, namespace, name), patch)
-            if status == 409:
-                continue
-            if status >= 300:
-                raise _Stop("failed", f"surge: cannot change {resource} {namespace}/{name}: {status} "
-                                      f"{payload.get('message', '')}".strip())
-            return payload, patch
-        raise _Stop("failed", f"surge: {resource} {namespace}/{name} kept changing (conflicts)")
+        """PATCH with the object's resourceVersion as precondition (``Client.patch_checked``);
+        ``build(obj)`` gives the patch (None: nothing to change)."""
+        outcome, sent = self.client.patch_checked(resource, namespace, name, build)
+        if outcome.action == "get" and not outcome.done:
+            raise _Stop("failed", _failure(outcome, "GET", resource, namespace, name, "cannot read"))
+        if outcome.result is Result.CONFLICT:
+            raise _Stop("failed", f"surge: {resource} {namespace}/{name} kept changing (conflicts)")
+        if not outcome.done:
+            raise _Stop("failed", _failure(outcome, "PATCH", resource, namespace, name, "cannot change"))
+        return outcome.body, sent
 
     # -- 1. record and raise ---------------------------------------------------------------
     def _lower(self, raised, run):
@@ -277,13 +256,15 @@ class Surger:
             p = pods.get(key)
             if p is None or p.action is not Action.DELETE:
                 continue
-            status, payload = self._request("PATCH", resource_path("pods", p.namespace, p.name), {
+            outcome = self.client.patch("pods", p.namespace, p.name, {
                 "metadata": {"uid": p.uid, "annotations": {DELETION_COST: LOWEST_COST}}})
-            if status == 404:
+            if outcome.result is Result.NOT_FOUND:
                 continue
-            if status >= 300:
-                raise _Stop("failed", f"surge: cannot mark pod {p.ref}: {status} {payload.get('message', '')}")
-            run.outcomes.append(RequestOutcome(p.ref, Request.DELETION_COST, Result.DONE, status,
+            if outcome.status is None:
+                raise _Stop("failed", f"surge: PATCH {resource_path('pods', p.namespace, p.name)}: {outcome.message}")
+            if not outcome.done:
+                raise _Stop("failed", f"surge: cannot mark pod {p.ref}: {outcome.status} {outcome.message}")
+            run.outcomes.append(RequestOutcome(p.ref, Request.DELETION_COST, Result.DONE, outcome.status,
                                                f"{DELETION_COST}={LOWEST_COST}"))
 
     def _present(self, surges) -> dict:
@@ -464,6 +445,13 @@ def _ready(pod) -> bool:
     meta, status = pod.get("metadata") or {}, pod.get("status") or {}
     return not meta.get("deletionTimestamp") and any(
         c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+
+
+def _failure(outcome, method, resource, namespace, name, what) -> str:
+    """A refused request's line (the transport's error when the server did not answer)."""
+    if outcome.status is None:
+        return f"surge: {method} {resource_path(resource, namespace, name)}: {outcome.message}"
+    return f"surge: {what} {resource} {namespace}/{name}: {outcome.status} {outcome.message}".strip()
 
 
 class _Stop(Exception):

@@ -11,6 +11,7 @@ import threading
 import time
 
 from kubectl_safety.cluster import threads
+from kubectl_safety.cluster.client import watch_expired, watch_forbidden
 from kubectl_safety.errors import SafetyError
 
 WATCH_SECONDS = 240  # server-side deadline of one watch stream
@@ -136,9 +137,9 @@ class Watch:
                 return False
             kind, obj = event.get("type"), event.get("object") or {}
             if kind == "ERROR":
-                if obj.get("code") == 410 or obj.get("reason") in ("Expired", "Gone"):
+                if watch_expired(obj):
                     return True
-                error = WatchForbidden if obj.get("code") == 403 else SafetyError
+                error = WatchForbidden if watch_forbidden(obj) else SafetyError
                 raise error(f"watch {self.resource}: {obj.get('message') or obj.get('code')}")
             version = (obj.get("metadata") or {}).get("resourceVersion")
             with self.condition:

@@ -6,6 +6,7 @@ import json
 import os
 import time
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
@@ -17,14 +18,16 @@ from tests.unit.fake_api import FakeApi, entry, node, pod
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "drain-reports.json")
 
 
-def plan_of(api, nodes, actions=None, reasons=None, surges=()):
+def plan_of(api, nodes, actions=None, reasons=None, surges=(), returns=()):
     """A SAFE DrainPlan of the pods ``api`` holds on ``nodes``: ``actions`` {pod: (action, pdb)}, ``reasons``
-    {pod: (Reason, ...)}."""
+    {pod: (Reason, ...)}; ``returns``: the pods whose replacement comes back to the node."""
+    surged = {k for s in surges for k in s.keys}
     actions, reasons = actions or {}, reasons or {}
     pods = sorted((p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes),
                   key=lambda p: p["metadata"]["name"])
     entries = tuple(replace(entry(p, *actions.get(p["metadata"]["name"], ("evict",))),
-                            reasons=reasons.get(p["metadata"]["name"], ())) for p in pods)
+                            reasons=reasons.get(p["metadata"]["name"], ()), returns=p["metadata"]["name"] in returns,
+                            surged=(p["metadata"]["namespace"], p["metadata"]["name"]) in surged) for p in pods)
     moving = tuple(e.ref for e in entries if e.action is not Action.BLOCKED)
     return DrainPlan(
         safe=True, options=DrainOptions(ignore_daemonsets=True, surge=bool(surges)),
@@ -66,7 +69,7 @@ def appeared():
     api = FakeApi([pod("s0", "n1", owner="sticky"), pod("s1", "n1", owner="sticky")], [node("n1")],
                   on_evict=comes_back)
     returns = (Reason("REPLACEMENT_RETURNS_TO_NODE", Severity.WARNING, "tolerates the cordon"),)
-    return api, ["n1"], plan_of(api, ["n1"], reasons={"s0": returns, "s1": returns}), {}
+    return api, ["n1"], plan_of(api, ["n1"], reasons={"s0": returns, "s1": returns}, returns=("s0", "s1")), {}
 
 
 def surged():
@@ -91,7 +94,8 @@ def drain_report(api, nodes, plan, timeout=0):
     from kubectl_safety.engine.drainer import Drainer
 
     try:
-        return drain_nodes(Drainer(api), nodes, lambda group: plan, plan=plan, timeout=timeout)
+        return drain_nodes(Drainer(api), nodes, SimpleNamespace(replan=lambda group: plan), plan=plan,
+                           timeout=timeout)
     finally:
         api.closed = True
 

@@ -95,11 +95,13 @@ def test_wait_completed_waits_for_a_job_pod_to_complete_and_never_evicts_it():
     from dataclasses import replace
 
     from kubectl_safety.analysis.plans.common import Reason, Severity
+    from kubectl_safety.analysis.plans.drain import WaitFor
 
     job = pod("job-x", "n1", owner="job")
     api = FakeApi([job])
     nodes, entries = plan_for([job], **{"job-x": ("wait",)})
-    entries = [replace(entries[0], reasons=(Reason("WAIT_COMPLETED", Severity.INFO, "waits"),))]
+    entries = [replace(entries[0], reasons=(Reason("WAIT_COMPLETED", Severity.INFO, "waits"),),
+                       waits_for=WaitFor.COMPLETION)]
 
     def complete():
         time.sleep(0.3)

@@ -63,9 +63,12 @@ def test_help_documents_kinds_and_exit_codes():
     ("[]", {}),
 ])
 def test_surges_an_earlier_run_recorded_are_read_from_the_node(recorded, surges):
-    from kubectl_safety.cli.commands.rollout import _recorded_surges
-    from tests.builders import make_node, snapshot
+    from kubectl_safety.engine.rollout import recorded as recorded_on
+    from tests.builders import make_node
 
-    node = make_node("n1")
-    node["metadata"]["annotations"] = {"safety.kubectl.io/rollout-surges": recorded}
-    assert _recorded_surges(snapshot(node, make_node("n2")), {"n1": "draining", "n2": "done"}) == surges
+    n1, n2, n3 = make_node("n1"), make_node("n2"), make_node("n3")
+    n1["metadata"]["annotations"] = {"safety.kubectl.io/rollout": "ro", "safety.kubectl.io/rollout-state": "draining",
+                                     "safety.kubectl.io/rollout-surges": recorded}
+    n2["metadata"]["annotations"] = {"safety.kubectl.io/rollout": "ro", "safety.kubectl.io/rollout-state": "done"}
+    n3["metadata"]["annotations"] = {"safety.kubectl.io/rollout": "other", "safety.kubectl.io/rollout-state": "done"}
+    assert recorded_on({"n1": n1, "n2": n2, "n3": n3}, "ro") == ({"n1": "draining", "n2": "done"}, surges)

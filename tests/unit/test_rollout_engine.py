@@ -58,18 +58,20 @@ def test_lease_is_live(holder, renewed_ago, live):
     assert is_live(obj, ME) is live
 
 
-@pytest.mark.parametrize("status, batches, resumed, code", [
-    ("done", [], False, 0),
-    ("interrupted", [{"status": "done"}], False, 130),
-    ("blocked", [], False, 3),  # nothing done: exit 3 as a refused plan
-    ("blocked", [{"status": "done"}], False, 4),
-    ("blocked", [], True, 4),  # a resumed rollout had done something before
-    ("gate-failed", [{"status": "gate-failed"}], False, 4),
-    ("failed", [], False, 4),
-    ("timeout", [], False, 4),
-    ("error", [], False, 1),
+@pytest.mark.parametrize("status, batches, resumed, code, blocked_left", [
+    ("done", [], False, 0, False),
+    ("done", [{"status": "done"}], False, 3, True),  # --skip-blocked left blocked nodes: not safe
+    ("interrupted", [{"status": "done"}], False, 130, True),
+    ("interrupted", [{"status": "done"}], False, 130, False),
+    ("blocked", [], False, 3, False),  # nothing done: exit 3 as a refused plan
+    ("blocked", [{"status": "done"}], False, 4, False),
+    ("blocked", [], True, 4, False),  # a resumed rollout had done something before
+    ("gate-failed", [{"status": "gate-failed"}], False, 4, False),
+    ("failed", [], False, 4, False),
+    ("timeout", [], False, 4, False),
+    ("error", [], False, 1, False),
 ])
-def test_exit_codes(status, batches, resumed, code):
+def test_exit_codes(status, batches, resumed, code, blocked_left):
     from kubectl_safety.cli.report import rollout_code as exit_code
     from kubectl_safety.engine.drain_report import RequestCounts
     from kubectl_safety.engine.rollout_report import BatchProgress, RolloutReport, RolloutStatus
@@ -77,7 +79,7 @@ def test_exit_codes(status, batches, resumed, code):
     report = RolloutReport("r", "ns/r", "me", RolloutStatus(status), None, resumed, 0.0,
                            tuple(BatchProgress(i + 1, (), RolloutStatus(b["status"])) for i, b in enumerate(batches)),
                            (), RequestCounts(0, 0, 0))
-    assert exit_code(report) == code
+    assert exit_code(report, blocked_left=blocked_left) == code
 
 
 # -- the whole run on an in-memory API ---------------------------------------------------------
@@ -106,7 +108,7 @@ def cluster():
 def rollout(api, maintained, stop_on=None, **spec):
     def replan(nodes, group):
         pods = [p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes]
-        return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True)
+        return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True, surges=())
 
     states = {n["metadata"]["name"]: n["metadata"]["annotations"].get(ANNOTATION_STATE)
               for n in api.store["nodes"].values() if n["metadata"]["annotations"].get(ANNOTATION_STATE)}
@@ -121,7 +123,7 @@ def rollout(api, maintained, stop_on=None, **spec):
     spec = {"gate_timeout": 5, **spec}
     r = Rollout(api, RolloutSpec(name="ro", nodes=["n1", "n2"], batches=[["n1"], ["n2"]], exec_command="x",
                                  lease_namespace="ns", ready_timeout=5, states=states, **spec),
-                replan=replan, run=run)
+                planner=SimpleNamespace(batch_plan=lambda batch, group, seen: replan(batch, group)), run=run)
     return r
 
 
@@ -216,9 +218,10 @@ def test_the_next_batch_is_planned_on_the_uncordon_of_the_batch_before(monkeypat
             snap = view.snapshot(datetime.now(timezone.utc), (), group, cordoned=nodes, seen=r.seen)
             planned[tuple(nodes)] = {n.name for n in snap.nodes if n.unschedulable}
             pods = [p for p in api.store["pods"].values() if p["spec"]["nodeName"] in nodes]
-            return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True)
+            return SimpleNamespace(node_names=list(nodes), pods=tuple(entry(p) for p in pods), safe=True, surges=())
 
+        planner = SimpleNamespace(batch_plan=lambda batch, group, seen: replan(batch, group))
         r = Rollout(api, RolloutSpec(name="ro", nodes=["n1", "n2"], batches=[["n1"], ["n2"]], lease_namespace="ns",
-                                     ready_timeout=5, gate_timeout=5), replan=replan, run=None)
+                                     ready_timeout=5, gate_timeout=5), planner=planner, run=None)
         assert published(r.run())["status"] == "done"
     assert planned[("n2",)] == {"n2"}  # n1 back in the pool: uncordoned by the first batch

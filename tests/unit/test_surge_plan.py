@@ -430,3 +430,30 @@ def test_rollout_surge_that_was_needed_but_impossible_says_why_not_none_needed(t
     code, out, err = run_cli(["rollout", "n1", "--dry-run", "--surge", "--snapshot", dump])
     assert code == 3 and "Surges: none needed" not in out, out
     assert "Surges: none possible:\n  default/db-0: StatefulSet default/db is never surged" in out, out
+
+
+def _job():
+    return [make_workload("Job", "batch"), make_pod("a", owner=("Job", "batch"))]
+
+
+# (id, objects, options, what the plan says of pod "a": action, waits for, blocked by, returns, surged)
+DECISIONS = [
+    ("a-job-pod-waited-for-until-it-completes", [N1, N2, *_job()], {"wait_completed": True},
+     ("wait", "completion", "none", False, False)),
+    ("an-unmanaged-pod-blocked-by-kubectl-s-filter", [N1, N2, make_pod("a", owner=None)], {},
+     ("blocked", "gone", "kubectl-filter", False, False)),
+    ("a-pod-whose-budget-never-allows-blocked-by-the-eviction-api", [N1, N2, *three(**MIN3)], {},
+     ("blocked", "gone", "eviction-api", False, False)),
+    ("a-replacement-that-tolerates-the-cordon-returns-to-the-node", [N1, N2, *tolerating(CORDON)], {},
+     ("evict", "gone", "none", True, False)),
+    ("a-surged-pod-goes-with-its-surge-and-does-not-return", [N1, N2, *tolerating(CORDON)], {"surge": True},
+     ("evict", "gone", "none", False, True)),
+]
+
+
+@pytest.mark.parametrize("id,objects,options,expected", DECISIONS, ids=[d[0] for d in DECISIONS])
+def test_the_plan_says_what_the_engine_does_with_each_pod(id, objects, options, expected):
+    plan = _drain.plan_drain(snapshot(*objects), ["n1"], DrainOptions(**options), NOW)
+    a = next(p for p in plan.pods if p.name == "a")
+    assert (a.action.value, a.waits_for.value, a.blocked_by.value, a.returns, a.surged) == expected
+    assert [p.ref for p in plan.pods if p.surged] == [f"{s.namespace}/{n}" for s in plan.surges for n in s.pods]

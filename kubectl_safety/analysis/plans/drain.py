@@ -7,6 +7,21 @@ from typing import Mapping, Optional, Tuple
 from kubectl_safety.analysis.plans.common import ACTIONS, Action, MOVING, Reason, Risk
 
 
+class WaitFor(str, Enum):
+    """What the drain waits for once a pod's removal is accepted (a WAIT pod: without removing it)."""
+
+    GONE = "gone"  # the pod leaves its node
+    COMPLETION = "completion"  # --wait-completed: a Job's pod runs to completion; it is never evicted
+
+
+class Blocker(str, Enum):
+    """What keeps a BLOCKED pod on its node."""
+
+    NONE = "none"  # not blocked
+    KUBECTL_FILTER = "kubectl-filter"  # kubectl drain's filters (a flag lifts each): no request is sent
+    EVICTION_API = "eviction-api"  # the Eviction API's rules: the server would refuse the eviction
+
+
 @dataclass(frozen=True, slots=True)
 class PodAction:
     """One pod of a drain plan: what happens to it, and why."""
@@ -23,6 +38,10 @@ class PodAction:
     replacement_node: Optional[str]
     grace_period_seconds: Optional[int]
     server_dry_run: object = None  # the server's answer to the eviction sent with dryRun=All
+    waits_for: WaitFor = WaitFor.GONE
+    blocked_by: Blocker = Blocker.NONE
+    returns: bool = False  # its replacement can be scheduled back onto its (cordoned) node
+    surged: bool = False  # its workload is surged first (--surge): the surge removes it, before the drain
 
     @property
     def ref(self) -> str:
@@ -172,6 +191,11 @@ class DrainPlan:
     surge: Optional[SurgePlan] = None  # with --surge
     surgeable: Tuple[str, ...] = ()  # without --surge: the workloads --surge would replace first
     safe_with_surge: Optional[bool] = None  # not safe without --surge, surgeable: whether it is with it
+
+    @property
+    def surges(self) -> tuple:
+        """The workloads surged before the drain (empty without --surge)."""
+        return self.surge.surges if self.surge is not None else ()
 
     @property
     def node_names(self) -> list:

@@ -12,7 +12,7 @@ from kubectl_safety.cli.options import get_globals, global_options, snapshot_ref
 from kubectl_safety.cli.render import emit
 from kubectl_safety.cli.text.check import render_check, render_list
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.cli.report import check_code
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import SafetyError, UsageError
 
@@ -98,7 +98,7 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
             return _engine(g, node_sel, params)
         report = _check_one(g, options)
         emit(report, g.output, render_check)
-        return ExitCode.OK if report.summary.ready else ExitCode.UNSAFE
+        return check_code([report])
     items = _check_many(g, names, options)
     emit({"kind": "List", "apiVersion": "v1", "items": items}, g.output, render_list)
     for r in items:  # errors on stderr, as kubectl prints them; the List keeps each in its item
@@ -106,9 +106,7 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
             from kubectl_safety.printable import for_terminal
 
             click.echo(f"error: context {for_terminal(r.context)}: {for_terminal(r.error)}", err=True)
-    if any(r.error is not None for r in items):
-        return ExitCode.ERROR
-    return ExitCode.OK if all(r.summary.ready for r in items) else ExitCode.UNSAFE
+    return check_code(items)
 
 
 def _check_one(g, options):

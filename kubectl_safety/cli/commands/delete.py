@@ -15,7 +15,7 @@ from kubectl_safety.cli.delete_reads import Selection, kubeconfig_user, load_liv
 from kubectl_safety.cli.render import emit, warn
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.delete import progress, render
-from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.cli.report import delete_code
 from kubectl_safety.cluster import threads
 from kubectl_safety.errors import UsageError
 
@@ -111,7 +111,7 @@ def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag
         emit(replace(report, pods=tuple(PodDeletion(e, action) for e in entries)), s.g.output, render)
         if refusal:
             raise refusal
-        return ExitCode.OK
+        return delete_code(report)
     return _act(s, report, pods, entries, grace_period, wait and not dry, timeout, dry_run == "server")
 
 
@@ -120,6 +120,7 @@ def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag
 def _act(s, report, pods, entries, grace_period, wait, timeout, server_dry_run=False):
     """Let the engine send the DELETEs (with dryRun=All for --dry-run=server) and record force deletes;
     wait until gone; report."""
+    from kubectl_safety.cluster.client import Result
     from kubectl_safety.engine.delete import Deleter
     from kubectl_safety.engine.delete_report import DeleteAction, PodDeletion
 
@@ -132,13 +133,13 @@ def _act(s, report, pods, entries, grace_period, wait, timeout, server_dry_run=F
     done, results = [], []
     for pod, entry, deletion in zip(pods, entries, deletions):
         outcome, event = deletion.outcome, None
-        if outcome.result == "done" and server_dry_run:
+        if outcome.done and server_dry_run:
             action = DeleteAction.WOULD_DELETE
-        elif outcome.result == "done":
+        elif outcome.done:
             action = DeleteAction.FORCE_DELETED if force else DeleteAction.DELETED
             done.append(pod)
             event = deletion.event
-        elif outcome.result == "gone":
+        elif outcome.result is Result.GONE:
             action = DeleteAction.ALREADY_GONE
         else:
             action = DeleteAction.FAILED
@@ -147,7 +148,11 @@ def _act(s, report, pods, entries, grace_period, wait, timeout, server_dry_run=F
     report = replace(report, deleted=not server_dry_run,
                      pods=tuple(replace(r, gone=gone.get(pod.key)) for pod, r in zip(pods, results)))
     emit(report, s.g.output, render)
-    return _exit_code(report, deleter)
+    interrupted = deleter.interrupted.is_set()
+    if not interrupted and any(e.gone is False and e.assessment.node.partitioned and not e.assessment.force
+                               for e in report.pods):
+        warn("a pod on a partitioned node cannot finish a graceful delete; assess with --force")
+    return delete_code(report, interrupted)
 
 
 def _event_message(entry, who, reason) -> str:
@@ -181,20 +186,3 @@ def _wait(deleter, pods, entries, timeout) -> dict:
     finally:
         stop.set()
         ticker.join()
-
-
-def _exit_code(report, deleter) -> int:
-    from kubectl_safety.engine.delete_report import DeleteAction
-
-    if deleter.interrupted.is_set():
-        return ExitCode.INTERRUPTED
-    entries = report.pods
-    failed = [e for e in entries if e.action is DeleteAction.FAILED]
-    waited_out = [e.assessment for e in entries if e.gone is False]
-    if failed and len(failed) == len(entries):
-        return ExitCode.ERROR
-    if failed or waited_out:
-        if waited_out and any(e.node.partitioned and not e.force for e in waited_out):
-            warn("a pod on a partitioned node cannot finish a graceful delete; assess with --force")
-        return ExitCode.PARTIAL
-    return ExitCode.OK

@@ -8,7 +8,7 @@ from kubectl_safety.cli.completers import complete_dry_run, complete_names
 from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_options, drain_flags, dry_run_value)
 from kubectl_safety.cli.drain_flags import selector as drain_selector
 from kubectl_safety.cli.drain_progress import DrainProgress
-from kubectl_safety.cli.drain_reads import DrainReads
+from kubectl_safety.cli.drain_reads import drain_planner
 from kubectl_safety.cli.engine_flags import check_engine_flags, engine_dry_run, engine_options
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
@@ -16,7 +16,7 @@ from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.drain import render_plan, render_report
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.report import ExitCode, drain_code
+from kubectl_safety.cli.report import drain_code, verdict
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import RefusedError, UsageError
 
@@ -79,25 +79,25 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     check_engine_flags(click.get_current_context().params, dry_run)
     if dry_run == "none" or dry_run == "server":
         s.require_live("a drain" if dry_run == "none" else "--dry-run=server")
-    ctx = _Drain(s, options, nodes, node_sel, chunk_size, selector)
+    ctx = _Drain(s, drain_planner(s, options, nodes, node_sel, chunk_size, selector))
     if dry_run == "none":  # plans again once cordoned: from watches, not a second read
-        with ctx.watch():
+        with ctx.planner.watch():
             return _act(ctx, yes, deadline_seconds, order)
-    snap, plan = ctx.plan()
+    snap, plan = ctx.planner.plan()
     if engine:
-        return engine_dry_run(snap, ctx.nodes, click.get_current_context().params, s.g.output)
+        return engine_dry_run(snap, ctx.planner.nodes, click.get_current_context().params, s.g.output)
     if dry_run == "client":
         emit(plan, s.g.output, render_plan)
         if not plan.safe and plan.surgeable:
             from kubectl_safety.cli.render import warn
 
             warn(surge_hint(plan)[2:] + " (make before break)")
-        return ExitCode.OK if plan.safe else ExitCode.UNSAFE
+        return verdict(plan)
     return ctx.server_dry_run(plan, deadline_seconds)
 
 
 def _act(ctx, yes, deadline_seconds, order) -> int:
-    _, plan = ctx.plan()
+    _, plan = ctx.planner.plan()
     if not plan.safe:
         emit(plan, ctx.s.g.output, render_plan)
         raise RefusedError("the drain is not safe: " + unaccepted_codes(plan)
@@ -128,24 +128,24 @@ def _confirm(plan, yes):
             f"in {len(plan.waves)} wave(s), about {plan.estimated_seconds}s?", yes, "drain")
 
 
-class _Drain(DrainReads):
-    """One drain: its reads and plan, and the real or server-side dry-run execution."""
+class _Drain:
+    """One drain: its planner (reads and plan), and the real or server-side dry-run execution."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, s, planner):
+        self.s, self.planner = s, planner
+        self.options = planner.options
         self.progress = DrainProgress()
 
     # -- real drain --------------------------------------------------------------------------
     def run(self, plan, timeout, order="default") -> int:
-        """Let the engine cordon, re-plan the pods there once cordoned (from watches) and drain them; report."""
+        """Let the engine cordon, plan the pods there again once cordoned (from watches) and drain them; report."""
         from kubectl_safety.engine.drain import drain_nodes
         from kubectl_safety.engine.drainer import Drainer
 
         drainer = Drainer(self.s.connection("drain"), on_event=self.progress)
         with interrupts(drainer.executor, "stopping after the requests in flight; nodes stay cordoned"):
             report = drain_nodes(
-                drainer, self.nodes, lambda group: self.plan(group if self.view else None, self.nodes)[1],
-                plan=plan, timeout=timeout, order=order,
+                drainer, self.planner.nodes, self.planner, plan=plan, timeout=timeout, order=order,
                 grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
                 skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout)
         emit(report, self.s.g.output, render_report)
@@ -162,5 +162,5 @@ class _Drain(DrainReads):
                               interrupts=lambda executor: interrupts(
                                   executor, "stopping after the requests in flight; nodes stay cordoned"))
         emit(plan, self.s.g.output, render_plan)
-        return ExitCode.OK if plan.safe else ExitCode.UNSAFE
+        return verdict(plan)
 

@@ -5,11 +5,11 @@ import click
 from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, warn
+from kubectl_safety.cli.report import preemption_code
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.preemption import render, render_list
 from kubectl_safety.errors import InputError, NotFoundError, UsageError
 
-PLACED = ("fits", "preempt", "waiting")
 MAX_COPIES = 1000
 EXIT = "\b\nJSON kind: PreemptionPreview (read-only: nothing is created, patched or deleted)"
 
@@ -95,8 +95,7 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode, accept_r
         emit(reports[0], s.g.output, render)
     else:
         emit({"kind": "List", "apiVersion": "v1", "items": reports}, s.g.output, render_list)
-    unheld = any(f.code == "SNAPSHOT_INCOMPLETE" for r in reports for f in r.findings)
-    return 0 if all(r.outcome in PLACED for r in reports) and (not unheld or accepted) else 3
+    return preemption_code(reports, accepted)
 
 
 def _read(filename, kubernetes_version, mode, s):

@@ -14,7 +14,7 @@ from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import accepted_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.rebalance import progress, render, server_progress
-from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.cli.report import rebalance_code, rebalance_plan_code
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
 
@@ -99,7 +99,7 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
                               on_event=server_progress, interrupts=interrupts)
     if dry_run or not plan.evictions:
         emit(plan, s.g.output, render)
-        return ExitCode.OK if plan.summary.fixed and plan.safe else ExitCode.UNSAFE
+        return rebalance_plan_code(plan)
     if not plan.safe:
         emit(plan, s.g.output, render)
         raise RefusedError(f"the rebalance is not safe: {unaccepted_codes(plan)} (see risks; --accept-risk=CODE to go ahead anyway); "
@@ -170,20 +170,7 @@ def _execute(s, scope, options, snap, plan, wait, max_rounds, seconds):
     with interrupts(engine.executor):
         execution = engine.run(snap, plan, measure=measure, wait=wait, max_rounds=max_rounds, deadline=deadline)
     execution = dataclasses.replace(execution, interrupted=engine.executor.interrupted.is_set())
-    emit(ExecutedRebalance(plan, execution), s.g.output, render)
-    return _exit_code(plan, execution)
-
-
-def _exit_code(plan, execution) -> int:
-    if execution.interrupted:
-        return ExitCode.INTERRUPTED
-    results = execution.results()
-    went = [e for e in results if e.went]
-    if execution.waited and execution.last.summary.violated == 0:
-        return ExitCode.OK
-    if not went:
-        return ExitCode.UNSAFE if all(e.result == "pdb-blocked" for e in results) else ExitCode.ERROR
-    if not execution.waited and len(went) == len(plan.evictions) and plan.summary.fixed:
-        return ExitCode.OK
-    return ExitCode.PARTIAL
+    executed = ExecutedRebalance(plan, execution)
+    emit(executed, s.g.output, render)
+    return rebalance_code(executed)
 

@@ -17,7 +17,7 @@ from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.rollout import progress as progress_printer
 from kubectl_safety.cli.text.rollout import render_plan, render_report
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.report import ExitCode, rollout_code
+from kubectl_safety.cli.report import rollout_code, verdict
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
 
@@ -92,7 +92,8 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
       kubectl safety rollout -l pool=blue --dry-run --engine eks --engine-setting maxUnavailable=2
     """
     from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size, plan_rollout
-    from kubectl_safety.cli.drain_reads import DrainReads
+    from kubectl_safety.cli.drain_reads import drain_planner
+    from kubectl_safety.engine.rollout import recorded
     from kubectl_safety.model.selectors import LabelSelector, matching_nodes
 
     s = Session(get_globals())
@@ -118,7 +119,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
     check_engine_flags(click.get_current_context().params, dry_run)
     if dry_run == "none":
         s.require_live("a rollout")
-    loader = DrainReads(s, drain_options, nodes, node_sel, 500, selector)
+    loader = drain_planner(s, drain_options, nodes, node_sel, 500, selector)
     flags = dict(precordon=not no_precordon, keep_cordoned=keep_cordoned, exec_command=exec_command,
                  wait_for=wait_for, order=order, lease_namespace=lease_namespace)
     # acting, batches are planned again: from watches (LIST once + WATCH), never by re-reading the cluster
@@ -131,8 +132,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
         if engine:
             return engine_dry_run(snap, pool, click.get_current_context().params, s.g.output)
         name = rollout_name(pool)
-        states = {n: _annotations(snap.node(n)).get("safety.kubectl.io/rollout-state") for n in pool
-                  if _annotations(snap.node(n)).get("safety.kubectl.io/rollout") == name}
+        states, surges = recorded({n: snap.node(n).raw for n in pool}, name)
         done = frozenset(n for n, st in states.items() if st == "done")
         options = RolloutOptions(drain=drain_options, max_unavailable=max_unavailable, by_zone=by_zone,
                                  precordon=not no_precordon, maintenance=bool(exec_command), done=done,
@@ -140,18 +140,19 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
         plan = replace(plan_rollout(snap, pool, options, snap.taken_at), rollout=name)
         if dry_run == "client":
             emit(plan, s.g.output, render_plan)
-            return ExitCode.OK if plan.safe else ExitCode.UNSAFE
+            return verdict(plan)
         left = plan.left_nodes if skip_blocked and not plan.safe and any(b.safe for b in plan.batches) else None
         if left:  # the safe batches go; the blocked nodes are named at the end
-            code = _act(s, loader, snap, replace(plan, batches=tuple(b for b in plan.batches if b.safe)), pool, name,
-                        states, drain_options, seconds, yes, flags)
+            report = _act(s, loader, snap, replace(plan, batches=tuple(b for b in plan.batches if b.safe)), pool,
+                          name, states, surges, drain_options, seconds, yes, flags)
             click.echo(f"error: {len(left)} node(s) left, blocked (--skip-blocked): {', '.join(left)}", err=True)
-            return code if code != ExitCode.OK else ExitCode.UNSAFE
+            return rollout_code(report, blocked_left=True)
         if not plan.safe:
             emit(plan, s.g.output, render_plan)
             raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
                                + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
-        return _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags)
+        return rollout_code(_act(s, loader, snap, plan, pool, name, states, surges, drain_options, seconds, yes,
+                                 flags))
 
 
 def rollout_name(pool) -> str:
@@ -160,27 +161,7 @@ def rollout_name(pool) -> str:
     return f"kubectl-safety-rollout-{digest}"
 
 
-def _annotations(node) -> dict:
-    return (node.raw.get("metadata") or {}).get("annotations") or {} if node is not None else {}
-
-
-def _recorded_surges(snap, states) -> dict:
-    """node -> the surges an earlier run of this rollout recorded on it (``Kind ns/name from->to``)."""
-    import json
-
-    out = {}
-    for n in states:
-        try:
-            recorded = json.loads(_annotations(snap.node(n)).get("safety.kubectl.io/rollout-surges") or "[]")
-        except ValueError:
-            continue
-        if isinstance(recorded, list) and recorded:
-            out[n] = tuple(str(x) for x in recorded)
-    return out
-
-
-def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags):
-    from kubectl_safety.analysis.drain import plan_drain
+def _act(s, loader, snap, plan, pool, name, states, surges, drain_options, seconds, yes, flags):
     from kubectl_safety.engine.rollout import Rollout, RolloutSpec
     from kubectl_safety.engine.rollout_report import PlanBrief
 
@@ -190,23 +171,16 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
                        gate_timeout=seconds["--gate-timeout"], drain_timeout=seconds["--timeout"],
                        grace_period=drain_options.grace_period if drain_options.grace_period >= 0 else None,
                        skip_wait_for_delete_timeout=drain_options.skip_wait_for_delete_timeout,
-                       states={n: st for n, st in states.items() if st}, surges=_recorded_surges(snap, states),
+                       states={n: st for n, st in states.items() if st}, surges=surges,
                        **flags)
     progress = progress_printer()
-
-    def replan(batch, group):  # from the view's watches, the batch's nodes watched in its group
-        loader.nodes = list(batch)
-        loader.node_selector = None
-        fresh = loader.snapshot(group, cordoned=batch, seen=rollout.seen)
-        return plan_drain(fresh, batch, drain_options, fresh.taken_at)
-
-    rollout = Rollout(connection, spec, replan=replan, on_event=progress)
+    rollout = Rollout(connection, spec, planner=loader, on_event=progress)
     rollout.check_exclusive([snap.node(n).raw for n in pool])
     _confirm(plan, yes)
     with interrupts(rollout.executor, "stopping after the current step; progress is kept, run again to resume"):
         report = replace(rollout.run(), plan=PlanBrief(len(plan.batches), plan.estimated_seconds, plan.done))
     emit(report, s.g.output, render_report)
-    return rollout_code(report)
+    return report
 
 
 def _confirm(plan, yes):

@@ -1,0 +1,139 @@
+"""Structural rules a tool can check, over the source of the upper layers.
+
+- One path to the cluster: outside ``cluster/`` nothing sends an HTTP request (``.request(...)``), imports
+  a transport or client library, or reads an HTTP status code (a comparison with an integer 100-599).
+- The engine does what the plan says: it keys no behaviour on a reason code (``p.has("CODE")``, a
+  comparison with a ``.code``, a ``..._CODES`` list); the plan's typed fields say it.
+- Reports own their exit code: no command in ``cli/commands/`` chooses one (names ``ExitCode``, or returns
+  an integer other than 0 or a choice between integers); it returns what ``cli/report.py`` maps its
+  report or plan to.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import kubectl_safety
+
+PACKAGE = Path(kubectl_safety.__file__).parent
+ABOVE_CLUSTER = ("engine", "cli")
+TRANSPORTS = ("urllib3", "http.client", "requests", "kubernetes", "kubectl_safety.cluster.transport")
+
+
+def sources(*folders):
+    for folder in folders:
+        for path in sorted((PACKAGE / folder).rglob("*.py")):
+            yield path.relative_to(PACKAGE).as_posix(), ast.parse(path.read_text(), str(path))
+
+
+def _is_status(node) -> bool:
+    """An integer constant that reads as an HTTP status, or a tuple/list/set of them."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_is_status(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and type(node.value) is int and 100 <= node.value <= 599
+
+
+def request_violations(name, tree) -> list:
+    out = []
+    for node in ast.walk(tree):
+        where = f"{name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "request":
+            out.append(f"{where}: sends a request (.request): use cluster/client.py")
+        elif isinstance(node, ast.Import):
+            out += [f"{where}: imports {a.name}" for a in node.names if a.name.startswith(TRANSPORTS)]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(TRANSPORTS):
+            out.append(f"{where}: imports from {node.module}")
+        elif isinstance(node, ast.Compare) and any(_is_status(c) for c in [node.left, *node.comparators]):
+            out.append(f"{where}: compares an HTTP status code: read the Outcome's Result")
+    return out
+
+
+@pytest.mark.parametrize("name,tree", list(sources(*ABOVE_CLUSTER)), ids=lambda x: x if isinstance(x, str) else "")
+def test_no_request_or_status_code_outside_cluster(name, tree):
+    assert request_violations(name, tree) == []
+
+
+@pytest.mark.parametrize("code,found", [
+    ("status, body = self.connection.request('GET', path)", True),
+    ("if status == 409: pass", True),
+    ("ok = status in (200, 201)", True),
+    ("if outcome.status >= 300: pass", True),
+    ("from kubernetes import config", True),
+    ("import urllib3", True),
+    ("if outcome.result is Result.CONFLICT: pass", False),
+    ("if len(text) > 1000: pass", False),
+    ("outcome = self.client.get('leases', ns, name)", False),
+])
+def test_the_request_guard_finds_each_way_to_the_api(code, found):
+    assert bool(request_violations("x.py", ast.parse(code))) is found
+
+
+def exit_code_violations(name, tree) -> list:
+    out = []
+    for node in ast.walk(tree):
+        where = f"{name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Name) and node.id == "ExitCode" or \
+                isinstance(node, ast.alias) and node.name == "ExitCode":
+            out.append(f"{where}: chooses an ExitCode: return the report's own (cli/report.py)")
+        elif isinstance(node, ast.Return) and _chosen_int(node.value):
+            out.append(f"{where}: returns a chosen exit code: return the report's own (cli/report.py)")
+    return out
+
+
+def _chosen_int(node) -> bool:
+    if isinstance(node, ast.IfExp):
+        return _chosen_int(node.body) or _chosen_int(node.orelse) or _is_int(node.body) or _is_int(node.orelse)
+    return _is_int(node) and node.value != 0
+
+
+def _is_int(node) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+@pytest.mark.parametrize("name,tree", list(sources("cli/commands")), ids=lambda x: x if isinstance(x, str) else "")
+def test_no_exit_code_is_chosen_in_a_command(name, tree):
+    assert exit_code_violations(name, tree) == []
+
+
+@pytest.mark.parametrize("code,found", [
+    ("from kubectl_safety.cli.report import ExitCode", True),
+    ("def f():\n    return ExitCode.OK if plan.safe else ExitCode.UNSAFE", True),
+    ("def f():\n    return 0 if ok else 3", True),
+    ("def f():\n    return 3", True),
+    ("def f():\n    return code if code != report.OK else report.UNSAFE", False),
+    ("def f():\n    return verdict(plan)", False),
+    ("def f():\n    return 0", False),
+])
+def test_the_exit_code_guard_finds_each_way_to_choose_one(code, found):
+    assert bool(exit_code_violations("x.py", ast.parse(code))) is found
+
+
+def reason_code_violations(name, tree) -> list:
+    out = []
+    for node in ast.walk(tree):
+        where = f"{name}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "has":
+            out.append(f"{where}: keys behaviour on a reason code (.has): read the plan's typed field")
+        elif isinstance(node, ast.Compare) and any(isinstance(x, ast.Attribute) and x.attr == "code"
+                                                   for x in [node.left, *node.comparators]):
+            out.append(f"{where}: compares a reason code: read the plan's typed field")
+        elif isinstance(node, ast.Name) and node.id.endswith("_CODES"):
+            out.append(f"{where}: uses a list of reason codes ({node.id}): read the plan's typed field")
+    return out
+
+
+@pytest.mark.parametrize("name,tree", list(sources("engine")), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_engine_keys_nothing_on_reason_codes(name, tree):
+    assert reason_code_violations(name, tree) == []
+
+
+@pytest.mark.parametrize("code,found", [
+    ("done = entry.has('WAIT_COMPLETED')", True),
+    ("x = [r for r in p.reasons if r.code not in FILTER_CODES]", True),
+    ("ok = r.code == 'PDB_WAIT'", True),
+    ("done = entry.waits_for is WaitFor.COMPLETION", False),
+    ("codes = sorted({r.code.value for r in plan.unaccepted()})", False),
+])
+def test_the_reason_code_guard_finds_each_way_to_read_one(code, found):
+    assert bool(reason_code_violations("x.py", ast.parse(code))) is found
