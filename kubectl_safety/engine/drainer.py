@@ -26,7 +26,7 @@ from kubectl_safety.cluster.client import Result
 from kubectl_safety.cluster.executor import Executor, namespace_terminating
 from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts, RequestOutcome
 from kubectl_safety.engine.watch import WatchGroup
-from kubectl_safety.model.objects import Pod
+from kubectl_safety.model.pods import Pod
 
 PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # throttled or unavailable
