@@ -27,7 +27,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from kubectl_safety.analysis import explanations  # noqa: E402
+from kubectl_safety.analysis.explanations import pod, qos, termination  # noqa: E402
 from kubectl_safety.analysis.plans import check, common, drain, preemption, rebalance, rollout  # noqa: E402  (the typed reports: enums, Optional fields)
 from kubectl_safety.analysis.profiles import base as engine_base, outcome as engine_outcome  # noqa: E402
 from kubectl_safety.engine import delete_report, rollout_report  # noqa: E402
@@ -79,10 +79,10 @@ KIND_ENUMS = {  # (kinds, property, the property it is under): a closed set in t
                                                        "gated", "not-scheduled"],  # analysis/preemption.py's
     (("PreemptionPreview",), "outcome", "placements"): ["fits", "preempt", "unschedulable", "waiting",
                                                                "not-eligible", "gated", "not-scheduled"],
-    (("PodExplanation",), "computed", "qos"): [c.value for c in explanations.QosClass],
-    (("PodExplanation",), "class", "containers"): [c.value for c in explanations.QosClass],
-    (("PodExplanation",), "source", "priority"): [s.value for s in explanations.PrioritySource],
-    (("PodExplanation",), "probe", "probeFailure"): [p.value for p in explanations.ProbeKind],
+    (("PodExplanation",), "computed", "qos"): [c.value for c in qos.QosClass],
+    (("PodExplanation",), "class", "containers"): [c.value for c in qos.QosClass],
+    (("PodExplanation",), "source", "priority"): [s.value for s in pod.PrioritySource],
+    (("PodExplanation",), "probe", "probeFailure"): [p.value for p in termination.ProbeKind],
     (("ForceDeleteAssessment", "DeleteReport"), "action", "pods"): [a.value for a in delete_report.DeleteAction],
 }
 TYPED = {"DrainPlan": drain.DrainPlan, "RolloutPlan": rollout.RolloutPlan, "ClusterCheck": check.ClusterCheck,

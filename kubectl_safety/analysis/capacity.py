@@ -8,10 +8,11 @@ share the per-cluster work.
 from dataclasses import dataclass
 
 from kubectl_safety.analysis.scheduling.dra import named_claims
-from kubectl_safety.analysis.scheduling.filters import (NodeState, anti_affinity_terms, base_state, filter_node,
-                                                      fit_failures, node_decides_alone, node_failures,
-                                                      node_failures_key, pod_failures, prefilter_state, required_terms,
-                                                      requests_of, seed_prefilter, share_node_states, spread_rejects)
+from kubectl_safety.analysis.scheduling.filters import filter_node, node_decides_alone, pod_failures, spread_rejects
+from kubectl_safety.analysis.scheduling.node_state import NodeState, base_state, requests_of, share_node_states
+from kubectl_safety.analysis.scheduling.plugins import fit_failures, node_failures, node_failures_key
+from kubectl_safety.analysis.scheduling.pod_terms import anti_affinity_terms, required_terms
+from kubectl_safety.analysis.scheduling.prefilter import prefilter_state, seed_prefilter
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.score import ScoreCluster, image_census, nodes_to_find, score_nodes
 from kubectl_safety.analysis.scheduling.volumes import claim_names

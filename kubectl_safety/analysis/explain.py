@@ -1,10 +1,13 @@
-"""``explain pod|node|priorities``: typed reports (``analysis/explanations.py``) built from the other analyses."""
+"""``explain pod|node|priorities``: typed reports (``analysis/explanations/``) built from the other analyses."""
 
 from kubectl_safety.analysis import budgets as pdbs, node_pressure, priority, qos, termination, topology
-from kubectl_safety.analysis.explanations import (Allocation, BudgetSummary, EvictionRank, ExplainedNode, ExplainedPod,
-                                                  NodeConditionStatus, NodeExplanation, NodeHealth, NodeReadiness,
-                                                  Owner, PodExplanation, PriorityAudit, PriorityClassUse,
-                                                  PrioritySource, QosClass, RankedPod, ResolvedPriority, Taint)
+from kubectl_safety.analysis.explanations.common import NodeHealth, NodeReadiness
+from kubectl_safety.analysis.explanations.node import (Allocation, ExplainedNode, NodeConditionStatus, NodeExplanation,
+                                                       RankedPod, Taint)
+from kubectl_safety.analysis.explanations.pod import (BudgetSummary, EvictionRank, ExplainedPod, Owner, PodExplanation,
+                                                      PrioritySource, ResolvedPriority)
+from kubectl_safety.analysis.explanations.priority import PriorityAudit, PriorityClassUse
+from kubectl_safety.analysis.explanations.qos import QosClass
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.force_delete import assessment_for_explain
 from kubectl_safety.analysis.node_health import node_health

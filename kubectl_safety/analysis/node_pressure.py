@@ -1,6 +1,6 @@
 """Node-pressure behaviour: OOM score adjustment and the kubelet's memory-pressure eviction order."""
 
-from kubectl_safety.analysis.explanations import ContainerOom, OomScores
+from kubectl_safety.analysis.explanations.pod import ContainerOom, OomScores
 from kubectl_safety.analysis.priority import effective_value
 from kubectl_safety.analysis.qos import qos_class
 from kubectl_safety.analysis.resources import aggregate_container_requests, pod_level_requests_set, pod_level_set

@@ -30,8 +30,10 @@ from datetime import datetime, timezone
 from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.risks import incomplete
 from kubectl_safety.analysis.plans.preemption import ExcludedNode, Placement, PreemptionCandidate, PreemptionPreview, Preemptor, Sampling, Victim
-from kubectl_safety.analysis.scheduling.filters import (NodeState, filter_node, fit_failures, node_decides_alone,
-                                                      required_terms, requests_of, scheduling_gated)
+from kubectl_safety.analysis.scheduling.filters import filter_node, node_decides_alone
+from kubectl_safety.analysis.scheduling.node_state import NodeState, requests_of
+from kubectl_safety.analysis.scheduling.plugins import fit_failures, scheduling_gated
+from kubectl_safety.analysis.scheduling.pod_terms import required_terms
 from kubectl_safety.analysis.priority import resolve
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.score import score_nodes

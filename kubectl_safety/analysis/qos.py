@@ -1,6 +1,6 @@
 """QoS class (``ComputePodQOS``) with the reason for each container."""
 
-from kubectl_safety.analysis.explanations import ContainerQos, QosClass, QosExplanation
+from kubectl_safety.analysis.explanations.qos import ContainerQos, QosClass, QosExplanation
 from kubectl_safety.model.quantity import parse_quantity
 
 QOS_RESOURCES = ("cpu", "memory")

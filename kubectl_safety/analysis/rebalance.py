@@ -22,7 +22,8 @@ from kubectl_safety.analysis.findings import Finding
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.plans.rebalance import RebalancePlan, RebalanceSummary, RebalancedWorkload, Relocation, SpreadBlock, SpreadState
 from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, is_safe, obj
-from kubectl_safety.analysis.scheduling.filters import filter_node, reuse_node_states
+from kubectl_safety.analysis.scheduling.filters import filter_node
+from kubectl_safety.analysis.scheduling.node_state import reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
 from kubectl_safety.analysis.scheduling.score import score_nodes
 from kubectl_safety.model.pods import Pod

@@ -24,8 +24,9 @@ recreated pod is proved, the plan without placements has the same verdict and ri
 with them (no replacement is unplaceable, none returns); otherwise the caller plans in full.
 """
 
-from kubectl_safety.analysis.scheduling.filters import (base_state, existing_anti_terms, implied_taints, node_failures,
-                                                      required_terms, requests_of, scheduling_gated, tolerates_cordon)
+from kubectl_safety.analysis.scheduling.node_state import base_state, requests_of
+from kubectl_safety.analysis.scheduling.plugins import implied_taints, node_failures, scheduling_gated, tolerates_cordon
+from kubectl_safety.analysis.scheduling.pod_terms import existing_anti_terms, required_terms
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import (HOSTNAME, constraint_selector, count_in_domains, eligible_domains,

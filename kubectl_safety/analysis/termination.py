@@ -1,7 +1,8 @@
 """The graceful termination timeline (API server ``BeforeDelete`` + kubelet pod worker)."""
 
-from kubectl_safety.analysis.explanations import (GracePeriod, PreStopHook, ProbeGrace, ProbeKind, TerminationTimeline,
-                                                  TimelineStep)
+from kubectl_safety.analysis.explanations.common import TimelineStep
+from kubectl_safety.analysis.explanations.termination import (GracePeriod, PreStopHook, ProbeGrace, ProbeKind,
+                                                              TerminationTimeline)
 
 MIN_RUNTIME_GRACE = 2  # kubelet: minimumGracePeriodInSeconds, the least any container gets
 

@@ -3,7 +3,7 @@ every caller (explain, drain capacity, preemption, rebalance, check): ``eligible
 nodes that count and their domains), ``count_in_domains`` (the pods counted in each) and
 ``global_min``/``skew``."""
 
-from kubectl_safety.analysis.explanations import SpreadConstraint
+from kubectl_safety.analysis.explanations.spread import SpreadConstraint
 from kubectl_safety.model.constants import HOSTNAME, ZONE
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
                                             untolerated_taint)

@@ -1,26 +1,37 @@
 """The published JSON of typed plans: one serializer per kind, used only at the output edge.
 
 ``published(report)`` turns every typed plan in a report (a dict that may embed them) into the JSON
-the schemas in ``kubectl_safety/schemas`` describe.
+the schemas in ``kubectl_safety/schemas`` describe. The serializers name the typed kinds only in
+annotations, and the table below finds them by class name: publishing a kind imports no other kind's
+module (a dry-run drain loads neither the explanations nor the engine's reports).
 """
 
-from kubectl_safety.analysis.plans.check import Blocker, CheckedNode, ClusterCheck, Finding
-from kubectl_safety.analysis.plans.common import ObjectRef, Reason, Risk
-from kubectl_safety.analysis.plans.drain import CapacityCheck, DrainPlan, PodAction, SurgePlan, Wave
-from kubectl_safety.analysis.plans.preemption import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
-from kubectl_safety.analysis.plans.rebalance import RebalancePlan, Relocation, SpreadBlock, SpreadState
-from kubectl_safety.analysis.plans.rollout import Batch, BatchRisk, CapacityLeft, Cause, RolloutPlan
-from kubectl_safety.analysis.explanations import (BudgetSummary, DeleteAssessment, NodeExplanation, NodeHealth,
-                                                  PodExplanation, PriorityAudit, SpreadConstraint,
-                                                  TerminationTimeline)
-from kubectl_safety.engine.drain_report import (AppearedPod, DrainReport, LeftPod, RequestCounts, RequestOutcome,
-                                                SurgeRecord)
-from kubectl_safety.engine.delete_report import DeleteReport, PodDeletion
-from kubectl_safety.engine.rebalance_report import EvictionResult, ExecutedRebalance, RebalanceExecution
-from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
-from kubectl_safety.analysis.profiles.outcome import EngineOutcome
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from kubectl_safety.cli.published_engine import engine_plan
 from kubectl_safety.model.constants import API_VERSION
+
+if TYPE_CHECKING:
+    from kubectl_safety.analysis.plans.check import Blocker, CheckedNode, ClusterCheck, Finding
+    from kubectl_safety.analysis.plans.common import ObjectRef, Reason, Risk
+    from kubectl_safety.analysis.plans.drain import CapacityCheck, DrainPlan, PodAction, SurgePlan, Wave
+    from kubectl_safety.analysis.plans.preemption import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
+    from kubectl_safety.analysis.plans.rebalance import RebalancePlan, Relocation, SpreadBlock, SpreadState
+    from kubectl_safety.analysis.plans.rollout import Batch, BatchRisk, CapacityLeft, Cause, RolloutPlan
+    from kubectl_safety.analysis.explanations.common import NodeHealth
+    from kubectl_safety.analysis.explanations.delete import DeleteAssessment
+    from kubectl_safety.analysis.explanations.node import NodeExplanation
+    from kubectl_safety.analysis.explanations.pod import BudgetSummary, PodExplanation
+    from kubectl_safety.analysis.explanations.priority import PriorityAudit
+    from kubectl_safety.analysis.explanations.spread import SpreadConstraint
+    from kubectl_safety.analysis.explanations.termination import TerminationTimeline
+    from kubectl_safety.engine.drain_report import (AppearedPod, DrainReport, LeftPod, RequestCounts, RequestOutcome,
+                                                    SurgeRecord)
+    from kubectl_safety.engine.delete_report import DeleteReport, PodDeletion
+    from kubectl_safety.engine.rebalance_report import EvictionResult, ExecutedRebalance, RebalanceExecution
+    from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
 
 
 def published(value):
@@ -30,7 +41,9 @@ def published(value):
         return {k: published(v) for k, v in value.items()}
     if kind is list:
         return [published(v) for v in value]
-    serializer = SERIALIZERS.get(kind)
+    serializer = _BY_CLASS.get(kind)
+    if serializer is None:
+        serializer = _BY_CLASS[kind] = SERIALIZERS.get(f"{kind.__module__}.{kind.__qualname__}", False)
     return serializer(value) if serializer else value
 
 
@@ -562,9 +575,22 @@ def priority_audit(a: PriorityAudit) -> dict:
     }
 
 
-SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, RolloutPlan: rollout_plan,
-               ClusterCheck: cluster_check, RolloutReport: rollout_report, RebalancePlan: rebalance_plan,
-               ExecutedRebalance: executed_rebalance, PreemptionPreview: preemption_preview,
-               DrainReport: drain_report, PodExplanation: pod_explanation, NodeExplanation: node_explanation,
-               PriorityAudit: priority_audit, DeleteAssessment: delete_assessment, DeleteReport: delete_report,
-               EngineOutcome: engine_plan}
+# Each published kind by its class's module and name (imported when an object of it exists, not here).
+SERIALIZERS = {
+    "kubectl_safety.analysis.plans.drain.DrainPlan": drain_plan, "kubectl_safety.analysis.plans.common.Risk": risk,
+    "kubectl_safety.analysis.plans.rollout.BatchRisk": batch_risk,
+    "kubectl_safety.analysis.plans.rollout.RolloutPlan": rollout_plan,
+    "kubectl_safety.analysis.plans.check.ClusterCheck": cluster_check,
+    "kubectl_safety.engine.rollout_report.RolloutReport": rollout_report,
+    "kubectl_safety.analysis.plans.rebalance.RebalancePlan": rebalance_plan,
+    "kubectl_safety.engine.rebalance_report.ExecutedRebalance": executed_rebalance,
+    "kubectl_safety.analysis.plans.preemption.PreemptionPreview": preemption_preview,
+    "kubectl_safety.engine.drain_report.DrainReport": drain_report,
+    "kubectl_safety.analysis.explanations.pod.PodExplanation": pod_explanation,
+    "kubectl_safety.analysis.explanations.node.NodeExplanation": node_explanation,
+    "kubectl_safety.analysis.explanations.priority.PriorityAudit": priority_audit,
+    "kubectl_safety.analysis.explanations.delete.DeleteAssessment": delete_assessment,
+    "kubectl_safety.engine.delete_report.DeleteReport": delete_report,
+    "kubectl_safety.analysis.profiles.outcome.EngineOutcome": engine_plan,
+}
+_BY_CLASS = {}  # each class met: its serializer, or False (as is); published() visits every value of a report

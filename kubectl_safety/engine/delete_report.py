@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Optional, Tuple
 
-from kubectl_safety.analysis.explanations import DeleteAssessment
+from kubectl_safety.analysis.explanations.delete import DeleteAssessment
 
 
 class DeleteAction(str, Enum):

@@ -330,6 +330,37 @@ def test_help_and_completion_import_no_analysis_engine_or_serializers(argv, env)
     assert not [m for m in imported if m.split(".")[0] in ("kubernetes", "urllib3", "yaml")]
 
 
+OTHER_FAMILIES = ("kubectl_safety.engine", "kubectl_safety.analysis.capacity", "kubectl_safety.analysis.explain",
+                  "kubectl_safety.analysis.explanations.pod", "kubectl_safety.analysis.explanations.node",
+                  "kubectl_safety.analysis.explanations.priority", "kubectl_safety.analysis.explanations.delete",
+                  "kubectl_safety.analysis.plans.check", "kubectl_safety.analysis.plans.rollout",
+                  "kubectl_safety.analysis.plans.rebalance", "kubectl_safety.analysis.plans.preemption")
+
+
+@pytest.mark.parametrize("output", [["-o", "json"], []], ids=["json", "table"])
+def test_node_scoped_dry_run_drain_imports_only_the_drain_families(output):
+    """``drain NODE --dry-run --no-capacity`` (printed as JSON too) loads the drain's plans and serializers, not
+    the other plan families, the explanations or the engine's reports."""
+    argv = ["-m", "kubectl_safety", "drain", "node-a1", "--dry-run", "--no-capacity", "--ignore-daemonsets",
+            "--snapshot", DEMO, *output]
+    proc = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (0, 3), proc.stderr[-2000:]
+    imported = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line]
+    assert "kubectl_safety.analysis.plans.drain" in imported
+    assert [m for m in imported if m.startswith(OTHER_FAMILIES)] == []
+
+
+def test_every_published_kind_names_its_class():
+    """The serializers are found by class name: each name in the table is a class of that module."""
+    import importlib
+
+    from kubectl_safety.cli.published import SERIALIZERS
+
+    for name in SERIALIZERS:
+        module, _, cls = name.rpartition(".")
+        assert isinstance(getattr(importlib.import_module(module), cls), type), name
+
+
 def test_checkout_helper_without_dependencies_stays_silent():
     """bin/kubectl_complete-safety under a python3 lacking click: ':4' only, never a traceback."""
     proc = subprocess.run([sys.executable, "-I", "-S", os.path.join(ROOT, "bin", "kubectl_complete-safety"), "ex"],

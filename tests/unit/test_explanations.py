@@ -5,8 +5,11 @@ import dataclasses
 import pytest
 
 from kubectl_safety.analysis.explain import explain_node, explain_pod, explain_priorities
-from kubectl_safety.analysis.explanations import (NodeExplanation, NodeReadiness, PodExplanation, PriorityAudit,
-                                                  PrioritySource, QosClass)
+from kubectl_safety.analysis.explanations.common import NodeReadiness
+from kubectl_safety.analysis.explanations.node import NodeExplanation
+from kubectl_safety.analysis.explanations.pod import PodExplanation, PrioritySource
+from kubectl_safety.analysis.explanations.priority import PriorityAudit
+from kubectl_safety.analysis.explanations.qos import QosClass
 from kubectl_safety.cli.text.explain import render_node, render_pod, render_priorities
 from kubectl_safety.printable import clean
 from tests.builders import NOW, make_node, make_pod, snapshot

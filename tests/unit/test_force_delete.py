@@ -2,7 +2,8 @@
 
 import pytest
 
-from kubectl_safety.analysis.explanations import DeleteOwner, NodeReadiness, TimelineStep
+from kubectl_safety.analysis.explanations.common import NodeReadiness, TimelineStep
+from kubectl_safety.analysis.explanations.delete import DeleteOwner
 from kubectl_safety.analysis.force_delete import assess, assessment_for_explain, terminating
 from tests.builders import NOW, make_node, make_pod, make_workload, snapshot
 

@@ -52,7 +52,7 @@ def test_sub_unit_memory_is_summed_at_milli_precision_then_rounded_once():
 def test_pods_with_the_same_container_resources_share_their_requests():
     """``requests_of`` parses a template's quantities once (read-only dict shared); pod-level
     resources, overhead or a resize make a pod's requests its own."""
-    from kubectl_safety.analysis.scheduling.filters import requests_of
+    from kubectl_safety.analysis.scheduling.node_state import requests_of
 
     def pod(name, **spec):
         return Pod(make_pod(name, containers=[container("c", {"cpu": "250m", "memory": "1Gi"})], **spec))

@@ -4,7 +4,7 @@ import pytest
 
 from kubectl_safety.analysis.drain import PodIndex
 from kubectl_safety.analysis.room import Room
-from kubectl_safety.analysis.scheduling.filters import node_failures
+from kubectl_safety.analysis.scheduling.plugins import node_failures
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
 from tests.builders import make_node, make_pod, snapshot
 

@@ -4,7 +4,9 @@ without the leaving pods does: shared node states, seeded PreFilter states (``fi
 import pytest
 
 from kubectl_safety.analysis.capacity import SharedBase
-from kubectl_safety.analysis.scheduling.filters import NodeState, filter_node, prefilter_state, seed_prefilter
+from kubectl_safety.analysis.scheduling.filters import filter_node
+from kubectl_safety.analysis.scheduling.node_state import NodeState
+from kubectl_safety.analysis.scheduling.prefilter import prefilter_state, seed_prefilter
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from tests.builders import make_node, make_pod, snapshot
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kubectl_safety.analysis.explanations import TimelineStep
+from kubectl_safety.analysis.explanations.common import TimelineStep
 from kubectl_safety.analysis.termination import api_grace_period, timeline
 from kubectl_safety.model.pods import Pod
 from tests.builders import container, make_pod

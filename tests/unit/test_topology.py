@@ -115,7 +115,7 @@ COUNTED_PODS = nodes() + PODS + [web("o", "c1", namespace="other"), web("f", "c1
 def test_prefilter_rebalance_and_explain_count_alike():
     """drain capacity and preemption (the PreFilter state), rebalance and explain give one answer."""
     from kubectl_safety.analysis.rebalance import Spread
-    from kubectl_safety.analysis.scheduling.filters import prefilter_state
+    from kubectl_safety.analysis.scheduling.prefilter import prefilter_state
 
     snap = snapshot(*COUNTED_PODS, web("w4", "c1", topologySpreadConstraints=[ZONE_SPREAD]))
     pod = snap.pod("default", "w4")

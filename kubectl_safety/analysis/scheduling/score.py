@@ -28,7 +28,8 @@ not applied: docs/deviations.md.
 import math
 from dataclasses import dataclass
 
-from kubectl_safety.analysis.scheduling.filters import _Term, base_state, requests_of
+from kubectl_safety.analysis.scheduling.node_state import base_state, requests_of
+from kubectl_safety.analysis.scheduling.pod_terms import Term
 from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
 from kubectl_safety.model.pods import Pod
 from kubectl_safety.model.selectors import node_selector_term_matches, toleration_tolerates
@@ -399,12 +400,12 @@ def _matching(pods, selector, namespace) -> int:
 
 def _weighted_terms(pod, kind, incoming) -> list:
     raw = (pod.affinity.get(kind) or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or []
-    return [(int(t.get("weight") or 0), _Term.parse(t.get("podAffinityTerm") or {}, pod, incoming)) for t in raw]
+    return [(int(t.get("weight") or 0), Term.parse(t.get("podAffinityTerm") or {}, pod, incoming)) for t in raw]
 
 
 def _required(pod) -> list:
     raw = (pod.affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
-    return [_Term.parse(t, pod, False) for t in raw]
+    return [Term.parse(t, pod, False) for t in raw]
 
 
 def scoring_terms(pod) -> list:

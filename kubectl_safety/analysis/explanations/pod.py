@@ -1,0 +1,118 @@
+"""``explain pod``: a pod's priority, OOM scores, eviction rank, PDBs, owners and spread."""
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Mapping, Optional, Tuple, Union
+
+from kubectl_safety.analysis.explanations.common import NodeHealth
+from kubectl_safety.analysis.explanations.delete import DeleteAssessment
+from kubectl_safety.analysis.explanations.qos import QosExplanation
+from kubectl_safety.analysis.explanations.spread import SpreadConstraint
+from kubectl_safety.analysis.explanations.termination import TerminationTimeline
+from kubectl_safety.analysis.findings import Finding
+
+
+class PrioritySource(str, Enum):
+    """Where a pod's priority comes from (``priority.resolve``)."""
+
+    SPEC = "spec.priority"
+    SPEC_WITHOUT_CLASS = "spec.priority (no class)"
+    CLASS = "priorityClassName"
+    GLOBAL_DEFAULT = "globalDefault"
+    DEFAULT = "default (no class, no global default)"
+    UNKNOWN_CLASS = "unknown class"
+
+
+@dataclass(frozen=True, slots=True)
+class ExplainedPod:
+    namespace: str
+    name: str
+    node: Optional[str]
+    phase: Optional[str]
+    ready: bool
+    terminating: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedPriority:
+    """A pod's priority as the Priority admission plugin resolves it."""
+
+    value: int
+    class_name: Optional[str]
+    source: PrioritySource
+    preemption_policy: str
+    class_missing: bool
+    system_critical: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerOom:
+    name: str
+    oom_score_adj: int
+
+
+@dataclass(frozen=True, slots=True)
+class OomScores:
+    """Each container's oom_score_adj; ``max``: the pod's highest (its first container to be OOM-killed)."""
+
+    max: Optional[int]
+    containers: Tuple[ContainerOom, ...]
+    node_memory_capacity: Optional[int]
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionRank:
+    """The pod's place in its node's memory-pressure eviction order (``rank`` None: never evicted)."""
+
+    rank: Optional[int]
+    of: int
+    reason: str
+    usage_known: bool
+    assumption: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetSummary:
+    """A PDB that selects the pod (``budgets.summary``)."""
+
+    name: str
+    namespace: str
+    min_available: Union[int, str, None]
+    max_unavailable: Union[int, str, None]
+    unhealthy_pod_eviction_policy: str
+    selector: Optional[str]
+    disruptions_allowed: Optional[int]
+    current_healthy: Optional[int]
+    desired_healthy: Optional[int]
+    expected_pods: Optional[int]
+    matching_pods: Optional[int]
+    never_allows: Optional[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """One link of the pod's owner chain (``found`` False: the owner is not in the snapshot)."""
+
+    kind: Optional[str]
+    name: Optional[str]
+    found: bool
+    replicas: Optional[int] = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodExplanation:
+    """A pod's QoS, priority, termination timeline, eviction rank, PDBs, owners, spread and force-delete risks."""
+
+    pod: ExplainedPod
+    qos: QosExplanation
+    priority: ResolvedPriority
+    termination: TerminationTimeline
+    oom: OomScores
+    eviction_rank: Optional[EvictionRank]
+    requests: Mapping  # {resource: amount as kubectl shows it}, sorted by resource
+    pdbs: Tuple[BudgetSummary, ...]
+    owners: Tuple[Owner, ...]
+    topology_spread: Tuple[SpreadConstraint, ...]
+    node_state: Optional[NodeHealth]  # None: the pod is not scheduled
+    force_delete: DeleteAssessment
+    findings: Tuple[Finding, ...]
