@@ -330,7 +330,9 @@ def test_help_and_completion_import_no_analysis_engine_or_serializers(argv, env)
     assert not [m for m in imported if m.split(".")[0] in ("kubernetes", "urllib3", "yaml")]
 
 
-OTHER_FAMILIES = ("kubectl_safety.engine", "kubectl_safety.analysis.capacity", "kubectl_safety.analysis.explain",
+OTHER_FAMILIES = ("kubectl_safety.engine.drain_report", "kubectl_safety.engine.drainer", "kubectl_safety.engine.rollout",
+                  "kubectl_safety.engine.rebalance", "kubectl_safety.engine.delete", "kubectl_safety.engine.surge",
+                  "kubectl_safety.analysis.capacity", "kubectl_safety.analysis.explain",
                   "kubectl_safety.analysis.explanations.pod", "kubectl_safety.analysis.explanations.node",
                   "kubectl_safety.analysis.explanations.priority", "kubectl_safety.analysis.explanations.delete",
                   "kubectl_safety.analysis.plans.check", "kubectl_safety.analysis.plans.rollout",
@@ -340,7 +342,8 @@ OTHER_FAMILIES = ("kubectl_safety.engine", "kubectl_safety.analysis.capacity", "
 @pytest.mark.parametrize("output", [["-o", "json"], []], ids=["json", "table"])
 def test_node_scoped_dry_run_drain_imports_only_the_drain_families(output):
     """``drain NODE --dry-run --no-capacity`` (printed as JSON too) loads the drain's plans and serializers, not
-    the other plan families, the explanations or the engine's reports."""
+    the other plan families, the explanations or the engine's actions and reports (its planner, which reads and
+    plans, it does load)."""
     argv = ["-m", "kubectl_safety", "drain", "node-a1", "--dry-run", "--no-capacity", "--ignore-daemonsets",
             "--snapshot", DEMO, *output]
     proc = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, timeout=60)
