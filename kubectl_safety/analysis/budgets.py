@@ -5,6 +5,7 @@
 
 import math
 
+from kubectl_safety.analysis.plans.common import BudgetSummary
 from kubectl_safety.model.objects import parse_time
 
 
@@ -182,23 +183,15 @@ def _selected(pdb, snapshot) -> list:
     return [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
 
 
-def summary(pdb, snapshot, pods=None) -> dict:
-    """The JSON view of a PDB used by every report (``pods``: as for ``budget``)."""
+def summary(pdb, snapshot, pods=None) -> BudgetSummary:
+    """A PDB as every report shows it (``pods``: as for ``budget``)."""
     if pods is None and snapshot.pods_complete_in(pdb.namespace):
         pods = _selected(pdb, snapshot)  # once for the budget and never_allows
     b = budget(pdb, snapshot, pods)
-    return {
-        "name": pdb.name, "namespace": pdb.namespace,
-        "minAvailable": pdb.min_available, "maxUnavailable": pdb.max_unavailable,
-        "unhealthyPodEvictionPolicy": pdb.unhealthy_pod_eviction_policy,
-        "selector": str(pdb.selector) if pdb.selector is not None else None,
-        "disruptionsAllowed": pdb.disruptions_allowed,
-        "currentHealthy": pdb.status_int("currentHealthy"),
-        "desiredHealthy": pdb.status_int("desiredHealthy"),
-        "expectedPods": pdb.status_int("expectedPods"),
-        "matchingPods": b["matchingPods"],
-        "neverAllows": never_allows(pdb, snapshot, b, pods),
-    }
+    return BudgetSummary(pdb.name, pdb.namespace, pdb.min_available, pdb.max_unavailable,
+                         pdb.unhealthy_pod_eviction_policy, str(pdb.selector) if pdb.selector is not None else None,
+                         pdb.disruptions_allowed, pdb.status_int("currentHealthy"), pdb.status_int("desiredHealthy"),
+                         pdb.status_int("expectedPods"), b["matchingPods"], never_allows(pdb, snapshot, b, pods))
 
 
 # -- the Eviction API: which evictions spend a disruption -----------------------------------------
@@ -236,7 +229,7 @@ class BudgetTracker:
         self.healthy = pdb.status_int("currentHealthy")
         self.desired = pdb.status_int("desiredHealthy")
         self.expected = pdb.status_int("expectedPods")
-        self.never = self.summary["neverAllows"]
+        self.never = self.summary.never_allows
         # expectedPods is the owners' scale only for maxUnavailable and percentages; for an integer
         # minAvailable it is the pods that exist now, which dips while replacements start.
         scaled = pdb.max_unavailable is not None or isinstance(pdb.min_available, str)
@@ -252,14 +245,6 @@ class BudgetTracker:
 
     def per_wave(self) -> int:
         return self.allowed - self.lost
-
-    def to_dict(self) -> dict:
-        out = dict(self.summary, neverAllows=self.never)
-        out["podsToEvict"] = sum(self.waves.values())
-        out["waves"] = len(self.waves)
-        out["lostForGood"] = self.lost
-        return out
-
 
 class Budgets:
     """PDB allowances, cumulative within a round; a new round restores the full budget."""

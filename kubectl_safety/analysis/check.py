@@ -25,14 +25,13 @@ from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_re
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.plans.check import Blocker, CheckSummary, CheckedNode, ClusterCheck, Finding, FindingSeverity, StuckPod
-from kubectl_safety.analysis.plans.common import Action, ObjectRef, Severity
-from kubectl_safety.analysis.risks import incomplete, obj, pod_obj
+from kubectl_safety.analysis.plans.check import Blocker, CheckSummary, CheckedNode, ClusterCheck, StuckPod
+from kubectl_safety.analysis.plans.common import SEVERITIES, Action, Finding, ObjectRef, Severity, obj, pod_obj
+from kubectl_safety.analysis.risks import incomplete
 from kubectl_safety.analysis.room import Room
 from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,
                                              skew)
 
-SEVERITIES = ("info", "warning", "error")
 FAIL_ON = ("error", "warning", "none")  # none: findings never make the check fail
 SCOPES = ("pool", "cluster")
 SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
@@ -265,15 +264,14 @@ def _summary(nodes, findings, blockers, fail_on, scope, other) -> CheckSummary:
 
 def finding(code, severity, message, objects) -> Finding:
     """A finding with every object it names (``check`` keeps the first ``SAMPLE`` once it has scoped it)."""
-    return Finding(code, FindingSeverity(severity), message,
-                   tuple(ObjectRef(o["kind"], o["namespace"], o["name"]) for o in objects))
+    return Finding(code, Severity(severity), message, tuple(objects))
 
 
 def _pod_objs(pods) -> list:
     return [pod_obj(p) for p in sorted(pods, key=lambda p: p.key)]
 
 
-def _pdb_obj(b) -> dict:
+def _pdb_obj(b) -> ObjectRef:
     return obj("PodDisruptionBudget", b.namespace, b.name)
 
 
@@ -420,7 +418,7 @@ def _spread_findings(pod, wl, snapshot, shared) -> list:
         counts = count_in_domains(domains, selector, shared.index.candidates(pod.namespace, selector))
         s = skew(counts, c["minDomains"])
         if s > c["maxSkew"]:
-            out.append(finding("SPREAD_VIOLATED", "warning", f"{wl['kind']} {wl['namespace']}/{wl['name']}: spread on "
+            out.append(finding("SPREAD_VIOLATED", "warning", f"{wl.kind} {wl.namespace}/{wl.name}: spread on "
                                f"{c['topologyKey']} has skew {s} > maxSkew {c['maxSkew']} "
                                f"({', '.join(f'{k}={v}' for k, v in sorted(counts.items()))}): new pods may not "
                                "schedule; `kubectl safety rebalance` can restore it", [wl]))

@@ -21,9 +21,10 @@ from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summar
 from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
 from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.plans.common import Action, ObjectRef, Reason, Risk, RiskCode, Severity, MOVING
+from kubectl_safety.analysis.plans.common import (Action, BudgetSummary, MOVING, Reason, RiskList, Severity, obj,
+                                                  pod_obj)
 from kubectl_safety.analysis.plans.drain import BudgetUse, CapacityCheck, DrainPlan, DrainedNode, Losses, PodAction, Unplaceable, Wave
-from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, obj, pod_obj
+from kubectl_safety.analysis.risks import NODE_WAY_OUT, incomplete
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.volume_limits import counts_volumes
 from kubectl_safety.analysis.scheduling.volumes import claim_names
@@ -121,7 +122,7 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
                    sum(w.estimated_seconds for w in waves), now)
     for code, message, objects in surge_risks:
         risks.add(code, message, objects)
-    risks = typed_risks(risks.judged(options.accept_risks))
+    risks = risks.judged(options.accept_risks)
     safe = all(r.accepted for r in risks)
     return DrainPlan(
         safe=safe, nodes=_nodes(snapshot, targets, pods), options=options, pods=pods,
@@ -249,7 +250,7 @@ class SharedPlanning:
         self._base = None
         self._selected = None
 
-    def summary(self, pdb) -> dict:
+    def summary(self, pdb) -> BudgetSummary:
         ref = (pdb.namespace, pdb.name)
         if ref not in self.summaries:
             self.summaries[ref] = pdb_summary(pdb, self.snapshot, self.selected(pdb))
@@ -519,7 +520,7 @@ def _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, optio
             risks.add("POD_NOT_EVICTABLE", "; ".join(r.message for r in blocking), [pod_obj(p)])
     for u in checked.unplaceable:
         risks.add("REPLACEMENT_UNPLACEABLE", f"the replacement of {u.namespace}/{u.name} fits on no node: "
-                  f"{u.reason}", [pod_obj(u)], nodes=u.nodes, nodesNotListed=u.not_listed)
+                  f"{u.reason}", [pod_obj(u)], nodes=u.nodes, nodes_not_listed=u.not_listed)
     for key, node in sorted((capacity.returns_to if capacity else {}).items()):
         v = by_key[key]
         risks.add("REPLACEMENT_RETURNS_TO_NODE",
@@ -532,13 +533,6 @@ def _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, optio
                   f"{options.timeout:g}s: the drain stops part way (the nodes stay cordoned)",
                   [obj("Node", "", n) for n in targets])
     return risks
-
-
-def typed_risks(judged) -> tuple:
-    """``RiskList.judged()`` as ``Risk`` objects."""
-    return tuple(Risk(RiskCode(r["code"]), r["message"], tuple(ObjectRef(o["kind"], o["namespace"], o["name"])
-                                                               for o in r["objects"]),
-                      r["accepted"], r.get("nodes"), r.get("nodesNotListed")) for r in judged)
 
 
 def _node_risks(snapshot, targets, pods, risks, now):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Optional, Tuple, Union
 
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans.common import BudgetSummary, Finding
 
 
 class QosClass(str, Enum):
@@ -222,24 +222,6 @@ class EvictionRank:
     reason: str
     usage_known: bool
     assumption: Optional[str]
-
-
-@dataclass(frozen=True, slots=True)
-class BudgetSummary:
-    """A PDB that selects the pod (``budgets.summary``)."""
-
-    name: str
-    namespace: str
-    min_available: Union[int, str, None]
-    max_unavailable: Union[int, str, None]
-    unhealthy_pod_eviction_policy: str
-    selector: Optional[str]
-    disruptions_allowed: Optional[int]
-    current_healthy: Optional[int]
-    desired_healthy: Optional[int]
-    expected_pods: Optional[int]
-    matching_pods: Optional[int]
-    never_allows: Optional[str]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ termination timeline (seed 003); domain.md sections 6 and 7.
 from kubectl_safety.analysis import termination
 from kubectl_safety.analysis.explanations import DeleteAssessment, DeleteNode, DeleteOwner, NodeReadiness, Terminating
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans.common import Finding
 from kubectl_safety.analysis.risks import incomplete
 
 UNSAFE_INLINE_TYPES = {"iscsi": "iSCSI", "fc": "Fibre Channel", "nfs": "NFS"}

@@ -16,10 +16,9 @@ surge pods are placed by the same filters as replacements.
 import json
 
 from kubectl_safety.analysis.budgets import scaled
-from kubectl_safety.analysis.plans.common import Action, Reason, Severity
+from kubectl_safety.analysis.plans.common import Action, Reason, Severity, obj, pod_obj
 from kubectl_safety.analysis.plans.drain import Removal, Surge, SurgeMechanism, SurgePlan
 from kubectl_safety.analysis.resources import pod_requests
-from kubectl_safety.analysis.risks import obj, pod_obj
 from kubectl_safety.analysis.scale_down import DELETION_COST, ahead_of, is_active
 
 ANNOTATION = "safety.kubectl.io/surge"  # the original count, recorded on the object before it changes
@@ -51,17 +50,6 @@ def recorded(workload):
     except ValueError:
         return None
     return value if isinstance(value, dict) and isinstance(value.get("replicas"), int) else None
-
-
-def parse_limit(text):
-    """--surge-limit: extra pods per workload, a number or a percentage of its replicas (None: no bound)."""
-    text = (text or "").strip()
-    if not text:
-        return None
-    number = text[:-1] if text.endswith("%") else text
-    if not number.isdigit():
-        raise ValueError(f"--surge-limit={text}: use a number of pods or a percentage such as 25%")
-    return text if text.endswith("%") else int(text)
 
 
 def workload_of(snapshot, pod):

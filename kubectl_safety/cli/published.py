@@ -4,15 +4,16 @@
 the schemas in ``kubectl_safety/schemas`` describe.
 """
 
-from kubectl_safety.analysis.plans.check import Blocker, CheckedNode, ClusterCheck, Finding
-from kubectl_safety.analysis.plans.common import ObjectRef, Reason, Risk
+from kubectl_safety.analysis.plans.check import Blocker, CheckedNode, ClusterCheck
+from kubectl_safety.analysis.plans.common import BudgetSummary, Finding, ObjectRef, Reason, Risk
 from kubectl_safety.analysis.plans.drain import CapacityCheck, DrainPlan, PodAction, SurgePlan, Wave
 from kubectl_safety.analysis.plans.preemption import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
 from kubectl_safety.analysis.plans.rebalance import RebalancePlan, Relocation, SpreadBlock, SpreadState
 from kubectl_safety.analysis.plans.rollout import Batch, BatchRisk, CapacityLeft, Cause, RolloutPlan
-from kubectl_safety.analysis.explanations import (BudgetSummary, DeleteAssessment, NodeExplanation, NodeHealth,
+from kubectl_safety.analysis.explanations import (DeleteAssessment, NodeExplanation, NodeHealth,
                                                   PodExplanation, PriorityAudit, SpreadConstraint,
                                                   TerminationTimeline)
+from kubectl_safety.analysis.scheduling.failure import Failure
 from kubectl_safety.engine.drain_report import (AppearedPod, DrainReport, LeftPod, RequestCounts, RequestOutcome,
                                                 SurgeRecord)
 from kubectl_safety.engine.delete_report import DeleteReport, PodDeletion
@@ -45,8 +46,8 @@ def drain_plan(plan: DrainPlan) -> dict:
                     "podSelector": str(o.pod_selector) if o.pod_selector is not None else None},
         "summary": plan_summary(plan),
         "pods": [pod_action(p) for p in plan.pods],
-        "pdbs": [dict(b.summary, neverAllows=b.never_allows, podsToEvict=b.pods_to_evict, waves=b.waves,
-                      lostForGood=b.lost_for_good) for b in plan.pdbs],
+        "pdbs": [dict(budget_summary(b.summary), neverAllows=b.never_allows, podsToEvict=b.pods_to_evict,
+                      waves=b.waves, lostForGood=b.lost_for_good) for b in plan.pdbs],
         "capacity": capacity(plan.capacity),
         "waves": [wave(w) for w in plan.waves],
         "estimatedSeconds": plan.estimated_seconds,
@@ -221,8 +222,9 @@ def checked_node(n: CheckedNode) -> dict:
 
 
 def finding(f: Finding) -> dict:
-    out = {"code": f.code, "severity": f.severity.value, "message": f.message,
-           "objects": [object_ref(o) for o in f.objects]}
+    out = {"code": f.code, "severity": f.severity.value, "message": f.message}
+    if f.objects is not None:
+        out["objects"] = [object_ref(o) for o in f.objects]
     if f.reason is not None:
         out["reason"] = f.reason
     return out
@@ -318,7 +320,7 @@ def rebalance_plan(plan: RebalancePlan, results=None) -> dict:
         "evictions": [eviction_result(results[id(e)]) if id(e) in results else relocation(e) for e in plan.evictions],
         "expected": [spread_state(c) for c in plan.expected],
         "blocked": [spread_block(b) for b in plan.blocked],
-        "findings": [f.to_dict() for f in plan.findings],
+        "findings": [finding(f) for f in plan.findings],
         "assumptions": list(plan.assumptions),
         "risks": [risk(r) for r in plan.risks],
         "safe": plan.safe,
@@ -392,7 +394,7 @@ def preemption_preview(r: PreemptionPreview) -> dict:
         "placements": [{"replica": x.replica, "name": x.name, "outcome": x.outcome, "node": x.node,
                         "victims": [victim(v) for v in x.victims], "candidates": x.candidates} for x in r.placements],
         "notes": list(r.notes),
-        "findings": [f.to_dict() for f in r.findings],
+        "findings": [finding(f) for f in r.findings],
     }
 
 
@@ -410,7 +412,11 @@ def preemption_candidate(c: PreemptionCandidate) -> dict:
 
 def excluded_node(e: ExcludedNode) -> dict:
     return {"node": e.node, "reason": e.reason, "equalPriorityBlocks": e.equal_priority_blocks,
-            "plugins": list(e.plugins), "failures": [f.to_dict() for f in e.failures]}
+            "plugins": list(e.plugins), "failures": [failure(f) for f in e.failures]}
+
+
+def failure(f: Failure) -> dict:
+    return {"plugin": f.plugin, "code": f.code, "message": f.message, "resolvable": f.resolvable}
 
 
 def pod_explanation(e: PodExplanation) -> dict:
@@ -439,7 +445,7 @@ def pod_explanation(e: PodExplanation) -> dict:
         "topologySpread": [spread_constraint(c) for c in e.topology_spread],
         "nodeState": None if e.node_state is None else node_health(e.node_state),
         "forceDelete": delete_assessment(e.force_delete),
-        "findings": [f.to_dict() for f in e.findings],
+        "findings": [finding(f) for f in e.findings],
     }
 
 
@@ -497,7 +503,7 @@ def delete_assessment(a: DeleteAssessment) -> dict:
                                                "forSeconds": t.for_seconds, "overdueSeconds": t.overdue_seconds},
         "forceNeeded": a.force_needed,
         "verdict": a.verdict,
-        "risks": [r.to_dict() for r in a.risks],
+        "risks": [finding(r) for r in a.risks],
     }
 
 
@@ -541,7 +547,7 @@ def node_explanation(e: NodeExplanation) -> dict:
         "pods": [{"rank": p.rank, "namespace": p.namespace, "name": p.name, "qos": p.qos, "priority": p.priority,
                   "oomScoreAdj": p.oom_score_adj, "pdb": p.pdb, "reason": p.reason} for p in e.pods],
         "evictionOrderAssumption": e.eviction_order_assumption,
-        "findings": [f.to_dict() for f in e.findings],
+        "findings": [finding(f) for f in e.findings],
     }
 
 
@@ -556,7 +562,7 @@ def priority_audit(a: PriorityAudit) -> dict:
         "podsWithoutClass": a.pods_without_class,
         "podsAtZero": list(a.pods_at_zero),
         "podsAtZeroCount": a.pods_at_zero_count,
-        "findings": [f.to_dict() for f in a.findings],
+        "findings": [finding(f) for f in a.findings],
     }
 
 

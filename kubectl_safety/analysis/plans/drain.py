@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Optional, Tuple
 
-from kubectl_safety.analysis.plans.common import ACTIONS, Action, MOVING, Reason, Risk
+from kubectl_safety.analysis.plans.common import ACTIONS, Action, BudgetSummary, MOVING, Reason, Risk
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class DrainedNode:
 class BudgetUse:
     """A PDB the plan spends: its summary (``budgets.summary``) and what the plan takes of it."""
 
-    summary: Mapping
+    summary: BudgetSummary
     never_allows: Optional[str]
     pods_to_evict: int
     waves: int
