@@ -6,6 +6,7 @@
 import math
 
 from kubectl_safety.analysis.plans.common import BudgetSummary
+from kubectl_safety.model.constants import NO_SCALE
 from kubectl_safety.model.objects import parse_time
 
 
@@ -16,9 +17,6 @@ def scaled(value, total: int) -> int:
     return int(value)
 
 
-# Owners without a scale subresource: the controller's generic finder gets no scale for them.
-NO_SCALE = {("DaemonSet", "apps"): "daemonsets.apps", ("Job", "batch"): "jobs.batch",
-            ("CronJob", "batch"): "cronjobs.batch"}
 DELETION_TIMEOUT = 120  # seconds an Eviction's disruptedPods entry keeps a pod out of currentHealthy
 
 
@@ -68,6 +66,16 @@ def _disrupted(pdb, pod, now) -> bool:
     return when is None or when.timestamp() + DELETION_TIMEOUT > now.timestamp()
 
 
+def desired_healthy(pdb, expected):
+    """``getExpectedPodCount``'s desiredHealthy of ``expected`` pods: ``expected`` less maxUnavailable, a
+    percentage minAvailable of ``expected``, or an integer minAvailable (None: the PDB sets neither)."""
+    if pdb.max_unavailable is not None:
+        return max(0, expected - scaled(pdb.max_unavailable, expected))
+    if isinstance(pdb.min_available, str):
+        return scaled(pdb.min_available, expected)
+    return None if pdb.min_available is None else int(pdb.min_available)
+
+
 def status_sync_failure(pdb):
     """The message of the status's DisruptionAllowed=False/SyncFailed condition, or None."""
     for c in pdb.status.get("conditions") or []:
@@ -101,14 +109,9 @@ def budget(pdb, snapshot, pods=None) -> dict:
             expected = expected_scale(pdb, pods, snapshot)
             if expected is None:  # an owner is not in the snapshot: trust the controller's status
                 expected, failed = pdb.status_int("expectedPods"), status_sync_failure(pdb)
-            if expected is None:
-                desired = None
-            elif pdb.max_unavailable is not None:
-                desired = max(0, expected - scaled(pdb.max_unavailable, expected))
-            else:
-                desired = scaled(pdb.min_available, expected)
+            desired = None if expected is None else desired_healthy(pdb, expected)
         elif pdb.min_available is not None:
-            expected, desired = len(pods), int(pdb.min_available)
+            expected, desired = len(pods), desired_healthy(pdb, len(pods))
     except SyncFailed as e:
         failed = str(e)
         expected, desired = pdb.status_int("expectedPods"), pdb.status_int("desiredHealthy")
@@ -152,6 +155,20 @@ def never_allows(pdb, snapshot, b=None, pods=None):
     if desired is not None and count and desired >= count:
         return (f"minAvailable {desired} with {count} {'replicas' if replicas is not None else 'pods'}: "
                 "no pod may ever be evicted")
+    return None
+
+
+def never_evicts(pdb, known: BudgetSummary):
+    """Why no eviction of ``pdb``'s pods ever passes (``known``: its ``summary``), or None: ``never_allows``,
+    or the status's desiredHealthy >= expectedPods > 0 with none allowed where expectedPods is the
+    owners' scale (maxUnavailable, percentages; for an integer minAvailable it is the pods that exist
+    now, which dips while replacements start)."""
+    if known.never_allows is not None:
+        return known.never_allows
+    desired, expected = pdb.status_int("desiredHealthy"), pdb.status_int("expectedPods")
+    if (pdb.max_unavailable is not None or isinstance(pdb.min_available, str)) and pdb.disruptions_allowed == 0 \
+            and desired is not None and expected is not None and desired >= expected > 0:
+        return f"desiredHealthy {desired} >= expectedPods {expected}"
     return None
 
 
@@ -229,13 +246,7 @@ class BudgetTracker:
         self.healthy = pdb.status_int("currentHealthy")
         self.desired = pdb.status_int("desiredHealthy")
         self.expected = pdb.status_int("expectedPods")
-        self.never = self.summary.never_allows
-        # expectedPods is the owners' scale only for maxUnavailable and percentages; for an integer
-        # minAvailable it is the pods that exist now, which dips while replacements start.
-        scaled = pdb.max_unavailable is not None or isinstance(pdb.min_available, str)
-        if self.never is None and scaled and self.allowed == 0 and self.desired is not None \
-                and self.expected is not None and self.desired >= self.expected > 0:
-            self.never = f"desiredHealthy {self.desired} >= expectedPods {self.expected}"
+        self.never = never_evicts(pdb, self.summary)
         self.lost = 0  # healthy pods evicted for good (no replacement, or it cannot be placed)
         self.waves = {}  # wave -> pods evicted in it
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
 from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
 from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, eviction_rules, kubectl_filters
+from kubectl_safety.analysis.labelled import labelled
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.plans.common import (Action, BudgetSummary, MOVING, Reason, RiskList, Severity, obj,
                                                   pod_obj)
@@ -54,6 +55,11 @@ class DrainOptions:
     surge: bool = False  # make before break: surge a workload before its pods go (analysis/surge.py)
     surge_limit: object = None  # extra pods per workload at most: int, "N%" of its replicas, or None
     wait_completed: bool = False  # Job pods: wait for them to complete instead of evicting them
+
+    @property
+    def grace_seconds(self):
+        """--grace-period as the API takes it: None for -1 (each pod's own), else the seconds."""
+        return self.grace_period if self.grace_period >= 0 else None
 
 
 
@@ -184,11 +190,10 @@ class _Entry:
 
 # -- PodDisruptionBudget accounting ----------------------------------------------------------
 class PodIndex:
-    """Pods of a namespace by (label, value), built on first use: selector matches without full scans."""
+    """A snapshot's pods as PDB selectors find them (``labelled``): selector matches without full scans."""
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
-        self._by_value = {}  # (namespace, label key) -> {value: pods}
         self._selects = {}
         self._empty = {}
 
@@ -210,25 +215,8 @@ class PodIndex:
         return self._empty[namespace]
 
     def candidates(self, namespace, selector) -> list:
-        """A superset of the pods ``selector`` matches (the smallest exact-label bucket)."""
-        if selector is None:
-            return []
-        exact = [(k, next(iter(v))) for k, op, v in selector.requirements if op == "In" and len(v) == 1]
-        if not exact:
-            return self.snapshot.pods_in(namespace)
-        return min((self._values(namespace, k).get(v, []) for k, v in exact), key=len)
-
-    def _values(self, namespace, key) -> dict:
-        """{value: the namespace's pods with that value of label ``key``}, built on first use (a
-        selector names few keys; a pod has many labels)."""
-        index = self._by_value.get((namespace, key))
-        if index is None:
-            index = self._by_value[(namespace, key)] = {}
-            for pod in self.snapshot.pods_in(namespace):
-                value = pod.labels.get(key)
-                if value is not None:
-                    index.setdefault(value, []).append(pod)
-        return index
+        """A superset of the pods ``selector`` matches (``labelled``)."""
+        return labelled(self.snapshot, namespace, selector)
 
     def view(self, pdb):
         """The snapshot restricted to the PDB's pods: pdb.py's scans then cost O(its pods)."""
@@ -390,7 +378,7 @@ def _finish_entry(entry, v, placement, tied):
 
 # -- waves and durations ---------------------------------------------------------------------
 def _waves(verdicts, entries, options) -> tuple:
-    requested = options.grace_period if options.grace_period >= 0 else None
+    requested = options.grace_seconds
     waves = {}
     for v in verdicts:
         entry = entries[v.pod.key]
@@ -443,7 +431,10 @@ def _capacity(verdicts, placements, capacity) -> CapacityCheck:
     unplaceable = tuple(Unplaceable(v.pod.namespace, v.pod.name, v.pod.node_name, placements[v.pod.key][1],
                                     capacity.why_not.get(v.pod.key, {}), capacity.not_listed.get(v.pod.key, 0))
                         for v in verdicts if v.pod.key in placements and placements[v.pod.key][0] is None)
-    return CapacityCheck(checked=True, ok=not unplaceable, unplaceable=unplaceable, figures=capacity.summary())
+    placed_on = capacity.placed_on()
+    return CapacityCheck(checked=True, ok=not unplaceable, unplaceable=unplaceable,
+                         nodes_considered=len(capacity.nodes) - len(capacity.drained),
+                         replacements_placed=sum(placed_on.values()), placed_on=placed_on)
 
 
 def _budget_use(tracker) -> BudgetUse:

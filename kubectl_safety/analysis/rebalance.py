@@ -57,7 +57,7 @@ class Spread:
     def __init__(self, rep, raw, group_constraints, snapshot, source="pod"):
         self.c = topology.normalized(raw)
         self.source = source
-        self.hard = self.c["whenUnsatisfiable"] == "DoNotSchedule" and source == "pod"
+        self.hard = topology.is_hard(raw) and source == "pod"
         self.selector = topology.constraint_selector(rep, raw)
         self.namespace = rep.namespace
         self.self_match = bool(self.selector and self.selector.matches(rep.labels))

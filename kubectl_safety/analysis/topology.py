@@ -21,11 +21,21 @@ def constraint_selector(pod, constraint):
     return LabelSelector(reqs)
 
 
+# A constraint without whenUnsatisfiable (missing or null: Go decodes both as "") is hard. The API server
+# requires the field (``ValidateWhenUnsatisfiable``); a hand-written manifest or dump may lack it.
+DO_NOT_SCHEDULE = "DoNotSchedule"
+
+
+def is_hard(constraint) -> bool:
+    """A DoNotSchedule constraint: the PodTopologySpread filter's (``filterTopologySpreadConstraints``)."""
+    return (constraint.get("whenUnsatisfiable") or DO_NOT_SCHEDULE) == DO_NOT_SCHEDULE
+
+
 def normalized(constraint) -> dict:
     return {
         "topologyKey": constraint.get("topologyKey"),
         "maxSkew": int(constraint.get("maxSkew") or 1),
-        "whenUnsatisfiable": constraint.get("whenUnsatisfiable") or "DoNotSchedule",
+        "whenUnsatisfiable": constraint.get("whenUnsatisfiable") or DO_NOT_SCHEDULE,
         "minDomains": int(constraint.get("minDomains") or 1),
         "nodeAffinityPolicy": constraint.get("nodeAffinityPolicy") or "Honor",
         "nodeTaintsPolicy": constraint.get("nodeTaintsPolicy") or "Ignore",

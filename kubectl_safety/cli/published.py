@@ -96,7 +96,8 @@ def reason(r: Reason) -> dict:
 def capacity(c: CapacityCheck) -> dict:
     if not c.checked:
         return {"checked": False, "ok": None, "unplaceable": []}
-    return {**c.figures, "checked": True, "ok": c.ok,
+    return {"nodesConsidered": c.nodes_considered, "replacementsPlaced": c.replacements_placed,
+            "placedOn": dict(c.placed_on), "checked": True, "ok": c.ok,
             "unplaceable": [{"namespace": u.namespace, "name": u.name, "node": u.node, "reason": u.reason,
                              "nodes": u.nodes, "nodesNotListed": u.not_listed} for u in c.unplaceable]}
 

@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.cached import cached
-from kubectl_safety.model.constants import MIRROR_ANNOTATION
+from kubectl_safety.model.constants import MIRROR_ANNOTATION, NO_SCALE_KINDS
 from kubectl_safety.model.quantity import add, add_into, exact_resource_list, max_into, resource_list, rounded
 from kubectl_safety.model.selectors import LabelSelector
 
@@ -519,7 +519,7 @@ class Workload(ApiObject):
 
     @property
     def replicas(self):
-        if self.kind in ("DaemonSet", "Job", "CronJob"):
+        if self.kind in NO_SCALE_KINDS:
             return None
         value = self.spec.get("replicas")
         return 1 if value is None else int(value)

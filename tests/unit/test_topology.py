@@ -142,3 +142,25 @@ def test_count_in_domains(selector, expected):
 
 def test_global_min_is_zero_below_min_domains():
     assert (global_min({"a": 2, "b": 1}, 3), global_min({"a": 2, "b": 1}, 2), global_min({}, 1)) == (0, 1, 0)
+
+
+# -- one reading of whenUnsatisfiable ---------------------------------------------------------------
+
+@pytest.mark.parametrize("when, hard", [("missing", True), (None, True), ("DoNotSchedule", True),
+                                        ("ScheduleAnyway", False)], ids=["missing", "null", "hard", "soft"])
+def test_a_spread_constraint_without_when_unsatisfiable_is_hard_wherever_it_is_read(when, hard):
+    """Go decodes a missing and a null whenUnsatisfiable alike (""): the filter, capacity's retry and
+    the rollout's batch order all read such a constraint as DoNotSchedule, as ``normalized`` does."""
+    from kubectl_safety.analysis.capacity import _may_fit_later
+    from kubectl_safety.analysis.rollout_plan import constrained_pods
+    from kubectl_safety.analysis.scheduling.filters import prefilter_state
+
+    constraint = {k: v for k, v in ZONE_SPREAD.items() if k != "whenUnsatisfiable"}
+    if when != "missing":
+        constraint["whenUnsatisfiable"] = when
+    snap = snapshot(*nodes(), web("w1", "a1", topologySpreadConstraints=[constraint]))
+    pod = snap.pod("default", "w1")
+    assert (normalized(constraint)["whenUnsatisfiable"] == "DoNotSchedule") is hard
+    assert len(prefilter_state(pod, snap).spread) == hard
+    assert _may_fit_later(pod) is hard
+    assert constrained_pods(snap, "a1") == hard

@@ -82,7 +82,9 @@ class CapacityCheck:
     checked: bool
     ok: Optional[bool]
     unplaceable: Tuple[Unplaceable, ...] = ()
-    figures: Optional[Mapping] = None  # nodesConsidered, replacementsPlaced, placedOn (when checked)
+    nodes_considered: Optional[int] = None  # the nodes that stay (when checked)
+    replacements_placed: Optional[int] = None
+    placed_on: Optional[Mapping] = None  # node -> replacements placed on it
 
 
 @dataclass(frozen=True, slots=True)

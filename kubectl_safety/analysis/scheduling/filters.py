@@ -22,14 +22,13 @@ from kubectl_safety.analysis.scheduling.failure import Failure
 from kubectl_safety.analysis.scheduling.volume_limits import counts_volumes, volume_limits_filter
 from kubectl_safety.analysis.scheduling.volumes import (claim_names, read_write_once_pod_failure,
                                                        read_write_once_pod_users, volume_filter, volume_prefilter)
-from kubectl_safety.analysis.topology import (constraint_selector, count_in_domains, eligible_domains, node_eligible,
-                                             normalized)
+from kubectl_safety.analysis.labelled import labelled
+from kubectl_safety.analysis.topology import (constraint_selector, count_in_domains, eligible_domains, is_hard,
+                                             node_eligible, normalized)
 from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
 from kubectl_safety.model.quantity import format_amount
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
                                             toleration_tolerates, untolerated_taint)
-
-FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
 
 class NodeState:
@@ -331,8 +330,7 @@ def node_decides_alone(pod, snapshot) -> bool:
                 or (snapshot.csi_nodes and counts_volumes(pod) and snapshot.storage_known)
                 or (pod.resource_claims and dra_known(snapshot))
                 or required_terms(pod, "podAffinity") or required_terms(pod, "podAntiAffinity")
-                or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
-                       for c in pod.topology_spread_constraints)
+                or any(is_hard(c) for c in pod.topology_spread_constraints)
                 or any(t.matches(pod) for t in existing_anti_terms(snapshot, pod.namespace)))
 
 
@@ -340,7 +338,7 @@ def _cache(snapshot) -> dict:
     planning = snapshot.planning
     entry = planning.get(_PLANNING)
     if entry is None:
-        entry = planning.setdefault(_PLANNING, {"states": {}, "pre": {}, "anti": None, "labels": {}, "parent": None})
+        entry = planning.setdefault(_PLANNING, {"states": {}, "pre": {}, "anti": None, "parent": None})
     return entry
 
 
@@ -468,21 +466,10 @@ def required_terms(pod, kind, incoming=True) -> tuple:
 
 
 def _labelled(snapshot, namespace, selector) -> list:
-    """A superset of the namespace's pods ``selector`` matches: the smallest bucket of one of its
-    single-value ``In`` requirements (label index built once per snapshot and namespace)."""
+    """``labelled``, but an empty selector counts no pod here."""
     if selector is None or selector.is_empty:
         return []
-    pods = snapshot.pods_in(namespace)
-    exact = [(k, next(iter(v))) for k, op, v in selector.requirements if op == "In" and len(v) == 1]
-    if not exact:
-        return pods
-    indexes = _cache(snapshot)["labels"]
-    if namespace not in indexes:
-        index = indexes[namespace] = {}
-        for p in pods:
-            for item in p.labels.items():
-                index.setdefault(item, []).append(p)
-    return min((indexes[namespace].get(item, []) for item in exact), key=len)
+    return labelled(snapshot, namespace, selector)
 
 
 class _Spread:
@@ -529,8 +516,7 @@ class _PreFilter:
         self.volumes = volume_prefilter(pod, snapshot)
         self.rwop_users = read_write_once_pod_users(pod, snapshot)
         self.devices = dra_prefilter(pod, snapshot)  # None: DynamicResources skips the pod
-        constraints = [c for c in pod.topology_spread_constraints
-                       if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+        constraints = [c for c in pod.topology_spread_constraints if is_hard(c)]
         keys = [c.get("topologyKey") for c in constraints]
         self.spread = [_Spread(pod, c, keys, snapshot) for c in constraints]
         self.affinity = required_terms(pod, "podAffinity")

@@ -140,7 +140,7 @@ class _Drain(DrainReads):
             report = drain_nodes(
                 drainer, self.nodes, lambda group: self.plan(group if self.view else None, self.nodes)[1],
                 plan=plan, timeout=timeout, order=order,
-                grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
+                grace_period=self.options.grace_seconds,
                 skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout)
         emit(report, self.s.g.output, render_report)
         return drain_code(report)
@@ -151,7 +151,7 @@ class _Drain(DrainReads):
         from kubectl_safety.engine.drain import server_dry_run
 
         plan = server_dry_run(self.s.connection("drain"), plan, timeout=timeout,
-                              grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
+                              grace_period=self.options.grace_seconds,
                               on_event=self.progress,
                               interrupts=lambda executor: interrupts(
                                   executor, "stopping after the requests in flight; nodes stay cordoned"))
