@@ -193,8 +193,8 @@ def cluster_check(c: ClusterCheck) -> dict:
                     "otherFindings": dict(s.other_findings), "ready": s.ready},
         "blockers": [blocker(b) for b in c.blockers],
         "nodes": [checked_node(n) for n in c.nodes],
-        "findings": [finding(f) for f in c.findings],
-        "otherFindings": [finding(f) for f in c.other_findings],
+        "findings": [check_finding(f) for f in c.findings],
+        "otherFindings": [check_finding(f) for f in c.other_findings],
     }
 
 
@@ -223,9 +223,12 @@ def checked_node(n: CheckedNode) -> dict:
 
 
 def finding(f: Finding) -> dict:
-    out = {"code": f.code, "severity": f.severity.value, "message": f.message}
-    if f.objects is not None:
-        out["objects"] = [object_ref(o) for o in f.objects]
+    return {"code": f.code, "severity": f.severity.value, "message": f.message}
+
+
+def check_finding(f: Finding) -> dict:
+    """A finding of ``check``: with the objects it names."""
+    out = {**finding(f), "objects": [object_ref(o) for o in f.objects]}
     if f.reason is not None:
         out["reason"] = f.reason
     return out

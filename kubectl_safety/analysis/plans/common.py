@@ -63,13 +63,13 @@ class ObjectRef:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """An observation with a stable code; ``objects`` (None: not listed) and ``reason`` (``check``:
-    outside|ignored, a finding that does not gate) where the report names them."""
+    """An observation with a stable code; ``check`` names its ``objects`` and, for one that does not
+    gate, the ``reason`` (outside|ignored)."""
 
     code: str
     severity: Severity
     message: str
-    objects: Optional[Tuple[ObjectRef, ...]] = None
+    objects: Tuple[ObjectRef, ...] = ()
     reason: Optional[str] = None
 
     def __post_init__(self):

@@ -1,6 +1,6 @@
 """A node drain plan: each pod's action and why, its waves, budgets, capacity, losses and surges."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Mapping, Optional, Tuple
 
@@ -82,9 +82,9 @@ class CapacityCheck:
     checked: bool
     ok: Optional[bool]
     unplaceable: Tuple[Unplaceable, ...] = ()
-    nodes_considered: Optional[int] = None  # the nodes that stay (when checked)
-    replacements_placed: Optional[int] = None
-    placed_on: Optional[Mapping] = None  # node -> replacements placed on it
+    nodes_considered: int = 0  # the nodes that stay (when checked)
+    replacements_placed: int = 0
+    placed_on: Mapping = field(default_factory=dict)  # node -> replacements placed on it
 
 
 @dataclass(frozen=True, slots=True)
