@@ -248,7 +248,7 @@ def _runtime_class(raw, snapshot):
         spec["tolerations"] = list(spec.get("tolerations") or []) + extra
 
 
-def _usage(pod) -> dict:
+def quota_usage(pod) -> dict:
     """What the pod charges a quota: its count and its requests and limits (overhead included)."""
     requests, limits = pod_requests(pod), _pod_amounts(pod, "limits")
     for name, value in exact_resource_list(pod.spec.get("overhead")).items():  # PodLimits: to the limits set
@@ -269,14 +269,8 @@ def _quota(pod, snapshot):
     usage = None
     default = snapshot.global_default_class
     class_name = pod.spec.get("priorityClassName") or (default.name if default is not None else "")
-    for quota in snapshot.resource_quotas_in(pod.namespace):
-        if not quota_matches(quota, pod, class_name):
-            continue
-        hard_raw = quota.status.get("hard")
-        if not hard_raw:  # not computed yet: admission judges status.hard only, so nothing is limited
-            continue
-        usage = usage if usage is not None else _usage(pod)
-        hard, used = _amounts(hard_raw), _amounts(quota.status.get("used"))
+    for quota, hard, used in charging_quotas(pod, snapshot, class_name):
+        usage = usage if usage is not None else quota_usage(pod)
         unknown = sorted(n for n in hard if n in usage and n not in used)
         if unknown:
             raise AdmissionRejected("ResourceQuota", f"status unknown for quota: {quota.name}, resources: "
@@ -285,10 +279,24 @@ def _quota(pod, snapshot):
         if missing:
             raise AdmissionRejected("ResourceQuota", f"failed quota: {quota.name}: must specify "
                                                      + ",".join(sorted(missing)))
-        over = [n for n in sorted(hard) if n in usage and used.get(n, 0) + usage[n] > hard[n]]
+        over = exceeded(hard, used, usage)
         if over:
             raise AdmissionRejected("ResourceQuota", f"exceeded quota: {quota.name}, requested: "
                                                      + ",".join(f"{n}={usage[n]}" for n in over))
+
+
+def charging_quotas(pod, snapshot, class_name):
+    """(quota, hard, used) of each quota of the pod's namespace that charges it: its scopes match
+    (``quota_matches``) and its status.hard is computed (admission judges status.hard only: a quota
+    not computed yet limits nothing)."""
+    for quota in snapshot.resource_quotas_in(pod.namespace):
+        if quota_matches(quota, pod, class_name) and quota.status.get("hard"):
+            yield quota, _amounts(quota.status.get("hard")), _amounts(quota.status.get("used"))
+
+
+def exceeded(hard, used, usage, count=1) -> list:
+    """The resources of a quota (``hard``, ``used``) that ``count`` more pods charging ``usage`` exceed."""
+    return [n for n in sorted(hard) if n in usage and used.get(n, 0) + count * usage[n] > hard[n]]
 
 
 def quota_matches(quota, pod, class_name) -> bool:

@@ -5,6 +5,8 @@
 
 import math
 
+from kubectl_safety.analysis.plans.common import BudgetSummary
+from kubectl_safety.model.constants import NO_SCALE
 from kubectl_safety.model.meta import parse_time
 
 
@@ -15,9 +17,6 @@ def scaled(value, total: int) -> int:
     return int(value)
 
 
-# Owners without a scale subresource: the controller's generic finder gets no scale for them.
-NO_SCALE = {("DaemonSet", "apps"): "daemonsets.apps", ("Job", "batch"): "jobs.batch",
-            ("CronJob", "batch"): "cronjobs.batch"}
 DELETION_TIMEOUT = 120  # seconds an Eviction's disruptedPods entry keeps a pod out of currentHealthy
 
 
@@ -67,6 +66,16 @@ def _disrupted(pdb, pod, now) -> bool:
     return when is None or when.timestamp() + DELETION_TIMEOUT > now.timestamp()
 
 
+def desired_healthy(pdb, expected):
+    """``getExpectedPodCount``'s desiredHealthy of ``expected`` pods: ``expected`` less maxUnavailable, a
+    percentage minAvailable of ``expected``, or an integer minAvailable (None: the PDB sets neither)."""
+    if pdb.max_unavailable is not None:
+        return max(0, expected - scaled(pdb.max_unavailable, expected))
+    if isinstance(pdb.min_available, str):
+        return scaled(pdb.min_available, expected)
+    return None if pdb.min_available is None else int(pdb.min_available)
+
+
 def status_sync_failure(pdb):
     """The message of the status's DisruptionAllowed=False/SyncFailed condition, or None."""
     for c in pdb.status.get("conditions") or []:
@@ -100,14 +109,9 @@ def budget(pdb, snapshot, pods=None) -> dict:
             expected = expected_scale(pdb, pods, snapshot)
             if expected is None:  # an owner is not in the snapshot: trust the controller's status
                 expected, failed = pdb.status_int("expectedPods"), status_sync_failure(pdb)
-            if expected is None:
-                desired = None
-            elif pdb.max_unavailable is not None:
-                desired = max(0, expected - scaled(pdb.max_unavailable, expected))
-            else:
-                desired = scaled(pdb.min_available, expected)
+            desired = None if expected is None else desired_healthy(pdb, expected)
         elif pdb.min_available is not None:
-            expected, desired = len(pods), int(pdb.min_available)
+            expected, desired = len(pods), desired_healthy(pdb, len(pods))
     except SyncFailed as e:
         failed = str(e)
         expected, desired = pdb.status_int("expectedPods"), pdb.status_int("desiredHealthy")
@@ -154,6 +158,20 @@ def never_allows(pdb, snapshot, b=None, pods=None):
     return None
 
 
+def never_evicts(pdb, known: BudgetSummary):
+    """Why no eviction of ``pdb``'s pods ever passes (``known``: its ``summary``), or None: ``never_allows``,
+    or the status's desiredHealthy >= expectedPods > 0 with none allowed where expectedPods is the
+    owners' scale (maxUnavailable, percentages; for an integer minAvailable it is the pods that exist
+    now, which dips while replacements start)."""
+    if known.never_allows is not None:
+        return known.never_allows
+    desired, expected = pdb.status_int("desiredHealthy"), pdb.status_int("expectedPods")
+    if (pdb.max_unavailable is not None or isinstance(pdb.min_available, str)) and pdb.disruptions_allowed == 0 \
+            and desired is not None and expected is not None and desired >= expected > 0:
+        return f"desiredHealthy {desired} >= expectedPods {expected}"
+    return None
+
+
 def _never_allows_from_status(pdb):
     """The same judgement from the status alone (pods not all in the snapshot)."""
     failed = status_sync_failure(pdb)
@@ -182,23 +200,15 @@ def _selected(pdb, snapshot) -> list:
     return [p for p in snapshot.pods_in(pdb.namespace) if pdb.selects(p)]
 
 
-def summary(pdb, snapshot, pods=None) -> dict:
-    """The JSON view of a PDB used by every report (``pods``: as for ``budget``)."""
+def summary(pdb, snapshot, pods=None) -> BudgetSummary:
+    """A PDB as every report shows it (``pods``: as for ``budget``)."""
     if pods is None and snapshot.pods_complete_in(pdb.namespace):
         pods = _selected(pdb, snapshot)  # once for the budget and never_allows
     b = budget(pdb, snapshot, pods)
-    return {
-        "name": pdb.name, "namespace": pdb.namespace,
-        "minAvailable": pdb.min_available, "maxUnavailable": pdb.max_unavailable,
-        "unhealthyPodEvictionPolicy": pdb.unhealthy_pod_eviction_policy,
-        "selector": str(pdb.selector) if pdb.selector is not None else None,
-        "disruptionsAllowed": pdb.disruptions_allowed,
-        "currentHealthy": pdb.status_int("currentHealthy"),
-        "desiredHealthy": pdb.status_int("desiredHealthy"),
-        "expectedPods": pdb.status_int("expectedPods"),
-        "matchingPods": b["matchingPods"],
-        "neverAllows": never_allows(pdb, snapshot, b, pods),
-    }
+    return BudgetSummary(pdb.name, pdb.namespace, pdb.min_available, pdb.max_unavailable,
+                         pdb.unhealthy_pod_eviction_policy, str(pdb.selector) if pdb.selector is not None else None,
+                         pdb.disruptions_allowed, pdb.status_int("currentHealthy"), pdb.status_int("desiredHealthy"),
+                         pdb.status_int("expectedPods"), b["matchingPods"], never_allows(pdb, snapshot, b, pods))
 
 
 # -- the Eviction API: which evictions spend a disruption -----------------------------------------
@@ -236,13 +246,7 @@ class BudgetTracker:
         self.healthy = pdb.status_int("currentHealthy")
         self.desired = pdb.status_int("desiredHealthy")
         self.expected = pdb.status_int("expectedPods")
-        self.never = self.summary["neverAllows"]
-        # expectedPods is the owners' scale only for maxUnavailable and percentages; for an integer
-        # minAvailable it is the pods that exist now, which dips while replacements start.
-        scaled = pdb.max_unavailable is not None or isinstance(pdb.min_available, str)
-        if self.never is None and scaled and self.allowed == 0 and self.desired is not None \
-                and self.expected is not None and self.desired >= self.expected > 0:
-            self.never = f"desiredHealthy {self.desired} >= expectedPods {self.expected}"
+        self.never = never_evicts(pdb, self.summary)
         self.lost = 0  # healthy pods evicted for good (no replacement, or it cannot be placed)
         self.waves = {}  # wave -> pods evicted in it
 
@@ -252,14 +256,6 @@ class BudgetTracker:
 
     def per_wave(self) -> int:
         return self.allowed - self.lost
-
-    def to_dict(self) -> dict:
-        out = dict(self.summary, neverAllows=self.never)
-        out["podsToEvict"] = sum(self.waves.values())
-        out["waves"] = len(self.waves)
-        out["lostForGood"] = self.lost
-        return out
-
 
 class Budgets:
     """PDB allowances, cumulative within a round; a new round restores the full budget."""

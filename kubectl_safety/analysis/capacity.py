@@ -16,7 +16,7 @@ from kubectl_safety.analysis.scheduling.prefilter import prefilter_state, seed_p
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.score import ScoreCluster, image_census, nodes_to_find, score_nodes
 from kubectl_safety.analysis.scheduling.volumes import claim_names
-from kubectl_safety.analysis.topology import constraint_selector
+from kubectl_safety.analysis.topology import constraint_selector, is_hard
 from kubectl_safety.model.cached import cached
 from kubectl_safety.model.snapshot import ClusterSnapshot
 
@@ -37,7 +37,7 @@ class Capacity:
     takes the first by name that is not being drained, and names the others in ``tied``.
     Replacements placed earlier count: on their node through its ``NodeState`` (filters and scores),
     and cluster-wide (spread, affinity, ReadWriteOncePod) by rebuilding the snapshot before a pod
-    whose cross-node filters one of them affects (``affects``).
+    whose cross-node filters one of them affects (``_affected``).
     """
 
     def __init__(self, snapshot, drained, leaving, shared=None):
@@ -84,7 +84,10 @@ class Capacity:
             self.unseen_anti = False
 
     def _affected(self, pod) -> bool:
-        """``any(affects(added, pod) for added in self.unseen)``, with ``pod``'s side parsed once."""
+        """Whether a pod placed since the last rebuild counts in ``pod``'s cross-node filters: a spread
+        selector (even empty) or a required (anti-)affinity term of ``pod`` selects it, its own
+        anti-affinity selects ``pod``, or both use the same claim (ReadWriteOncePod, or a ResourceClaim
+        allocated where the first lands)."""
         affinity = pod.affinity
         if not (pod.topology_spread_constraints or claims_of(pod) or affinity.get("podAffinity")
                 or affinity.get("podAntiAffinity")) and not self.unseen_anti:
@@ -218,10 +221,9 @@ class Capacity:
         self.unseen_anti = self.unseen_anti or bool(anti_affinity_terms(placed))
         self.placed.setdefault(node.name, []).append(new.key)
 
-    def summary(self) -> dict:
-        return {"nodesConsidered": len(self.nodes) - len(self.drained),
-                "replacementsPlaced": sum(len(v) for v in self.placed.values()),
-                "placedOn": {k: len(v) for k, v in sorted(self.placed.items())}}
+    def placed_on(self) -> dict:
+        """{node: replacements placed on it}, by node name."""
+        return {k: len(v) for k, v in sorted(self.placed.items())}
 
 
 def _may_fit_later(pod) -> bool:
@@ -229,23 +231,7 @@ def _may_fit_later(pod) -> bool:
     or a spread constraint whose smallest domain they fill (resources, anti-affinity, taints only
     get worse)."""
     return bool(required_terms(pod, "podAffinity") or any(
-        c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule" for c in pod.topology_spread_constraints))
-
-
-def affects(placed, pod) -> bool:
-    """Whether ``placed`` counts in ``pod``'s cross-node filters: a spread selector (even empty) or a required
-    (anti-)affinity term of ``pod`` selects it, its own anti-affinity selects ``pod``, or both use
-    the same claim (ReadWriteOncePod, or a ResourceClaim allocated where the first lands)."""
-    if placed.namespace == pod.namespace:
-        for c in pod.topology_spread_constraints:
-            selector = constraint_selector(pod, c)
-            if selector is not None and selector.matches(placed.labels):  # even empty: see _affected
-                return True
-        if claims_of(placed) & claims_of(pod):
-            return True
-    terms = required_terms(pod, "podAffinity") + required_terms(pod, "podAntiAffinity")
-    return (any(t.matches(placed) for t in terms)
-            or any(t.matches(pod) for t in required_terms(placed, "podAntiAffinity", incoming=False)))
+        is_hard(c) for c in pod.topology_spread_constraints))
 
 
 def claims_of(pod) -> set:

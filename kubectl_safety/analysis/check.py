@@ -20,23 +20,19 @@
 
 from dataclasses import dataclass, field, replace
 
-from kubectl_safety.analysis.budgets import BudgetTracker, skips_pdb_check
+from kubectl_safety.analysis.budgets import never_evicts, skips_pdb_check
 from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_replacement, plan_drain
 from kubectl_safety.analysis.explain import explain_priorities
 from kubectl_safety.analysis.force_delete import assess
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.plans.check import Blocker, CheckSummary, CheckedNode, ClusterCheck, Finding, FindingSeverity, StuckPod
-from kubectl_safety.analysis.plans.common import Action, ObjectRef, Severity
-from kubectl_safety.analysis.risks import incomplete, obj, pod_obj
+from kubectl_safety.analysis.plans.check import Blocker, CheckSummary, CheckedNode, ClusterCheck, StuckPod
+from kubectl_safety.analysis.plans.common import SEVERITIES, Action, Finding, ObjectRef, Severity, obj, pod_obj
+from kubectl_safety.analysis.risks import incomplete
 from kubectl_safety.analysis.room import Room, proved_plan, recreated_pods
-from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, normalized,
-                                             skew)
+from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, is_hard,
+                                             normalized, skew)
+from kubectl_safety.model.constants import NO_SCALE_KINDS
 
-SEVERITIES = ("info", "warning", "error")
-FAIL_ON = ("error", "warning", "none")  # none: findings never make the check fail
-SCOPES = ("pool", "cluster")
-SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController")
-NO_SCALE = ("DaemonSet", "Job", "CronJob")  # built-in controllers without a scale subresource
 SAMPLE = 20  # objects listed per finding (the message gives the count)
 PREVIEWS = 1  # pending preempting pods previewed (the highest first; each weighs every node)
 
@@ -261,15 +257,14 @@ def _summary(nodes, findings, blockers, fail_on, scope, other) -> CheckSummary:
 
 def finding(code, severity, message, objects) -> Finding:
     """A finding with every object it names (``check`` keeps the first ``SAMPLE`` once it has scoped it)."""
-    return Finding(code, FindingSeverity(severity), message,
-                   tuple(ObjectRef(o["kind"], o["namespace"], o["name"]) for o in objects))
+    return Finding(code, Severity(severity), message, tuple(objects))
 
 
 def _pod_objs(pods) -> list:
     return [pod_obj(p) for p in sorted(pods, key=lambda p: p.key)]
 
 
-def _pdb_obj(b) -> dict:
+def _pdb_obj(b) -> ObjectRef:
     return obj("PodDisruptionBudget", b.namespace, b.name)
 
 
@@ -297,7 +292,7 @@ def pdb_findings(snapshot, shared) -> list:
                                f"{b.selector if b.selector is not None else 'nil'}): it protects nothing; check its labels",
                                [_pdb_obj(b)]))
             continue
-        never = BudgetTracker(b, None, shared.summary(b)).never
+        never = never_evicts(b, shared.summary(b))
         if never:
             out.append(finding("PDB_NEVER_ALLOWS", "error", f"PDB {ref} never allows a disruption ({never}): "
                                "no drain can evict its pods", [_pdb_obj(b)]))
@@ -307,7 +302,7 @@ def pdb_findings(snapshot, shared) -> list:
                                "the API server refuses evictions (429) until the disruption controller catches up",
                                [_pdb_obj(b)]))
         if b.max_unavailable is not None or isinstance(b.min_available, str):
-            kinds = sorted({_controller_kind(p, snapshot) for p in pods} & (set(NO_SCALE) | {"none"}))
+            kinds = sorted({_controller_kind(p, snapshot) for p in pods} & (set(NO_SCALE_KINDS) | {"none"}))
             if kinds:
                 out.append(finding("PDB_CONTROLLER_NO_SCALE", "error", f"PDB {ref} uses "
                                    f"{'maxUnavailable' if b.max_unavailable is not None else 'a percentage minAvailable'} "
@@ -347,7 +342,7 @@ def workload_findings(snapshot, shared, unplaceable) -> list:
             continue
         chain = snapshot.owner_chain(pod)
         ref = chain[-1][0]
-        if ref.get("kind") in ("DaemonSet", "Job", "CronJob"):
+        if ref.get("kind") in NO_SCALE_KINDS:
             continue
         groups.setdefault((ref.get("kind"), pod.namespace, ref.get("name")), []).append(pod)
     zones = {n.labels.get(ZONE) for n in snapshot.nodes if n.labels.get(ZONE)}
@@ -405,8 +400,7 @@ def _spread_findings(pod, wl, snapshot, shared) -> list:
     """DoNotSchedule spread constraints whose skew exceeds maxSkew now (counted as the scheduler
     counts: eligible nodes' domains, matching pods that are not terminating)."""
     out = []
-    constraints = [c for c in pod.topology_spread_constraints
-                   if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+    constraints = [c for c in pod.topology_spread_constraints if is_hard(c)]
     for raw in constraints:
         c = normalized(raw)
         selector = constraint_selector(pod, raw)
@@ -416,7 +410,7 @@ def _spread_findings(pod, wl, snapshot, shared) -> list:
         counts = count_in_domains(domains, selector, shared.index.candidates(pod.namespace, selector))
         s = skew(counts, c["minDomains"])
         if s > c["maxSkew"]:
-            out.append(finding("SPREAD_VIOLATED", "warning", f"{wl['kind']} {wl['namespace']}/{wl['name']}: spread on "
+            out.append(finding("SPREAD_VIOLATED", "warning", f"{wl.kind} {wl.namespace}/{wl.name}: spread on "
                                f"{c['topologyKey']} has skew {s} > maxSkew {c['maxSkew']} "
                                f"({', '.join(f'{k}={v}' for k, v in sorted(counts.items()))}): new pods may not "
                                "schedule; `kubectl safety rebalance` can restore it", [wl]))

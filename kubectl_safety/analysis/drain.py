@@ -20,11 +20,13 @@ from dataclasses import dataclass, replace
 from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
 from kubectl_safety.analysis.deletion import holding_finalizers, pod_gc_force_deletes
 from kubectl_safety.analysis.eviction import FILTER_CODES, PodVerdict, blocker, eviction_rules, kubectl_filters
+from kubectl_safety.analysis.labelled import labelled
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.plans.common import Action, ObjectRef, Reason, Risk, RiskCode, Severity, MOVING
-from kubectl_safety.analysis.plans.drain import (BudgetUse, CapacityCheck, DrainPlan, DrainedNode, Losses, PodAction, Unplaceable,
-                                                 WaitFor, Wave)
-from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, obj, pod_obj
+from kubectl_safety.analysis.plans.common import (Action, BudgetSummary, MOVING, Reason, RiskList, Severity, obj,
+                                                  pod_obj)
+from kubectl_safety.analysis.plans.drain import (BudgetUse, CapacityCheck, DrainPlan, DrainedNode, Losses, PodAction,
+                                                 Unplaceable, WaitFor, Wave)
+from kubectl_safety.analysis.risks import NODE_WAY_OUT, incomplete
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.volume_limits import counts_volumes
 from kubectl_safety.analysis.scheduling.volumes import claim_names
@@ -55,6 +57,11 @@ class DrainOptions:
     surge_limit: object = None  # extra pods per workload at most: int, "N%" of its replicas, or None
     wait_completed: bool = False  # Job pods: wait for them to complete instead of evicting them
     exclude: frozenset = frozenset()  # pod keys left out of the plan: an engine's own rules decide them
+
+    @property
+    def grace_seconds(self):
+        """--grace-period as the API takes it: None for -1 (each pod's own), else the seconds."""
+        return self.grace_period if self.grace_period >= 0 else None
 
 
 
@@ -127,7 +134,7 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
                    sum(w.estimated_seconds for w in waves), now)
     for code, message, objects in surge_risks:
         risks.add(code, message, objects)
-    risks = typed_risks(risks.judged(options.accept_risks))
+    risks = risks.judged(options.accept_risks)
     safe = all(r.accepted for r in risks)
     return DrainPlan(
         safe=safe, nodes=_nodes(snapshot, targets, pods), options=options, pods=pods,
@@ -194,11 +201,10 @@ class _Entry:
 
 # -- PodDisruptionBudget accounting ----------------------------------------------------------
 class PodIndex:
-    """Pods of a namespace by (label, value), built on first use: selector matches without full scans."""
+    """A snapshot's pods as PDB selectors find them (``labelled``): selector matches without full scans."""
 
     def __init__(self, snapshot):
         self.snapshot = snapshot
-        self._by_value = {}  # (namespace, label key) -> {value: pods}
         self._selects = {}
         self._empty = {}
 
@@ -220,25 +226,8 @@ class PodIndex:
         return self._empty[namespace]
 
     def candidates(self, namespace, selector) -> list:
-        """A superset of the pods ``selector`` matches (the smallest exact-label bucket)."""
-        if selector is None:
-            return []
-        exact = [(k, next(iter(v))) for k, op, v in selector.requirements if op == "In" and len(v) == 1]
-        if not exact:
-            return self.snapshot.pods_in(namespace)
-        return min((self._values(namespace, k).get(v, []) for k, v in exact), key=len)
-
-    def _values(self, namespace, key) -> dict:
-        """{value: the namespace's pods with that value of label ``key``}, built on first use (a
-        selector names few keys; a pod has many labels)."""
-        index = self._by_value.get((namespace, key))
-        if index is None:
-            index = self._by_value[(namespace, key)] = {}
-            for pod in self.snapshot.pods_in(namespace):
-                value = pod.labels.get(key)
-                if value is not None:
-                    index.setdefault(value, []).append(pod)
-        return index
+        """A superset of the pods ``selector`` matches (``labelled``)."""
+        return labelled(self.snapshot, namespace, selector)
 
     def view(self, pdb):
         """The snapshot restricted to the PDB's pods: pdb.py's scans then cost O(its pods)."""
@@ -260,7 +249,7 @@ class SharedPlanning:
         self._base = None
         self._selected = None
 
-    def summary(self, pdb) -> dict:
+    def summary(self, pdb) -> BudgetSummary:
         ref = (pdb.namespace, pdb.name)
         if ref not in self.summaries:
             self.summaries[ref] = pdb_summary(pdb, self.snapshot, self.selected(pdb))
@@ -401,7 +390,7 @@ def _finish_entry(entry, v, placement, tied):
 
 # -- waves and durations ---------------------------------------------------------------------
 def _waves(verdicts, entries, options) -> tuple:
-    requested = options.grace_period if options.grace_period >= 0 else None
+    requested = options.grace_seconds
     waves = {}
     for v in verdicts:
         entry = entries[v.pod.key]
@@ -454,7 +443,10 @@ def _capacity(verdicts, placements, capacity) -> CapacityCheck:
     unplaceable = tuple(Unplaceable(v.pod.namespace, v.pod.name, v.pod.node_name, placements[v.pod.key][1],
                                     capacity.why_not.get(v.pod.key, {}), capacity.not_listed.get(v.pod.key, 0))
                         for v in verdicts if v.pod.key in placements and placements[v.pod.key][0] is None)
-    return CapacityCheck(checked=True, ok=not unplaceable, unplaceable=unplaceable, figures=capacity.summary())
+    placed_on = capacity.placed_on()
+    return CapacityCheck(checked=True, ok=not unplaceable, unplaceable=unplaceable,
+                         nodes_considered=len(capacity.nodes) - len(capacity.drained),
+                         replacements_placed=sum(placed_on.values()), placed_on=placed_on)
 
 
 def _budget_use(tracker) -> BudgetUse:
@@ -531,7 +523,7 @@ def _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, optio
             risks.add("POD_NOT_EVICTABLE", "; ".join(r.message for r in blocking), [pod_obj(p)])
     for u in checked.unplaceable:
         risks.add("REPLACEMENT_UNPLACEABLE", f"the replacement of {u.namespace}/{u.name} fits on no node: "
-                  f"{u.reason}", [pod_obj(u)], nodes=u.nodes, nodesNotListed=u.not_listed)
+                  f"{u.reason}", [pod_obj(u)], nodes=u.nodes, nodes_not_listed=u.not_listed)
     for key, node in sorted((capacity.returns_to if capacity else {}).items()):
         v = by_key[key]
         risks.add("REPLACEMENT_RETURNS_TO_NODE",
@@ -544,13 +536,6 @@ def _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, optio
                   f"{options.timeout:g}s: the drain stops part way (the nodes stay cordoned)",
                   [obj("Node", "", n) for n in targets])
     return risks
-
-
-def typed_risks(judged) -> tuple:
-    """``RiskList.judged()`` as ``Risk`` objects."""
-    return tuple(Risk(RiskCode(r["code"]), r["message"], tuple(ObjectRef(o["kind"], o["namespace"], o["name"])
-                                                               for o in r["objects"]),
-                      r["accepted"], r.get("nodes"), r.get("nodesNotListed")) for r in judged)
 
 
 def _node_risks(snapshot, targets, pods, risks, now):

@@ -16,7 +16,7 @@ hostPath volumes, and waits for terminating ones; the descheduler moves none of 
 
 from dataclasses import dataclass, field
 
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans.common import Finding
 from kubectl_safety.analysis.budgets import skips_pdb_check, status_sync_failure as sync_failure, unhealthy_goes_free
 from kubectl_safety.analysis.plans.common import Action, Reason, Severity
 from kubectl_safety.analysis.plans.drain import Blocker

@@ -4,11 +4,12 @@ from kubectl_safety.analysis import budgets as pdbs, node_pressure, priority, qo
 from kubectl_safety.analysis.explanations.common import NodeHealth, NodeReadiness
 from kubectl_safety.analysis.explanations.node import (Allocation, ExplainedNode, NodeConditionStatus, NodeExplanation,
                                                        RankedPod, Taint)
-from kubectl_safety.analysis.explanations.pod import (BudgetSummary, EvictionRank, ExplainedPod, Owner, PodExplanation,
+from kubectl_safety.analysis.explanations.pod import (EvictionRank, ExplainedPod, Owner, PodExplanation,
                                                       PrioritySource, ResolvedPriority)
 from kubectl_safety.analysis.explanations.priority import PriorityAudit, PriorityClassUse
 from kubectl_safety.analysis.explanations.qos import QosClass
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.explanations.spread import SpreadConstraint
+from kubectl_safety.analysis.plans.common import Finding
 from kubectl_safety.analysis.force_delete import assessment_for_explain
 from kubectl_safety.analysis.node_health import node_health
 from kubectl_safety.analysis.resources import pod_requests
@@ -41,14 +42,6 @@ def priority_of(pod, snapshot) -> ResolvedPriority:
                                 pod.preemption_policy or "PreemptLowerPriority", True, False)
     return ResolvedPriority(p["value"], p["className"], PrioritySource(p["source"]), p["preemptionPolicy"],
                             p["classMissing"], p["systemCritical"])
-
-
-def budget_summary(pdb, snapshot) -> BudgetSummary:
-    """``budgets.summary`` typed (a drain plan publishes the same dict)."""
-    b = pdbs.summary(pdb, snapshot)
-    return BudgetSummary(b["name"], b["namespace"], b["minAvailable"], b["maxUnavailable"],
-                         b["unhealthyPodEvictionPolicy"], b["selector"], b["disruptionsAllowed"], b["currentHealthy"],
-                         b["desiredHealthy"], b["expectedPods"], b["matchingPods"], b["neverAllows"])
 
 
 def eviction_rank(pod, node, snapshot):
@@ -159,7 +152,7 @@ def explain_pod(pod, snapshot, now, eviction_max_pod_grace=None) -> PodExplanati
     node = snapshot.node(pod.node_name) if pod.node_name else None
     q, prio = qos.explain_qos(pod), priority_of(pod, snapshot)
     matched = snapshot.pdbs_for(pod)
-    spread = topology.explain_constraints(pod, snapshot)
+    spread = spread_constraints(pod, snapshot)
     return PodExplanation(
         pod=ExplainedPod(pod.namespace, pod.name, pod.node_name or None, pod.phase, pod.is_ready, pod.is_terminating),
         qos=q,
@@ -168,7 +161,7 @@ def explain_pod(pod, snapshot, now, eviction_max_pod_grace=None) -> PodExplanati
         oom=node_pressure.oom_scores(pod, node),
         eviction_rank=eviction_rank(pod, node, snapshot),
         requests={r: format_amount(r, v) for r, v in sorted(pod_requests(pod).items())},
-        pdbs=tuple(budget_summary(b, snapshot) for b in matched),
+        pdbs=tuple(pdbs.summary(b, snapshot) for b in matched),
         owners=owner_chain(pod, snapshot),
         topology_spread=spread,
         node_state=health(node, now, snapshot.node_lease(pod.node_name)) if pod.node_name else None,
@@ -284,3 +277,23 @@ def explain_priorities(snapshot) -> PriorityAudit:
         pods_at_zero_count=len(at_zero),
         findings=tuple(findings),
     )
+
+
+def spread_constraints(pod, snapshot) -> tuple:
+    """Each of the pod's constraints (``SpreadConstraint``) with its domains, current skew and the pod's domain."""
+    out = []
+    constraints = pod.topology_spread_constraints
+    node = snapshot.node(pod.node_name) if pod.node_name else None
+    for raw in constraints:
+        c = topology.normalized(raw)
+        # The scheduler requires the keys of the constraints of the same kind only (Filter: DoNotSchedule).
+        same = [x for x in constraints if topology.normalized(x)["whenUnsatisfiable"] == c["whenUnsatisfiable"]]
+        counts = topology.domain_counts(pod, raw, snapshot, same)
+        s = topology.skew(counts, c["minDomains"])
+        selector = topology.constraint_selector(pod, raw)
+        out.append(SpreadConstraint(
+            c["topologyKey"], c["maxSkew"], c["whenUnsatisfiable"], c["minDomains"], c["nodeAffinityPolicy"],
+            c["nodeTaintsPolicy"], str(selector) if selector is not None else None,
+            bool(selector and selector.matches(pod.labels)), dict(sorted(counts.items())),
+            node.labels.get(c["topologyKey"]) if node else None, s, s > c["maxSkew"]))
+    return tuple(out)

@@ -9,7 +9,7 @@ from kubectl_safety.analysis import termination
 from kubectl_safety.analysis.explanations.common import NodeReadiness
 from kubectl_safety.analysis.explanations.delete import DeleteAssessment, DeleteNode, DeleteOwner, Terminating
 from kubectl_safety.analysis.node_health import node_health
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans.common import Finding
 from kubectl_safety.analysis.risks import incomplete
 
 UNSAFE_INLINE_TYPES = {"iscsi": "iSCSI", "fc": "Fibre Channel", "nfs": "NFS"}

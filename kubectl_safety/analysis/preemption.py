@@ -27,7 +27,7 @@ node with the most free cpu+memory (an approximation of scoring, which is not mo
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans.common import Finding
 from kubectl_safety.analysis.risks import incomplete
 from kubectl_safety.analysis.plans.preemption import ExcludedNode, Placement, PreemptionCandidate, PreemptionPreview, Preemptor, Sampling, Victim
 from kubectl_safety.analysis.scheduling.filters import filter_node, node_decides_alone

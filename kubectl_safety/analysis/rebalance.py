@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from kubectl_safety.analysis.budgets import Budgets
 from kubectl_safety.analysis import topology
 from kubectl_safety.analysis.deletion import pod_gc_force_deletes
-from kubectl_safety.analysis.drain import typed_risks
 from kubectl_safety.analysis.eviction import refusals
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans.common import Finding
 from kubectl_safety.analysis.node_health import node_health
+from kubectl_safety.analysis.plans.common import RiskList, obj
 from kubectl_safety.analysis.plans.rebalance import RebalancePlan, RebalanceSummary, RebalancedWorkload, Relocation, SpreadBlock, SpreadState
-from kubectl_safety.analysis.risks import NODE_WAY_OUT, RiskList, incomplete, is_safe, obj
+from kubectl_safety.analysis.risks import NODE_WAY_OUT, incomplete
 from kubectl_safety.analysis.scheduling.filters import filter_node
 from kubectl_safety.analysis.scheduling.node_state import reuse_node_states
 from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
@@ -58,7 +58,7 @@ class Spread:
     def __init__(self, rep, raw, group_constraints, snapshot, source="pod"):
         self.c = topology.normalized(raw)
         self.source = source
-        self.hard = self.c["whenUnsatisfiable"] == "DoNotSchedule" and source == "pod"
+        self.hard = topology.is_hard(raw) and source == "pod"
         self.selector = topology.constraint_selector(rep, raw)
         self.namespace = rep.namespace
         self.self_match = bool(self.selector and self.selector.matches(rep.labels))
@@ -454,7 +454,7 @@ def plan_rebalance(snapshot, workloads, options=RebalanceOptions(), now=None) ->
                         for w in workloads),
         constraints=tuple(constraints), evictions=tuple(planner.evictions), expected=tuple(expected),
         blocked=tuple(blocked), findings=tuple(findings), assumptions=tuple(ASSUMPTIONS),
-        risks=typed_risks(judged), safe=is_safe(judged),
+        risks=judged, safe=all(r.accepted for r in judged),
         summary=RebalanceSummary(len(violated), len(planner.evictions),
                                  max([e.round for e in planner.evictions], default=0), not unresolved))
 

@@ -1,5 +1,5 @@
 """The risks that make a plan not SAFE: one table of stable codes shared by drain, rebalance, check
-and rollout, and how a plan lists, accepts and judges them (pure).
+and rollout (plans collect them in ``plans.common.RiskList``; ``--accept-risk`` is read in ``cli/risks.py``).
 
 A plan is safe (exit 0) only when every risk it lists is accepted by name (``--accept-risk``);
 nothing is accepted implicitly. What a kubectl flag already accepts (``--force``,
@@ -56,68 +56,6 @@ NODE_WAY_OUT = ("wait for the node to return; or pass --skip-wait-for-delete-tim
                 "or, if the node is gone for good, add the out-of-service taint "
                 "(node.kubernetes.io/out-of-service=nodeshutdown:NoExecute) or "
                 "`kubectl safety delete pod ... --force --confirm` after fencing it")
-
-
-class UnknownRisk(ValueError):
-    """An --accept-risk value that names no risk."""
-
-
-def accepted_codes(values) -> frozenset:
-    """--accept-risk values (repeatable, comma-separated; codes or aliases, any case) -> codes."""
-    by_name = {code.lower(): code for code in RISKS}
-    by_name.update({alias: code for code, (alias, _) in RISKS.items()})
-    out = set()
-    for value in values or ():
-        for word in str(value).split(","):
-            word = word.strip().lower()
-            if not word:
-                continue
-            code = by_name.get(word) or by_name.get(word.replace("-", "_")) or by_name.get(word.replace("_", "-"))
-            if code is None:
-                raise UnknownRisk(f"--accept-risk={word}: unknown risk; known: "
-                                  + ", ".join(f"{c} ({a})" for c, (a, _) in RISKS.items()))
-            out.add(code)
-    return frozenset(out)
-
-
-def obj(kind, namespace, name) -> dict:
-    return {"kind": kind, "namespace": namespace or "", "name": name}
-
-
-def pod_obj(pod_or_entry) -> dict:
-    if isinstance(pod_or_entry, dict):
-        return obj("Pod", pod_or_entry["namespace"], pod_or_entry["name"])
-    return obj("Pod", pod_or_entry.namespace, pod_or_entry.name)
-
-
-class RiskList:
-    """Risks collected by a planner: one entry per (code, message); objects merged."""
-
-    def __init__(self):
-        self.items = []
-
-    def add(self, code, message, objects, **details):
-        if code not in RISKS:
-            raise KeyError(code)
-        for item in self.items:
-            if item["code"] == code and item["message"] == message:
-                item["objects"] += [o for o in objects if o not in item["objects"]]
-                return
-        self.items.append({"code": code, "message": message, "objects": list(objects), **details})
-
-    def judged(self, accepted=frozenset()) -> list:
-        """The risks with ``accepted`` set, in table order."""
-        order = list(RISKS)
-        return [{**r, "accepted": r["code"] in accepted}
-                for r in sorted(self.items, key=lambda r: order.index(r["code"]))]
-
-
-def is_safe(risks) -> bool:
-    return all(r["accepted"] for r in risks)
-
-
-def unaccepted(risks) -> list:
-    return [r for r in risks if not r["accepted"]]
 
 
 def incomplete(snapshot, verdict):

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from kubectl_safety.analysis.drain import DrainOptions, needs_replacement, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.plans.common import RiskCode
+from kubectl_safety.analysis.topology import is_hard
 from kubectl_safety.analysis.plans.rollout import Batch, BatchRisk, CapacityLeft, Cause, CauseCode, RolloutPlan
 from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
 from kubectl_safety.model.constants import ZONE
@@ -75,8 +76,7 @@ def constrained_pods(snapshot, node_name) -> int:
     """Pods on the node that a PDB or a hard topology spread constraint holds."""
     count = 0
     for pod in snapshot.pods_on(node_name):
-        spread = any(c.get("whenUnsatisfiable", "DoNotSchedule") == "DoNotSchedule"
-                     for c in pod.spec.get("topologySpreadConstraints") or [])
+        spread = any(is_hard(c) for c in pod.spec.get("topologySpreadConstraints") or [])
         if spread or snapshot.pdbs_for(pod):
             count += 1
     return count

@@ -30,7 +30,7 @@ from kubectl_safety.analysis.scheduling.pod_terms import existing_anti_terms, re
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import (HOSTNAME, constraint_selector, count_in_domains, eligible_domains,
-                                             global_min, normalized)
+                                             global_min, is_hard, normalized)
 
 ROOMY = 32  # nodes tried per pod: the roomiest of the cluster, or of the drained node's domain
 
@@ -212,7 +212,7 @@ def recreated_pods(snapshot, node, needs_replacement) -> list:
 def _spread(pod) -> list:
     """The pod's DoNotSchedule topology spread constraints."""
     return [c for c in pod.topology_spread_constraints
-            if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+            if is_hard(c)]
 
 
 def _node_rules(pod) -> bool:

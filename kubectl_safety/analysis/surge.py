@@ -15,12 +15,12 @@ surge pods are placed by the same filters as replacements.
 
 import json
 
-from kubectl_safety.analysis.budgets import scaled
-from kubectl_safety.analysis.plans.common import Action, Reason, Severity
+from kubectl_safety.analysis.budgets import desired_healthy, scaled
+from kubectl_safety.analysis.plans.common import Action, Reason, Severity, obj, pod_obj
 from kubectl_safety.analysis.plans.drain import Removal, Surge, SurgeMechanism, SurgePlan
 from kubectl_safety.analysis.resources import pod_requests
-from kubectl_safety.analysis.risks import obj, pod_obj
 from kubectl_safety.analysis.scale_down import DELETION_COST, ahead_of, is_active
+from kubectl_safety.model.selectors import selector_query
 
 ANNOTATION = "safety.kubectl.io/surge"  # the original count, recorded on the object before it changes
 LOWEST_COST = "-2147483648"  # the ReplicaSet controller removes the lowest cost first
@@ -51,17 +51,6 @@ def recorded(workload):
     except ValueError:
         return None
     return value if isinstance(value, dict) and isinstance(value.get("replicas"), int) else None
-
-
-def parse_limit(text):
-    """--surge-limit: extra pods per workload, a number or a percentage of its replicas (None: no bound)."""
-    text = (text or "").strip()
-    if not text:
-        return None
-    number = text[:-1] if text.endswith("%") else text
-    if not number.isdigit():
-        raise ValueError(f"--surge-limit={text}: use a number of pods or a percentage such as 25%")
-    return text if text.endswith("%") else int(text)
 
 
 def workload_of(snapshot, pod):
@@ -296,6 +285,8 @@ def _ready_by_controller(snapshot, namespace) -> dict:
 
 def _surge(snapshot, workload, pods, trackers, options, ready_seconds, now):
     """The Surge of one workload, and its risks."""
+    from kubectl_safety.analysis.scheduling.plugins import tolerates_cordon
+
     risks = []
     found = recorded(workload)
     current = workload.replicas
@@ -331,8 +322,9 @@ def _surge(snapshot, workload, pods, trackers, options, ready_seconds, now):
                   pods=tuple(v.pod.key[1] for v in pods), uids=tuple(v.pod.uid for v in pods),
                   from_replicas=original, to_replicas=to, mechanism=mechanism, removal=removal,
                   hpa=hpa.name if hpa is not None else None, hpa_min_from=hpa_from, hpa_min_to=hpa_to,
-                  pdb=pdb_ref, selector=_selector(workload), expected_seconds=wait, resumed=bool(found),
-                  gitops=_gitops(workload), tolerates_cordon=any(_tolerates_cordon(v.pod) for v in pods),
+                  pdb=pdb_ref, selector=selector_query(workload.spec.get("selector")), expected_seconds=wait,
+                  resumed=bool(found),
+                  gitops=_gitops(workload), tolerates_cordon=any(tolerates_cordon(v.pod) for v in pods),
                   ready_before=ready)
     if removal is Removal.DELETION_COST:
         risks += _scale_back_misses(snapshot, workload, pods, surge, now)
@@ -370,13 +362,6 @@ def _marked(pod):
     return type(pod)({**pod.raw, "metadata": meta})
 
 
-def _tolerates_cordon(pod) -> bool:
-    from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
-
-    return any((t.get("key") == UNSCHEDULABLE_TAINT["key"] or not t.get("key") and t.get("operator") == "Exists")
-               and t.get("effect") in (None, "", "NoSchedule") for t in pod.tolerations)
-
-
 def _removal(pdb, tracker, k):
     """How the old pods go once the surge pods are Ready: eviction when the budget then allows one."""
     if pdb is None:
@@ -384,12 +369,7 @@ def _removal(pdb, tracker, k):
     if tracker is None or tracker.healthy is None:
         return Removal.DELETION_COST
     healthy, expected = tracker.healthy + k, (tracker.expected or 0) + k
-    if pdb.max_unavailable is not None:
-        desired = expected - scaled(pdb.max_unavailable, expected)
-    elif isinstance(pdb.min_available, str):
-        desired = scaled(pdb.min_available, expected)
-    else:
-        desired = int(pdb.min_available or 0)
+    desired = desired_healthy(pdb, expected) or 0
     return Removal.EVICT if healthy - desired >= 1 else Removal.DELETION_COST
 
 
@@ -433,14 +413,6 @@ def _never_scales_down(workload, hpa, hpa_from, hpa_to, removal):
             f"(behavior.scaleDown.selectPolicy Disabled): once its minReplicas returns to {hpa_from}, {ref} keeps "
             f"{hpa_to} replicas; {left}", [obj(workload.kind, workload.namespace, workload.name),
                                            obj("HorizontalPodAutoscaler", hpa.namespace, hpa.name)])
-
-
-def _selector(workload) -> str:
-    """The workload's whole selector (matchLabels and matchExpressions) in the API's labelSelector form."""
-    from kubectl_safety.model.selectors import LabelSelector
-
-    selector = LabelSelector.parse(workload.spec.get("selector") or {})
-    return str(LabelSelector(sorted(selector.requirements, key=lambda r: (r[0], r[1], sorted(r[2])))))
 
 
 def _gitops(workload) -> str:
@@ -525,14 +497,10 @@ def _limits(snapshot, workload, pods, surge, limit) -> list:
 def _quota_over(snapshot, pod, k) -> str:
     """'name: resources' of the first quota of the pod's namespace that k more such pods exceed: the
     quotas whose scopes match the pod (its stored priorityClassName is the one admission gave it)."""
-    from kubectl_safety.analysis.admission import _amounts, _usage, quota_matches
+    from kubectl_safety.analysis.admission import charging_quotas, exceeded, quota_usage
 
-    for quota in snapshot.resource_quotas_in(pod.namespace):
-        if not quota.status.get("hard") or not quota_matches(quota, pod, pod.spec.get("priorityClassName")):
-            continue
-        usage = _usage(pod)
-        hard, used = _amounts(quota.status.get("hard")), _amounts(quota.status.get("used"))
-        over = [n for n in sorted(hard) if n in usage and used.get(n, 0) + k * usage[n] > hard[n]]
+    for quota, hard, used in charging_quotas(pod, snapshot, pod.spec.get("priorityClassName")):
+        over = exceeded(hard, used, quota_usage(pod), k)
         if over:
             return f"{quota.name}: {', '.join(over)}"
     return ""

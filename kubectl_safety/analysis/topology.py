@@ -3,7 +3,6 @@ every caller (explain, drain capacity, preemption, rebalance, check): ``eligible
 nodes that count and their domains), ``count_in_domains`` (the pods counted in each) and
 ``global_min``/``skew``."""
 
-from kubectl_safety.analysis.explanations.spread import SpreadConstraint
 from kubectl_safety.model.constants import HOSTNAME, ZONE
 from kubectl_safety.model.selectors import (LabelSelector, pod_matches_node_selector_and_affinity,
                                             untolerated_taint)
@@ -22,11 +21,21 @@ def constraint_selector(pod, constraint):
     return LabelSelector(reqs)
 
 
+# A constraint without whenUnsatisfiable (missing or null: Go decodes both as "") is hard. The API server
+# requires the field (``ValidateWhenUnsatisfiable``); a hand-written manifest or dump may lack it.
+DO_NOT_SCHEDULE = "DoNotSchedule"
+
+
+def is_hard(constraint) -> bool:
+    """A DoNotSchedule constraint: the PodTopologySpread filter's (``filterTopologySpreadConstraints``)."""
+    return (constraint.get("whenUnsatisfiable") or DO_NOT_SCHEDULE) == DO_NOT_SCHEDULE
+
+
 def normalized(constraint) -> dict:
     return {
         "topologyKey": constraint.get("topologyKey"),
         "maxSkew": int(constraint.get("maxSkew") or 1),
-        "whenUnsatisfiable": constraint.get("whenUnsatisfiable") or "DoNotSchedule",
+        "whenUnsatisfiable": constraint.get("whenUnsatisfiable") or DO_NOT_SCHEDULE,
         "minDomains": int(constraint.get("minDomains") or 1),
         "nodeAffinityPolicy": constraint.get("nodeAffinityPolicy") or "Honor",
         "nodeTaintsPolicy": constraint.get("nodeTaintsPolicy") or "Ignore",
@@ -109,23 +118,3 @@ def skew(counts: dict, min_domains: int = 1) -> int:
     if not counts:
         return 0
     return max(counts.values()) - global_min(counts, min_domains)
-
-
-def explain_constraints(pod, snapshot) -> tuple:
-    """Each of the pod's constraints (``SpreadConstraint``) with its domains, current skew and the pod's domain."""
-    out = []
-    constraints = pod.topology_spread_constraints
-    node = snapshot.node(pod.node_name) if pod.node_name else None
-    for raw in constraints:
-        c = normalized(raw)
-        # The scheduler requires the keys of the constraints of the same kind only (Filter: DoNotSchedule).
-        same = [x for x in constraints if normalized(x)["whenUnsatisfiable"] == c["whenUnsatisfiable"]]
-        counts = domain_counts(pod, raw, snapshot, same)
-        s = skew(counts, c["minDomains"])
-        selector = constraint_selector(pod, raw)
-        out.append(SpreadConstraint(
-            c["topologyKey"], c["maxSkew"], c["whenUnsatisfiable"], c["minDomains"], c["nodeAffinityPolicy"],
-            c["nodeTaintsPolicy"], str(selector) if selector is not None else None,
-            bool(selector and selector.matches(pod.labels)), dict(sorted(counts.items())),
-            node.labels.get(c["topologyKey"]) if node else None, s, s > c["maxSkew"]))
-    return tuple(out)

@@ -69,19 +69,25 @@ def selector(text, flag):
         raise UsageError(f"{flag}={text} must be a valid label selector") from None
 
 
+def surge_limit(text):
+    """--surge-limit: extra pods per workload, a number or a percentage of its replicas (None: no bound)."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    number = text[:-1] if text.endswith("%") else text
+    if not number.isdigit():
+        raise UsageError(f"--surge-limit={text}: use a number of pods or a percentage such as 25%")
+    return text if text.endswith("%") else int(text)
+
+
 def build_drain_options(params, timeout=0.0):
     """The ``DrainOptions`` of a command's parsed flags (``params``: its click parameters; a flag the
     command does not take keeps kubectl drain's default); ``timeout``: --timeout in seconds."""
     from kubectl_safety.analysis.drain import DrainOptions
-    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
+    from kubectl_safety.cli.risks import accepted_risks
 
-    from kubectl_safety.analysis.surge import parse_limit
-
-    try:
-        accepted = accepted_codes(params.get("accept_risk"))
-        limit = parse_limit(params.get("surge_limit"))
-    except (UnknownRisk, ValueError) as e:
-        raise UsageError(str(e)) from None
+    accepted = accepted_risks(params.get("accept_risk"))
+    limit = surge_limit(params.get("surge_limit"))
     if limit is not None and not params.get("surge"):
         raise UsageError("--surge-limit needs --surge")
     return DrainOptions(ignore_daemonsets=params.get("ignore_daemonsets", False),

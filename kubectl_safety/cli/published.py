@@ -14,8 +14,8 @@ from kubectl_safety.cli.published_engine import engine_plan
 from kubectl_safety.model.constants import API_VERSION
 
 if TYPE_CHECKING:
-    from kubectl_safety.analysis.plans.check import Blocker, CheckedNode, ClusterCheck, Finding
-    from kubectl_safety.analysis.plans.common import ObjectRef, Reason, Risk
+    from kubectl_safety.analysis.plans.check import Blocker, CheckedNode, ClusterCheck
+    from kubectl_safety.analysis.plans.common import BudgetSummary, Finding, ObjectRef, Reason, Risk
     from kubectl_safety.analysis.plans.drain import CapacityCheck, DrainPlan, PodAction, SurgePlan, Wave
     from kubectl_safety.analysis.plans.preemption import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
     from kubectl_safety.analysis.plans.rebalance import RebalancePlan, Relocation, SpreadBlock, SpreadState
@@ -23,10 +23,11 @@ if TYPE_CHECKING:
     from kubectl_safety.analysis.explanations.common import NodeHealth
     from kubectl_safety.analysis.explanations.delete import DeleteAssessment
     from kubectl_safety.analysis.explanations.node import NodeExplanation
-    from kubectl_safety.analysis.explanations.pod import BudgetSummary, PodExplanation
+    from kubectl_safety.analysis.explanations.pod import PodExplanation
     from kubectl_safety.analysis.explanations.priority import PriorityAudit
     from kubectl_safety.analysis.explanations.spread import SpreadConstraint
     from kubectl_safety.analysis.explanations.termination import TerminationTimeline
+    from kubectl_safety.analysis.scheduling.failure import Failure
     from kubectl_safety.engine.drain_report import (AppearedPod, DrainReport, LeftPod, RequestCounts, RequestOutcome,
                                                     SurgeRecord)
     from kubectl_safety.engine.delete_report import DeleteReport, PodDeletion
@@ -60,8 +61,8 @@ def drain_plan(plan: DrainPlan) -> dict:
                     "podSelector": str(o.pod_selector) if o.pod_selector is not None else None},
         "summary": plan_summary(plan),
         "pods": [pod_action(p) for p in plan.pods],
-        "pdbs": [dict(b.summary, neverAllows=b.never_allows, podsToEvict=b.pods_to_evict, waves=b.waves,
-                      lostForGood=b.lost_for_good) for b in plan.pdbs],
+        "pdbs": [dict(budget_summary(b.summary), neverAllows=b.never_allows, podsToEvict=b.pods_to_evict,
+                      waves=b.waves, lostForGood=b.lost_for_good) for b in plan.pdbs],
         "capacity": capacity(plan.capacity),
         "waves": [wave(w) for w in plan.waves],
         "estimatedSeconds": plan.estimated_seconds,
@@ -110,7 +111,8 @@ def reason(r: Reason) -> dict:
 def capacity(c: CapacityCheck) -> dict:
     if not c.checked:
         return {"checked": False, "ok": None, "unplaceable": []}
-    return {**c.figures, "checked": True, "ok": c.ok,
+    return {"nodesConsidered": c.nodes_considered, "replacementsPlaced": c.replacements_placed,
+            "placedOn": dict(c.placed_on), "checked": True, "ok": c.ok,
             "unplaceable": [{"namespace": u.namespace, "name": u.name, "node": u.node, "reason": u.reason,
                              "nodes": u.nodes, "nodesNotListed": u.not_listed} for u in c.unplaceable]}
 
@@ -206,8 +208,8 @@ def cluster_check(c: ClusterCheck) -> dict:
                     "otherFindings": dict(s.other_findings), "ready": s.ready},
         "blockers": [blocker(b) for b in c.blockers],
         "nodes": [checked_node(n) for n in c.nodes],
-        "findings": [finding(f) for f in c.findings],
-        "otherFindings": [finding(f) for f in c.other_findings],
+        "findings": [check_finding(f) for f in c.findings],
+        "otherFindings": [check_finding(f) for f in c.other_findings],
     }
 
 
@@ -236,8 +238,12 @@ def checked_node(n: CheckedNode) -> dict:
 
 
 def finding(f: Finding) -> dict:
-    out = {"code": f.code, "severity": f.severity.value, "message": f.message,
-           "objects": [object_ref(o) for o in f.objects]}
+    return {"code": f.code, "severity": f.severity.value, "message": f.message}
+
+
+def check_finding(f: Finding) -> dict:
+    """A finding of ``check``: with the objects it names."""
+    out = {**finding(f), "objects": [object_ref(o) for o in f.objects]}
     if f.reason is not None:
         out["reason"] = f.reason
     return out
@@ -333,7 +339,7 @@ def rebalance_plan(plan: RebalancePlan, results=None) -> dict:
         "evictions": [eviction_result(results[id(e)]) if id(e) in results else relocation(e) for e in plan.evictions],
         "expected": [spread_state(c) for c in plan.expected],
         "blocked": [spread_block(b) for b in plan.blocked],
-        "findings": [f.to_dict() for f in plan.findings],
+        "findings": [finding(f) for f in plan.findings],
         "assumptions": list(plan.assumptions),
         "risks": [risk(r) for r in plan.risks],
         "safe": plan.safe,
@@ -407,7 +413,7 @@ def preemption_preview(r: PreemptionPreview) -> dict:
         "placements": [{"replica": x.replica, "name": x.name, "outcome": x.outcome, "node": x.node,
                         "victims": [victim(v) for v in x.victims], "candidates": x.candidates} for x in r.placements],
         "notes": list(r.notes),
-        "findings": [f.to_dict() for f in r.findings],
+        "findings": [finding(f) for f in r.findings],
     }
 
 
@@ -425,7 +431,11 @@ def preemption_candidate(c: PreemptionCandidate) -> dict:
 
 def excluded_node(e: ExcludedNode) -> dict:
     return {"node": e.node, "reason": e.reason, "equalPriorityBlocks": e.equal_priority_blocks,
-            "plugins": list(e.plugins), "failures": [f.to_dict() for f in e.failures]}
+            "plugins": list(e.plugins), "failures": [failure(f) for f in e.failures]}
+
+
+def failure(f: Failure) -> dict:
+    return {"plugin": f.plugin, "code": f.code, "message": f.message, "resolvable": f.resolvable}
 
 
 def pod_explanation(e: PodExplanation) -> dict:
@@ -454,7 +464,7 @@ def pod_explanation(e: PodExplanation) -> dict:
         "topologySpread": [spread_constraint(c) for c in e.topology_spread],
         "nodeState": None if e.node_state is None else node_health(e.node_state),
         "forceDelete": delete_assessment(e.force_delete),
-        "findings": [f.to_dict() for f in e.findings],
+        "findings": [finding(f) for f in e.findings],
     }
 
 
@@ -512,7 +522,7 @@ def delete_assessment(a: DeleteAssessment) -> dict:
                                                "forSeconds": t.for_seconds, "overdueSeconds": t.overdue_seconds},
         "forceNeeded": a.force_needed,
         "verdict": a.verdict,
-        "risks": [r.to_dict() for r in a.risks],
+        "risks": [finding(r) for r in a.risks],
     }
 
 
@@ -556,7 +566,7 @@ def node_explanation(e: NodeExplanation) -> dict:
         "pods": [{"rank": p.rank, "namespace": p.namespace, "name": p.name, "qos": p.qos, "priority": p.priority,
                   "oomScoreAdj": p.oom_score_adj, "pdb": p.pdb, "reason": p.reason} for p in e.pods],
         "evictionOrderAssumption": e.eviction_order_assumption,
-        "findings": [f.to_dict() for f in e.findings],
+        "findings": [finding(f) for f in e.findings],
     }
 
 
@@ -571,7 +581,7 @@ def priority_audit(a: PriorityAudit) -> dict:
         "podsWithoutClass": a.pods_without_class,
         "podsAtZero": list(a.pods_at_zero),
         "podsAtZeroCount": a.pods_at_zero_count,
-        "findings": [f.to_dict() for f in a.findings],
+        "findings": [finding(f) for f in a.findings],
     }
 
 

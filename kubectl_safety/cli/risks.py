@@ -2,14 +2,25 @@
 
 
 def accepted_risks(values) -> frozenset:
-    """The risk codes ``--accept-risk`` values name; a value that names none is a usage error."""
-    from kubectl_safety.analysis.risks import UnknownRisk, accepted_codes
+    """The risk codes ``--accept-risk`` values name (repeatable, comma-separated; codes or aliases, any
+    case); a value that names none is a usage error."""
+    from kubectl_safety.analysis.risks import RISKS
     from kubectl_safety.errors import UsageError
 
-    try:
-        return accepted_codes(values)
-    except UnknownRisk as e:
-        raise UsageError(str(e)) from None
+    by_name = {code.lower(): code for code in RISKS}
+    by_name.update({alias: code for code, (alias, _) in RISKS.items()})
+    out = set()
+    for value in values or ():
+        for word in str(value).split(","):
+            word = word.strip().lower()
+            if not word:
+                continue
+            code = by_name.get(word) or by_name.get(word.replace("-", "_")) or by_name.get(word.replace("_", "-"))
+            if code is None:
+                raise UsageError(f"--accept-risk={word}: unknown risk; known: "
+                                 + ", ".join(f"{c} ({a})" for c, (a, _) in RISKS.items()))
+            out.add(code)
+    return frozenset(out)
 
 
 def unaccepted_codes(plan) -> str:

@@ -13,13 +13,9 @@ from kubectl_safety.errors import InputError
 SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def expand_paths(paths):
-    """Files in the order given; a directory contributes its dump files, sorted by name."""
-    return [path for path, _ in _expand(paths)]
-
-
 def _expand(paths):
-    """``(file, whether a directory listing found it)`` for each file of ``expand_paths``."""
+    """``(file, whether a directory listing found it)`` for each file in the order given; a directory
+    contributes its dump files, sorted by name."""
     out = []
     for path in paths:
         if path == "-":

@@ -26,11 +26,12 @@ from kubectl_safety.cluster.client import Result
 from kubectl_safety.cluster.executor import Executor, namespace_terminating
 from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts, RequestOutcome
 from kubectl_safety.engine.watch import WatchGroup
+from kubectl_safety.errors import InputError
+from kubectl_safety.model.meta import parse_time
 from kubectl_safety.model.pods import Pod
 
 PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # throttled or unavailable
-ORDERS = ("default", "priority")
 RETURN_SECONDS = 5.0  # how long a replacement the plan expects back on the node is given to appear
 
 
@@ -307,12 +308,11 @@ def _levels(pods, order):
 
 
 def _terminating_for(obj) -> float:
-    stamp = (obj.get("metadata") or {}).get("deletionTimestamp")
-    if not stamp:
-        return 0.0
     try:
-        since = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    except ValueError:
+        since = parse_time((obj.get("metadata") or {}).get("deletionTimestamp"))
+    except InputError:
+        return 0.0
+    if since is None:
         return 0.0
     return (datetime.now(timezone.utc) - since).total_seconds()
 

@@ -7,6 +7,7 @@ depends on what moved, not on the cluster's size.
 
 from kubectl_safety.analysis.plans.common import MOVING
 from kubectl_safety.engine.drainer import owner_of, budget_watch
+from kubectl_safety.model.selectors import selector_query
 
 PER_POD_LABELS = ("statefulset.kubernetes.io/pod-name", "apps.kubernetes.io/pod-index")
 OWNERS = {"ReplicaSet": "replicasets", "StatefulSet": "statefulsets", "ReplicationController": "replicationcontrollers",
@@ -28,19 +29,9 @@ def _selector(connection, pod) -> str:
         if ref.get("kind") == "ReplicationController" and selector:
             selector = {"matchLabels": selector}
         if selector:
-            return selector_string(selector)
+            return selector_query(selector)
     labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in PER_POD_LABELS}
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-
-
-def selector_string(selector) -> str:
-    """A LabelSelector object as the ``labelSelector`` query parameter spells it."""
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for e in selector.get("matchExpressions") or []:
-        key, op, values = e.get("key"), e.get("operator"), ",".join(e.get("values") or [])
-        parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})",
-                      "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
-    return ",".join(parts)
 
 
 class HealthGate:

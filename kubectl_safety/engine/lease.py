@@ -13,7 +13,8 @@ from datetime import datetime, timedelta, timezone
 
 from kubectl_safety.cluster import threads
 from kubectl_safety.cluster.client import Client, Result
-from kubectl_safety.errors import ClusterError, RefusedError
+from kubectl_safety.errors import ClusterError, InputError, RefusedError
+from kubectl_safety.model.meta import parse_time
 
 LEASE_SECONDS = 300
 MICRO = "%Y-%m-%dT%H:%M:%S.%fZ"
@@ -28,12 +29,11 @@ def _stamp(when=None) -> str:
 
 
 def _parse(text):
-    for fmt in (MICRO, "%Y-%m-%dT%H:%M:%SZ"):
-        try:
-            return datetime.strptime(text, fmt).replace(tzinfo=timezone.utc)
-        except (TypeError, ValueError):
-            continue
-    return None
+    """A Lease's time (``parse_time``), or None when it has none or an unreadable one."""
+    try:
+        return parse_time(text)
+    except InputError:
+        return None
 
 
 def describe(lease) -> str:

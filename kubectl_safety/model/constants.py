@@ -11,3 +11,8 @@ MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
+# Built-in workload kinds without a scale subresource, by (kind, group), with their resource: the disruption
+# controller's finders get no scale for them.
+NO_SCALE = {("DaemonSet", "apps"): "daemonsets.apps", ("Job", "batch"): "jobs.batch",
+            ("CronJob", "batch"): "cronjobs.batch"}
+NO_SCALE_KINDS = tuple(kind for kind, _ in NO_SCALE)

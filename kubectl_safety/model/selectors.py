@@ -105,6 +105,13 @@ class LabelSelector:
         return ",".join(parts)
 
 
+def selector_query(raw) -> str:
+    """A LabelSelector object as the API's ``labelSelector`` parameter, its requirements sorted: one
+    spelling per selector."""
+    selector = LabelSelector.parse(raw or {})
+    return str(LabelSelector(sorted(selector.requirements, key=lambda r: (r[0], r[1], sorted(r[2])))))
+
+
 def matching_nodes(selector, nodes, text=None) -> list:
     """The names of the ``nodes`` a ``-l`` selector matches, sorted; none is an error naming the
     selector (``text``: as the user wrote it) and, where close, the labels the nodes do have."""

@@ -181,10 +181,6 @@ def _plain(item) -> dict:
     return out
 
 
-def have_msgspec() -> bool:
-    return bool(_decoders())
-
-
 class Pairs(list):
     """``(origin, object)`` pairs; ``checked`` holds the ids of objects whose Struct did every shape check."""
 

@@ -1,6 +1,7 @@
 """Pod owners (ReplicaSets, Deployments, ...) and the autoscalers that scale them."""
 
 from kubectl_safety.model.cached import cached
+from kubectl_safety.model.constants import NO_SCALE_KINDS
 from kubectl_safety.model.meta import ApiObject
 from kubectl_safety.model.selectors import LabelSelector
 
@@ -34,7 +35,7 @@ class Workload(ApiObject):
 
     @property
     def replicas(self):
-        if self.kind in ("DaemonSet", "Job", "CronJob"):
+        if self.kind in NO_SCALE_KINDS:
             return None
         value = self.spec.get("replicas")
         return 1 if value is None else int(value)

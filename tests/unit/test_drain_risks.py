@@ -3,7 +3,9 @@
 import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions
-from kubectl_safety.analysis.risks import RISKS, UnknownRisk, accepted_codes
+from kubectl_safety.analysis.risks import RISKS
+from kubectl_safety.cli.risks import accepted_risks
+from kubectl_safety.errors import UsageError
 from tests.builders import NOW, make_node, make_pdb, make_pod, snapshot
 from tests.published import plan_drain
 
@@ -146,10 +148,10 @@ def test_risks(objects, nodes, options, expected, listed):
 
 def test_accepted_risks_stay_listed_and_make_the_plan_safe():
     objects = [make_node("n1"), make_node("n2", cpu="1"), make_pod("big", cpu="2")]
-    report = plan(*objects, accept_risks=accepted_codes(["unplaceable"]))
+    report = plan(*objects, accept_risks=accepted_risks(["unplaceable"]))
     assert report["safe"] is True
     assert [(r["code"], r["accepted"]) for r in report["risks"]] == [("REPLACEMENT_UNPLACEABLE", True)]
-    other = plan(*objects, accept_risks=accepted_codes(["PDB_BYPASSED"]))
+    other = plan(*objects, accept_risks=accepted_risks(["PDB_BYPASSED"]))
     assert other["safe"] is False
 
 
@@ -188,10 +190,10 @@ def test_flags_count_what_they_lose():
 
 
 def test_accept_risk_values():
-    assert accepted_codes(["unplaceable,node_unreachable", "PDB-BYPASSED"]) == {
+    assert accepted_risks(["unplaceable,node_unreachable", "PDB-BYPASSED"]) == {
         "REPLACEMENT_UNPLACEABLE", "NODE_UNREACHABLE", "PDB_BYPASSED"}
-    with pytest.raises(UnknownRisk, match="unknown risk"):
-        accepted_codes(["everything"])
+    with pytest.raises(UsageError, match="unknown risk"):
+        accepted_risks(["everything"])
 
 
 def test_risk_codes_are_stable_upper_snake_with_unique_aliases():

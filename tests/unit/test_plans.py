@@ -76,11 +76,12 @@ def test_a_rollout_plan_is_typed_frozen_and_published_as_its_schema(demo, option
 @pytest.mark.parametrize("options", OPTIONS[:2], ids=["defaults", "runbook"])
 def test_a_cluster_check_is_typed_frozen_and_published_as_its_schema(demo, options):
     from kubectl_safety.analysis.check import CheckOptions, check
-    from kubectl_safety.analysis.plans.check import CheckedNode, ClusterCheck, Finding, FindingSeverity
+    from kubectl_safety.analysis.plans.check import CheckedNode, ClusterCheck
+    from kubectl_safety.analysis.plans.common import Finding
 
     report = check(demo, CheckOptions(drain=options))
     assert isinstance(report, ClusterCheck) and all(isinstance(n, CheckedNode) for n in report.nodes)
-    assert report.findings and all(isinstance(f, Finding) and isinstance(f.severity, FindingSeverity)
+    assert report.findings and all(isinstance(f, Finding) and isinstance(f.severity, Severity)
                                    for f in report.findings + report.other_findings)
     with pytest.raises(dataclasses.FrozenInstanceError):
         report.nodes[0].drainable = True

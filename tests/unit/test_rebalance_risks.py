@@ -3,7 +3,7 @@
 import json
 
 from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads
-from kubectl_safety.analysis.risks import accepted_codes
+from kubectl_safety.cli.risks import accepted_risks
 from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
 from tests.published import plan_rebalance
 from tests.unit.cli_helpers import run_cli
@@ -33,7 +33,7 @@ def test_evicting_from_an_unreachable_node_is_a_risk():
     assert report["evictions"] and report["safe"] is False
     [risk] = report["risks"]
     assert risk["code"] == "NODE_UNREACHABLE" and {"kind": "Node", "namespace": "", "name": "a1"} in risk["objects"]
-    accepted = plan(skewed(ready="Unknown"), accept_risks=accepted_codes(["unreachable"]))
+    accepted = plan(skewed(ready="Unknown"), accept_risks=accepted_risks(["unreachable"]))
     assert accepted["safe"] is True and accepted["risks"][0]["accepted"] is True
 
 

@@ -555,9 +555,9 @@ def test_server_refused_is_a_risk_with_the_api_reason(refuse_cordon, objects):
 def test_server_refused_can_be_accepted_by_name():
     plan = _server_dry_run(_AdmissionApi(), accept_risks=frozenset({"SERVER_REFUSED"}))
     assert plan["safe"] and [r["accepted"] for r in plan["risks"]] == [True]
-    from kubectl_safety.analysis.risks import accepted_codes
+    from kubectl_safety.cli.risks import accepted_risks
 
-    assert accepted_codes(["server-refused"]) == {"SERVER_REFUSED"}
+    assert accepted_risks(["server-refused"]) == {"SERVER_REFUSED"}
 
 
 @pytest.mark.parametrize("node", ["node-a1", "node-a2", "node-b1", "node-b2", "node-c1", "node-c2", "node-d1"])

@@ -196,6 +196,21 @@ def test_surge_plan(objects, options, actions, surges, risks, pod_codes):
         assert code in [r["code"] for p in report["pods"] if p["name"] == name for r in p["reasons"]]
 
 
+CORDON_VALUE = {"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "value": "yes", "effect": "NoSchedule"}
+CORDON_EQUAL = {"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "effect": "NoSchedule"}
+CORDON_NO_EXECUTE = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoExecute"}
+
+
+@pytest.mark.parametrize("toleration, tolerates", [
+    (CORDON, True), (CORDON_EQUAL, True), (CORDON_VALUE, False), (CORDON_NO_EXECUTE, False)],
+    ids=["exists", "equal-no-value", "equal-another-value", "another-effect"])
+def test_the_surge_taints_the_drained_nodes_only_for_pods_the_cordon_lets_on(toleration, tolerates):
+    """The surge taints the drained nodes while its pods start for a workload whose pods tolerate the
+    cordon as the NodeUnschedulable filter judges it (operator and value included)."""
+    plan = _drain.plan_drain(snapshot(N1, N2, *tolerating(toleration)), ["n1"], DrainOptions(surge=True), NOW)
+    assert [s.tolerates_cordon for s in plan.surge.surges] == [tolerates]
+
+
 FRONT = {"tier": "front"}
 
 

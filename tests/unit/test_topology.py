@@ -3,7 +3,8 @@
 import pytest
 
 from kubectl_safety.analysis.topology import (HOSTNAME, ZONE, constraint_selector, count_in_domains, domain_counts,
-                                              eligible_domains, explain_constraints, global_min, normalized, skew)
+                                              eligible_domains, global_min, normalized, skew)
+from kubectl_safety.analysis.explain import spread_constraints
 from kubectl_safety.model.pods import Pod
 from tests.builders import make_node, make_pod, snapshot
 
@@ -100,7 +101,7 @@ def test_explain_requires_only_the_keys_of_constraints_of_the_same_kind():
             "labelSelector": {"matchLabels": {"app": "web"}}}
     objects = nodes(a1={"zone": "a", "labels": {"rack": "r1"}}) + [
         web("w1", "a1", topologySpreadConstraints=[ZONE_SPREAD, rack]), web("w2", "b1")]
-    rows = explain_constraints(snapshot(*objects).pod("default", "w1"), snapshot(*objects))
+    rows = spread_constraints(snapshot(*objects).pod("default", "w1"), snapshot(*objects))
     assert rows[0].domains == {"a": 1, "b": 1, "c": 0}
     assert rows[1].domains == {"r1": 1}
 
@@ -121,7 +122,7 @@ def test_prefilter_rebalance_and_explain_count_alike():
     pod = snap.pod("default", "w4")
     prefilter = prefilter_state(pod, snap).spread[0].counts
     rebalance = Spread(pod, ZONE_SPREAD, [ZONE_SPREAD], snap).counts
-    explain = explain_constraints(pod, snap)[0].domains
+    explain = spread_constraints(pod, snap)[0].domains
     assert prefilter == rebalance == domain_counts(pod, ZONE_SPREAD, snap) == {"a": 2, "b": 1, "c": 1}
     assert explain == {"a": 2, "b": 1, "c": 1}
 
@@ -141,3 +142,25 @@ def test_count_in_domains(selector, expected):
 
 def test_global_min_is_zero_below_min_domains():
     assert (global_min({"a": 2, "b": 1}, 3), global_min({"a": 2, "b": 1}, 2), global_min({}, 1)) == (0, 1, 0)
+
+
+# -- one reading of whenUnsatisfiable ---------------------------------------------------------------
+
+@pytest.mark.parametrize("when, hard", [("missing", True), (None, True), ("DoNotSchedule", True),
+                                        ("ScheduleAnyway", False)], ids=["missing", "null", "hard", "soft"])
+def test_a_spread_constraint_without_when_unsatisfiable_is_hard_wherever_it_is_read(when, hard):
+    """Go decodes a missing and a null whenUnsatisfiable alike (""): the filter, capacity's retry and
+    the rollout's batch order all read such a constraint as DoNotSchedule, as ``normalized`` does."""
+    from kubectl_safety.analysis.capacity import _may_fit_later
+    from kubectl_safety.analysis.rollout_plan import constrained_pods
+    from kubectl_safety.analysis.scheduling.filters import prefilter_state
+
+    constraint = {k: v for k, v in ZONE_SPREAD.items() if k != "whenUnsatisfiable"}
+    if when != "missing":
+        constraint["whenUnsatisfiable"] = when
+    snap = snapshot(*nodes(), web("w1", "a1", topologySpreadConstraints=[constraint]))
+    pod = snap.pod("default", "w1")
+    assert (normalized(constraint)["whenUnsatisfiable"] == "DoNotSchedule") is hard
+    assert len(prefilter_state(pod, snap).spread) == hard
+    assert _may_fit_later(pod) is hard
+    assert constrained_pods(snap, "a1") == hard

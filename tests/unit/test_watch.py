@@ -77,9 +77,9 @@ def test_wait_for_gives_up_at_its_deadline():
         assert time.monotonic() - started < 2
 
 
-def test_selector_string_spells_a_label_selector_as_the_api_takes_it():
-    from kubectl_safety.engine.health import selector_string
+def test_selector_query_spells_a_label_selector_as_the_api_takes_it():
+    from kubectl_safety.model.selectors import selector_query
 
-    assert selector_string({"matchLabels": {"b": "2", "a": "1"},
+    assert selector_query({"matchLabels": {"b": "2", "a": "1"},
                             "matchExpressions": [{"key": "t", "operator": "In", "values": ["x", "y"]},
                                                  {"key": "u", "operator": "DoesNotExist"}]}) == "a=1,b=2,t in (x,y),!u"

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
 from kubectl_safety.analysis.explanations.common import NodeHealth
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans.common import Finding
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,14 +2,14 @@
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Mapping, Optional, Tuple, Union
+from typing import Mapping, Optional, Tuple
 
 from kubectl_safety.analysis.explanations.common import NodeHealth
 from kubectl_safety.analysis.explanations.delete import DeleteAssessment
 from kubectl_safety.analysis.explanations.qos import QosExplanation
 from kubectl_safety.analysis.explanations.spread import SpreadConstraint
 from kubectl_safety.analysis.explanations.termination import TerminationTimeline
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans.common import BudgetSummary, Finding
 
 
 class PrioritySource(str, Enum):
@@ -69,24 +69,6 @@ class EvictionRank:
     reason: str
     usage_known: bool
     assumption: Optional[str]
-
-
-@dataclass(frozen=True, slots=True)
-class BudgetSummary:
-    """A PDB that selects the pod (``budgets.summary``)."""
-
-    name: str
-    namespace: str
-    min_available: Union[int, str, None]
-    max_unavailable: Union[int, str, None]
-    unhealthy_pod_eviction_policy: str
-    selector: Optional[str]
-    disruptions_allowed: Optional[int]
-    current_healthy: Optional[int]
-    desired_healthy: Optional[int]
-    expected_pods: Optional[int]
-    matching_pods: Optional[int]
-    never_allows: Optional[str]
 
 
 @dataclass(frozen=True, slots=True)

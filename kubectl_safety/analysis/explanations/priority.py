@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Tuple
 
-from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.plans.common import Finding
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,27 +1,9 @@
 """The cluster check: each node's verdict, the findings that gate maintenance, the summary."""
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import Mapping, Optional, Tuple
 
-from kubectl_safety.analysis.plans.common import ObjectRef, Risk
-
-
-class FindingSeverity(str, Enum):
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """Something in the cluster that gates maintenance (or, with ``reason`` outside|ignored, does not)."""
-
-    code: str
-    severity: FindingSeverity
-    message: str
-    objects: Tuple[ObjectRef, ...]
-    reason: Optional[str] = None
+from kubectl_safety.analysis.plans.common import Finding, ObjectRef, Risk
 
 
 @dataclass(frozen=True, slots=True)

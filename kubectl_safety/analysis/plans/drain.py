@@ -1,10 +1,10 @@
 """A node drain plan: each pod's action and why, its waves, budgets, capacity, losses and surges."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Mapping, Optional, Tuple
 
-from kubectl_safety.analysis.plans.common import ACTIONS, Action, MOVING, Reason, Risk
+from kubectl_safety.analysis.plans.common import ACTIONS, Action, BudgetSummary, MOVING, Reason, Risk
 
 
 class WaitFor(str, Enum):
@@ -77,7 +77,7 @@ class DrainedNode:
 class BudgetUse:
     """A PDB the plan spends: its summary (``budgets.summary``) and what the plan takes of it."""
 
-    summary: Mapping
+    summary: BudgetSummary
     never_allows: Optional[str]
     pods_to_evict: int
     waves: int
@@ -101,7 +101,9 @@ class CapacityCheck:
     checked: bool
     ok: Optional[bool]
     unplaceable: Tuple[Unplaceable, ...] = ()
-    figures: Optional[Mapping] = None  # nodesConsidered, replacementsPlaced, placedOn (when checked)
+    nodes_considered: int = 0  # the nodes that stay (when checked)
+    replacements_placed: int = 0
+    placed_on: Mapping = field(default_factory=dict)  # node -> replacements placed on it
 
 
 @dataclass(frozen=True, slots=True)

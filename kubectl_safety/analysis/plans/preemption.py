@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
-from kubectl_safety.analysis.plans.check import Finding
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,4 +98,4 @@ class PreemptionPreview:
     sampling: Sampling
     placements: Tuple[Placement, ...]
     notes: Tuple[str, ...]
-    findings: Tuple[object, ...] = ()  # findings.Finding
+    findings: Tuple[object, ...] = ()  # common.Finding

@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
-from kubectl_safety.analysis.plans.check import Finding
 from kubectl_safety.analysis.plans.common import Risk
 from kubectl_safety.analysis.plans.drain import ServerDryRun
 
@@ -95,7 +94,7 @@ class RebalancePlan:
     evictions: Tuple[Relocation, ...]
     expected: Tuple[SpreadState, ...]
     blocked: Tuple[SpreadBlock, ...]
-    findings: Tuple[object, ...]  # findings.Finding
+    findings: Tuple[object, ...]  # common.Finding
     assumptions: Tuple[str, ...]
     risks: Tuple[Risk, ...]
     safe: bool

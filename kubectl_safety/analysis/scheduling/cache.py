@@ -11,5 +11,5 @@ def planning_cache(snapshot) -> dict:
     planning = snapshot.planning
     entry = planning.get(_PLANNING)
     if entry is None:
-        entry = planning.setdefault(_PLANNING, {"states": {}, "pre": {}, "anti": None, "labels": {}, "parent": None})
+        entry = planning.setdefault(_PLANNING, {"states": {}, "pre": {}, "anti": None, "parent": None})
     return entry

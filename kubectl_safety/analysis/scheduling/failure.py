@@ -9,7 +9,3 @@ class Failure:
     code: str         # stable kebab-case code, e.g. "insufficient-cpu"
     message: str      # upstream reason wording plus detail
     resolvable: bool  # True = Unschedulable (preemption may help); False = UnschedulableAndUnresolvable
-
-    def to_dict(self) -> dict:
-        return {"plugin": self.plugin, "code": self.code, "message": self.message,
-                "resolvable": self.resolvable}

@@ -20,6 +20,7 @@ from kubectl_safety.analysis.scheduling.prefilter import NodeDelta, prefilter
 from kubectl_safety.analysis.scheduling.spread import spread_filter
 from kubectl_safety.analysis.scheduling.volume_limits import counts_volumes, volume_limits_filter
 from kubectl_safety.analysis.scheduling.volumes import claim_names, read_write_once_pod_failure, volume_filter
+from kubectl_safety.analysis.topology import is_hard
 
 
 def filter_node(pod, node, snapshot, state=None, static=None, first=False) -> list:
@@ -79,6 +80,5 @@ def node_decides_alone(pod, snapshot) -> bool:
                 or (snapshot.csi_nodes and counts_volumes(pod) and snapshot.storage_known)
                 or (pod.resource_claims and dra_known(snapshot))
                 or required_terms(pod, "podAffinity") or required_terms(pod, "podAntiAffinity")
-                or any((c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"
-                       for c in pod.topology_spread_constraints)
+                or any(is_hard(c) for c in pod.topology_spread_constraints)
                 or any(t.matches(pod) for t in existing_anti_terms(snapshot, pod.namespace)))

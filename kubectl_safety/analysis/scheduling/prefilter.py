@@ -12,7 +12,7 @@ from kubectl_safety.analysis.scheduling.node_state import base_state
 from kubectl_safety.analysis.scheduling.pod_terms import anti_affinity_terms, existing_anti_affinity, required_terms
 from kubectl_safety.analysis.scheduling.spread import Spread
 from kubectl_safety.analysis.scheduling.volumes import read_write_once_pod_users, volume_prefilter
-from kubectl_safety.analysis.topology import node_eligible
+from kubectl_safety.analysis.topology import is_hard, node_eligible
 
 
 class PreFilter:
@@ -25,8 +25,7 @@ class PreFilter:
         self.volumes = volume_prefilter(pod, snapshot)
         self.rwop_users = read_write_once_pod_users(pod, snapshot)
         self.devices = dra_prefilter(pod, snapshot)  # None: DynamicResources skips the pod
-        constraints = [c for c in pod.topology_spread_constraints
-                       if (c.get("whenUnsatisfiable") or "DoNotSchedule") == "DoNotSchedule"]
+        constraints = [c for c in pod.topology_spread_constraints if is_hard(c)]
         keys = [c.get("topologyKey") for c in constraints]
         self.spread = [Spread(pod, c, keys, snapshot) for c in constraints]
         self.affinity = required_terms(pod, "podAffinity")

@@ -1,26 +1,15 @@
 """PodTopologySpread: one DoNotSchedule constraint's domain counts (its PreFilter) and its Filter."""
 
-from kubectl_safety.analysis.scheduling.cache import planning_cache
+from kubectl_safety.analysis.labelled import labelled
 from kubectl_safety.analysis.scheduling.failure import Failure
 from kubectl_safety.analysis.topology import constraint_selector, count_in_domains, eligible_domains, normalized
 
 
-def labelled(snapshot, namespace, selector) -> list:
-    """A superset of the namespace's pods ``selector`` matches: the smallest bucket of one of its
-    single-value ``In`` requirements (label index built once per snapshot and namespace)."""
+def _labelled(snapshot, namespace, selector) -> list:
+    """``labelled``, but an empty selector counts no pod here."""
     if selector is None or selector.is_empty:
         return []
-    pods = snapshot.pods_in(namespace)
-    exact = [(k, next(iter(v))) for k, op, v in selector.requirements if op == "In" and len(v) == 1]
-    if not exact:
-        return pods
-    indexes = planning_cache(snapshot)["labels"]
-    if namespace not in indexes:
-        index = indexes[namespace] = {}
-        for p in pods:
-            for item in p.labels.items():
-                index.setdefault(item, []).append(p)
-    return min((indexes[namespace].get(item, []) for item in exact), key=len)
+    return labelled(snapshot, namespace, selector)
 
 
 class Spread:
@@ -33,7 +22,7 @@ class Spread:
         self.selector = constraint_selector(pod, raw)
         self.self_match = 1 if self.selector is not None and self.selector.matches(pod.labels) else 0
         domains = eligible_domains(pod, raw, keys, snapshot)
-        self.counts = count_in_domains(domains, self.selector, labelled(snapshot, pod.namespace, self.selector))
+        self.counts = count_in_domains(domains, self.selector, _labelled(snapshot, pod.namespace, self.selector))
         lowest = sorted((n, v) for v, n in self.counts.items())[:2]
         self.lowest = lowest  # the two smallest (count, domain): min after one domain changes
 

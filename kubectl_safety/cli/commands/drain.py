@@ -146,7 +146,7 @@ class _Drain:
         with interrupts(drainer.executor, "stopping after the requests in flight; nodes stay cordoned"):
             report = drain_nodes(
                 drainer, self.planner.nodes, self.planner, plan=plan, timeout=timeout, order=order,
-                grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
+                grace_period=self.options.grace_seconds,
                 skip_wait_for_delete_timeout=self.options.skip_wait_for_delete_timeout)
         emit(report, self.s.g.output, render_report)
         return drain_code(report)
@@ -157,7 +157,7 @@ class _Drain:
         from kubectl_safety.engine.drain import server_dry_run
 
         plan = server_dry_run(self.s.connection("drain"), plan, timeout=timeout,
-                              grace_period=self.options.grace_period if self.options.grace_period >= 0 else None,
+                              grace_period=self.options.grace_seconds,
                               on_event=self.progress,
                               interrupts=lambda executor: interrupts(
                                   executor, "stopping after the requests in flight; nodes stay cordoned"))

@@ -169,7 +169,7 @@ def _act(s, loader, snap, plan, pool, name, states, surges, drain_options, secon
     spec = RolloutSpec(name=name, nodes=pool, batches=[list(b.nodes) for b in plan.batches],
                        exec_timeout=seconds["--exec-timeout"], ready_timeout=seconds["--ready-timeout"],
                        gate_timeout=seconds["--gate-timeout"], drain_timeout=seconds["--timeout"],
-                       grace_period=drain_options.grace_period if drain_options.grace_period >= 0 else None,
+                       grace_period=drain_options.grace_seconds,
                        skip_wait_for_delete_timeout=drain_options.skip_wait_for_delete_timeout,
                        states={n: st for n, st in states.items() if st}, surges=surges,
                        **flags)

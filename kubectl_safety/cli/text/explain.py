@@ -5,7 +5,7 @@ from kubectl_safety.model.duration import human_duration
 
 
 def findings(report) -> str:
-    rows = [[f.severity, f.code, f.message] for f in report.findings]
+    rows = [[f.severity.value, f.code, f.message] for f in report.findings]
     return "\nFindings:\n" + (table(rows, ["severity", "code", "message"]) if rows else "  none\n")
 
 
