@@ -4,7 +4,6 @@ from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
 
-
 @dataclass(frozen=True, slots=True)
 class Preemptor:
     """The previewed pod as admission stores it."""
