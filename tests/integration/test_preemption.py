@@ -256,3 +256,19 @@ def test_topology_spread_counts_follow_removed_victims(scenario):
     manifest["metadata"]["labels"] = {"app": "web"}
     report = check(scenario, manifest, node=a, victims=["w1"])
     assert [c["node"] for c in report["candidates"]] == [a, b]
+
+
+def test_manifest_with_node_name_preempts_nobody(scenario):
+    """A pod created with spec.nodeName never enters the scheduler's queue: the preview that once
+    showed a preemption now says the scheduler is bypassed, and the scheduler indeed preempts nobody.
+    (The kubelet's admission itself needs a real kubelet; kwok runs whatever is bound to it.)"""
+    a = scenario.node("a")
+    scenario.victim("va", "a", 10, cpu="2")
+    manifest = scenario.preemptor(nodeName=a)
+    code, report = scenario.preview(manifest)
+    assert (code, report["outcome"], report["node"], names(report), report["candidates"]) == \
+        (3, "rejected", None, [], []), report
+    assert "bypasses the scheduler" in report["eligibility"]
+    landed, preempted = scenario.act(manifest, expect_bound=False)
+    assert (landed, preempted, scenario.nominated()) == (a, [], None)
+    assert get_json(scenario.cluster, "pod", "va", "-n", scenario.ns)["metadata"].get("deletionTimestamp") is None

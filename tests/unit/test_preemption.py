@@ -423,3 +423,34 @@ def test_preemptor_that_has_finished_is_never_scheduled():
     r = run(raw, *FULL)
     assert (r["outcome"], r["eligible"], r["victims"], r["node"]) == ("not-scheduled", False, [], None)
     assert "has finished (phase Failed)" in r["eligibility"]
+
+
+# -- a manifest with spec.nodeName: no scheduler, no preemption, the kubelet admits or rejects -----
+
+NO_EXECUTE = {"key": "example.com/drain", "effect": "NoExecute"}
+BOUND_NODE_CASES = [
+    ("fits-there", dict(cpu="1"), [make_node("n1", cpu="2"), low("a", "n1", cpu="1")], ("bound", "n1", [])),
+    ("full-node-no-preemption", dict(cpu="2"), FULL, ("rejected", None, [])),
+    ("cordoned-node-still-admitted", dict(cpu="1"), [make_node("n1", cpu="2", unschedulable=True)],
+     ("bound", "n1", [])),
+    ("noschedule-taint-ignored", dict(cpu="1"),
+     [make_node("n1", cpu="2", taints=[{"key": "k", "effect": "NoSchedule"}])], ("bound", "n1", [])),
+    ("noexecute-taint-rejected", dict(cpu="1"), [make_node("n1", cpu="2", taints=[NO_EXECUTE])],
+     ("rejected", None, [])),
+    ("node-selector-mismatch", dict(cpu="1", nodeSelector={"disk": "ssd"}), [make_node("n1", cpu="2")],
+     ("rejected", None, [])),
+    ("no-such-node", dict(cpu="1"), [make_node("n2", cpu="2")], ("rejected", None, [])),
+]
+
+
+@pytest.mark.parametrize("name, spec, objects, expected", BOUND_NODE_CASES, ids=[c[0] for c in BOUND_NODE_CASES])
+def test_manifest_with_node_name_bypasses_the_scheduler(name, spec, objects, expected):
+    """A pod created with spec.nodeName is never in the scheduler's queue: it preempts nobody, and the
+    kubelet's admission (``generalFilter``: resources, node affinity, name, ports, NoExecute taints;
+    not the cordon or NoSchedule taints) decides whether it runs."""
+    raw = pending(**spec)
+    raw["spec"]["nodeName"] = "n1"
+    snap = snapshot(*objects)
+    r = preview(Pod(raw), snap, NOW, 1)
+    assert (r["outcome"], r["node"], victims(r)) == expected
+    assert r["candidates"] == [] and r["eligible"] is False and "bypasses the scheduler" in r["eligibility"]

@@ -9,7 +9,7 @@ from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.preemption import render, render_list
 from kubectl_safety.errors import InputError, NotFoundError, UsageError
 
-PLACED = ("fits", "preempt", "waiting")
+PLACED = ("fits", "preempt", "waiting", "bound")
 MAX_COPIES = 1000
 EXIT = "\b\nJSON kind: PreemptionPreview (read-only: nothing is created, patched or deleted)"
 
