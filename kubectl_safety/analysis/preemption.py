@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.findings import Finding
+from kubectl_safety.analysis.manifest import stateful_pod
 from kubectl_safety.analysis.risks import incomplete
 from kubectl_safety.analysis.plans.preemption import ExcludedNode, Placement, PreemptionCandidate, PreemptionPreview, Preemptor, Sampling, Victim
 from kubectl_safety.analysis.scheduling.kubelet import kubelet_rejects
@@ -46,8 +47,10 @@ PRIORITY_OFFSET = 2 ** 31
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def preview(pod, snapshot, now, replicas=1) -> PreemptionPreview:
-    """The PreemptionPreview. Raises priority.UnknownPriorityClass like admission."""
+def preview(pod, snapshot, now, replicas=1, statefulset=None) -> PreemptionPreview:
+    """The PreemptionPreview. Raises priority.UnknownPriorityClass like admission. ``statefulset``:
+    the manifest ``pod`` is the template of, when it has volumeClaimTemplates: each copy is then
+    its ordinal's pod with its claims (``manifest.stateful_pod``)."""
     priority = resolve(pod, snapshot)
     pod = _admitted(pod, priority)
     now = now or snapshot.taken_at or datetime.max.replace(tzinfo=timezone.utc)
@@ -62,7 +65,10 @@ def preview(pod, snapshot, now, replicas=1) -> PreemptionPreview:
         snapshot = snapshot.without_pods([pod.key])
     placements = []
     for i in range(max(1, replicas)):
-        copy = pod if replicas <= 1 else _renamed(pod, i + 1)
+        if statefulset is not None:
+            copy, snapshot = stateful_pod(pod, statefulset, i, snapshot)
+        else:
+            copy = pod if replicas <= 1 else _renamed(pod, i + 1)
         result = _place(copy, snapshot, now)
         placements.append(result)
         if result["node"] is None or i + 1 >= replicas:

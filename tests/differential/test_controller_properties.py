@@ -12,7 +12,8 @@ and for a Job how many pods its first sync starts.
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubectl_safety.analysis.manifest import pod_from_manifest
+from kubectl_safety.analysis.manifest import pod_from_manifest, stateful_pod
+from tests.builders import snapshot
 from tests.differential.conftest import PROPERTY, count, tally
 
 SCHEDULING = ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints", "containers")
@@ -43,6 +44,14 @@ def workload(draw):
     else:
         body["replicas"] = draw(st.sampled_from([1, 2, 3]))
         body["selector"] = {"matchLabels": {"app": "web"}}
+    if kind == "StatefulSet" and draw(st.booleans()):
+        names = draw(st.lists(st.sampled_from(["data", "logs", "scratch"]), min_size=1, max_size=2, unique=True))
+        body["volumeClaimTemplates"] = [
+            {"metadata": {"name": n, **({"labels": {"vol": n}} if draw(st.booleans()) else {})},
+             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                      **({"storageClassName": "zonal"} if draw(st.booleans()) else {})}} for n in names]
+        if draw(st.booleans()):  # a template volume of a claim's name is replaced by the claim
+            spec["volumes"] = [{"name": names[0], "emptyDir": {}}, {"name": "cache", "emptyDir": {}}]
     group = "batch/v1" if kind == "Job" else "apps/v1"
     return {"apiVersion": group, "kind": kind, "metadata": {"name": "w", "namespace": "ns"}, "spec": body}
 
@@ -76,4 +85,27 @@ def test_controller_pods(oracle, obj):
                 [c.get("resources") or {} for c in upstream["spec"][field]]
         else:
             assert pod.spec.get(field) == upstream["spec"].get(field), field
+    if info.get("statefulset"):
+        _same_claims(pod, info["statefulset"], theirs)
+        tally("test_controller_pods", "statefulset with claims")
     tally("test_controller_pods", kind)
+
+
+def _same_claims(pod, statefulset, theirs):
+    """Each ordinal's pod names the claims upstream's ``newStatefulSetPod`` names, and the claims
+    created for them are upstream's ``getPersistentVolumeClaims`` (name, labels, spec as written)."""
+    empty = snapshot()
+    ours_claims = []
+    for ordinal, upstream in enumerate(theirs["pods"]):
+        made, with_claims = stateful_pod(pod, statefulset, ordinal, empty)
+        assert made.name == upstream["metadata"]["name"]
+        assert sorted(made.volumes, key=lambda v: v["name"]) == sorted(
+            ({k: v for k, v in vol.items() if k != "persistentVolumeClaim"} | (
+                {"persistentVolumeClaim": {"claimName": vol["persistentVolumeClaim"]["claimName"]}}
+                if "persistentVolumeClaim" in vol else {}) for vol in upstream["spec"].get("volumes") or []),
+            key=lambda v: v["name"])
+        ours_claims += sorted(with_claims.pvcs, key=lambda c: c.name)
+    fields = ("accessModes", "resources", "storageClassName")
+    assert [(c.name, c.namespace, c.labels, {k: c.spec.get(k) for k in fields}) for c in ours_claims] == \
+        [(c["metadata"]["name"], c["metadata"]["namespace"], c["metadata"].get("labels") or {},
+          {k: c["spec"].get(k) for k in fields}) for c in theirs["claims"]]

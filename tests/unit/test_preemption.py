@@ -454,3 +454,58 @@ def test_manifest_with_node_name_bypasses_the_scheduler(name, spec, objects, exp
     r = preview(Pod(raw), snap, NOW, 1)
     assert (r["outcome"], r["node"], victims(r)) == expected
     assert r["candidates"] == [] and r["eligible"] is False and "bypasses the scheduler" in r["eligibility"]
+
+
+# -- a StatefulSet manifest's pods carry their claims (volumeClaimTemplates) -------------------------
+
+def _sts_manifest(replicas=1):
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "db"}},
+                     "template": {"metadata": {"labels": {"app": "db"}},
+                                  "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}},
+                     "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                                               "spec": {"accessModes": ["ReadWriteOnce"],
+                                                        "resources": {"requests": {"storage": "1Gi"}}}}]}}
+
+
+ZONAL = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+         "metadata": {"name": "zonal", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "provisioner": "csi.example.com", "volumeBindingMode": "WaitForFirstConsumer",
+         "allowedTopologies": [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["a"]}]}]}
+
+
+def _bound_claim(name, pv_node):
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
+           "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "zonal", "volumeName": f"pv-{name}"},
+           "status": {"phase": "Bound"}}
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"pv-{name}"},
+          "spec": {"storageClassName": "zonal", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"},
+                   "claimRef": {"namespace": "default", "name": name},
+                   "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                       {"key": "kubernetes.io/hostname", "operator": "In", "values": [pv_node]}]}]}}},
+          "status": {"phase": "Bound"}}
+    return [pvc, pv]
+
+
+STS_CLAIM_CASES = [
+    # the claim does not exist: the controller creates it with the default class, which provisions
+    # only in zone a, so the pod goes to n1 although n2 has more room
+    ("new-claim-zonal-default-class", 1, [ZONAL], ["n1"]),
+    # db-0's claim exists, bound to a PV pinned to n2; db-1's is created (zone a: n1)
+    ("existing-claim-pv-node-affinity", 2, [ZONAL] + _bound_claim("data-db-0", "n2"), ["n2", "n1"]),
+]
+
+
+@pytest.mark.parametrize("name, replicas, storage, expected", STS_CLAIM_CASES, ids=[c[0] for c in STS_CLAIM_CASES])
+def test_statefulset_manifest_pods_carry_their_claims(name, replicas, storage, expected):
+    """``newStatefulSetPod``/``updateStorage``: each ordinal's pod names the claims
+    ``<template>-<set>-<ordinal>``, which the VolumeBinding filter then judges (existing claims and
+    their PVs, or the claims the controller creates)."""
+    from kubectl_safety.analysis.manifest import pod_from_manifest
+
+    nodes = [make_node("n1", cpu="4", zone="a"), make_node("n2", cpu="16", zone="b")]
+    snap = snapshot(*nodes, *storage)
+    pod, info = pod_from_manifest(_sts_manifest(replicas), "default")
+    r = preview(pod, snap, NOW, replicas, info["statefulset"])
+    placed = [p["node"] for p in r["placements"]] if replicas > 1 else [r["node"]]
+    assert placed == expected, r
