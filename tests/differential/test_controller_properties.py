@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kubectl_safety.analysis.manifest import pod_from_manifest, stateful_pod
+from kubectl_safety.analysis.scheduling.replacement import replacement
 from tests.builders import snapshot
 from tests.differential.conftest import PROPERTY, count, tally
 
@@ -85,6 +86,8 @@ def test_controller_pods(oracle, obj):
                 [c.get("resources") or {} for c in upstream["spec"][field]]
         else:
             assert pod.spec.get(field) == upstream["spec"].get(field), field
+    if kind in ("ReplicaSet", "StatefulSet"):
+        _same_replacement(obj, upstream)
     if info.get("statefulset"):
         _same_claims(pod, info["statefulset"], theirs)
         tally("test_controller_pods", "statefulset with claims")
@@ -109,3 +112,27 @@ def _same_claims(pod, statefulset, theirs):
     assert [(c.name, c.namespace, c.labels, {k: c.spec.get(k) for k in fields}) for c in ours_claims] == \
         [(c["metadata"]["name"], c["metadata"]["namespace"], c["metadata"].get("labels") or {},
           {k: c["spec"].get(k) for k in fields}) for c in theirs["claims"]]
+
+
+def _same_replacement(obj, upstream):
+    """A drain's replacement of the controller's pod (``scheduling.replacement``) is the pod the
+    controller makes from its template: labels, scheduling fields, volumes."""
+    owner = {**obj, "metadata": {**obj["metadata"], "uid": "uid-owner"}}
+    running = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": upstream["metadata"].get("name") or upstream["metadata"]["generateName"] + "x",
+                            "namespace": "ns",
+                            "labels": upstream["metadata"].get("labels") or {},
+                            "ownerReferences": [{"apiVersion": "apps/v1", "kind": obj["kind"], "name": "w",
+                                                 "uid": "uid-owner", "controller": True}]},
+               "spec": {**upstream["spec"], "nodeName": "n1"}, "status": {"phase": "Running"}}
+    snap = snapshot(owner, running)
+    new, from_template = replacement(snap.pods[0], snap)
+    assert from_template
+    assert new.labels == (upstream["metadata"].get("labels") or {})
+    for field in ("nodeSelector", "affinity", "topologySpreadConstraints"):
+        assert new.spec.get(field) == upstream["spec"].get(field), field
+    assert [t for t in new.spec.get("tolerations") or [] if t.get("tolerationSeconds") is None] == \
+        (upstream["spec"].get("tolerations") or [])  # DefaultTolerationSeconds is admission's, not the controller's
+    assert [c.get("resources") or {} for c in new.spec["containers"]] == \
+        [c.get("resources") or {} for c in upstream["spec"]["containers"]]
+    assert sorted(v["name"] for v in new.volumes) == sorted(v["name"] for v in upstream["spec"].get("volumes") or [])
