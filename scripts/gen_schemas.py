@@ -76,9 +76,10 @@ KIND_ENUMS = {  # (kinds, property, the property it is under): a closed set in t
     (("RolloutReport",), "state", "nodes"): list(ROLLOUT_NODE_STATES),
     (("ClusterCheck",), "state", "nodes"): NODE_STATES,
     (("PreemptionPreview",), "outcome", None): ["fits", "preempt", "unschedulable", "waiting", "not-eligible",
-                                                       "gated", "not-scheduled"],  # analysis/preemption.py's
+                                                       "gated", "not-scheduled", "bound", "rejected"],  # analysis/preemption.py's
     (("PreemptionPreview",), "outcome", "placements"): ["fits", "preempt", "unschedulable", "waiting",
-                                                               "not-eligible", "gated", "not-scheduled"],
+                                                               "not-eligible", "gated", "not-scheduled", "bound",
+                                                               "rejected"],
     (("PodExplanation",), "computed", "qos"): [c.value for c in qos.QosClass],
     (("PodExplanation",), "class", "containers"): [c.value for c in qos.QosClass],
     (("PodExplanation",), "source", "priority"): [s.value for s in pod.PrioritySource],

@@ -9,19 +9,18 @@ from dataclasses import dataclass
 
 from kubectl_safety.analysis.scheduling.dra import named_claims
 from kubectl_safety.analysis.scheduling.filters import filter_node, node_decides_alone, pod_failures, spread_rejects
+from kubectl_safety.analysis.scheduling.kubelet import kubelet_rejects
 from kubectl_safety.analysis.scheduling.node_state import NodeState, base_state, requests_of, share_node_states
 from kubectl_safety.analysis.scheduling.plugins import fit_failures, node_failures, node_failures_key
 from kubectl_safety.analysis.scheduling.pod_terms import anti_affinity_terms, required_terms
 from kubectl_safety.analysis.scheduling.prefilter import prefilter_state, seed_prefilter
-from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
+from kubectl_safety.analysis.scheduling.replacement import SHAPE_FIELDS, cordoned, replacement
 from kubectl_safety.analysis.scheduling.score import ScoreCluster, image_census, nodes_to_find, score_nodes
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import constraint_selector, is_hard
 from kubectl_safety.model.cached import cached
 from kubectl_safety.model.snapshot import ClusterSnapshot
 
-# What the filters read of a pod's spec besides its requests, host ports and claims.
-SHAPE_FIELDS = ("schedulingGates", "nodeName", "tolerations", "nodeSelector", "affinity", "topologySpreadConstraints")
 PER_NODE_REASONS = 20  # nodes listed by name in an unplaceable replacement's reasons
 
 
@@ -43,6 +42,9 @@ class Capacity:
     def __init__(self, snapshot, drained, leaving, shared=None):
         self.drained = set(drained)
         self.shared = shared
+        self.source = snapshot  # the cluster as read: the controllers' templates
+        self.from_pod = set()  # keys of pods whose controller's template is not in the snapshot
+        self.pinned = {}  # pod key -> the nodeName its controller's template sets
         if shared is not None:  # the same cluster as shared.snapshot: its precomputation is reused
             self.base, self.nodes = shared.view(self.drained, set(leaving))
         else:
@@ -147,7 +149,11 @@ class Capacity:
     def place(self, pod):
         """(node name, None) for the chosen node, or (None, scheduler-style summary) for ``pod``'s
         replacement; ``why_not[pod.key]`` then has each node's first failure."""
-        new = unscheduled_copy(pod)
+        new, from_template = replacement(pod, self.source)
+        if not from_template and pod.controller_ref:
+            self.from_pod.add(pod.key)
+        if new.node_name:
+            return self._bound(pod, new)
         self._refresh(new)
         shape = self.shared.shape(new, pod, self) if self.shared is not None else _shape(new, pod, self)
         feasible, reasons, unread = [], {}, []
@@ -187,6 +193,31 @@ class Capacity:
         self.tied[pod.key] = [name for name in best if name != choice]
         self._commit(new, next(n for n in candidates if n.name == choice))
         return choice, None
+
+    def _bound(self, pod, new):
+        """A replacement whose template sets ``nodeName``: no scheduler, the kubelet of that node
+        admits it (a cordon does not stop it: ``kubelet_rejects``) or it fails."""
+        name = new.node_name
+        self.pinned[pod.key] = name
+        node = next((n for n in self.nodes if n.name == name), None)
+        failures = ["no such node"] if node is None else kubelet_rejects(new, node, self.snapshot,
+                                                                         self.states.get(name))
+        if failures:
+            why = failures[0] if node is None else failures[0].message
+            self.why_not[pod.key] = {name: f"its controller's template sets nodeName {name}: {why}"}
+            self.not_listed[pod.key] = 0
+            return None, f"its controller's template sets nodeName {name} (no scheduler), and {why}"
+        if name in self.drained:
+            self.returns_to[pod.key] = name
+        self._commit(new, node)
+        return name, None
+
+    def returns_why(self, key, node) -> str:
+        """Why the replacement of the pod ``key`` comes back to the drained ``node`` (after its subject)."""
+        if key in self.pinned:
+            return (f"is recreated from a template that sets nodeName {node}: its replacement skips the scheduler "
+                    "and the kubelet admits it on the cordoned node")
+        return f"tolerates node.kubernetes.io/unschedulable: its replacement can be scheduled back onto {node} (cordoned)"
 
     def place_all(self, pods) -> dict:
         """``place`` each pod in order, then again those left unplaceable that a later placement may
@@ -305,7 +336,7 @@ class SharedBase:
 def _shape(new, pod, capacity, snapshot=None):
     """The ``_Shape`` of ``new``, the replacement of ``pod``, for ``capacity`` (judged on
     ``snapshot``: the capacity's own by default)."""
-    requests, ports = requests_of(pod), pod.host_ports
+    requests, ports = requests_of(new), new.host_ports
     # repr is faithful for parsed JSON: equal keys mean equal content (equal content written in
     # another key order only misses the memo)
     key = repr((new.namespace, new.labels, [new.spec.get(k) for k in SHAPE_FIELDS], requests, ports,

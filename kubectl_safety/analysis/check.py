@@ -302,10 +302,19 @@ def pdb_findings(snapshot, shared) -> list:
                                "the API server refuses evictions (429) until the disruption controller catches up",
                                [_pdb_obj(b)]))
         if b.max_unavailable is not None or isinstance(b.min_available, str):
-            kinds = sorted({_controller_kind(p, snapshot) for p in pods} & (set(NO_SCALE_KINDS) | {"none"}))
+            # getExpectedScale skips pods without a controller: they fail it only when no pod has one
+            found = {_controller_kind(p, snapshot) for p in pods}
+            kinds = sorted(found if found == {"none"} else found & set(NO_SCALE_KINDS))
+            unmanaged = [p for p in pods if not p.controller_ref]
+            rule = "maxUnavailable" if b.max_unavailable is not None else "a percentage minAvailable"
+            if unmanaged and not kinds:
+                out.append(finding("PDB_UNMANAGED_PODS", "warning", f"PDB {ref} uses {rule} and selects {len(unmanaged)} pod(s) without a controller "
+                                   f"({', '.join(p.name for p in unmanaged)}): the disruption controller counts only the "
+                                   "controllers' scale as expected pods, yet the unmanaged pods as healthy "
+                                   "(its UnmanagedPods event); use an integer minAvailable to count them",
+                                   [_pdb_obj(b)] + [pod_obj(p) for p in unmanaged]))
             if kinds:
-                out.append(finding("PDB_CONTROLLER_NO_SCALE", "error", f"PDB {ref} uses "
-                                   f"{'maxUnavailable' if b.max_unavailable is not None else 'a percentage minAvailable'} "
+                out.append(finding("PDB_CONTROLLER_NO_SCALE", "error", f"PDB {ref} uses {rule} "
                                    f"but selects pods of {', '.join(kinds)} (no scale subresource): the disruption "
                                    "controller cannot count the expected pods and allows no disruption; "
                                    "use an integer minAvailable", [_pdb_obj(b)]))

@@ -110,9 +110,11 @@ def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> Dra
         placements = {v.pod.key: (NOT_CHECKED, None) for v in going if needs_replacement(v.pod)}
     entries = {v.pod.key: _Entry(v) for v in verdicts}
     for key, node in sorted((capacity.returns_to if capacity else {}).items()):
-        entries[key].add("REPLACEMENT_RETURNS_TO_NODE", "warning", "it tolerates node.kubernetes.io/unschedulable: "
-                         f"its replacement can be scheduled back onto {node} (cordoned)")
+        entries[key].add("REPLACEMENT_RETURNS_TO_NODE", "warning", f"it {capacity.returns_why(key, node)}")
         entries[key].returns = True
+    for key in sorted(capacity.from_pod if capacity else ()):
+        entries[key].add("REPLACEMENT_FROM_POD", "info", "its controller is not in the snapshot: the replacement "
+                         "is judged as a copy of this pod, not of the controller's template")
     _assign_waves(leaving, placements, entries, trackers)
     if options.wait_completed:
         _wait_for_jobs(leaving, entries)
@@ -526,9 +528,8 @@ def _risks(snapshot, targets, verdicts, pods, trackers, checked, capacity, optio
                   f"{u.reason}", [pod_obj(u)], nodes=u.nodes, nodes_not_listed=u.not_listed)
     for key, node in sorted((capacity.returns_to if capacity else {}).items()):
         v = by_key[key]
-        risks.add("REPLACEMENT_RETURNS_TO_NODE",
-                  f"{v.pod.namespace}/{v.pod.name} tolerates node.kubernetes.io/unschedulable: its replacement can "
-                  f"be scheduled back onto {node} (cordoned), so the node is not emptied",
+        risks.add("REPLACEMENT_RETURNS_TO_NODE", f"{v.pod.namespace}/{v.pod.name} "
+                  f"{capacity.returns_why(key, node)}, so the node is not emptied",
                   [pod_obj(v.pod), obj("Node", "", node)])
     _bypass_risks(snapshot, verdicts, pods, trackers, risks)
     if options.timeout and seconds > options.timeout:

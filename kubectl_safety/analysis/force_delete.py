@@ -6,6 +6,7 @@ termination timeline (seed 003); domain.md sections 6 and 7.
 """
 
 from kubectl_safety.analysis import termination
+from kubectl_safety.analysis.deletion import pod_gc_force_deletes
 from kubectl_safety.analysis.explanations.common import NodeReadiness
 from kubectl_safety.analysis.explanations.delete import DeleteAssessment, DeleteNode, DeleteOwner, Terminating
 from kubectl_safety.analysis.node_health import node_health
@@ -36,9 +37,11 @@ def assess(pod, snapshot, now, grace_period=None, force=False, *, storage=(), no
     unheld = incomplete(snapshot, "delete")  # a dump without nodes: the node's state is unknown, not gone
     node = _node(pod, snapshot, now, node_readable and not snapshot.not_held(("nodes",)))
     grace = termination.api_grace_period(pod, 0 if force else grace_period)
+    collected = node.state in (NodeReadiness.NOT_READY, NodeReadiness.UNKNOWN) and \
+        pod_gc_force_deletes(snapshot.node(node.name), {"state": node.state.value})
     risks = ([Finding(unheld[0], "error", unheld[1])] if unheld else []) + \
-        _risks(pod, snapshot, now, node, force, _storage_index(storage, snapshot))
-    needed, verdict = _verdict(pod, node)
+        _risks(pod, snapshot, now, node, force, _storage_index(storage, snapshot), collected)
+    needed, verdict = _verdict(pod, node, collected)
     steps = termination.timeline(pod, 0 if force else grace_period).steps
     return DeleteAssessment(pod.namespace, pod.name, pod.uid, pod.phase, _owner(pod, snapshot), node, force,
                             grace["seconds"], grace["why"], steps, terminating(pod, now), needed, verdict, tuple(risks))
@@ -84,8 +87,9 @@ def _owner(pod, snapshot):
     return DeleteOwner(ref.get("kind"), ref.get("name"), via)
 
 
-def _verdict(pod, node) -> tuple:
-    """(force needed?, one plain sentence)."""
+def _verdict(pod, node, collected) -> tuple:
+    """(force needed?, one plain sentence); ``collected``: the pod GC force-deletes the node's
+    terminating pods (``gcTerminating``: not Ready and the out-of-service taint)."""
     state = node.state.value
     if pod.is_terminal:
         return False, "force is not needed: the pod has finished, the API server removes it at once"
@@ -98,14 +102,17 @@ def _verdict(pod, node) -> tuple:
                        "force-deletes such pods itself; a force delete is reasonably safe")
     if state == "Unreadable":
         return None, "the node could not be read: confirm its state before forcing"
+    if collected:
+        return False, (f"force is not needed: the node is {state} with the out-of-service taint, so the pod "
+                       "garbage collector force-deletes the pod as soon as a graceful delete marks it terminating")
     return True, (f"the node is {state}: a graceful delete cannot finish until its kubelet returns; "
                   "force delete only after confirming the machine is powered off or fenced")
 
 
-def _risks(pod, snapshot, now, node, force, storage) -> list:
+def _risks(pod, snapshot, now, node, force, storage, collected) -> list:
     running = force and pod.node_name and not pod.is_terminal  # processes may outlive the object
     risks = _owner_risks(pod, snapshot, node) if running else []
-    risks += _node_risks(node, force)
+    risks += _node_risks(node, force, collected)
     if running:
         risks += _volume_risks(pod, storage)
     if pod.finalizers:
@@ -137,8 +144,13 @@ def _owner_risks(pod, snapshot, node) -> list:
     return []
 
 
-def _node_risks(node, force) -> list:
+def _node_risks(node, force, collected) -> list:
     state, name, age = node.state.value, node.name, node.heartbeat_age_seconds
+    if collected:
+        return [Finding("NODE_OUT_OF_SERVICE", "warning",
+                        f"node {name} is {state} with the out-of-service taint: the pod garbage collector "
+                        "force-deletes its terminating pods, trusting the taint that the machine is shut down "
+                        "(if it is not, their processes may still run)")]
     if state == "Ready" and force:
         from kubectl_safety.analysis.node_health import stale
 

@@ -4,7 +4,9 @@ Pure: takes an already-read object dict. Requests defaulted from limits are hand
 model (``Container``), priority by ``analysis/priority.resolve`` (admission).
 """
 
+from kubectl_safety.analysis.scheduling.replacement import stateful_volumes
 from kubectl_safety.model.pods import Pod
+from kubectl_safety.model.storage import PersistentVolumeClaim
 
 TEMPLATE_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob")
 TEMPLATE_HASH = "pod-template-hash"
@@ -51,7 +53,50 @@ def pod_from_manifest(obj: dict, namespace: str) -> tuple:
            "spec": dict(template["spec"]), "status": {"phase": "Pending"}}
     if kind == "Deployment":  # the new ReplicaSet's template carries the hash (a new template: no pod has it yet)
         raw["metadata"]["labels"].setdefault(TEMPLATE_HASH, NEW_TEMPLATE_HASH)
-    return Pod(raw), {"kind": kind, "name": name, "replicas": _replicas(kind, spec)}
+    info = {"kind": kind, "name": name, "replicas": _replicas(kind, spec)}
+    if kind == "StatefulSet" and spec.get("volumeClaimTemplates"):
+        info["statefulset"] = {**obj, "metadata": {**meta, "name": name, "namespace": ns}}
+    return Pod(raw), info
+
+
+DEFAULT_CLASS = ("storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class")
+
+
+def stateful_pod(pod, statefulset, ordinal, snapshot) -> tuple:
+    """``(pod, snapshot)``: the StatefulSet's pod of ``ordinal`` as its controller makes it
+    (``newStatefulSetPod``: named ``<set>-<ordinal>``, each claim template's volume naming the claim
+    ``<template>-<set>-<ordinal>``), and the snapshot with the claims the controller creates first
+    where they do not exist (``createPersistentVolumeClaims``: the template's spec, the selector's
+    labels added to the template's, the default StorageClass set by admission when the template names none)."""
+    meta = statefulset["metadata"]
+    name, namespace = f"{meta['name']}-{ordinal}", meta["namespace"]
+    spec = {**pod.spec, "volumes": stateful_volumes(pod.spec.get("volumes") or [], statefulset, name)}
+    made = Pod({**pod.raw, "metadata": {**pod.meta, "name": name}, "spec": spec})
+    labels = ((statefulset.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    default = _default_class(snapshot)
+    created = []
+    for template in statefulset["spec"]["volumeClaimTemplates"]:
+        claim = f"{(template.get('metadata') or {}).get('name')}-{meta['name']}-{ordinal}"
+        if snapshot.pvc(namespace, claim) is not None:
+            continue
+        claim_spec = dict(template.get("spec") or {})
+        if "storageClassName" not in claim_spec and default is not None:
+            claim_spec["storageClassName"] = default
+        tlabels = (template.get("metadata") or {}).get("labels") or {}
+        created.append(PersistentVolumeClaim({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                                              "metadata": {"name": claim, "namespace": namespace,
+                                                           "labels": {**tlabels, **labels}},
+                                              "spec": claim_spec, "status": {"phase": "Pending"}}))
+    return made, (snapshot.replace(pvcs=list(snapshot.pvcs) + created) if created else snapshot)
+
+
+def _default_class(snapshot):
+    """The DefaultStorageClass admission plugin's choice: of the classes marked default, the newest."""
+    marked = [c for c in snapshot.storage_classes
+              if any((c.meta.get("annotations") or {}).get(k) == "true" for k in DEFAULT_CLASS)]
+    if not marked:
+        return None
+    return max(marked, key=lambda c: (c.meta.get("creationTimestamp") or "", c.name)).name
 
 
 def _replicas(kind, spec) -> int:

@@ -27,10 +27,12 @@ node with the most free cpu+memory (an approximation of scoring, which is not mo
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
+from kubectl_safety.analysis.manifest import stateful_pod
 from kubectl_safety.analysis.plans.common import Finding
 from kubectl_safety.analysis.risks import incomplete
 from kubectl_safety.analysis.plans.preemption import ExcludedNode, Placement, PreemptionCandidate, PreemptionPreview, Preemptor, Sampling, Victim
 from kubectl_safety.analysis.scheduling.filters import filter_node, node_decides_alone
+from kubectl_safety.analysis.scheduling.kubelet import kubelet_rejects
 from kubectl_safety.analysis.scheduling.node_state import NodeState, requests_of
 from kubectl_safety.analysis.scheduling.plugins import fit_failures, scheduling_gated
 from kubectl_safety.analysis.scheduling.pod_terms import required_terms
@@ -47,8 +49,10 @@ PRIORITY_OFFSET = 2 ** 31
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-def preview(pod, snapshot, now, replicas=1) -> PreemptionPreview:
-    """The PreemptionPreview. Raises priority.UnknownPriorityClass like admission."""
+def preview(pod, snapshot, now, replicas=1, statefulset=None) -> PreemptionPreview:
+    """The PreemptionPreview. Raises priority.UnknownPriorityClass like admission. ``statefulset``:
+    the manifest ``pod`` is the template of, when it has volumeClaimTemplates: each copy is then
+    its ordinal's pod with its claims (``manifest.stateful_pod``)."""
     priority = resolve(pod, snapshot)
     pod = _admitted(pod, priority)
     now = now or snapshot.taken_at or datetime.max.replace(tzinfo=timezone.utc)
@@ -63,7 +67,10 @@ def preview(pod, snapshot, now, replicas=1) -> PreemptionPreview:
         snapshot = snapshot.without_pods([pod.key])
     placements = []
     for i in range(max(1, replicas)):
-        copy = pod if replicas <= 1 else _renamed(pod, i + 1)
+        if statefulset is not None:
+            copy, snapshot = stateful_pod(pod, statefulset, i, snapshot)
+        else:
+            copy = pod if replicas <= 1 else _renamed(pod, i + 1)
         result = _place(copy, snapshot, now)
         placements.append(result)
         if result["node"] is None or i + 1 >= replicas:
@@ -75,6 +82,8 @@ def preview(pod, snapshot, now, replicas=1) -> PreemptionPreview:
 # -- one placement --------------------------------------------------------------------------
 
 def _place(pod, snapshot, now) -> dict:
+    if pod.node_name:
+        return _bound(pod, snapshot)
     prio = pod.priority_value
     gates = scheduling_gated(pod)
     if gates:  # PreEnqueue: never scheduled, so it never preempts either
@@ -119,6 +128,24 @@ def _place(pod, snapshot, now) -> dict:
         best = candidates[0]
         base.update(node=best["node"], victims=list(best["candidate"].victims))
     return base
+
+
+def _bound(pod, snapshot) -> dict:
+    """A pod created with ``spec.nodeName``: the scheduler never sees it (its queue takes only
+    unassigned pods) and never preempts for it; the kubelet of that node admits or rejects it."""
+    name = pod.node_name
+    node = snapshot.node(name)
+    result = {"pod": pod, "feasible": [], "victims": [], "candidates": [], "excluded": [], "potential": 0,
+              "eligible": False, "outcome": "rejected", "node": None}
+    bypass = f"spec.nodeName {name} bypasses the scheduler, so nothing is preempted"
+    if node is None:
+        return dict(result, eligibility=f"{bypass}; no node {name} exists: the pod garbage collector deletes the pod")
+    failures = kubelet_rejects(pod, node, snapshot)
+    if failures:
+        return dict(result, excluded=[_excluded(name, failures)],
+                    eligibility=f"{bypass}; the kubelet of {name} rejects it and the pod fails")
+    return dict(result, feasible=[name], outcome="bound", node=name,
+                eligibility=f"{bypass}; the kubelet of {name} admits it")
 
 
 def _filter(pod, node, snapshot, state, nominated):
@@ -351,6 +378,8 @@ def _outcome(placements, replicas) -> str:
         return placements[0]["outcome"]
     if len(placed) < replicas:
         return "partial"
+    if all(p["outcome"] == "bound" for p in placed):
+        return "bound"
     return "preempt" if any(p["outcome"] == "preempt" for p in placed) else "fits"
 
 
@@ -365,7 +394,7 @@ def _report(pod, priority, placements, replicas, snapshot, notes) -> PreemptionP
         pod=Preemptor(pod.namespace, pod.name, priority["value"], priority["className"], priority["source"],
                       pod.preemption_policy, pod.nominated_node_name or None, pod_requests(pod)),
         replicas=max(1, replicas), placed=len(placed), outcome=_outcome(placements, replicas),
-        fits_without_preemption=all(p["outcome"] == "fits" for p in placements),
+        fits_without_preemption=all(p["outcome"] in ("fits", "bound") for p in placements),
         feasible_nodes=tuple(first["feasible"]), eligible=first["eligible"], eligibility=first["eligibility"],
         node=first["node"], victims=victims, candidates=candidates, excluded=tuple(first["excluded"]),
         sampling=_sampling(first),
@@ -381,6 +410,8 @@ def _placement(index, p) -> Placement:
 def _sampling(result) -> Sampling:
     """How the scheduler's candidate sampling and ties could change the pick (§1.4, §1.7)."""
     potential, cands = result["potential"], result["candidates"]
+    if result["outcome"] in ("bound", "rejected"):
+        return Sampling(0, 0, (), False, "spec.nodeName: no scheduling, so no sampling and no tie")
     if result["outcome"] == "fits":
         tied = result["tied"] if len(result["tied"]) > 1 else []
         sampled = len(result["feasible"]) > MIN_FEASIBLE_SCORED

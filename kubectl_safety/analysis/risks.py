@@ -12,7 +12,8 @@ RISKS = {
     "REPLACEMENT_UNPLACEABLE": ("unplaceable", "a replacement fits on no node (every Filter plugin, volumes "
                                 "included): it stays Pending"),
     "REPLACEMENT_RETURNS_TO_NODE": ("returns", "a replacement tolerates node.kubernetes.io/unschedulable and can "
-                                    "be scheduled back onto the cordoned node: the node is not emptied"),
+                                    "be scheduled back onto the cordoned node, or its controller's template sets "
+                                    "nodeName to it (the kubelet admits it there): the node is not emptied"),
     "PDB_BYPASSED": ("bypass", "--disable-eviction deletes pods their PodDisruptionBudget would not let go"),
     "PDB_NEVER_ALLOWS": ("never", "a PodDisruptionBudget never allows the eviction: the pod stays"),
     "PDB_EXHAUSTED": ("exhausted", "a PodDisruptionBudget has no disruption left after earlier waves whose "

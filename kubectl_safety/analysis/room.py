@@ -27,7 +27,7 @@ with them (no replacement is unplaceable, none returns); otherwise the caller pl
 from kubectl_safety.analysis.scheduling.node_state import base_state, requests_of
 from kubectl_safety.analysis.scheduling.plugins import implied_taints, node_failures, scheduling_gated, tolerates_cordon
 from kubectl_safety.analysis.scheduling.pod_terms import existing_anti_terms, required_terms
-from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
+from kubectl_safety.analysis.scheduling.replacement import SHAPE_FIELDS, cordoned, replacement, unscheduled_copy
 from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import (HOSTNAME, constraint_selector, count_in_domains, eligible_domains,
                                              global_min, is_hard, normalized)
@@ -68,7 +68,7 @@ class Room:
         fit on other nodes."""
         if not pods:
             return True
-        if any(p.host_ports or p.is_terminating for p in pods):
+        if any(p.host_ports or p.is_terminating or not self._alike(p) for p in pods):
             return False
         demand, count = {}, len(pods)
         for p in pods:
@@ -82,6 +82,15 @@ class Room:
             if returns or not self._fits_somewhere(pod, node, demand, count, leaving is None or pod.key in leaving):
                 return False
         return True
+
+    def _alike(self, pod) -> bool:
+        """Whether ``pod`` stands for its replacement (built from its controller's template): the same
+        requests and the spec fields the filters read, without a ``nodeName`` (that one skips the
+        scheduler). Otherwise the caller plans in full."""
+        new, _ = replacement(pod, self.snapshot)
+        return not new.node_name and requests_of(new) == requests_of(pod) and \
+            all(new.spec.get(k) == pod.spec.get(k) for k in SHAPE_FIELDS if k != "nodeName") and \
+            new.labels == pod.labels and claim_names(new) == claim_names(pod)
 
     @staticmethod
     def still_proved(pods, leaving) -> bool:

@@ -178,7 +178,7 @@ def delete_code(report, interrupted=False) -> ExitCode:
     return ExitCode.OK
 
 
-PLACED = ("fits", "preempt", "waiting")  # a PreemptionPreview's outcomes that place the pod
+PLACED = ("fits", "preempt", "waiting", "bound")  # a PreemptionPreview's outcomes that place the pod
 
 
 def preemption_code(previews, accepted=False) -> ExitCode:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from cluster_helpers import create, pdb, pool_nodes, pool_web, wait_pdb_settled, wait_pods_running
+from cluster_helpers import (create, get_json, pdb, pod, pool_nodes, pool_web, wait_pdb_settled, wait_pods_running,
+                             wait_until)
 
+from tests.integration.test_fuzz_live import pdb_disagreements
 from tests.unit.cli_helpers import run_cli
 
 NOW = "2026-11-22T12:00:00Z"
@@ -73,3 +75,25 @@ def test_a_selector_that_matches_no_node_passes_the_gate(cluster, namespace, poo
     code, out, err = run_cli(command + ["-l", f"pool={namespace}-typo", "--kubeconfig", str(cluster.kubeconfig)])
     assert (code, out) == (1, "") and len(err.splitlines()) == 1, (code, out, err)
     assert err.startswith(f"error: no node matches the selector pool={namespace}-typo")
+
+
+@pytest.mark.parametrize("rule", [dict(max_unavailable=1), dict(min_available="50%")],
+                         ids=["maxUnavailable", "minAvailable-percent"])
+def test_live_scaled_pdb_over_a_deployment_plus_an_unmanaged_pod_allows_disruptions(cluster, namespace, make_node,
+                                                                                      rule):
+    """The disruption controller counts the Deployment's scale, emits UnmanagedPods for the bare pod and
+    still allows disruptions: our budget equals its status, and check warns without blocking."""
+    pool_nodes(make_node, namespace, 2)
+    create(cluster, namespace, pool_web(2, namespace),
+           pod("solo", {"app": "web"}, node_selector={"pool": namespace}), pdb("web", {"app": "web"}, **rule))
+    wait_pods_running(cluster, namespace, count=3)
+    settled = wait_pdb_settled(cluster, namespace, "web", current_healthy=3, expected_pods=2)
+    assert settled["status"]["disruptionsAllowed"] == 2
+    wait_until(lambda: not pdb_disagreements(cluster, namespace), 30, "PDB status to match our budget")
+    wait_until(lambda: get_json(cluster, "events", "-n", namespace, "--field-selector", "reason=UnmanagedPods")["items"],
+               30, "the UnmanagedPods event")
+    report = check(cluster, namespace)
+    found = {f["code"]: f for f in report["findings"]}
+    assert "PDB_CONTROLLER_NO_SCALE" not in found and "PDB_NEVER_ALLOWS" not in found, found
+    assert found["PDB_UNMANAGED_PODS"]["severity"] == "warning"
+    assert not [r for n in report["nodes"] for r in n["risks"] if r["code"].startswith("PDB_")]

@@ -120,3 +120,29 @@ def test_deleted_node_object_is_treated_as_gone(cluster, namespace, make_node):
     assert entry["node"]["state"] == "Gone"
     assert "NODE_GONE" in {r["code"] for r in entry["risks"]}
     assert "Node object is gone" in entry["verdict"]
+
+
+OUT_OF_SERVICE = {"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}
+
+
+def test_pod_on_out_of_service_node_needs_no_force_the_pod_gc_deletes_it(cluster, namespace, make_node):
+    """``gcTerminating``: on a NotReady node with the out-of-service taint a graceful delete is enough,
+    the pod GC force-deletes the terminating pod (no kubelet answers here)."""
+    node = make_node(ready=False, taints=[OUT_OF_SERVICE])["metadata"]["name"]
+    obj = pod("stuck", node_name=node)
+    obj["spec"]["terminationGracePeriodSeconds"] = 300  # longer than the wait: only the pod GC can end it
+    obj["spec"]["tolerations"] = [{**OUT_OF_SERVICE, "operator": "Equal"}]  # not evicted by the taint itself
+    create(cluster, namespace, obj)
+    old_uid = wait_until(lambda: uid_of(cluster, namespace, "stuck"), 60, "pod stuck to be created")
+
+    code, out, err = safety(cluster, "stuck", "-n", namespace, "--force")
+    assert code == 3, err
+    entry = json.loads(out)["pods"][0]
+    assert entry["node"]["state"] in ("NotReady", "Unknown") and entry["forceNeeded"] is False, entry
+    assert "pod garbage collector" in entry["verdict"]
+    assert "NODE_OUT_OF_SERVICE" in {r["code"] for r in entry["risks"]}
+
+    code, out, err = safety(cluster, "stuck", "-n", namespace)
+    assert code == 0, err
+    assert json.loads(out)["pods"][0]["action"] == "deleted"
+    wait_until(lambda: uid_of(cluster, namespace, "stuck") != old_uid, 90, "the pod GC to force-delete the pod")

@@ -256,3 +256,60 @@ def test_topology_spread_counts_follow_removed_victims(scenario):
     manifest["metadata"]["labels"] = {"app": "web"}
     report = check(scenario, manifest, node=a, victims=["w1"])
     assert [c["node"] for c in report["candidates"]] == [a, b]
+
+
+def test_manifest_with_node_name_preempts_nobody(scenario):
+    """A pod created with spec.nodeName never enters the scheduler's queue: the preview that once
+    showed a preemption now says the scheduler is bypassed, and the scheduler indeed preempts nobody.
+    (The kubelet's admission itself needs a real kubelet; kwok runs whatever is bound to it.)"""
+    a = scenario.node("a")
+    scenario.victim("va", "a", 10, cpu="2")
+    manifest = scenario.preemptor(nodeName=a)
+    code, report = scenario.preview(manifest)
+    assert (code, report["outcome"], report["node"], names(report), report["candidates"]) == \
+        (3, "rejected", None, [], []), report
+    assert "bypasses the scheduler" in report["eligibility"]
+    landed, preempted = scenario.act(manifest, expect_bound=False)
+    assert (landed, preempted, scenario.nominated()) == (a, [], None)
+    assert get_json(scenario.cluster, "pod", "va", "-n", scenario.ns)["metadata"].get("deletionTimestamp") is None
+
+
+def test_statefulset_manifest_goes_where_its_new_claims_can_be_provisioned(cluster, namespace, make_node, tmp_path):
+    """A StatefulSet's pod carries its volumeClaimTemplates' claim, which the controller creates
+    unbound: its WaitForFirstConsumer class provisions only in one zone, so the scheduler picks a node
+    there (it writes it on the claim, ``volume.kubernetes.io/selected-node``), as the preview says,
+    although the roomier node is in the other zone."""
+    group = namespace[-6:]
+    small = make_node(f"za-{group}", cpu="4", zone=f"a-{group}", labels={"pool": namespace})["metadata"]["name"]
+    make_node(f"zb-{group}", cpu="32", zone=f"b-{group}", labels={"pool": namespace})
+    klass = f"zonal-{group}"
+    create(cluster, None, {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": klass},
+                           "provisioner": "example.com/never", "volumeBindingMode": "WaitForFirstConsumer",
+                           "allowedTopologies": [{"matchLabelExpressions": [
+                               {"key": "topology.kubernetes.io/zone", "values": [f"a-{group}"]}]}]})
+    try:
+        labels = {"app": "db"}
+        sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": namespace},
+               "spec": {"replicas": 1, "serviceName": "db", "selector": {"matchLabels": labels},
+                        "template": {"metadata": {"labels": labels},
+                                     "spec": pod("db", labels, node_selector={"pool": namespace},
+                                                 requests={"cpu": "1"})["spec"]},
+                        "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                            "accessModes": ["ReadWriteOnce"], "storageClassName": klass,
+                            "resources": {"requests": {"storage": "1Gi"}}}}]}}
+        path = tmp_path / "sts.json"
+        path.write_text(json.dumps(sts))
+        code, out, err = run_cli(["preemption", "-f", str(path), "-n", namespace, "-o", "json",
+                                  "--kubeconfig", str(cluster.kubeconfig)])
+        report = json.loads(out)
+        assert (code, report["outcome"], report["node"]) == (0, "fits", small), (err, report)
+        create(cluster, namespace, sts)
+        def selected_node():
+            claims = [c for c in get_json(cluster, "pvc", "-n", namespace)["items"]
+                      if c["metadata"]["name"] == "data-db-0"]
+            return claims and (claims[0]["metadata"].get("annotations") or {}).get("volume.kubernetes.io/selected-node")
+
+        selected = wait_until(selected_node, 60, "the scheduler to select a node for the claim")
+        assert selected == small
+    finally:
+        cluster.kubectl("delete", "storageclass", klass, "--wait=false", check=False)

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from kubectl_safety.analysis.budgets import budget
 from kubectl_safety.analysis.check import CheckOptions, runbook_drain_options
 from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning
 from kubectl_safety.cluster.source import load_snapshot
@@ -370,3 +371,33 @@ def test_check_pdb_over_a_deployment_plus_an_unmanaged_pod_still_allows():
     snap = snapshot(*objects)
     report = check(snap, CheckOptions(), snap.taken_at)
     assert not [f for f in report["findings"] if f["code"] in ("PDB_NEVER_ALLOWS", "PDB_CONTROLLER_NO_SCALE")]
+
+
+@pytest.mark.parametrize("rule", [dict(max_unavailable=1), dict(max_unavailable="50%"), dict(min_available="50%")],
+                         ids=["maxUnavailable", "maxUnavailable-percent", "minAvailable-percent"])
+def test_check_scaled_pdb_over_a_deployment_plus_an_unmanaged_pod_warns_and_allows(rule):
+    """``getExpectedScale`` skips the unmanaged pod (the UnmanagedPods event) and counts the Deployment's
+    scale: the budget allows disruptions, so check warns and does not block."""
+    objects = [make_node("n1"), make_node("n2"), make_workload("Deployment", "web", replicas=2),
+               make_workload("ReplicaSet", "rs", replicas=2, labels={"app": "web"}, owner=("Deployment", "web")),
+               make_pod("web-0", labels={"app": "web"}), make_pod("web-1", node="n2", labels={"app": "web"}),
+               make_pod("bare", owner=None, labels={"app": "web"}),
+               make_pdb("web", selector={"app": "web"}, allowed=2, healthy=3, desired=1, expected=2, **rule)]
+    snap = snapshot(*objects)
+    b = budget(snap.pdbs[0], snap)
+    assert (b["expectedPods"], b["desiredHealthy"], b["healthyPods"], b["disruptionsAllowed"]) == (2, 1, 3, 2)
+    report = check(snap, CheckOptions(), snap.taken_at)
+    found = {f["code"]: f for f in report["findings"]}
+    assert "PDB_CONTROLLER_NO_SCALE" not in found and "PDB_NEVER_ALLOWS" not in found
+    assert found["PDB_UNMANAGED_PODS"]["severity"] == "warning"
+    assert [o["name"] for o in found["PDB_UNMANAGED_PODS"]["objects"]] == ["web", "bare"]
+    assert not [r for n in report["nodes"] for r in n["risks"] if r["code"].startswith("PDB_")]
+
+
+def test_check_scaled_pdb_over_unmanaged_pods_only_never_allows():
+    """No pod has a controller: expectedPods is 0 and the controller allows nothing (an error, as before)."""
+    objects = [make_node("n1"), make_pod("bare", owner=None, labels={"app": "web"}),
+               make_pdb("web", selector={"app": "web"}, max_unavailable=1, allowed=0, healthy=1, desired=0, expected=0)]
+    snap = snapshot(*objects)
+    found = codes(check(snap, CheckOptions(), snap.taken_at))
+    assert {"PDB_CONTROLLER_NO_SCALE", "PDB_NEVER_ALLOWS"} <= found and "PDB_UNMANAGED_PODS" not in found

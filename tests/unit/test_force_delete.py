@@ -204,3 +204,24 @@ def test_assessment_is_pure_and_published_as_json():
     assert json.loads(json.dumps(report)) == report
     assert report["node"]["state"] == "Ready" and report["terminating"]["gracePeriodSeconds"] == 30
     assert json.dumps(pod, sort_keys=True) == before
+
+
+OUT_OF_SERVICE = {"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoExecute"}
+
+
+@pytest.mark.parametrize("node, needed, verdict, risks", [
+    (make_node("n1", ready="False", taints=[OUT_OF_SERVICE]), False, "pod garbage collector force-deletes",
+     ["STATEFULSET_IDENTITY", "NODE_OUT_OF_SERVICE"]),
+    (make_node("n1", ready="Unknown", heartbeat="2026-11-22T08:40:00Z",
+               taints=[dict(OUT_OF_SERVICE, effect="NoSchedule")]), False, "pod garbage collector force-deletes",
+     ["STATEFULSET_IDENTITY", "NODE_OUT_OF_SERVICE"]),
+    (make_node("n1", taints=[OUT_OF_SERVICE]), False, "the node is Ready", ["STATEFULSET_IDENTITY", "NODE_READY"]),
+    (make_node("n1", ready="False", taints=[{"key": "example.com/out-of-service", "effect": "NoExecute"}]), True,
+     "powered off or fenced", ["STATEFULSET_IDENTITY", "NODE_PARTITIONED"]),
+], ids=["notready-out-of-service", "unknown-out-of-service-any-effect", "ready-with-the-taint", "other-taint-key"])
+def test_force_delete_on_an_out_of_service_node(node, needed, verdict, risks):
+    """``gcTerminating`` force-deletes terminating pods on a node that is not Ready and carries the
+    out-of-service taint (any value or effect): a graceful delete finishes there without force."""
+    report = run(make_pod("db-0", owner=STS), nodes=[node], force=True)
+    assert (report.force_needed, codes(report)) == (needed, risks)
+    assert verdict in report.verdict

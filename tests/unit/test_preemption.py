@@ -423,3 +423,89 @@ def test_preemptor_that_has_finished_is_never_scheduled():
     r = run(raw, *FULL)
     assert (r["outcome"], r["eligible"], r["victims"], r["node"]) == ("not-scheduled", False, [], None)
     assert "has finished (phase Failed)" in r["eligibility"]
+
+
+# -- a manifest with spec.nodeName: no scheduler, no preemption, the kubelet admits or rejects -----
+
+NO_EXECUTE = {"key": "example.com/drain", "effect": "NoExecute"}
+BOUND_NODE_CASES = [
+    ("fits-there", dict(cpu="1"), [make_node("n1", cpu="2"), low("a", "n1", cpu="1")], ("bound", "n1", [])),
+    ("full-node-no-preemption", dict(cpu="2"), FULL, ("rejected", None, [])),
+    ("cordoned-node-still-admitted", dict(cpu="1"), [make_node("n1", cpu="2", unschedulable=True)],
+     ("bound", "n1", [])),
+    ("noschedule-taint-ignored", dict(cpu="1"),
+     [make_node("n1", cpu="2", taints=[{"key": "k", "effect": "NoSchedule"}])], ("bound", "n1", [])),
+    ("noexecute-taint-rejected", dict(cpu="1"), [make_node("n1", cpu="2", taints=[NO_EXECUTE])],
+     ("rejected", None, [])),
+    ("node-selector-mismatch", dict(cpu="1", nodeSelector={"disk": "ssd"}), [make_node("n1", cpu="2")],
+     ("rejected", None, [])),
+    ("no-such-node", dict(cpu="1"), [make_node("n2", cpu="2")], ("rejected", None, [])),
+]
+
+
+@pytest.mark.parametrize("name, spec, objects, expected", BOUND_NODE_CASES, ids=[c[0] for c in BOUND_NODE_CASES])
+def test_manifest_with_node_name_bypasses_the_scheduler(name, spec, objects, expected):
+    """A pod created with spec.nodeName is never in the scheduler's queue: it preempts nobody, and the
+    kubelet's admission (``generalFilter``: resources, node affinity, name, ports, NoExecute taints;
+    not the cordon or NoSchedule taints) decides whether it runs."""
+    raw = pending(**spec)
+    raw["spec"]["nodeName"] = "n1"
+    snap = snapshot(*objects)
+    r = preview(Pod(raw), snap, NOW, 1)
+    assert (r["outcome"], r["node"], victims(r)) == expected
+    assert r["candidates"] == [] and r["eligible"] is False and "bypasses the scheduler" in r["eligibility"]
+
+
+# -- a StatefulSet manifest's pods carry their claims (volumeClaimTemplates) -------------------------
+
+def _sts_manifest(replicas=1):
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "db"}},
+                     "template": {"metadata": {"labels": {"app": "db"}},
+                                  "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}},
+                     "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                                               "spec": {"accessModes": ["ReadWriteOnce"],
+                                                        "resources": {"requests": {"storage": "1Gi"}}}}]}}
+
+
+ZONAL = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+         "metadata": {"name": "zonal", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "provisioner": "csi.example.com", "volumeBindingMode": "WaitForFirstConsumer",
+         "allowedTopologies": [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["a"]}]}]}
+
+
+def _bound_claim(name, pv_node):
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
+           "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "zonal", "volumeName": f"pv-{name}"},
+           "status": {"phase": "Bound"}}
+    pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"pv-{name}"},
+          "spec": {"storageClassName": "zonal", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"},
+                   "claimRef": {"namespace": "default", "name": name},
+                   "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                       {"key": "kubernetes.io/hostname", "operator": "In", "values": [pv_node]}]}]}}},
+          "status": {"phase": "Bound"}}
+    return [pvc, pv]
+
+
+STS_CLAIM_CASES = [
+    # the claim does not exist: the controller creates it with the default class, which provisions
+    # only in zone a, so the pod goes to n1 although n2 has more room
+    ("new-claim-zonal-default-class", 1, [ZONAL], ["n1"]),
+    # db-0's claim exists, bound to a PV pinned to n2; db-1's is created (zone a: n1)
+    ("existing-claim-pv-node-affinity", 2, [ZONAL] + _bound_claim("data-db-0", "n2"), ["n2", "n1"]),
+]
+
+
+@pytest.mark.parametrize("name, replicas, storage, expected", STS_CLAIM_CASES, ids=[c[0] for c in STS_CLAIM_CASES])
+def test_statefulset_manifest_pods_carry_their_claims(name, replicas, storage, expected):
+    """``newStatefulSetPod``/``updateStorage``: each ordinal's pod names the claims
+    ``<template>-<set>-<ordinal>``, which the VolumeBinding filter then judges (existing claims and
+    their PVs, or the claims the controller creates)."""
+    from kubectl_safety.analysis.manifest import pod_from_manifest
+
+    nodes = [make_node("n1", cpu="4", zone="a"), make_node("n2", cpu="16", zone="b")]
+    snap = snapshot(*nodes, *storage)
+    pod, info = pod_from_manifest(_sts_manifest(replicas), "default")
+    r = preview(pod, snap, NOW, replicas, info["statefulset"])
+    placed = [p["node"] for p in r["placements"]] if replicas > 1 else [r["node"]]
+    assert placed == expected, r

@@ -173,7 +173,7 @@ def _at(schema, path):
     ("RolloutReport", "status", "RolloutStatus"),
     ("RolloutReport", "batches/[]/status", "RolloutStatus"),
     ("PreemptionPreview", "outcome", ["fits", "preempt", "unschedulable", "waiting", "not-eligible", "gated",
-                                      "not-scheduled"]),
+                                      "not-scheduled", "bound", "rejected"]),
     ("ClusterCheck", "nodes/[]/state", ["Ready", "NotReady", "Unknown", "Gone"]),
     ("ClusterCheck", "findings/[]/severity", ["error", "warning", "info"]),
 ], ids=lambda v: v if isinstance(v, str) else None)

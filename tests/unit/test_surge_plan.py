@@ -7,7 +7,7 @@ import pytest
 from kubectl_safety.analysis import drain as _drain
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.surge import ANNOTATION
-from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.builders import NOW, container, make_node, make_pdb, make_pod, make_workload, snapshot
 from tests.published import plan_drain
 
 APP = {"app": "web"}
@@ -23,8 +23,11 @@ def deployment(count, **extra):
     return d
 
 
-def rs(replicas):
-    r = make_workload("ReplicaSet", "web-rs", replicas=replicas, labels=APP, owner=("Deployment", "web"))
+def rs(replicas, cpu="100m", **spec):
+    """The ReplicaSet whose template the pods (and their replacements) are made from."""
+    template = {"metadata": {"labels": APP}, "spec": {"containers": [container(requests={"cpu": cpu})], **spec}}
+    r = make_workload("ReplicaSet", "web-rs", replicas=replicas, labels=APP, owner=("Deployment", "web"),
+                      template=template)
     r["status"] = {"replicas": replicas, "readyReplicas": replicas}
     return r
 
@@ -109,7 +112,7 @@ def tolerating(*tolerations):
     """A one-replica Deployment whose pod tolerates these taints."""
     pod = web("a")
     pod["spec"]["tolerations"] = list(tolerations)
-    return [deployment(1), rs(1), pod]
+    return [deployment(1), rs(1, tolerations=list(tolerations)), pod]
 
 
 EVERY_TAINT = {"operator": "Exists"}
@@ -140,7 +143,7 @@ SCENARIOS = [
     ("scale-down-in-progress-is-no-rollout", [N1, N2, deployment(3, replicas=4, updatedReplicas=4), rs(3), web("a"),
                                               web("b", "n2"), web("c", "n2"), pdb(**MIN3)], {}, {"a": "evict"},
      [(3, 4, "scale", "evict")], [], {"a": "SURGE"}),
-    ("no-room-for-the-surge-pod", [N1, TIGHT, deployment(3), rs(3), web("a", cpu="300m"),
+    ("no-room-for-the-surge-pod", [N1, TIGHT, deployment(3), rs(3, cpu="300m"), web("a", cpu="300m"),
                                    web("b", "n2", cpu="10m"), web("c", "n2", cpu="10m"), pdb(**MIN3)], {},
      {"a": "evict"}, [(3, 4, "scale", "evict")], ["SURGE_UNPLACEABLE"], {}),
     ("surge-limit", [N1, N2, deployment(2), rs(2), web("a"), web("b"), pdb(min_available=2, allowed=0, healthy=2,

@@ -88,7 +88,7 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode, accept_r
             try:
                 if filename:  # a manifest's pod is what admission makes of it
                     target = admit(target, snap)
-                reports.append(preview(target, snap, s.now() or snap.taken_at, copies))
+                reports.append(preview(target, snap, s.now() or snap.taken_at, copies, info.get("statefulset")))
             except (UnknownPriorityClass, AdmissionRejected) as e:
                 raise InputError(f"the API server would reject the pod: {e}") from None
     if len(reports) == 1:

@@ -15,6 +15,8 @@ OUTCOMES = {
     "unschedulable": "cannot be placed: no node fits and preemption cannot make room",
     "partial": "only some copies can be placed",
     "not-scheduled": "never scheduled: the pod is being deleted or has finished",
+    "bound": "runs on its spec.nodeName node: the kubelet admits it (no scheduler, no preemption)",
+    "rejected": "fails: the kubelet of its spec.nodeName node rejects it (no scheduler, no preemption)",
 }
 
 
