@@ -62,7 +62,7 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
     checked = getattr(objects, "checked", ())
     buckets = {kind: [] for kind in KINDS}
     buckets["workloads"] = []
-    seen = {}
+    seen, seen_uids = {}, {}
     found_namespaces = set(namespaces or ())
     for origin, obj in objects:
         check_object(obj, origin, id(obj) in checked)
@@ -70,9 +70,13 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
         namespace = "" if kind in CLUSTER_SCOPED else (meta.get("namespace") or "default")
         key = (kind, namespace, meta["name"])
         if key in seen:
+            if kind == "Event" and meta.get("uid") and seen_uids.get(key) == meta["uid"]:
+                continue  # one Event read through both its API versions (core/v1, events.k8s.io/v1)
             where = f"{namespace}/{meta['name']}" if namespace else meta["name"]
             raise InputError(f"{origin}: duplicate {kind} {where} (first in {seen[key]})")
         seen[key] = origin
+        if kind == "Event":
+            seen_uids[key] = meta.get("uid")
         if kind == "Namespace":
             found_namespaces.add(meta["name"])
             continue
@@ -93,6 +97,6 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
         csi_nodes=buckets["CSINode"], volume_attachments=buckets["VolumeAttachment"],
         device_classes=buckets["DeviceClass"], resource_claims=buckets["ResourceClaim"],
         resource_claim_templates=buckets["ResourceClaimTemplate"], resource_slices=buckets["ResourceSlice"],
-        autoscalers=buckets["HorizontalPodAutoscaler"], leases=buckets["Lease"],
+        autoscalers=buckets["HorizontalPodAutoscaler"], leases=buckets["Lease"], events=buckets["Event"],
         namespaces=found_namespaces, taken_at=taken_at, source=source,
         server_version=server_version, complete_pod_namespaces=complete_pod_namespaces, unread=unread)

@@ -101,6 +101,16 @@ SCHEMAS = {
                                             "consumesCounters": LIST, "allowMultipleAllocations": BOOL,
                                             "bindingConditions": [STR]}]}},
 }
+EVENT_REF = {"kind": STR, "namespace": STR, "name": STR, "uid": STR}
+EVENT_SOURCE = {"component": STR, "host": STR}
+# core/v1 and events.k8s.io/v1 field names side by side (one kind, two versions)
+SCHEMAS["Event"] = {"metadata": META, "regarding": EVENT_REF, "involvedObject": EVENT_REF, "related": EVENT_REF,
+                    "reason": STR, "action": STR, "note": STR, "message": STR, "type": STR,
+                    "reportingController": STR, "reportingComponent": STR, "reportingInstance": STR,
+                    "deprecatedSource": EVENT_SOURCE, "source": EVENT_SOURCE, "eventTime": TIME,
+                    "series": {"count": INT32, "lastObservedTime": TIME},
+                    "deprecatedFirstTimestamp": TIME, "firstTimestamp": TIME,
+                    "deprecatedLastTimestamp": TIME, "lastTimestamp": TIME, "deprecatedCount": INT32, "count": INT32}
 WORKLOAD = {"metadata": META, "spec": {"replicas": NNINT, "selector": SELECTOR,
                                        "template": {"metadata": META, "spec": MAP}}}
 HIGHEST_USER_PRIORITY = 1_000_000_000

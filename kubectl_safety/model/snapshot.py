@@ -1,5 +1,7 @@
 """ClusterSnapshot: an immutable view of the objects an analysis needs, with lazy indexes."""
 
+from datetime import datetime, timezone
+
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.cached import cached
 
@@ -25,7 +27,7 @@ INDEX_FIELDS = {"_nodes_by_name": "nodes", "_pods_by_key": "pods", "_pods_by_nod
                 "_runtime_classes_by_name": "runtime_classes", "_csi_nodes_by_name": "csi_nodes",
                 "_attachments_by_node": "volume_attachments", "_device_classes_by_name": "device_classes",
                 "_claims_by_key": "resource_claims", "_claim_templates_by_key": "resource_claim_templates",
-                "_node_leases": "leases"}
+                "_node_leases": "leases", "_events_by_uid": "events", "_events_by_object": "events"}
 
 
 class _index(cached):
@@ -45,7 +47,7 @@ class _index(cached):
 class ClusterSnapshot:
     """Nodes, pods, PDBs, PriorityClasses, pod owners, storage (PVCs, PVs, StorageClasses, CSINodes,
     VolumeAttachments), devices (ResourceClaims and their templates, ResourceSlices,
-    DeviceClasses) and the nodes' Leases at one instant (``taken_at``).
+    DeviceClasses), the nodes' Leases and Events at one instant (``taken_at``).
 
     Never mutated: ``replace``/``without_pods`` return new snapshots. Indexes are built on
     first use, so a command pays only for the lookups it makes.
@@ -55,7 +57,7 @@ class ClusterSnapshot:
                  namespaces=None, taken_at=None, source="", server_version=None, complete_pod_namespaces=None,
                  pvcs=(), pvs=(), storage_classes=(), limit_ranges=(), runtime_classes=(), resource_quotas=(),
                  csi_nodes=(), volume_attachments=(), device_classes=(), resource_claims=(),
-                 resource_claim_templates=(), resource_slices=(), autoscalers=(), leases=(), unread=None):
+                 resource_claim_templates=(), resource_slices=(), autoscalers=(), leases=(), events=(), unread=None):
         self.nodes = tuple(nodes)
         self.pods = tuple(pods)
         self.pdbs = tuple(pdbs)
@@ -75,6 +77,7 @@ class ClusterSnapshot:
         self.resource_slices = tuple(resource_slices)
         self.autoscalers = tuple(autoscalers)  # HorizontalPodAutoscalers (read only by a surge)
         self.leases = tuple(leases)  # the nodes' Leases (their heartbeats), where read
+        self.events = tuple(events)  # Events (from dumps; live, only ``why`` reads them)
         # resource -> why it could not be read (a live read's optional kinds; a kind a dump does not hold)
         self.unread = dict(unread or {})
         self.namespaces = None if namespaces is None else frozenset(namespaces)
@@ -106,7 +109,7 @@ class ClusterSnapshot:
                       volume_attachments=self.volume_attachments, device_classes=self.device_classes,
                       resource_claims=self.resource_claims, resource_claim_templates=self.resource_claim_templates,
                       resource_slices=self.resource_slices, autoscalers=self.autoscalers, leases=self.leases,
-                      unread=self.unread)
+                      events=self.events, unread=self.unread)
         fields.update(changes)
         new = ClusterSnapshot(**fields)
         new._origins = {field: self._origins.get(field, self)  # indexes of unchanged fields stay valid
@@ -223,6 +226,37 @@ class ClusterSnapshot:
     @_index
     def _node_leases(self):
         return {lease.name: lease for lease in self.leases if lease.namespace == NODE_LEASE_NAMESPACE}
+
+    def events_about_uid(self, uid) -> list:
+        """The Events regarding the object with this uid, oldest first."""
+        return self._events_by_uid.get(uid, []) if uid else []
+
+    def events_about(self, kind, namespace, name) -> list:
+        """The Events regarding the object ``kind`` ``namespace``/``name`` ('' for a cluster-scoped
+        one), whatever its uid (a deleted object's namesakes included), oldest first."""
+        return self._events_by_object.get((kind, namespace or "", name), [])
+
+    @_index
+    def _events_by_uid(self):
+        index = {}
+        for e in self._events_in_time_order:
+            if e.regarding.uid:
+                index.setdefault(e.regarding.uid, []).append(e)
+        return index
+
+    @_index
+    def _events_by_object(self):
+        index = {}
+        for e in self._events_in_time_order:
+            ref = e.regarding
+            index.setdefault((ref.kind, ref.namespace, ref.name), []).append(e)
+        return index
+
+    @property
+    def _events_in_time_order(self) -> list:
+        """The events by time (those without one first), then name; snapshot order among equals."""
+        epoch = datetime.min.replace(tzinfo=timezone.utc)
+        return sorted(self.events, key=lambda e: (e.time or epoch, e.name))
 
     def attachments_on(self, node_name) -> list:
         return self._attachments_by_node.get(node_name, [])

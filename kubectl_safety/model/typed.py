@@ -55,13 +55,14 @@ KEPT = {
     "DeviceClass": {"metadata": _META, "spec": WHOLE}, "ResourceClaimTemplate": {"metadata": _META, "spec": WHOLE},
     "ResourceClaim": _FEW, "ResourceSlice": {"metadata": _META, "spec": WHOLE},
     "Lease": {"metadata": _META, "spec": {"renewTime": WHOLE}},
+    "Event": SCHEMAS["Event"] | {"metadata": _META},
     # ``kubectl safety snapshot``'s record of what it read (``cluster/snapshot_file.py``)
     "Snapshot": {"metadata": _META, "context": WHOLE, "serverVersion": WHOLE, "read": WHOLE, "unread": WHOLE},
 }
 KEPT.update({kind: _FEW for kind in WORKLOAD_KINDS})
 _OTHER = {"metadata": _META}  # kinds no analysis reads: enough to name them (duplicates, namespaces)
 # Kinds often found in a dump beside ours: decoded in the same pass, metadata only.
-KEPT.update({kind: _OTHER for kind in ("Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "Event",
+KEPT.update({kind: _OTHER for kind in ("Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret",
                                          "ServiceAccount", "Ingress", "ControllerRevision",
                                          "NetworkPolicy", "Role", "RoleBinding")})
 assert set(WORKLOAD) <= set(KEPT["Deployment"])
