@@ -1,16 +1,17 @@
 """``why pod|node``: each cause read from the evidence the cluster keeps, one table row per scenario."""
 
+import itertools
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from kubectl_safety.analysis.why import kubelet
-from kubectl_safety.analysis.why.events import fact
-from kubectl_safety.analysis.why.node import postmortem as node_postmortem
-from kubectl_safety.analysis.why.pod import postmortem as pod_postmortem
+from kubectl_safety.analysis.why.node import why_node
+from kubectl_safety.analysis.why.pod import why_pod
 from kubectl_safety.model.parse import build_snapshot
 
 NOW = datetime(2026, 12, 2, 4, 0, tzinfo=timezone.utc)
+SERIAL = itertools.count()
 
 
 def ts(minutes_ago=1.0):
@@ -44,15 +45,14 @@ def node(name="n1", unschedulable=False, taints=(), ready="True", annotations=No
 def event(reason, message, kind="Pod", name="web-1", uid="u-web", component="", controller="", related=None,
           action="", minutes_ago=1.0, namespace="shop", annotations=None, new_api=False):
     about = {"kind": kind, "name": name, "namespace": namespace if kind != "Node" else "", "uid": uid}
+    meta = {"name": f"{name}.{next(SERIAL)}", "namespace": namespace, "annotations": annotations or {}}
     if new_api:
         return {"apiVersion": "events.k8s.io/v1", "kind": "Event",
-                "metadata": {"name": f"{name}.1", "namespace": namespace, "annotations": annotations or {}},
-                "regarding": about, "reason": reason, "note": message, "type": "Normal",
+                "metadata": meta, "regarding": about, "reason": reason, "note": message, "type": "Normal",
                 "reportingController": controller, "action": action, "related": related,
                 "eventTime": (NOW - timedelta(minutes=minutes_ago)).isoformat()}
     return {"apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{name}.1", "namespace": namespace, "annotations": annotations or {}},
-            "involvedObject": about, "reason": reason, "message": message, "type": "Normal",
+            "metadata": meta, "involvedObject": about, "reason": reason, "message": message, "type": "Normal",
             "source": {"component": component, "host": "n1" if component == "kubelet" else ""},
             "reportingComponent": controller, "related": related, "action": action,
             "firstTimestamp": ts(minutes_ago), "lastTimestamp": ts(minutes_ago)}
@@ -64,8 +64,8 @@ def condition(reason, message, minutes_ago=0.5, status="True"):
 
 
 def why(objects, events=(), name="web-1"):
-    snap = build_snapshot([("t", o) for o in objects])
-    return pod_postmortem(snap, [fact(e) for e in events], "shop", name, NOW)
+    snap = build_snapshot([("t", o) for o in list(objects) + list(events)])
+    return why_pod(snap, "shop", name, NOW)
 
 
 PREEMPTOR = {**pod("big", uid="u-big", priority=1000)}
@@ -125,7 +125,8 @@ CASES = [
      [event("Scheduled", "Successfully assigned shop/web-1 to n1", component="default-scheduler", minutes_ago=20),
       event("TaintManagerEviction", "Marking for deletion Pod shop/web-1", uid="",
             component="taint-eviction-controller")],
-     "TAINT_MANAGER", "taint-eviction-controller", "NoExecute taint node.kubernetes.io/unreachable:NoExecute on node n1"),
+     "TAINT_MANAGER", "taint-eviction-controller",
+     "NoExecute taint node.kubernetes.io/unreachable:NoExecute on node n1"),
     ("taint_manager_cancelled_is_not_a_cause", [pod()],
      [event("TaintManagerEviction", "Cancelling deletion of Pod shop/web-1", uid="",
             component="taint-eviction-controller")],
@@ -207,8 +208,8 @@ def test_kubelet_eviction_message_formats(case, message, kind, resource, thresho
 
 
 def wn(objects, events=(), name="n1"):
-    snap = build_snapshot([("t", o) for o in objects])
-    return node_postmortem(snap, [fact(e) for e in events], name, NOW)
+    snap = build_snapshot([("t", o) for o in list(objects) + list(events)])
+    return why_node(snap, name, NOW)
 
 
 CORDON = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule", "timeAdded": ts(10)}

@@ -4,7 +4,7 @@ spec, taints, labels, annotations, managedFields and events (docs/research/why-e
 Pure: a function of (snapshot with events, node name, now).
 """
 
-from kubectl_safety.analysis.why.events import OUR_CONTROLLER, about, fact
+from kubectl_safety.analysis.why.events import OUR_CONTROLLER, about
 from kubectl_safety.analysis.why.report import Cause, Confidence, Evidence, NodeCause, NodePostMortem
 from kubectl_safety.model.objects import parse_time
 
@@ -24,19 +24,16 @@ NODE_GONE_REASONS = ("DeletingNode", "RemovingNode")
 
 def why_node(snap, name, now):
     """The node's post-mortem, or None when neither the node nor any event naming it is in ``snap``."""
-    return postmortem(snap, [fact(e.raw) for e in snap.events], name, now)
-
-
-def postmortem(snap, facts, name, now):
     node = snap.node(name)
-    mine = about(facts, "Node", "", name)
+    mine = about(snap, "Node", "", name)
     if node is None and not mine:
         return None
-    evidence = [Evidence("event", f.reason, f.message, f.first, f.reporter) for f in mine]
+    evidence = [Evidence("event", f.reason, f.note, f.first_time, f.reporting_controller) for f in mine]
     if node is None:
         gone = next((f for f in reversed(mine) if f.reason in NODE_GONE_REASONS), None)
-        cause = Cause(NodeCause.DELETED.value, gone.reporter if gone else "", gone.first if gone else None,
-                      f"the node is gone{': ' + gone.message if gone else ''}",
+        cause = Cause(NodeCause.DELETED.value, gone.reporting_controller if gone else "",
+                      gone.first_time if gone else None,
+                      f"the node is gone{': ' + gone.note if gone else ''}",
                       Confidence.HIGH if gone else Confidence.MEDIUM, {},
                       "" if gone else "the audit log: verb=delete and objectRef.resource=nodes and "
                       f"objectRef.name={name} (user.username is the caller)")
@@ -98,9 +95,9 @@ def _node_evidence(node) -> list:
 
 def _actor(node, mine):
     """(who, when, how it is known) of the node's cordon or taint, from the strongest record."""
-    ours = next((f for f in reversed(mine) if f.reporter == OUR_CONTROLLER), None)
+    ours = next((f for f in reversed(mine) if f.reporting_controller == OUR_CONTROLLER), None)
     if ours:
-        return f"kubectl-safety {ours.message.split(':')[0]}", ours.first, f"its event {ours.reason}: {ours.message}"
+        return f"kubectl-safety {ours.note.split(':')[0]}", ours.first_time, f"its event {ours.reason}: {ours.note}"
     for key, who in ENGINE_ANNOTATIONS.items():
         if key in node.annotations:
             return who.format(value=node.annotations[key]), None, f"annotation {key}"
@@ -128,5 +125,5 @@ def _unschedulable_manager(node):
     return None
 
 
-def _last_time(facts, reason):
-    return next((f.first for f in reversed(facts) if f.reason == reason), None)
+def _last_time(events, reason):
+    return next((f.first_time for f in reversed(events) if f.reason == reason), None)

@@ -8,7 +8,7 @@ import re
 from datetime import timedelta
 
 from kubectl_safety.analysis.why import kubelet
-from kubectl_safety.analysis.why.events import OUR_CONTROLLER, about, fact
+from kubectl_safety.analysis.why.events import OUR_CONTROLLER, about, host
 from kubectl_safety.analysis.why.report import Cause, Confidence, Evidence, PodCause, PodPostMortem
 from kubectl_safety.model.objects import parse_time
 
@@ -34,40 +34,37 @@ def audit_query(verb, namespace, name, subresource=None) -> str:
 
 def why_pod(snap, namespace, name, now):
     """The pod's post-mortem, or None when neither the pod nor any event naming it is in ``snap``."""
-    return postmortem(snap, [fact(e.raw) for e in snap.events], namespace, name, now)
-
-
-def postmortem(snap, facts, namespace, name, now):
     pod = snap.pod(namespace, name)
-    uid = pod.uid if pod is not None else _latest_uid(facts, namespace, name)
-    mine = about(facts, "Pod", namespace, name, uid)
-    owner_events = [f for f in facts if f.namespace == namespace and f.kind != "Pod" and _names_pod(f, name)]
+    uid = pod.uid if pod is not None else _latest_uid(snap, namespace, name)
+    mine = about(snap, "Pod", namespace, name, uid)
+    owner_events = [f for f in snap.events if f.regarding.namespace == namespace and f.regarding.kind != "Pod"
+                    and _names_pod(f, name)]
     if pod is None and not mine and not owner_events:
         return None
     node = (pod.node_name if pod is not None else None) or _assigned_node(mine)
     evidence = _evidence(pod, mine, owner_events)
-    cause = _cause(snap, facts, pod, mine, owner_events, namespace, name, node, now)
+    cause = _cause(snap, pod, mine, owner_events, namespace, name, node, now)
     return PodPostMortem(namespace, name, uid or None, node, pod is not None,
                          pod.phase if pod is not None else None, cause, tuple(evidence))
 
 
-def _latest_uid(facts, namespace, name):
+def _latest_uid(snap, namespace, name):
     """A gone pod's UID: that of the newest event naming it with one (a same-named pod may have come before)."""
-    named = [f for f in about(facts, "Pod", namespace, name) if f.uid]
-    return named[-1].uid if named else None
+    named = [f for f in about(snap, "Pod", namespace, name) if f.regarding.uid]
+    return named[-1].regarding.uid if named else None
 
 
 def _names_pod(f, name) -> bool:
-    return f.reason == "SuccessfulDelete" and (f.message == f"Deleted pod: {name}"
-                                                 or f.message.startswith(f"Delete Pod {name} in "))
+    return f.reason == "SuccessfulDelete" and (f.note == f"Deleted pod: {name}"
+                                                 or f.note.startswith(f"Delete Pod {name} in "))
 
 
 def _assigned_node(mine):
     for f in mine:
-        m = ASSIGNED.search(f.message) if f.reason == "Scheduled" else None
+        m = ASSIGNED.search(f.note) if f.reason == "Scheduled" else None
         if m:
             return m.group(3)
-    return next((f.host for f in mine if f.host), None)
+    return next((host(f) for f in mine if host(f)), None)
 
 
 def _evidence(pod, mine, owner_events) -> list:
@@ -91,12 +88,12 @@ def _evidence(pod, mine, owner_events) -> list:
             out.append(Evidence("status", "deletionTimestamp",
                                 f"grace {pod.deletion_grace_period}s", pod.deletion_timestamp))
     for f in mine + owner_events:
-        where = "event" if f.kind == "Pod" else f"event on {f.kind} {f.name}"
-        out.append(Evidence(where, f.reason, f.message, f.first, f.reporter))
+        where = "event" if f.regarding.kind == "Pod" else f"event on {f.regarding.kind} {f.regarding.name}"
+        out.append(Evidence(where, f.reason, f.note, f.first_time, f.reporting_controller))
     return out
 
 
-def _cause(snap, facts, pod, mine, owner_events, namespace, name, node, now) -> Cause:
+def _cause(snap, pod, mine, owner_events, namespace, name, node, now) -> Cause:
     condition = pod.condition_obj("DisruptionTarget") if pod is not None else None
     live = pod is not None and not pod.deletion_timestamp and not pod.is_terminal
     stale = None
@@ -106,7 +103,7 @@ def _cause(snap, facts, pod, mine, owner_events, namespace, name, node, now) -> 
         if code and live and code != PodCause.KUBELET_EVICTION and at and now and now - at > timedelta(minutes=2):
             stale = condition  # an attempt whose DELETE never came (the disruption controller resets it)
         elif code:
-            return _by_code(snap, facts, code, pod, mine, owner_events, namespace, name, node, at, Confidence.HIGH)
+            return _by_code(snap, code, pod, mine, owner_events, namespace, name, node, at, Confidence.HIGH)
     if pod is not None and pod.phase == "Failed" and pod.status.get("reason") in KUBELET_REASONS:
         return _kubelet(pod, mine, node, None, Confidence.HIGH)
     if live:
@@ -115,15 +112,15 @@ def _cause(snap, facts, pod, mine, owner_events, namespace, name, node, now) -> 
             return oom
     for reason, code in (("Preempted", PodCause.PREEMPTED), ("TaintManagerEviction", PodCause.TAINT_MANAGER)):
         hit = _last(mine, reason)
-        if hit and not (code == PodCause.TAINT_MANAGER and not hit.message.startswith("Marking for deletion")):
-            return _by_code(snap, facts, code, pod, mine, owner_events, namespace, name, node, hit.first,
+        if hit and not (code == PodCause.TAINT_MANAGER and not hit.note.startswith("Marking for deletion")):
+            return _by_code(snap, code, pod, mine, owner_events, namespace, name, node, hit.first_time,
                             Confidence.HIGH)
     hit = _last(mine, "Evicted")
-    if hit and hit.reporter == "kubelet":
+    if hit and hit.reporting_controller == "kubelet":
         return _kubelet(pod, mine, node, hit, Confidence.HIGH)
     engine = _engine(mine)
     if engine:
-        return _by_code(snap, facts, _engine_code(engine), pod, mine, owner_events, namespace, name, node, engine.first,
+        return _by_code(snap, _engine_code(engine), pod, mine, owner_events, namespace, name, node, engine.first_time,
                         Confidence.MEDIUM)
     if owner_events:
         return _deleted(owner_events[-1], pod, namespace, name)
@@ -136,11 +133,11 @@ def _cause(snap, facts, pod, mine, owner_events, namespace, name, node, now) -> 
                      "deleted by a client (no controller or engine recorded it)", Confidence.MEDIUM, {},
                      audit_query("delete", namespace, name))
     if pod is None and node and snap.node(node) is None and "nodes" not in snap.unread:
-        return _pod_gc(facts, node, None, Confidence.LOW)
+        return _pod_gc(snap, node, None, Confidence.LOW)
     return _unknown(namespace, name, node, pod, "")
 
 
-def _by_code(snap, facts, code, pod, mine, owner_events, namespace, name, node, at, confidence) -> Cause:
+def _by_code(snap, code, pod, mine, owner_events, namespace, name, node, at, confidence) -> Cause:
     if code == PodCause.PREEMPTED:
         return _preempted(snap, pod, mine, node, at, confidence)
     if code == PodCause.KUBELET_EVICTION:
@@ -148,15 +145,15 @@ def _by_code(snap, facts, code, pod, mine, owner_events, namespace, name, node, 
     if code == PodCause.TAINT_MANAGER:
         return _taint(snap, pod, mine, node, at, confidence)
     if code == PodCause.POD_GC:
-        return _pod_gc(facts, node, at, confidence)
+        return _pod_gc(snap, node, at, confidence)
     engine = _engine(mine)
     if code == PodCause.DELETED and engine:
-        return Cause(code.value, _engine_name(engine), engine.first, f"deleted by {_engine_name(engine)}: "
-                     f"{engine.message}", confidence, {"reason": engine.reason, "action": engine.action},
+        return Cause(code.value, _engine_name(engine), engine.first_time, f"deleted by {_engine_name(engine)}: "
+                     f"{engine.note}", confidence, {"reason": engine.reason, "action": engine.action},
                      "")
     if engine:
-        return Cause(PodCause.EVICTION_API.value, _engine_name(engine), at or engine.first,
-                     f"evicted through the Eviction API by {_engine_name(engine)}: {engine.message}", confidence,
+        return Cause(PodCause.EVICTION_API.value, _engine_name(engine), at or engine.first_time,
+                     f"evicted through the Eviction API by {_engine_name(engine)}: {engine.note}", confidence,
                      {"reason": engine.reason, "action": engine.action})
     return Cause(PodCause.EVICTION_API.value, "", at, "evicted through the Eviction API (the cluster does not "
                  "record the caller)", confidence, {}, audit_query("create", namespace, name, "eviction"))
@@ -167,14 +164,14 @@ def _preempted(snap, pod, mine, node, at, confidence) -> Cause:
     details = {}
     preemptor = ""
     if event:
-        m = PREEMPTED_NOTE.search(event.message)
+        m = PREEMPTED_NOTE.search(event.note)
         related = event.related
         if m:
             details.update(preemptorUid=m.group(2), node=m.group(3) if m.group(3) != "cluster" else node)
         found = None
-        if related.get("name"):
-            found = snap.pod(related.get("namespace") or "", related["name"])
-            preemptor = f"{related.get('namespace')}/{related['name']}" if related.get("namespace") else related["name"]
+        if related is not None and related.name:
+            found = snap.pod(related.namespace, related.name)
+            preemptor = f"{related.namespace}/{related.name}" if related.namespace else related.name
         elif m:
             found = next((p for p in snap.pods if p.uid == m.group(2)), None)
             preemptor = found.ref if found is not None else ""
@@ -184,7 +181,7 @@ def _preempted(snap, pod, mine, node, at, confidence) -> Cause:
             details["preemptorReadable"] = False
     if pod is not None:
         details["victimPriority"] = pod.priority_value
-    scheduler = event.reporter if event else "default-scheduler"
+    scheduler = event.reporting_controller if event else "default-scheduler"
     who = (f"pod {preemptor}" if preemptor else f"pod with UID {details['preemptorUid']} (no longer readable)"
            if details.get("preemptorUid") else "a higher-priority pod")
     line = f"preempted by {scheduler} for {who}"
@@ -192,12 +189,12 @@ def _preempted(snap, pod, mine, node, at, confidence) -> Cause:
         line += f" on node {details['node']}"
     if "victimPriority" in details and "preemptorPriority" in details:
         line += f" (priority {details['victimPriority']} < {details['preemptorPriority']})"
-    return Cause(PodCause.PREEMPTED.value, scheduler, at or (event.first if event else None), line, confidence,
+    return Cause(PodCause.PREEMPTED.value, scheduler, at or (event.first_time if event else None), line, confidence,
                  details)
 
 
 def _kubelet(pod, mine, node, event, confidence) -> Cause:
-    message = (pod.status.get("message") if pod is not None else "") or (event.message if event else "")
+    message = (pod.status.get("message") if pod is not None else "") or (event.note if event else "")
     condition = pod.condition_obj("DisruptionTarget") if pod is not None else None
     m = kubelet.read(message or (condition or {}).get("message") or "")
     details = {"kind": m.kind}
@@ -210,7 +207,7 @@ def _kubelet(pod, mine, node, event, confidence) -> Cause:
         details["usage"] = [{"container": u.container, "using": u.using, "request": u.request} for u in m.usage]
     if event and event.annotations.get("starved_resource"):
         details["starvedResource"] = event.annotations["starved_resource"]
-    at = (event.first if event else None) or parse_time((condition or {}).get("lastTransitionTime"))
+    at = (event.first_time if event else None) or parse_time((condition or {}).get("lastTransitionTime"))
     actor = f"kubelet on {node}" if node else "kubelet"
     return Cause(PodCause.KUBELET_EVICTION.value, actor, at, f"evicted by the {actor}: {kubelet.summary(m)}",
                  confidence, details)
@@ -257,31 +254,32 @@ def _taint(snap, pod, mine, node, at, confidence) -> Cause:
         if ready != "True":
             details["nodeReady"] = ready
     event = _last(mine, "TaintManagerEviction")
-    actor = event.reporter if event else "taint-eviction-controller"
+    actor = event.reporting_controller if event else "taint-eviction-controller"
     line = f"deleted by the {actor}: NoExecute taint {details.get('taint', '(taint since removed)')}"
     line += f" on node {node}" if node else ""
-    return Cause(PodCause.TAINT_MANAGER.value, actor, at or (event.first if event else None), line, confidence,
+    return Cause(PodCause.TAINT_MANAGER.value, actor, at or (event.first_time if event else None), line, confidence,
                  details)
 
 
-def _pod_gc(facts, node, at, confidence) -> Cause:
+def _pod_gc(snap, node, at, confidence) -> Cause:
     details = {"node": node} if node else {}
-    node_events = about(facts, "Node", "", node) if node else []
+    node_events = about(snap, "Node", "", node) if node else []
     removed = next((f for f in reversed(node_events) if f.reason in ("DeletingNode", "RemovingNode")), None)
     line = f"deleted by the pod garbage collector: node {node} is gone"
     actor = "pod-garbage-collector"
     if removed:
-        details["nodeRemovedBy"] = removed.reporter
-        line += f" ({removed.reporter}: {removed.message})"
-    return Cause(PodCause.POD_GC.value, actor, at or (removed.first if removed else None), line, confidence, details,
+        details["nodeRemovedBy"] = removed.reporting_controller
+        line += f" ({removed.reporting_controller}: {removed.note})"
+    return Cause(PodCause.POD_GC.value, actor, at or (removed.first_time if removed else None), line, confidence, details,
                  "" if at else "the pod garbage collector records no event: when the pod went is in the audit log "
                  "(verb=delete, objectRef.resource=pods, user system:serviceaccount:kube-system:pod-garbage-collector)")
 
 
 def _deleted(event, pod, namespace, name) -> Cause:
-    return Cause(PodCause.DELETED.value, f"{event.reporter} ({event.kind} {event.name})", event.first,
-                 f"deleted by its controller {event.kind} {event.name} (scale-down or rollout): {event.message}",
-                 Confidence.HIGH, {"owner": f"{event.kind}/{event.name}"})
+    owner = f"{event.regarding.kind} {event.regarding.name}"
+    return Cause(PodCause.DELETED.value, f"{event.reporting_controller} ({owner})", event.first_time,
+                 f"deleted by its controller {owner} (scale-down or rollout): {event.note}", Confidence.HIGH,
+                 {"owner": owner.replace(" ", "/")})
 
 
 def _unknown(namespace, name, node, pod, why) -> Cause:
@@ -295,18 +293,19 @@ def _unknown(namespace, name, node, pod, why) -> Cause:
                  + audit_query("create", namespace, name, "eviction"))
 
 
-def _last(facts, reason):
-    return next((f for f in reversed(facts) if f.reason == reason), None)
+def _last(events, reason):
+    return next((f for f in reversed(events) if f.reason == reason), None)
 
 
-def _engine(facts):
-    return next((f for f in reversed(facts) if f.reporter in ENGINES and f.reason != "Scheduled"), None)
+def _engine(events):
+    return next((f for f in reversed(events) if f.reporting_controller in ENGINES and f.reason != "Scheduled"),
+                None)
 
 
 def _engine_name(f) -> str:
-    if f.reporter == OUR_CONTROLLER:  # our notes start with the command: "drain: ..."
-        return "kubectl-safety " + f.message.split(":")[0]
-    return ENGINES.get(f.reporter, f.reporter)
+    if f.reporting_controller == OUR_CONTROLLER:  # our notes start with the command: "drain: ..."
+        return "kubectl-safety " + f.note.split(":")[0]
+    return ENGINES.get(f.reporting_controller, f.reporting_controller)
 
 
 def _engine_code(f):
