@@ -29,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from kubectl_safety.analysis import explanations  # noqa: E402
 from kubectl_safety.analysis.plans import check, common, drain, preemption, rebalance, rollout  # noqa: E402  (the typed reports: enums, Optional fields)
+from kubectl_safety.analysis.why import report as why_report  # noqa: E402
 from kubectl_safety.engine import delete_report, rollout_report  # noqa: E402
 from kubectl_safety.engine.rollout import STATES as ROLLOUT_NODE_STATES  # noqa: E402
 
@@ -78,6 +79,9 @@ KIND_ENUMS = {  # (kinds, property, the property it is under): a closed set in t
     (("PodExplanation",), "source", "priority"): [s.value for s in explanations.PrioritySource],
     (("PodExplanation",), "probe", "probeFailure"): [p.value for p in explanations.ProbeKind],
     (("ForceDeleteAssessment", "DeleteReport"), "action", "pods"): [a.value for a in delete_report.DeleteAction],
+    (("PodPostMortem",), "code", "cause"): [c.value for c in why_report.PodCause],
+    (("NodePostMortem",), "code", "cause"): [c.value for c in why_report.NodeCause],
+    (("PodPostMortem", "NodePostMortem"), "confidence", "cause"): [c.value for c in why_report.Confidence],
 }
 TYPED = {"DrainPlan": drain.DrainPlan, "RolloutPlan": rollout.RolloutPlan, "ClusterCheck": check.ClusterCheck,
          "RolloutReport": rollout_report.RolloutReport, "PreemptionPreview": preemption.PreemptionPreview,

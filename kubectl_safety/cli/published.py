@@ -10,6 +10,7 @@ from kubectl_safety.analysis.plans.drain import CapacityCheck, DrainPlan, PodAct
 from kubectl_safety.analysis.plans.preemption import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
 from kubectl_safety.analysis.plans.rebalance import RebalancePlan, Relocation, SpreadBlock, SpreadState
 from kubectl_safety.analysis.plans.rollout import Batch, BatchRisk, CapacityLeft, Cause, RolloutPlan
+from kubectl_safety.cli.published_why import SERIALIZERS as WHY_SERIALIZERS
 from kubectl_safety.analysis.explanations import (BudgetSummary, DeleteAssessment, NodeExplanation, NodeHealth,
                                                   PodExplanation, PriorityAudit, SpreadConstraint,
                                                   TerminationTimeline)
@@ -564,4 +565,5 @@ SERIALIZERS = {DrainPlan: drain_plan, Risk: risk, BatchRisk: batch_risk, Rollout
                ClusterCheck: cluster_check, RolloutReport: rollout_report, RebalancePlan: rebalance_plan,
                ExecutedRebalance: executed_rebalance, PreemptionPreview: preemption_preview,
                DrainReport: drain_report, PodExplanation: pod_explanation, NodeExplanation: node_explanation,
-               PriorityAudit: priority_audit, DeleteAssessment: delete_assessment, DeleteReport: delete_report}
+               PriorityAudit: priority_audit, DeleteAssessment: delete_assessment, DeleteReport: delete_report,
+               **WHY_SERIALIZERS}

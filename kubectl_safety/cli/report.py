@@ -118,3 +118,8 @@ def rollout_code(report) -> ExitCode:
         return {"done": ExitCode.OK, "interrupted": ExitCode.INTERRUPTED, "error": ExitCode.ERROR}[status]
     nothing_done = not any(b.status.value == "done" for b in report.batches) and not report.resumed
     return ExitCode.UNSAFE if status == "blocked" and nothing_done else ExitCode.PARTIAL
+
+
+def postmortem_code(report) -> ExitCode:
+    """``why``'s (its typed PodPostMortem or NodePostMortem): a cause found; UNKNOWN is not an answer."""
+    return ExitCode.UNSAFE if report.cause.code == "UNKNOWN" else ExitCode.OK

@@ -60,9 +60,11 @@ def _names_pod(f, name) -> bool:
 
 
 def _assigned_node(mine):
-    for f in mine:
-        m = ASSIGNED.search(f.note) if f.reason == "Scheduled" else None
-        if m:
+    """A gone pod's node: where the scheduler bound it, preempted it, or whose kubelet wrote about it."""
+    for f in reversed(mine):
+        m = (ASSIGNED if f.reason == "Scheduled" else PREEMPTED_NOTE if f.reason == "Preempted" else None)
+        m = m and m.search(f.note)
+        if m and m.group(3) != "cluster":
             return m.group(3)
     return next((host(f) for f in mine if host(f)), None)
 
@@ -270,8 +272,8 @@ def _pod_gc(snap, node, at, confidence) -> Cause:
     if removed:
         details["nodeRemovedBy"] = removed.reporting_controller
         line += f" ({removed.reporting_controller}: {removed.note})"
-    return Cause(PodCause.POD_GC.value, actor, at or (removed.first_time if removed else None), line, confidence, details,
-                 "" if at else "the pod garbage collector records no event: when the pod went is in the audit log "
+    return Cause(PodCause.POD_GC.value, actor, at or (removed.first_time if removed else None), line, confidence,
+                 details, "" if at else "the pod garbage collector records no event: when the pod went is in the audit log "
                  "(verb=delete, objectRef.resource=pods, user system:serviceaccount:kube-system:pod-garbage-collector)")
 
 
