@@ -20,7 +20,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from urllib.parse import quote
 
+from kubectl_safety.cluster.evidence import EVENTS_PATH, REPORTING_CONTROLLER, event_body
 from kubectl_safety.cluster.live import resource_path
 from kubectl_safety.errors import ClusterError, SafetyError
 
@@ -256,18 +258,13 @@ class Executor:
 
     # -- events ----------------------------------------------------------------------------
     def record_event(self, pod, reason, message, type="Warning") -> Outcome:
-        """A core/v1 Event on the pod (source component kubectl-safety)."""
+        """Our events.k8s.io/v1 Event on the pod (``cluster/evidence.py``), its note ``delete: MESSAGE``."""
         namespace, name, uid = _ident(pod)
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        body = {"apiVersion": "v1", "kind": "Event",
-                "metadata": {"generateName": f"{name}.", "namespace": namespace},
-                "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace,
-                                   "name": name, "uid": uid},
-                "reason": reason, "message": message, "type": type, "count": 1,
-                "firstTimestamp": stamp, "lastTimestamp": stamp,
-                "source": {"component": "kubectl-safety"}}
-        status, payload = self._request("POST", resource_path("events", namespace), query=self._dry_query(),
-                                        body=body)
+        body = event_body({"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name, "uid": uid},
+                          reason, "Delete", f"delete: {message}", now=datetime.now(timezone.utc),
+                          instance=REPORTING_CONTROLLER, type=type)
+        status, payload = self._request("POST", EVENTS_PATH.format(namespace=quote(namespace, safe="")),
+                                        query=self._dry_query(), body=body)
         return self._classify(f"{namespace}/{name}", "event", status, payload)
 
     # -- classification --------------------------------------------------------------------
