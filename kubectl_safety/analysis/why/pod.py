@@ -150,12 +150,12 @@ def _by_code(snap, code, pod, mine, owner_events, namespace, name, node, at, con
         return _pod_gc(snap, node, at, confidence)
     engine = _engine(mine)
     if code == PodCause.DELETED and engine:
-        return Cause(code.value, _engine_name(engine), engine.first_time, f"deleted by {_engine_name(engine)}: "
-                     f"{engine.note}", confidence, {"reason": engine.reason, "action": engine.action},
-                     "")
+        return Cause(code.value, _engine_name(engine), engine.first_time,
+                     f"deleted by {_engine_name(engine)}: {_engine_note(engine)}", confidence,
+                     {"reason": engine.reason, "action": engine.action})
     if engine:
         return Cause(PodCause.EVICTION_API.value, _engine_name(engine), at or engine.first_time,
-                     f"evicted through the Eviction API by {_engine_name(engine)}: {engine.note}", confidence,
+                     f"evicted through the Eviction API by {_engine_name(engine)}: {_engine_note(engine)}", confidence,
                      {"reason": engine.reason, "action": engine.action})
     return Cause(PodCause.EVICTION_API.value, "", at, "evicted through the Eviction API (the cluster does not "
                  "record the caller)", confidence, {}, audit_query("create", namespace, name, "eviction"))
@@ -273,8 +273,9 @@ def _pod_gc(snap, node, at, confidence) -> Cause:
         details["nodeRemovedBy"] = removed.reporting_controller
         line += f" ({removed.reporting_controller}: {removed.note})"
     return Cause(PodCause.POD_GC.value, actor, at or (removed.first_time if removed else None), line, confidence,
-                 details, "" if at else "the pod garbage collector records no event: when the pod went is in the audit log "
-                 "(verb=delete, objectRef.resource=pods, user system:serviceaccount:kube-system:pod-garbage-collector)")
+                 details, "" if at else "the pod garbage collector records no event: when the pod went is in the "
+                 "audit log (verb=delete, objectRef.resource=pods, user "
+                 "system:serviceaccount:kube-system:pod-garbage-collector)")
 
 
 def _deleted(event, pod, namespace, name) -> Cause:
@@ -308,6 +309,11 @@ def _engine_name(f) -> str:
     if f.reporting_controller == OUR_CONTROLLER:  # our notes start with the command: "drain: ..."
         return "kubectl-safety " + f.note.split(":")[0]
     return ENGINES.get(f.reporting_controller, f.reporting_controller)
+
+
+def _engine_note(f) -> str:
+    """An engine's note; ours without the command it starts with (the actor names it)."""
+    return f.note.split(": ", 1)[-1] if f.reporting_controller == OUR_CONTROLLER else f.note
 
 
 def _engine_code(f):
