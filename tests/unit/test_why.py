@@ -110,6 +110,10 @@ CASES = [
      "KUBELET_EVICTION", "kubelet on n1", "graceful node shutdown"),
     ("oom_killed_running_pod", [pod(containers=OOM, limits={"memory": "64Mi"})], [],
      "OOM_KILLED", "the kernel's OOM killer on n1", "container app was OOM-killed (over its memory limit 64Mi), 3"),
+    ("oom_killed_with_the_nodes_system_oom", [pod(containers=OOM, limits={"memory": "64Mi"})],
+     [event("SystemOOM", "System OOM encountered, victim process: app, pid: 42", kind="Node", name="n1", uid="",
+            component="kubelet", namespace="default")],
+     "OOM_KILLED", "the kernel's OOM killer on n1", "container app was OOM-killed"),
     ("eviction_api_caller_unknown", [pod(conditions=[condition("EvictionByEvictionAPI", "Eviction API: evicting")],
                                          deleting=True)], [],
      "EVICTION_API", "", "the cluster does not record the caller"),
@@ -166,6 +170,13 @@ def test_why_pod_cause(scenario, objects, events, code, actor, summary):
     if code == "UNKNOWN" or not actor:
         assert "audit log" in r.cause.unanswered
     assert r.cause.at is not None or r.cause.unanswered
+
+
+def test_why_oom_names_the_nodes_system_oom():
+    r = why([pod(containers=OOM), node()], [event("SystemOOM", "System OOM encountered, victim process: app, pid: 42",
+                                                  kind="Node", name="n1", uid="", component="kubelet",
+                                                  namespace="default")])
+    assert r.cause.details["systemOOM"] == "System OOM encountered, victim process: app, pid: 42"
 
 
 def test_why_pod_neither_object_nor_event_is_none():

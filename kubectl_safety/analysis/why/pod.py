@@ -109,7 +109,7 @@ def _cause(snap, pod, mine, owner_events, namespace, name, node, now) -> Cause:
     if pod is not None and pod.phase == "Failed" and pod.status.get("reason") in KUBELET_REASONS:
         return _kubelet(pod, mine, node, None, Confidence.HIGH)
     if live:
-        oom = _oom(pod, node)
+        oom = _oom(snap, pod, node)
         if oom:
             return oom
     for reason, code in (("Preempted", PodCause.PREEMPTED), ("TaintManagerEviction", PodCause.TAINT_MANAGER)):
@@ -215,8 +215,9 @@ def _kubelet(pod, mine, node, event, confidence) -> Cause:
                  confidence, details)
 
 
-def _oom(pod, node):
-    """The newest OOMKilled termination of a container (137 alone is not an OOM kill)."""
+def _oom(snap, pod, node):
+    """The newest OOMKilled termination of a container (137 alone is not an OOM kill), and the node's
+    SystemOOM event when the whole node ran out (the kubelet writes one only for a node-wide OOM)."""
     best = None
     for cs in pod.status.get("containerStatuses") or []:
         for state in ("state", "lastState"):
@@ -233,6 +234,9 @@ def _oom(pod, node):
     details = {"container": cs.get("name"), "restarts": cs.get("restartCount", 0)}
     if limit is not None:
         details["memoryLimit"] = str(limit)
+    system = next((e for e in reversed(about(snap, "Node", "", node) if node else []) if e.reason == "SystemOOM"), None)
+    if system is not None:
+        details["systemOOM"] = system.note
     where = f" on {node}" if node else ""
     line = f"container {cs.get('name')} was OOM-killed (over its memory limit {details.get('memoryLimit', 'unset')})"
     return Cause(PodCause.OOM_KILLED.value, f"the kernel's OOM killer{where}", at,
