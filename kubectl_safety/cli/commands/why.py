@@ -75,7 +75,7 @@ def why_node(name):
     from kubectl_safety.cluster.scopes import why_node_scope
 
     s = Session(get_globals())
-    snap = s.snapshot(() if s.offline else why_node_scope(name), "why node")
+    snap = s.snapshot(() if s.offline else why_node_scope(s.connection("why node"), name), "why node")
     report = build(snap, name, snap.taken_at)
     if report is None:
         raise NotFoundError(f'node "{name}" not found, and no event names it')
