@@ -30,6 +30,7 @@ sys.path.insert(0, ROOT)
 from kubectl_safety.analysis.explanations import pod, qos, termination  # noqa: E402
 from kubectl_safety.analysis.plans import check, common, drain, preemption, rebalance, rollout  # noqa: E402  (the typed reports: enums, Optional fields)
 from kubectl_safety.analysis.profiles import base as engine_base, outcome as engine_outcome  # noqa: E402
+from kubectl_safety.analysis.why import report as why_report  # noqa: E402
 from kubectl_safety.engine import delete_report, rollout_report  # noqa: E402
 from kubectl_safety.engine.rollout import STATES as ROLLOUT_NODE_STATES  # noqa: E402
 
@@ -85,6 +86,9 @@ KIND_ENUMS = {  # (kinds, property, the property it is under): a closed set in t
     (("PodExplanation",), "source", "priority"): [s.value for s in pod.PrioritySource],
     (("PodExplanation",), "probe", "probeFailure"): [p.value for p in termination.ProbeKind],
     (("ForceDeleteAssessment", "DeleteReport"), "action", "pods"): [a.value for a in delete_report.DeleteAction],
+    (("PodPostMortem",), "code", "cause"): [c.value for c in why_report.PodCause],
+    (("NodePostMortem",), "code", "cause"): [c.value for c in why_report.NodeCause],
+    (("PodPostMortem", "NodePostMortem"), "confidence", "cause"): [c.value for c in why_report.Confidence],
 }
 TYPED = {"DrainPlan": drain.DrainPlan, "RolloutPlan": rollout.RolloutPlan, "ClusterCheck": check.ClusterCheck,
          "RolloutReport": rollout_report.RolloutReport, "PreemptionPreview": preemption.PreemptionPreview,

@@ -54,6 +54,8 @@ def event_line(e) -> str:
         return f"surge: {e.get('message')}"
     if kind == "gave-up":
         return f"gave up evicting pod {pod} ({e.get('reason')}): {e.get('message')}"
+    if kind == "evidence-not-recorded":
+        return f"warning: {e.get('message')}"
     if kind in ("done", "gone"):
         return "" if kind == "done" else f"pod/{pod.rsplit('/', 1)[-1]} already gone"
     return f"error: cannot evict pod {pod}: {kind} {e.get('message') or ''}".strip()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kubectl_safety.cli.published_engine import engine_plan
+from kubectl_safety.cli.published_why import SERIALIZERS as WHY_SERIALIZERS
 from kubectl_safety.model.constants import API_VERSION
 
 if TYPE_CHECKING:
@@ -602,5 +603,6 @@ SERIALIZERS = {
     "kubectl_safety.analysis.explanations.delete.DeleteAssessment": delete_assessment,
     "kubectl_safety.engine.delete_report.DeleteReport": delete_report,
     "kubectl_safety.analysis.profiles.outcome.EngineOutcome": engine_plan,
+    **WHY_SERIALIZERS,
 }
 _BY_CLASS = {}  # each class met: its serializer, or False (as is); published() visits every value of a report

@@ -142,9 +142,10 @@ class Client:
         self.connection = connection
 
     def send(self, method, resource, namespace=None, name=None, *, subresource=None, query=None, body=None,
-             action=None, target=None) -> Outcome:
-        """One request; a transport error is an ``unavailable`` outcome carrying its message."""
-        path = resource_path(resource, namespace, name, subresource=subresource)
+             action=None, target=None, path=None) -> Outcome:
+        """One request (to ``path`` when given, else the resource's); a transport error is an ``unavailable``
+        outcome carrying its message."""
+        path = path or resource_path(resource, namespace, name, subresource=subresource)
         target = target if target is not None else "/".join(x for x in (namespace, name) if x)
         try:
             status, payload = self.connection.request(method, path, query=query, body=body)

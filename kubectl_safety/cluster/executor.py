@@ -14,8 +14,10 @@ a retry can only evict the pod that was planned, and never a replacement with th
 import threading
 import time
 from datetime import datetime, timezone
+from urllib.parse import quote
 
 from kubectl_safety.cluster.client import RETRIED, Client, Outcome, Result, version_of
+from kubectl_safety.cluster.evidence import EVENTS_PATH, REPORTING_CONTROLLER, event_body
 from kubectl_safety.errors import ClusterError, SafetyError
 
 MAX_THROTTLE_DELAY = 30.0
@@ -204,18 +206,13 @@ class Executor:
 
     # -- events ----------------------------------------------------------------------------
     def record_event(self, pod, reason, message, type="Warning") -> Outcome:
-        """A core/v1 Event on the pod (source component kubectl-safety)."""
+        """Our events.k8s.io/v1 Event on the pod (``cluster/evidence.py``), its note ``delete: MESSAGE``."""
         namespace, name, uid = _ident(pod)
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        body = {"apiVersion": "v1", "kind": "Event",
-                "metadata": {"generateName": f"{name}.", "namespace": namespace},
-                "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": namespace,
-                                   "name": name, "uid": uid},
-                "reason": reason, "message": message, "type": type, "count": 1,
-                "firstTimestamp": stamp, "lastTimestamp": stamp,
-                "source": {"component": "kubectl-safety"}}
-        return self.client.create("events", namespace, body, query=self._dry_query(), action="event",
-                                  target=f"{namespace}/{name}")
+        body = event_body({"apiVersion": "v1", "kind": "Pod", "namespace": namespace, "name": name, "uid": uid},
+                          reason, "Delete", f"delete: {message}", now=datetime.now(timezone.utc),
+                          instance=REPORTING_CONTROLLER, type=type)
+        return self.client.send("POST", "events", path=EVENTS_PATH.format(namespace=quote(namespace, safe="")),
+                                body=body, query=self._dry_query(), action="event", target=f"{namespace}/{name}")
 
     # -- classification --------------------------------------------------------------------
     def _pod_outcome(self, pod, outcome) -> Outcome:

@@ -1,5 +1,7 @@
 """The reads each command needs on a live cluster: few requests, independent of cluster size."""
 
+import re
+
 from kubectl_safety.cluster.source import Query
 from kubectl_safety.model.kinds import NODE_LEASE_NAMESPACE, TABLE
 
@@ -48,6 +50,36 @@ def node_lease_queries(node_names=None) -> list:
     if node_names is None:
         return [Query("leases", NODE_LEASE_NAMESPACE, optional=True)]
     return [Query("leases", NODE_LEASE_NAMESPACE, name=n, optional=True) for n in node_names]
+
+
+def why_pod_scope(connection, namespace, name) -> list:
+    """why pod: the pod; the events naming it by kind and name (the taint manager's carry no UID; a gone
+    pod's UID is not known); its owner's SuccessfulDelete events (a gone pod's owner guessed from its
+    name); its node, the node's events and pods (a preemptor named by UID is bound there). At most 8
+    requests, each bounded by one object, whatever the cluster's size. Only a missing object is
+    tolerated: a refused read is an error, never an answer made without it."""
+    pod = connection.get("pods", name, namespace, optional=True)
+    pod_events = f"involvedObject.kind=Pod,involvedObject.name={name}"
+    ref = next((r for r in ((pod or {}).get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")),
+               None)
+    owner = ref["name"] if ref else name.rsplit("-", 1)[0]
+    queries = ([Query("pods", namespace, name=name)] if pod else []) + [
+        Query("events", namespace, field_selector=pod_events),
+        Query("events", namespace, field_selector=f"involvedObject.name={owner},reason=SuccessfulDelete")]
+    node = ((pod or {}).get("spec") or {}).get("nodeName")
+    if not node:  # a gone pod: where the scheduler put it
+        listed = connection.list("events", namespace, field_selector=pod_events + ",reason=Scheduled")
+        node = next((m.group(1) for m in (re.search(r" to (\S+)$", str(e.get("message") or ""))
+                                          for e in listed["items"]) if m), None)
+    return queries + (why_node_scope(connection, node) if node else [])
+
+
+def why_node_scope(connection, name) -> list:
+    """why node: the node (when it exists), its events (by name: the kubelet's carry no UID) and its pods."""
+    node = connection.get("nodes", name, optional=True)
+    return ([Query("nodes", name=name)] if node else []) + [
+        Query("events", "default", field_selector=f"involvedObject.kind=Node,involvedObject.name={name}"),
+        Query("pods", field_selector=f"spec.nodeName={name}")]
 
 
 def drain_scope(node_names) -> list:

@@ -23,6 +23,7 @@ from kubectl_safety.analysis.eviction import kept_on_node
 from kubectl_safety.analysis.plans.common import Action, Severity, MOVING
 from kubectl_safety.analysis.plans.drain import WaitFor
 from kubectl_safety.cluster.client import Result
+from kubectl_safety.cluster.evidence import EventWriter, command_of
 from kubectl_safety.cluster.executor import Executor, namespace_terminating
 from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts, RequestOutcome
 from kubectl_safety.engine.watch import WatchGroup
@@ -90,6 +91,8 @@ class Drainer:
         self.executor = executor or Executor(connection, on_event=on_event)
         self.interrupted = self.executor.interrupted
         self.clock = clock
+        self.evidence = EventWriter(connection, command_of(connection),
+                                    on_failure=lambda message: self.emit("evidence-not-recorded", message=message))
 
     def emit(self, event, **fields):
         self.executor.emit(event, **fields)
@@ -99,6 +102,7 @@ class Drainer:
         outcomes = []
         for node in nodes:
             outcome = self.executor.cordon(node, unschedulable)
+            self.evidence.cordoned(node, outcome, unschedulable)
             outcomes.append(outcome)
             self.emit("cordon" if unschedulable else "uncordon", pod=node, message=outcome.message,
                       result=outcome.result)
@@ -239,6 +243,7 @@ class Drainer:
             p.last = self.executor.delete(raw_pod(p.entry), grace)
         else:
             p.last = self.executor.evict(raw_pod(p.entry), grace)
+        self.evidence.removed(p.entry, p.last)
         return p.last
 
     def _wait(self, waiting, budgets, group, deadline, since):

@@ -188,6 +188,7 @@ class Rollout:
             if node.state in ("done", "maintained", "gating"):  # these may hold pods again: left alone
                 continue
             outcome = self.executor.cordon(name)
+            self.drainer.evidence.cordoned(name, outcome)
             self.seen.written("nodes", f"/{name}", outcome.version)
             self.emit("cordon", pod=name, message=outcome.message, result=outcome.result)
             if not outcome.done:
@@ -326,6 +327,7 @@ class Rollout:
         self.emit("ready", pod=name)
         if not self.spec.keep_cordoned:
             outcome = self.executor.cordon(name, False)
+            self.drainer.evidence.cordoned(name, outcome, False)
             self.seen.written("nodes", f"/{name}", outcome.version)
             self.emit("uncordon", pod=name, message=outcome.message, result=outcome.result)
             if not outcome.done:

@@ -396,6 +396,7 @@ class Surger:
             return
         for node in self.nodes:
             self._patch("nodes", None, node, lambda n: _taints(n, add=True))
+            self.drainer.evidence.node(node, "Tainted", "Taint", f"tainted {TAINT}:NoSchedule while surge pods start")
             tainted.append(node)
         self.emit(f"tainted {', '.join(self.nodes)} {TAINT}:NoSchedule while surge pods start (they tolerate "
                   "the cordon)")

@@ -10,7 +10,7 @@ from kubectl_safety.model.meta import ApiObject, parse_time
 EVENT_TEXT_LIMIT, EVENT_NOTE_LIMIT = 128, 1024
 
 
-def _bounded(value, limit: int) -> str:
+def bounded(value, limit: int) -> str:
     """``value`` as text of at most ``limit`` UTF-8 bytes, cut at a character boundary."""
     text = value if isinstance(value, str) else ""
     if len(text) * 4 <= limit:
@@ -58,19 +58,19 @@ class Event(ApiObject):
 
     @cached
     def reason(self) -> str:
-        return _bounded(self.raw.get("reason"), EVENT_TEXT_LIMIT)
+        return bounded(self.raw.get("reason"), EVENT_TEXT_LIMIT)
 
     @cached
     def action(self) -> str:
-        return _bounded(self.raw.get("action"), EVENT_TEXT_LIMIT)
+        return bounded(self.raw.get("action"), EVENT_TEXT_LIMIT)
 
     @cached
     def note(self) -> str:
-        return _bounded(self._field("note", "message"), EVENT_NOTE_LIMIT)
+        return bounded(self._field("note", "message"), EVENT_NOTE_LIMIT)
 
     @property
     def type(self) -> str:
-        return _bounded(self.raw.get("type"), EVENT_TEXT_LIMIT)
+        return bounded(self.raw.get("type"), EVENT_TEXT_LIMIT)
 
     @cached
     def _source(self) -> dict:
@@ -81,12 +81,12 @@ class Event(ApiObject):
     def reporting_controller(self) -> str:
         """reportingController, else the legacy ``source.component``."""
         value = self._field("reportingController", "reportingComponent") or self._source.get("component")
-        return _bounded(value, EVENT_TEXT_LIMIT)
+        return bounded(value, EVENT_TEXT_LIMIT)
 
     @cached
     def reporting_instance(self) -> str:
         """reportingInstance, else the legacy ``source.host``."""
-        return _bounded(self.raw.get("reportingInstance") or self._source.get("host"), EVENT_TEXT_LIMIT)
+        return bounded(self.raw.get("reportingInstance") or self._source.get("host"), EVENT_TEXT_LIMIT)
 
     @cached
     def _times(self) -> list:

@@ -29,16 +29,20 @@ _POD = SCHEMAS["Pod"]
 _VOLUME = {**_POD["spec"]["volumes"][0], **{source: WHOLE for source in ("csi", "fc", "iscsi", "nfs")}}
 _POD_SPEC = {**_POD["spec"], "containers": [CONTAINER], "initContainers": [CONTAINER], "volumes": [_VOLUME],
              "schedulerName": WHOLE, "schedulingGates": WHOLE}
-# Container statuses: what an in-place resize charges (``analysis/resources.py``).
-_CONTAINER_STATUS = {field: WHOLE for field in ("name", "resources", "allocatedResources")}
-_POD_STATUS = {**_POD["status"], "containerStatuses": [_CONTAINER_STATUS], "initContainerStatuses": [_CONTAINER_STATUS]}
+# Container statuses: what an in-place resize charges (``analysis/resources.py``) and how the
+# containers last ended (``why pod``: an OOM kill, its restarts).
+_CONTAINER_STATUS = {field: WHOLE for field in ("name", "resources", "allocatedResources", "state", "lastState",
+                                                "restartCount")}
+_POD_STATUS = {**_POD["status"], "containerStatuses": [_CONTAINER_STATUS], "initContainerStatuses": [_CONTAINER_STATUS],
+               "reason": WHOLE, "message": WHOLE}  # a kubelet eviction's reason and message (``why pod``)
 _FEW = {"metadata": _META, "spec": WHOLE, "status": WHOLE}  # kinds with few objects: all but metadata
 # Kinds whose Structs hold every shape check (constraints included): an object msgspec decoded
 # into one needs no second check. The others keep whole subtrees, which ``check_shape`` walks.
 CHECKED_BY_TYPE = frozenset(("Pod",))
 KEPT = {
     "Pod": {"metadata": _META, "spec": _POD_SPEC, "status": _POD_STATUS},
-    "Node": _FEW, "PodDisruptionBudget": _FEW, "PersistentVolumeClaim": _FEW, "PersistentVolume": _FEW,
+    # Node: who last set spec.unschedulable is in managedFields (``why node``)
+    "Node": {**_FEW, "metadata": {**_META, "managedFields": WHOLE}}, "PodDisruptionBudget": _FEW, "PersistentVolumeClaim": _FEW, "PersistentVolume": _FEW,
     "PriorityClass": {"metadata": _META, "value": WHOLE, "globalDefault": WHOLE, "preemptionPolicy": WHOLE,
                       "description": WHOLE},
     "StorageClass": {"metadata": _META, "provisioner": WHOLE, "volumeBindingMode": WHOLE,

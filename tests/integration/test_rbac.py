@@ -76,6 +76,8 @@ def commands(nodes, pods, preemptor, namespace):
         ("explain pod", "read", ["explain", "pod", pod_name, "-n", namespace], (0,)),
         ("explain node", "read", ["explain", "node", nodes[0]], (0,)),
         ("explain priorities", "read", ["explain", "priorities"], (0,)),
+        ("why pod", "read", ["why", "pod", pod_name, "-n", namespace], (3,)),  # running: nothing disrupted it
+        ("why node", "read", ["why", "node", nodes[0]], (0,)),
         ("drain --dry-run", "read", ["drain", nodes[0], "--dry-run", "--ignore-daemonsets"], (0, 3)),
         ("drain --dry-run --no-capacity", "read", ["drain", nodes[0], "--dry-run", "--ignore-daemonsets",
                                                    "--no-capacity"], (0, 3)),

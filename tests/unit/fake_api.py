@@ -57,6 +57,8 @@ class FakeApi:
         self.on_evict = on_evict
         self.expire_first_watch = expire_first_watch
         self.forbid_watch = set(forbid_watch)  # resources whose WATCH RBAC forbids (403)
+        self.events = []  # the events.k8s.io/v1 Events created
+        self.event_status = 201  # what creating one answers (403: RBAC without create on events)
         self.closed = False
         self.conflicts = {}  # resource: how many PATCHes of it answer 409 before one is applied
         self.refuse = {}  # resource: the status its PATCHes answer (as RBAC or admission would refuse)
@@ -174,6 +176,11 @@ class FakeApi:
             return 201, {"kind": "Status", "status": "Success"}
         if "leases" in parts:
             return self._lease(method, parts, body)
+        if path.startswith("/apis/events.k8s.io/v1/") and method == "POST":
+            if self.event_status >= 300:
+                return self.event_status, {"message": "events.events.k8s.io is forbidden"}
+            self.events.append(body)
+            return 201, body
         if len(parts) > 3 and parts[-4] == "namespaces" and parts[-2] in WORKLOADS:
             return self._workload(method, parts[-2], f"{parts[-3]}/{parts[-1]}", body)
         if parts[-2] == "nodes":

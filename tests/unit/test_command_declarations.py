@@ -27,6 +27,8 @@ INVOCATIONS = {
     "explain pod": ["explain", "pod", "NAME", "-n", "shop"],
     "explain node": ["explain", "node", "NAME"],
     "explain priorities": ["explain", "priorities"],
+    "why pod": ["why", "pod", "NAME", "-n", "shop"],
+    "why node": ["why", "node", "NAME"],
     "drain": ["drain", "NAME", "--dry-run", "--ignore-daemonsets"],
     "rollout": ["rollout", "NAME", "--dry-run", "--ignore-daemonsets"],
     "preemption": ["preemption", "NAME", "-n", "shop"],
@@ -39,7 +41,7 @@ INVOCATIONS = {
     "schema": ["schema"],
     "completion": ["completion", "bash"],
 }
-GROUPS = {"explain", "delete"}
+GROUPS = {"explain", "delete", "why"}
 
 
 def tree(cmd=cli, path=()):

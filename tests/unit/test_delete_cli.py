@@ -192,10 +192,12 @@ def test_force_with_confirm_deletes_with_uid_precondition_and_records_the_event(
     (m1, p1, _, body), (m2, p2, _, event) = api.mutations()
     assert (m1, p1) == ("DELETE", "/api/v1/namespaces/shop/pods/db-0")
     assert body["gracePeriodSeconds"] == 0 and body["preconditions"] == {"uid": "uid-shop-db-0"}
-    assert (m2, p2) == ("POST", "/api/v1/namespaces/shop/events")
-    assert event["reason"] == "ForceDeleted" and event["involvedObject"]["uid"] == "uid-shop-db-0"
-    assert "by alice" in event["message"] and "n1 powered off (INC-42)" in event["message"]
-    assert "node n1 was Unknown" in event["message"]
+    assert (m2, p2) == ("POST", "/apis/events.k8s.io/v1/namespaces/shop/events")
+    assert event["reason"] == "ForceDeleted" and event["regarding"]["uid"] == "uid-shop-db-0"
+    assert (event["reportingController"], event["action"]) == ("safety.kubectl.io", "Delete")
+    assert event["note"].startswith("delete: ") and len(event["note"].encode()) <= 1024
+    assert "by alice" in event["note"] and "n1 powered off (INC-42)" in event["note"]
+    assert "node n1 was Unknown" in event["note"]
     report = json.loads(out)
     assert report["kind"] == "DeleteReport"
     pod = report["pods"][0]

@@ -145,6 +145,9 @@ def test_a_stopped_surge_of_a_workload_tolerating_the_cordon_keeps_the_taint_unt
     stopped = run(api, [surge(tolerates_cordon=True)], [api.store["pods"]["ns/a"]], seconds=1)
     assert stopped.status == "timeout" and f"n1 keeps the taint {TAINT}:NoSchedule" in stopped.message
     assert taints(api) == [TAINT] and stored(api)["spec"]["replicas"] == 2
+    tainted = [e for e in api.events if e["reason"] == "Tainted"]  # our evidence on the node: why node names us
+    assert [(e["regarding"]["name"], e["action"]) for e in tainted] == [("n1", "Taint")]
+    assert f"tainted {TAINT}:NoSchedule while surge pods start" in tainted[0]["note"]
     api.closed = False
     api.put("pods", pod("b", "n2"))  # the surge pod, Ready on the node that stays
     finished = run(api, [surge(tolerates_cordon=True)], [api.store["pods"]["ns/a"]], seconds=5)  # resumed

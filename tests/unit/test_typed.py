@@ -109,12 +109,13 @@ def test_pod_fields_no_analysis_reads_are_skipped(where, field):
     assert field not in decoded[where]
 
 
-def test_container_statuses_keep_only_what_a_resize_charges():
+def test_container_statuses_keep_only_what_a_resize_charges_and_how_they_ended():
     pod = _pod()
     pod["status"]["containerStatuses"] = [{"name": "app", "ready": True, "restartCount": 3, "state": {"running": {}},
                                            "allocatedResources": {"cpu": "1"}, "resources": {"requests": {"cpu": "1"}}}]
     (_, decoded), = _decoded(_listed(pod))
-    assert decoded["status"]["containerStatuses"] == [{"name": "app", "allocatedResources": {"cpu": "1"},
+    assert decoded["status"]["containerStatuses"] == [{"name": "app", "restartCount": 3, "state": {"running": {}},
+                                                       "allocatedResources": {"cpu": "1"},
                                                        "resources": {"requests": {"cpu": "1"}}}]
 
 

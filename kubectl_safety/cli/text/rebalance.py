@@ -21,6 +21,8 @@ def progress(event):
                       f"(retry in {event.get('retryIn', 0):.0f}s)", event.get("timeLeft"))
     elif kind in ("done", "evicted", "gone"):  # the executor's "done", the drainer's "evicted" once gone
         SHARED.line(object_line("pod", name, "already gone" if kind == "gone" else "evicted"))
+    elif kind == "evidence-not-recorded":
+        SHARED.line(f"warning: {detail}")
     elif kind not in ("evicting", "waiting", "appeared"):
         SHARED.line(f"error: cannot evict pod/{name}: {kind}" + (f" ({detail})" if detail else ""))
 
