@@ -6,6 +6,7 @@ model (``Container``), priority by ``analysis/priority.resolve`` (admission).
 
 from kubectl_safety.analysis.scheduling.replacement import stateful_volumes
 from kubectl_safety.model.pods import Pod
+from kubectl_safety.model.selectors import match_labels
 from kubectl_safety.model.storage import PersistentVolumeClaim
 
 TEMPLATE_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "Job", "CronJob")
@@ -72,7 +73,8 @@ def stateful_pod(pod, statefulset, ordinal, snapshot) -> tuple:
     name, namespace = f"{meta['name']}-{ordinal}", meta["namespace"]
     spec = {**pod.spec, "volumes": stateful_volumes(pod.spec.get("volumes") or [], statefulset, name)}
     made = Pod({**pod.raw, "metadata": {**pod.meta, "name": name}, "spec": spec})
-    labels = ((statefulset.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    labels = match_labels((statefulset.get("spec") or {}).get("selector"))
+    labels = labels if isinstance(labels, dict) else {}
     default = _default_class(snapshot)
     created = []
     for template in statefulset["spec"]["volumeClaimTemplates"]:

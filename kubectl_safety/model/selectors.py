@@ -9,6 +9,11 @@ _KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9
 _VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 
 
+def match_labels(raw):
+    """A raw LabelSelector's ``matchLabels`` as written ({} when absent; None when ``raw`` is no selector)."""
+    return (raw.get("matchLabels") or {}) if isinstance(raw, dict) else None
+
+
 class LabelSelector:
     """A ``metav1.LabelSelector``: matchLabels AND matchExpressions.
 
@@ -26,7 +31,7 @@ class LabelSelector:
     def parse(cls, raw):
         if raw is None:
             return None
-        labels, exprs = (raw.get("matchLabels") or {}, raw.get("matchExpressions") or []) if isinstance(raw, dict) else (None, None)
+        labels, exprs = (match_labels(raw), raw.get("matchExpressions") or []) if isinstance(raw, dict) else (None, None)
         if not isinstance(labels, dict) or not isinstance(exprs, list) or not all(isinstance(e, dict) for e in exprs):
             raise InputError(f"invalid label selector {raw!r}"[:200])
         reqs = [(k, "In", frozenset([str(v)])) for k, v in labels.items()]

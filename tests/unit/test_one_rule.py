@@ -83,7 +83,7 @@ def _calls(attribute):
 
 def test_timestamps_are_parsed_by_parse_time_only():
     assert _calls("strptime") == []
-    assert [p.split(":")[0] for p in _calls("fromisoformat")] == [os.path.join("model", "objects.py")]
+    assert [p.split(":")[0] for p in _calls("fromisoformat")] == [os.path.join("model", "meta.py")]
 
 
 def test_label_selector_objects_are_read_in_model_selectors_only():

@@ -24,7 +24,7 @@ from typing import Optional, Tuple
 from kubectl_safety.analysis.drain import SharedPlanning, plan_drain
 from kubectl_safety.analysis.eviction import FILTER_CODES, local_volumes
 from kubectl_safety.analysis.plans.common import Action, Severity
-from kubectl_safety.analysis.profiles.base import AtTimeout, Budgets, Decision, GraceRule, Order
+from kubectl_safety.analysis.profiles.base import AtTimeout, Decision, GraceRule, Order
 from kubectl_safety.analysis.room import Room, proved_plan
 from kubectl_safety.analysis.termination import api_grace_period, last_kill
 
@@ -179,7 +179,7 @@ class _Pod:
 
 
 def _node(profile, snapshot, name, plan, rules, ends, bypassed, number) -> NodeOutcome:
-    requested = profile.drain.grace_period if profile.drain.grace_period >= 0 else None
+    requested = profile.drain.grace_seconds
     work, left, refused = [], [], []
     for p in (p for p in plan.pods if p.node == name):
         pod = snapshot.pod(p.namespace, p.name)
@@ -229,7 +229,7 @@ def _node(profile, snapshot, name, plan, rules, ends, bypassed, number) -> NodeO
         _data_lost(profile, snapshot, name, work), leaves, _availability(snapshot, forced))
 
 
-PLACEMENT_NOTES = ("REPLACEMENT_NODE_TIED",)  # where a replacement lands among equals: not the engine's concern
+PLACEMENT_NOTES = ("REPLACEMENT_NODE_TIED", "REPLACEMENT_FROM_POD")  # how a replacement is judged: not the engine's concern
 
 
 def _first_reason(p):
