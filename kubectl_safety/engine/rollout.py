@@ -112,8 +112,11 @@ def schedulable(node) -> bool:
 class Rollout:
     """One rollout run."""
 
-    def __init__(self, connection, spec, *, replan, on_event=None, run=subprocess.run, clock=time.monotonic):
+    def __init__(self, connection, spec, *, replan, on_event=None, run=subprocess.run, clock=time.monotonic,
+                 after_batch=None):
+        """``after_batch(report)``: the progress so far (metrics)."""
         self.connection = connection
+        self.after_batch = after_batch
         self.spec = spec
         self.replan = replan
         self.drainer = Drainer(connection, on_event=on_event, clock=clock)
@@ -153,6 +156,9 @@ class Rollout:
             if status == "done":
                 for i, batch in enumerate(self.spec.batches):
                     status, message = self._batch(i + 1, batch)
+                    if self.after_batch is not None:
+                        self.after_batch(self._report(started, "running" if status == "done" else status, message,
+                                                      resumed))
                     if status != "done":
                         break
         except ClusterError as e:

@@ -12,7 +12,7 @@ from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_
 from kubectl_safety.cli.engine_flags import check_engine_flags, engine_dry_run, engine_options
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import as_text, emit
+from kubectl_safety.cli.render import as_text, emit, warn
 from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.rollout import progress as progress_printer
 from kubectl_safety.cli.text.rollout import render_plan, render_report
@@ -65,11 +65,18 @@ def _no_server_dry_run(ctx, param, value):
 @engine_options
 @click.option("--lease-namespace", default="kube-system", show_default=True, metavar="NAMESPACE",
               help="Namespace of the Lease that makes the rollout exclusive.")
+@click.option("--pushgateway", metavar="URL",
+              help="After each batch and at the end, push the rollout's metrics (kubectl_safety_rollout_*) to "
+                   "this Pushgateway (job kubectl-safety, grouped by rollout).")
+@click.option("--metrics-file", metavar="PATH",
+              help="After each batch and at the end, write the rollout's metrics to PATH in the node exporter's "
+                   "textfile-collector format (written whole, then renamed).")
 @global_options
 def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, skip_blocked, keep_cordoned, exec_command,
             exec_timeout, wait_for, ready_timeout, gate_timeout, timeout, order, ignore_daemonsets,
             delete_emptydir_data, force, grace_period, skip_wait_for_delete_timeout, no_capacity, accept_risk,
-            lease_namespace, yes, surge, surge_limit, wait_completed, engine, engine_setting):
+            lease_namespace, pushgateway, metrics_file, yes, surge, surge_limit, wait_completed, engine,
+            engine_setting):
     """Maintain a node pool batch by batch: drain, maintain, wait for Ready, uncordon, check health.
 
     The pool is cordoned first (unless --no-precordon). The plan orders the nodes so PodDisruptionBudgets and topology spread stay satisfiable as long
@@ -121,6 +128,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
     loader = DrainReads(s, drain_options, nodes, node_sel, 500, selector)
     flags = dict(precordon=not no_precordon, keep_cordoned=keep_cordoned, exec_command=exec_command,
                  wait_for=wait_for, order=order, lease_namespace=lease_namespace)
+    sinks = dict(pushgateway=pushgateway, metrics_file=metrics_file)
     # acting, batches are planned again: from watches (LIST once + WATCH), never by re-reading the cluster
     with loader.watch() if dry_run == "none" else contextlib.nullcontext():
         snap = loader.snapshot()
@@ -144,14 +152,14 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
         left = plan.left_nodes if skip_blocked and not plan.safe and any(b.safe for b in plan.batches) else None
         if left:  # the safe batches go; the blocked nodes are named at the end
             code = _act(s, loader, snap, replace(plan, batches=tuple(b for b in plan.batches if b.safe)), pool, name,
-                        states, drain_options, seconds, yes, flags)
+                        states, drain_options, seconds, yes, flags, sinks)
             click.echo(f"error: {len(left)} node(s) left, blocked (--skip-blocked): {', '.join(left)}", err=True)
             return code if code != ExitCode.OK else ExitCode.UNSAFE
         if not plan.safe:
             emit(plan, s.g.output, render_plan)
             raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
                                + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
-        return _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags)
+        return _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags, sinks)
 
 
 def rollout_name(pool) -> str:
@@ -179,9 +187,10 @@ def _recorded_surges(snap, states) -> dict:
     return out
 
 
-def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags):
+def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes, flags, sinks):
     from kubectl_safety.analysis.drain import plan_drain
     from kubectl_safety.engine.rollout import Rollout, RolloutSpec
+    from kubectl_safety.engine.rollout_metrics import MetricsSink
     from kubectl_safety.engine.rollout_report import PlanBrief
 
     connection = s.connection("rollout")
@@ -193,6 +202,9 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
                        states={n: st for n, st in states.items() if st}, surges=_recorded_surges(snap, states),
                        **flags)
     progress = progress_printer()
+    metrics = MetricsSink(name, **sinks, warn=warn) if any(sinks.values()) else None
+    if metrics is not None:
+        progress = metrics.observing(progress)
 
     def replan(batch, group):  # from the view's watches, the batch's nodes watched in its group
         loader.nodes = list(batch)
@@ -200,11 +212,14 @@ def _act(s, loader, snap, plan, pool, name, states, drain_options, seconds, yes,
         fresh = loader.snapshot(group, cordoned=batch, seen=rollout.seen)
         return plan_drain(fresh, batch, drain_options, fresh.taken_at)
 
-    rollout = Rollout(connection, spec, replan=replan, on_event=progress)
+    rollout = Rollout(connection, spec, replan=replan, on_event=progress,
+                      after_batch=metrics.publish if metrics is not None else None)
     rollout.check_exclusive([snap.node(n).raw for n in pool])
     _confirm(plan, yes)
     with interrupts(rollout.executor, "stopping after the current step; progress is kept, run again to resume"):
         report = replace(rollout.run(), plan=PlanBrief(len(plan.batches), plan.estimated_seconds, plan.done))
+    if metrics is not None:
+        metrics.publish(report)
     emit(report, s.g.output, render_report)
     return rollout_code(report)
 
