@@ -166,3 +166,11 @@ def test_the_plan_shows_the_windows_batch_starts_and_held_nodes():
     assert g.window_closes_at == "2026-11-30T04:00:00Z" and g.next_window_opens_at == "2026-11-30T01:30:00Z"
     assert g.batch_starts == ("2026-11-30T01:30:00Z", "2026-11-30T02:30:00Z", "2026-12-01T01:00:00Z")
     assert [(h.node, h.pods) for h in g.held_nodes] == [("n2", ("ops/backup-0",))]
+
+
+def test_a_batch_waiting_on_its_gates_is_one_live_progress_line():
+    from kubectl_safety.cli.text.rollout import progress
+
+    p = progress()
+    event = {"event": "gate-wait", "batch": 2, "message": "batch 2 waits: 1 alert(s) firing: NodeDown"}
+    assert p.text(event) == "batch 2 waits: 1 alert(s) firing: NodeDown" and "gate-wait" in p.LIVE

@@ -16,7 +16,7 @@ def progress():
     class Progress(DrainProgress):
         """The drain's events, and the rollout's: batches, maintenance, readiness, health gates."""
 
-        LIVE = DrainProgress.LIVE + ("waiting-ready", "gate")
+        LIVE = DrainProgress.LIVE + ("waiting-ready", "gate", "gate-wait")
 
         @staticmethod
         def text(event) -> str:
@@ -40,6 +40,7 @@ ROLLOUT_LINES = {  # the rollout's own events -> progress line
     "ready": lambda e: f"node/{e['pod']} Ready",
     "gate": lambda e: f"batch {e['batch']}: {e['message']}",
     "gate-passed": lambda e: f"batch {e['batch']}: health gate passed",
+    "gate-wait": lambda e: e["message"],  # a window, an alert or a blocking pod (engine/gates.py)
     "node-done": lambda e: f"node/{e['pod']} done",
 }
 
