@@ -85,7 +85,7 @@ class Prometheus(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def prometheus():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Prometheus)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     Prometheus.answer = (200, ALERTS)
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()

@@ -95,7 +95,7 @@ class Gateway(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def gateway():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     Gateway.seen, Gateway.answer = [], 200
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
