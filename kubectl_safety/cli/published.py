@@ -162,7 +162,16 @@ def rollout_plan(plan: RolloutPlan) -> dict:
     if plan.surge_peak is not None:
         out["options"].update(surge=True, surgeLimit=o.drain.surge_limit)
         out["surgePeak"] = dict(plan.surge_peak)
+    if plan.gates is not None:
+        out["gates"] = rollout_gates(plan.gates)
     return out
+
+
+def rollout_gates(g) -> dict:
+    return {"windows": list(g.windows), "outsideWindow": g.outside_window, "windowClosesAt": g.window_closes_at,
+            "nextWindowOpensAt": g.next_window_opens_at, "batchStarts": list(g.batch_starts),
+            "alertsUrl": g.alerts_url, "alertFilter": g.alert_filter, "blockingPodSelector": g.blocking_pod_selector,
+            "heldNodes": [{"node": h.node, "pods": list(h.pods)} for h in g.held_nodes]}
 
 
 def batch(b: Batch) -> dict:

@@ -131,9 +131,14 @@ def schedulable(node) -> bool:
 class Rollout:
     """One rollout run."""
 
-    def __init__(self, connection, spec, *, planner, on_event=None, run=subprocess.run, clock=time.monotonic):
+    def __init__(self, connection, spec, *, planner, on_event=None, run=subprocess.run, clock=time.monotonic,
+                 before_batch=None, after_batch=None):
+        """``before_batch(number, nodes)``: ``(status, message)``, "done" to go on (the maintenance windows,
+        alerts, blocking pods: ``engine/gates.py``); ``after_batch(report)``: the progress so far (metrics)."""
         self.connection = connection
         self.client = Client(connection)
+        self.before_batch = before_batch
+        self.after_batch = after_batch
         self.spec = spec
         self.planner = planner
         self.drainer = Drainer(connection, on_event=on_event, clock=clock)
@@ -167,11 +172,18 @@ class Rollout:
         self.lease.keep_renewed()
         status, message = "done", None
         try:
-            if self.spec.precordon:
+            status, message = self._before(0)  # the first batch's gates before the pool is cordoned
+            if status == "done" and self.spec.precordon:
                 status, message = self._precordon()
             if status == "done":
                 for i, batch in enumerate(self.spec.batches):
+                    status, message = self._before(i) if i else ("done", None)
+                    if status != "done":
+                        break
                     status, message = self._batch(i + 1, batch)
+                    if self.after_batch is not None:
+                        self.after_batch(self._report(started, "running" if status == "done" else status, message,
+                                                      resumed))
                     if status != "done":
                         break
         except ClusterError as e:
@@ -182,6 +194,13 @@ class Rollout:
         else:
             self.lease.release()
         return self._report(started, status, message, resumed)
+
+    def _before(self, i):
+        """The gates of batch ``i`` (0-based), unless none are set or an earlier run finished its nodes."""
+        if (self.before_batch is None or i >= len(self.spec.batches)
+                or all(self.nodes[n].state == "done" for n in self.spec.batches[i])):
+            return "done", None
+        return self.before_batch(i + 1, self.spec.batches[i])
 
     def _precordon(self):
         for name, node in self.nodes.items():

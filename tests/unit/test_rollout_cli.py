@@ -72,3 +72,39 @@ def test_surges_an_earlier_run_recorded_are_read_from_the_node(recorded, surges)
     n2["metadata"]["annotations"] = {"safety.kubectl.io/rollout": "ro", "safety.kubectl.io/rollout-state": "done"}
     n3["metadata"]["annotations"] = {"safety.kubectl.io/rollout": "other", "safety.kubectl.io/rollout-state": "done"}
     assert recorded_on({"n1": n1, "n2": n2, "n3": n3}, "ro") == ({"n1": "draining", "n2": "done"}, surges)
+
+
+def test_dry_run_shows_the_windows_and_what_is_checked_before_every_batch():
+    args = ("--dry-run", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--no-precordon",
+            "--window", "Sun 08:00-12:00 Europe/Berlin", "--window", "Mon-Fri 02:00-05:00 Europe/Berlin",
+            "--block-on-alerts", "http://prometheus:9090", "--alert-filter", "severity=page",
+            "--blocking-pod-selector", "app=web")
+    code, out, err = rollout("node-a1", "node-b1", *args, "-o", "json")
+    gates = json.loads(out)["gates"]
+    assert gates["windows"] == ["Sun 08:00-12:00 Europe/Berlin", "Mon-Fri 02:00-05:00 Europe/Berlin"]
+    assert (gates["windowClosesAt"], gates["nextWindowOpensAt"]) == ("2026-11-22T11:00:00Z", "2026-11-22T09:00:00Z")
+    assert len(gates["batchStarts"]) == len(json.loads(out)["batches"]) and gates["batchStarts"][0] == DEMO_NOW
+    assert (gates["alertsUrl"], gates["alertFilter"], gates["outsideWindow"]) == (
+        "http://prometheus:9090", "severity=page", "wait")
+    assert {h["node"] for h in gates["heldNodes"]} <= {"node-a1", "node-b1"}
+    assert gates["blockingPodSelector"] == "app=web"
+    code, text, err = rollout("node-a1", "node-b1", *args)
+    assert "Before every batch (--outside-window wait):" in text
+    assert "maintenance windows: Sun 08:00-12:00 Europe/Berlin; Mon-Fri 02:00-05:00 Europe/Berlin (open now, " \
+           "closes 2026-11-22T11:00:00Z)" in text
+    assert "no firing alert at http://prometheus:9090 matching severity=page (a failed query blocks)" in text
+    code, plain, err = rollout("node-a1", "node-b1", "--dry-run", "--ignore-daemonsets", "-o", "json")
+    assert "gates" not in json.loads(plain)  # without the flags the plan is as before
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--window", "Mon-Fir 02:00-05:00"], "--window 'Mon-Fir 02:00-05:00': 'Fir' is not a day"),
+    (["--alert-filter", "x"], "--alert-filter needs --block-on-alerts"),
+    (["--block-on-alerts", "prometheus:9090"], "must be an http:// or https:// URL"),
+    (["--block-on-alerts", "http://p", "--alert-filter", "("], "is not a regular expression"),
+    (["--blocking-pod-selector", "a in (b"], "must be a valid label selector"),
+    (["--outside-window", "later"], "Invalid value for '--outside-window'"),
+])
+def test_gate_flag_usage_errors(args, message):
+    code, out, err = rollout("node-a1", "--dry-run", *args)
+    assert code == 2 and message in err, err

@@ -225,3 +225,21 @@ def test_the_next_batch_is_planned_on_the_uncordon_of_the_batch_before(monkeypat
                                      ready_timeout=5, gate_timeout=5), planner=planner, run=None)
         assert published(r.run())["status"] == "done"
     assert planned[("n2",)] == {"n2"}  # n1 back in the pool: uncordoned by the first batch
+
+
+def test_gates_run_before_every_batch_and_a_stop_at_the_first_leaves_the_pool_uncordoned():
+    api, maintained, asked, reports = cluster(), [], [], []
+    r = rollout(api, maintained)
+    r.before_batch = lambda number, nodes: asked.append((number, nodes)) or ("done", None)
+    r.after_batch = reports.append
+    assert r.run().status.value == "done"
+    assert asked == [(1, ["n1"]), (2, ["n2"])]
+    assert [(x.status.value, [b.status.value for b in x.batches]) for x in reports] == [
+        ("running", ["done"]), ("running", ["done", "done"])]
+
+    api, maintained = cluster(), []
+    r = rollout(api, maintained)
+    r.before_batch = lambda number, nodes: ("blocked", "1 alert(s) firing: NodeDown")
+    report = r.run()
+    assert (report.status.value, report.message, maintained) == ("blocked", "1 alert(s) firing: NodeDown", [])
+    assert not any(n["spec"].get("unschedulable") for n in api.store["nodes"].values())  # checked before the cordons

@@ -60,6 +60,29 @@ class Cause:
 
 
 @dataclass(frozen=True, slots=True)
+class HeldNode:
+    """A pool node a --blocking-pod-selector pod holds (in the snapshot)."""
+
+    node: str
+    pods: Tuple[str, ...]  # "namespace/name"
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutGates:
+    """What the rollout checks before every batch, and what the windows say from the plan's instant."""
+
+    windows: Tuple[str, ...]
+    outside_window: str  # "wait" or "stop"
+    window_closes_at: Optional[str]  # the open window's end (UTC), None when outside every window
+    next_window_opens_at: Optional[str]
+    batch_starts: Tuple[Optional[str], ...]  # each batch's earliest start by the estimates (None: no window fits)
+    alerts_url: Optional[str]
+    alert_filter: Optional[str]
+    blocking_pod_selector: Optional[str]
+    held_nodes: Tuple[HeldNode, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class RolloutPlan:
     """A pool's maintenance in batches, each with its drain plan; SAFE only when every batch is."""
 
@@ -78,6 +101,7 @@ class RolloutPlan:
     taken_at: Optional[str]
     rollout: Optional[str] = None  # the rollout's name (its Lease's), given by the caller
     surge_peak: Optional[Mapping] = None  # with --surge: the most extra pods (and requests) of any one batch
+    gates: Optional[RolloutGates] = None  # with --window, --block-on-alerts or --blocking-pod-selector
 
     def unaccepted(self) -> list:
         return [r.risk for r in self.risks if not r.risk.accepted]

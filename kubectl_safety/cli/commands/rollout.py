@@ -12,7 +12,7 @@ from kubectl_safety.cli.drain_flags import (ACTING, KUBECTL, SURGE, build_drain_
 from kubectl_safety.cli.engine_flags import check_engine_flags, engine_dry_run, engine_options
 from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
-from kubectl_safety.cli.render import as_text, emit
+from kubectl_safety.cli.render import as_text, emit, warn
 from kubectl_safety.cli.risks import unaccepted_codes
 from kubectl_safety.cli.text.rollout import progress as progress_printer
 from kubectl_safety.cli.text.rollout import render_plan, render_report
@@ -65,11 +65,31 @@ def _no_server_dry_run(ctx, param, value):
 @engine_options
 @click.option("--lease-namespace", default="kube-system", show_default=True, metavar="NAMESPACE",
               help="Namespace of the Lease that makes the rollout exclusive.")
+@click.option("--window", "windows", multiple=True, metavar='"DAYS HH:MM-HH:MM [ZONE]"',
+              help='A maintenance window, e.g. "Mon-Fri 02:00-05:00 Europe/Berlin" (repeatable). A batch starts '
+                   "only inside one that stays open for the batch's estimated duration; checked before every batch.")
+@click.option("--outside-window", type=click.Choice(["wait", "stop"]), default="wait", show_default=True,
+              help="When a window, an alert or a blocking pod says not now: wait (re-checking) or stop (resumable).")
+@click.option("--block-on-alerts", metavar="URL",
+              help="Prometheus base URL: any firing alert (GET /api/v1/alerts) holds the next batch; a failed query "
+                   "holds it too. Checked before every batch and while waiting.")
+@click.option("--alert-filter", metavar="REGEX",
+              help="With --block-on-alerts: only alerts whose name or a label=value matches REGEX hold the rollout.")
+@click.option("--blocking-pod-selector", metavar="SELECTOR",
+              help="A pod matching this label selector that has not ended holds its node's batch (as kured's).")
+@click.option("--pushgateway", metavar="URL",
+              help="After each batch and at the end, push the rollout's metrics (kubectl_safety_rollout_*) to "
+                   "this Pushgateway (job kubectl-safety, grouped by rollout).")
+@click.option("--metrics-file", metavar="PATH",
+              help="After each batch and at the end, write the rollout's metrics to PATH in the node exporter's "
+                   "textfile-collector format (written whole, then renamed).")
 @global_options
 def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, skip_blocked, keep_cordoned, exec_command,
             exec_timeout, wait_for, ready_timeout, gate_timeout, timeout, order, ignore_daemonsets,
             delete_emptydir_data, force, grace_period, skip_wait_for_delete_timeout, no_capacity, accept_risk,
-            lease_namespace, yes, surge, surge_limit, wait_completed, engine, engine_setting):
+            lease_namespace, windows, outside_window, block_on_alerts, alert_filter, blocking_pod_selector,
+            pushgateway, metrics_file, yes, surge, surge_limit, wait_completed, engine,
+            engine_setting):
     """Maintain a node pool batch by batch: drain, maintain, wait for Ready, uncordon, check health.
 
     The pool is cordoned first (unless --no-precordon). The plan orders the nodes so PodDisruptionBudgets and topology spread stay satisfiable as long
@@ -122,6 +142,8 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
     loader = drain_planner(s, drain_options, nodes, node_sel, 500, selector)
     flags = dict(precordon=not no_precordon, keep_cordoned=keep_cordoned, exec_command=exec_command,
                  wait_for=wait_for, order=order, lease_namespace=lease_namespace)
+    sinks = dict(pushgateway=pushgateway, metrics_file=metrics_file)
+    gates = _gate_options(windows, outside_window, block_on_alerts, alert_filter, blocking_pod_selector)
     # acting, batches are planned again: from watches (LIST once + WATCH), never by re-reading the cluster
     with loader.watch() if dry_run == "none" else contextlib.nullcontext():
         snap = loader.snapshot()
@@ -138,13 +160,15 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
                                  precordon=not no_precordon, maintenance=bool(exec_command), done=done,
                                  skip_blocked=skip_blocked)
         plan = replace(plan_rollout(snap, pool, options, snap.taken_at), rollout=name)
+        if gates is not None:
+            plan = replace(plan, gates=_plan_gates(s, snap, pool, plan, gates))
         if dry_run == "client":
             emit(plan, s.g.output, render_plan)
             return verdict(plan)
         left = plan.left_nodes if skip_blocked and not plan.safe and any(b.safe for b in plan.batches) else None
         if left:  # the safe batches go; the blocked nodes are named at the end
             report = _act(s, loader, snap, replace(plan, batches=tuple(b for b in plan.batches if b.safe)), pool,
-                          name, states, surges, drain_options, seconds, yes, flags)
+                          name, states, surges, drain_options, seconds, yes, flags, sinks, gates)
             click.echo(f"error: {len(left)} node(s) left, blocked (--skip-blocked): {', '.join(left)}", err=True)
             return rollout_code(report, blocked_left=True)
         if not plan.safe:
@@ -152,7 +176,48 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
             raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
                                + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
         return rollout_code(_act(s, loader, snap, plan, pool, name, states, surges, drain_options, seconds, yes,
-                                 flags))
+                                 flags, sinks, gates))
+
+
+def _gate_options(windows, outside, alerts, alert_filter, selector):
+    """The gates' flags checked and parsed (None: no gate asked for)."""
+    import re
+
+    from kubectl_safety.model.selectors import LabelSelector
+    from kubectl_safety.model.windows import parse_window
+
+    if alert_filter and not alerts:
+        raise UsageError("--alert-filter needs --block-on-alerts")
+    if not (windows or alerts or selector):
+        return None
+    try:
+        parsed = [parse_window(w) for w in windows]
+    except ValueError as e:
+        raise UsageError(f"--window {e}") from None
+    if alerts and not alerts.startswith(("http://", "https://")):
+        raise UsageError(f"--block-on-alerts={alerts} must be an http:// or https:// URL")
+    try:
+        re.compile(alert_filter or "")
+    except re.error as e:
+        raise UsageError(f"--alert-filter={alert_filter} is not a regular expression: {e}") from None
+    try:
+        pod_selector = LabelSelector.from_string(selector) if selector else None
+    except Exception:
+        raise UsageError(f"--blocking-pod-selector={selector} must be a valid label selector") from None
+    return dict(windows=parsed, window_texts=tuple(windows), outside=outside, alerts=alerts,
+                alert_filter=alert_filter, selector=pod_selector, selector_text=selector)
+
+
+def _plan_gates(s, snap, pool, plan, gates):
+    from datetime import datetime, timezone
+
+    from kubectl_safety.analysis.rollout_gates import plan_gates
+
+    now = s.now() or datetime.now(timezone.utc)
+    return plan_gates(snap, pool, now, windows=gates["windows"], window_texts=gates["window_texts"],
+                      outside=gates["outside"], alerts=gates["alerts"], alert_filter=gates["alert_filter"],
+                      selector=gates["selector"], selector_text=gates["selector_text"],
+                      estimates=[b.estimated_seconds for b in plan.batches])
 
 
 def rollout_name(pool) -> str:
@@ -161,8 +226,9 @@ def rollout_name(pool) -> str:
     return f"kubectl-safety-rollout-{digest}"
 
 
-def _act(s, loader, snap, plan, pool, name, states, surges, drain_options, seconds, yes, flags):
+def _act(s, loader, snap, plan, pool, name, states, surges, drain_options, seconds, yes, flags, sinks, gates):
     from kubectl_safety.engine.rollout import Rollout, RolloutSpec
+    from kubectl_safety.engine.rollout_metrics import MetricsSink
     from kubectl_safety.engine.rollout_report import PlanBrief
 
     connection = s.connection("rollout")
@@ -174,11 +240,31 @@ def _act(s, loader, snap, plan, pool, name, states, surges, drain_options, secon
                        states={n: st for n, st in states.items() if st}, surges=surges,
                        **flags)
     progress = progress_printer()
-    rollout = Rollout(connection, spec, planner=loader, on_event=progress)
+    metrics = MetricsSink(name, **sinks, warn=warn) if any(sinks.values()) else None
+    if metrics is not None:
+        progress = metrics.observing(progress)
+
+
+    checks = None
+    if gates is not None:
+        from kubectl_safety.engine.gates import RolloutGates
+
+        checks = RolloutGates(connection, windows=gates["windows"], outside=gates["outside"], alerts=gates["alerts"],
+                              alert_filter=gates["alert_filter"], blocking_selector=gates["selector_text"],
+                              estimates=[b.estimated_seconds for b in plan.batches])
+        if metrics is not None:
+            metrics.held = lambda: checks.held
+    rollout = Rollout(connection, spec, planner=loader, on_event=progress,
+                      before_batch=checks.before_batch if checks is not None else None,
+                      after_batch=metrics.publish if metrics is not None else None)
+    if checks is not None:
+        checks.emit, checks.interrupted = rollout.emit, rollout.interrupted
     rollout.check_exclusive([snap.node(n).raw for n in pool])
     _confirm(plan, yes)
     with interrupts(rollout.executor, "stopping after the current step; progress is kept, run again to resume"):
         report = replace(rollout.run(), plan=PlanBrief(len(plan.batches), plan.estimated_seconds, plan.done))
+    if metrics is not None:
+        metrics.publish(report)
     emit(report, s.g.output, render_report)
     return report
 

@@ -16,7 +16,7 @@ def progress():
     class Progress(DrainProgress):
         """The drain's events, and the rollout's: batches, maintenance, readiness, health gates."""
 
-        LIVE = DrainProgress.LIVE + ("waiting-ready", "gate")
+        LIVE = DrainProgress.LIVE + ("waiting-ready", "gate", "gate-wait")
 
         @staticmethod
         def text(event) -> str:
@@ -40,6 +40,7 @@ ROLLOUT_LINES = {  # the rollout's own events -> progress line
     "ready": lambda e: f"node/{e['pod']} Ready",
     "gate": lambda e: f"batch {e['batch']}: {e['message']}",
     "gate-passed": lambda e: f"batch {e['batch']}: health gate passed",
+    "gate-wait": lambda e: e["message"],  # a window, an alert or a blocking pod (engine/gates.py)
     "node-done": lambda e: f"node/{e['pod']} done",
 }
 
@@ -82,6 +83,8 @@ def render_plan(r, wide=False) -> str:
                                + ("" if o.get("skipBlocked") else
                                   "; --skip-blocked maintains the other batches and names them"),
                                width=120, subsequent_indent="  ", break_on_hyphens=False)
+    if r.get("gates"):
+        lines += _gates(r["gates"], r["batches"])
     verdict = ("SAFE: every batch can complete" if r["safe"] else
                f"NOT SAFE ({unaccepted_codes(r)}): " + (
                    f"{len(left)} node(s) blocked would be left (--skip-blocked); exit 3" if o.get("skipBlocked") else
@@ -91,6 +94,25 @@ def render_plan(r, wide=False) -> str:
     lines.append(f"\n{verdict}; estimated {human_duration(r['estimatedSeconds'])} in total"
                  + (" (maintenance assumed 60s a node)" if o["maintenance"] else "") + ".")
     return "\n".join(lines) + "\n"
+
+
+def _gates(g, batches) -> list:
+    """What is checked before every batch, and when the windows let each batch start."""
+    lines = ["\nBefore every batch (--outside-window " + g["outsideWindow"] + "):"]
+    if g["windows"]:
+        now = (f"open now, closes {g['windowClosesAt']}" if g["windowClosesAt"]
+               else f"closed now, next opens {g['nextWindowOpensAt'] or '-'}")
+        lines.append(f"  maintenance windows: {'; '.join(g['windows'])} ({now})")
+        lines += [f"    batch {b['batch']} ({human_duration(b['estimatedSeconds'])}): "
+                  + (f"starts at the earliest {start}" if start else "no window of the coming week is long enough")
+                  for b, start in zip(batches, g["batchStarts"])]
+    if g["alertsUrl"]:
+        lines.append(f"  no firing alert at {g['alertsUrl']}"
+                     + (f" matching {g['alertFilter']}" if g["alertFilter"] else "") + " (a failed query blocks)")
+    if g["blockingPodSelector"]:
+        held = "; ".join(f"{h['node']} ({', '.join(h['pods'])})" for h in g["heldNodes"]) or "none now"
+        lines.append(f"  no running pod matching {g['blockingPodSelector']} on the batch's nodes: held {held}")
+    return lines
 
 
 def _surges(r) -> list:
