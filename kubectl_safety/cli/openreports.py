@@ -135,7 +135,7 @@ def deliver(check, g, publish, report_api) -> None:
     from kubectl_safety.cli.render import emit
     from kubectl_safety.cli.text.check import render_check
 
-    apis = ["openreports", "wgpolicy"] if report_api == "both" else [report_api]
+    apis = {"both": ["openreports", "wgpolicy"], "auto": ["openreports"]}.get(report_api, [report_api])
     if publish:
         from kubectl_safety.cli.session import Session
         from kubectl_safety.cluster.reports import none_served, publish as write, served
@@ -147,12 +147,9 @@ def deliver(check, g, publish, report_api) -> None:
                 raise none_served([APIS[k][0] for k in APIS])
             apis = found[:1]
         objects = [o for api in apis for o in reports(check, api)]
-        resources = {APIS[a][0]: (APIS[a][3], APIS[a][4]) for a in apis}
-        done = write(connection, objects, resources, f"{LABEL}={SOURCE}")
+        done = write(connection, objects, {APIS[a][0]: (APIS[a][3], APIS[a][4]) for a in apis}, f"{LABEL}={SOURCE}")
     if g.output == "openreports":
-        emit({"apiVersion": "v1", "kind": "List",
-              "items": [o for api in (["openreports"] if apis == ["auto"] else apis) for o in reports(check, api)]},
-             "yaml")
+        emit({"apiVersion": "v1", "kind": "List", "items": [o for api in apis for o in reports(check, api)]}, "yaml")
     else:
         emit(check, g.output, render_check)
     if publish:
