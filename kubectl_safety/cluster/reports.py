@@ -7,6 +7,7 @@ our label that this run did not write (a namespace whose findings are gone) are 
 
 from urllib.parse import quote
 
+from kubectl_safety.cluster.executor import _causes
 from kubectl_safety.cluster.live import check
 from kubectl_safety.errors import ClusterError
 
@@ -37,6 +38,8 @@ def publish(connection, objects, resources, label) -> dict:
         status, payload = connection.request("PATCH", path, body=obj, content_type=APPLY,
                                              query={"fieldManager": FIELD_MANAGER, "force": "true",
                                                     "fieldValidation": "Strict"})
+        if status == 403 and "NamespaceTerminating" in _causes(payload):  # its namespace goes, and its report with it
+            continue
         check(status, payload, _plural(obj, resources), obj["metadata"]["name"],
               obj["metadata"].get("namespace"), verb="patch")
         keep.add(path)

@@ -16,10 +16,18 @@ def crd_dir() -> Path:
     return Path(out.strip().splitlines()[-1])
 
 
+def _names(files) -> list:
+    return [f"crd/{f.split('_', 1)[1].removesuffix('.yaml')}.{f.split('_', 1)[0]}" for f in files]
+
+
+def uninstall(cluster, files) -> None:
+    """Delete the CRDs (and every report of them) and wait until they are gone."""
+    cluster.kubectl("delete", "--ignore-not-found", "--wait=true", "--timeout=60s", *_names(files))
+
+
 def install(cluster, files) -> None:
     """Apply the CRDs and wait until they are served."""
     paths = [str(crd_dir() / f) for f in files]
     for path in paths:
         cluster.kubectl("apply", "--server-side", "-f", path)
-    names = [f"crd/{f.split('_', 1)[1].removesuffix('.yaml')}.{f.split('_', 1)[0]}" for f in files]
-    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", *names)
+    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", *_names(files))

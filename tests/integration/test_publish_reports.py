@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from cluster_helpers import create, pdb, pool_nodes, pool_web, wait_pods_running
-from report_crds import OPENREPORTS, WGPOLICY, install
+from cluster_helpers import create, pdb, pool_nodes, pool_web, wait_pods_running, wait_until
+from report_crds import OPENREPORTS, WGPOLICY, install, uninstall
 
 from kubectl_safety.cli import openreports
 from tests.unit.cli_helpers import run_cli
@@ -38,6 +38,11 @@ def blocked_pool(cluster, namespace, make_node):
 
 def test_publish_writes_wgpolicy_when_only_it_is_served_then_openreports(cluster, blocked_pool, monkeypatch):
     ns = blocked_pool
+    uninstall(cluster, OPENREPORTS + WGPOLICY)  # neither served: nothing to write to, one error line
+    code, out, err = publish(cluster, ns)
+    assert code == 1 and err.strip().splitlines() == [
+        "error: the cluster serves none of openreports.io/v1alpha1, wgpolicyk8s.io/v1alpha2: install the "
+        "OpenReports CRDs (openreports.io/v1alpha1) or the wgpolicyk8s.io/v1alpha2 PolicyReport CRDs"], err
     install(cluster, WGPOLICY)
     code, out, err = publish(cluster, ns)
     assert code == 3 and json.loads(out)["kind"] == "ClusterCheck", err
@@ -76,3 +81,20 @@ def test_publish_writes_wgpolicy_when_only_it_is_served_then_openreports(cluster
     code, out, err = publish(cluster, ns, "--report-api", "openreports")
     assert code == 1 and "Unsupported value: \"severe\"" in err and len(err.strip().splitlines()) == 1, err
     cluster.kubectl("delete", "namespace", other, "--wait=false", check=False)
+
+
+def test_publish_skips_the_report_of_a_namespace_being_deleted(cluster, blocked_pool, namespace):
+    install(cluster, OPENREPORTS)
+    going = f"{namespace}-going"
+    cluster.kubectl("create", "namespace", going)
+    held = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    create(cluster, going, held, pdb("nothing", {"app": "none"}, max_unavailable=1))  # PDB_SELECTS_NOTHING there
+    cluster.kubectl("delete", "namespace", going, "--wait=false")
+    try:
+        wait_until(lambda: json.loads(cluster.kubectl("get", "namespace", going, "-o", "json").stdout)["status"]
+                   .get("phase") == "Terminating", 20, "the namespace to terminate")
+        code, out, err = publish(cluster, namespace, "--report-api", "openreports")
+        assert code == 3 and f"Report/{namespace}/kubectl-safety" in err and going not in err, err
+    finally:
+        cluster.kubectl("patch", "configmap", "held", "-n", going, "--type=merge", "-p",
+                        '{"metadata":{"finalizers":null}}', check=False)
