@@ -24,7 +24,7 @@ class OutputFormat(click.ParamType):
 
     def convert(self, value, param, ctx):
         kind, eq, template = str(value).partition("=")
-        if kind in OUTPUTS and not eq:
+        if (kind in OUTPUTS or kind in registry.OWN_FORMATS) and not eq:
             return kind
         if kind in TEMPLATED:
             if not template:

@@ -7,6 +7,9 @@ Plain data: no click, nothing imported on ``--help`` beyond this module.
 
 from dataclasses import dataclass
 
+# -o formats one command prints (format: "command: what"); the others refuse them.
+OWN_FORMATS = {"openreports": "check: the readiness as OpenReports objects"}
+
 
 @dataclass(frozen=True)
 class Resource:

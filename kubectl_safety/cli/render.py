@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from kubectl_safety.cli.registry import OUTPUTS
+from kubectl_safety.cli.registry import OUTPUTS, OWN_FORMATS
 from kubectl_safety.errors import UsageError
 
 # kind -> (path of the objects the report lists, their TYPE for -o name, which of them -o name prints)
@@ -95,6 +95,8 @@ def emit(report: dict, output: str, text=None, out=None, *, typed=False):
     end_live_line()  # a rewritten status line on stderr ends before the report
     out = out or sys.stdout
     kind, _, template = output.partition("=")
+    if output in OWN_FORMATS:
+        raise UsageError(f"-o {output}: only {OWN_FORMATS[output].split(':')[0]} prints this format")
     if output == "json":
         out.write(to_json(report))
     elif output == "yaml":

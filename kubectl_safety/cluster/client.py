@@ -77,7 +77,8 @@ def one_line(text) -> str:
     return " ".join(str(text or "").split())[:500]
 
 
-def _causes(payload) -> list:
+def status_causes(payload) -> list:
+    """The reasons of a Status object's ``details.causes`` (e.g. NamespaceTerminating, DisruptionBudget)."""
     return [c.get("reason") or c.get("type") for c in (payload.get("details") or {}).get("causes") or []]
 
 
@@ -103,7 +104,7 @@ def classify(target, action, status, payload) -> Outcome:
     elif code is not None and 200 <= code < 300:
         result = Result.DONE
     elif code == 429:
-        result = Result.PDB_BLOCKED if "DisruptionBudget" in _causes(payload) else Result.THROTTLED
+        result = Result.PDB_BLOCKED if "DisruptionBudget" in status_causes(payload) else Result.THROTTLED
     elif code == 403:
         result = Result.FORBIDDEN
     elif code == 404:
@@ -114,7 +115,7 @@ def classify(target, action, status, payload) -> Outcome:
         result = Result.UNAVAILABLE
     else:
         result = Result.ERROR
-    outcome = Outcome(target, action, result, status, message, tuple(_causes(payload)),
+    outcome = Outcome(target, action, result, status, message, tuple(status_causes(payload)),
                       (payload.get("details") or {}).get("retryAfterSeconds") or 0,
                       body=payload if result is Result.DONE else None)
     if result is Result.PDB_BLOCKED:

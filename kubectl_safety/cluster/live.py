@@ -151,19 +151,21 @@ class Connection:
         return self._namespace or "default"
 
     # -- requests ------------------------------------------------------------------------
-    def request(self, method, path, *, query=None, body=None, list_of=None):
+    def request(self, method, path, *, query=None, body=None, list_of=None, content_type=None):
         """One HTTP request; returns (status, parsed JSON body). Transport errors -> ClusterError.
 
         Raw JSON through the transport (``cluster/transport.py``: TLS, client certificates and
         credentials as the kubeconfig says; plugin tokens refreshed), nothing deserialized into models.
         ``list_of``: a kind whose list page is decoded straight into the typed model (``model/typed.py``).
+        ``content_type``: the body's type when not JSON or (PATCH) a strategic merge patch.
         """
         transport = self.transport()
         headers = self._headers(transport)
         payload_bytes = None
         if body is not None:
             patch = method == "PATCH"
-            headers.append(("Content-Type", "application/strategic-merge-patch+json" if patch else "application/json"))
+            headers.append(("Content-Type", content_type or (
+                "application/strategic-merge-patch+json" if patch else "application/json")))
             payload_bytes = json.dumps(body).encode()
         url = transport.host + path + ("?" + urlencode(query) if query else "")
         timeout = parse_timeout(self.request_timeout) or None

@@ -38,11 +38,16 @@ EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts); Engi
 @click.option("--context", "contexts", multiple=True, metavar="NAME", shell_complete=complete_contexts,
               help="The kubeconfig context to check; repeatable: the clusters are checked in parallel.")
 @click.option("--all-contexts", is_flag=True, help="Check every context of the kubeconfig, in parallel.")
+@click.option("--publish", is_flag=True, help="Write the readiness to the cluster as OpenReports (server-side apply), "
+                                               "replacing the previous ones; the check prints as -o says.")
+@click.option("--report-api", type=click.Choice(["auto", "openreports", "wgpolicy", "both"]), default="auto",
+              show_default=True, help="-o openreports/--publish: the report API (auto: openreports.io when served, "
+                                      "else wgpolicyk8s.io/v1alpha2).")
 @global_options
 def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_emptydir_data, force,
             disable_eviction, grace_period,
             timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts,
-            surge, surge_limit, wait_completed, engine, engine_setting):
+            surge, surge_limit, wait_completed, engine, engine_setting, publish, report_api):
     """What blocks maintenance: every node's drain, PDBs, workloads and priorities at once.
 
     One pass over one snapshot (live: the capacity-aware drain's few LIST requests, or
@@ -89,6 +94,11 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
             raise UsageError("--context and --all-contexts cannot be used together")
         names = _all_contexts(g.kubeconfig)
     check_engine_flags(params)
+    reporting = publish or g.output == "openreports"
+    if g.snapshot and publish:
+        raise snapshot_refuses("--publish")
+    if reporting and (engine or len(names) > 1 or all_contexts):
+        raise UsageError("-o openreports/--publish: one cluster, without --engine or several contexts")
     if engine and (len(names) > 1 or all_contexts):
         raise UsageError("--engine checks one cluster: drop --context/--all-contexts or give one context")
     if len(names) <= 1 and not all_contexts:
@@ -97,7 +107,12 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
         if engine:
             return _engine(g, node_sel, params)
         report = _check_one(g, options)
-        emit(report, g.output, render_check)
+        if reporting:
+            from kubectl_safety.cli.openreports import deliver
+
+            deliver(report, g, publish, report_api)
+        else:
+            emit(report, g.output, render_check)
         return check_code([report])
     items = _check_many(g, names, options)
     emit({"kind": "List", "apiVersion": "v1", "items": items}, g.output, render_list)
