@@ -8,7 +8,7 @@ from kubectl_safety.errors import UsageError
 FLAGS = {
     "ignore_daemonsets": click.option("--ignore-daemonsets", is_flag=True, help="Skip DaemonSet-managed pods."),
     "delete_emptydir_data": click.option("--delete-emptydir-data", is_flag=True,
-                                         help="Evict pods using emptyDir (their data is lost)."),
+                                         help="Evict pods using emptyDir (data lost)."),
     "force": click.option("--force", is_flag=True,
                           help="Also evict pods without a controller (they are not recreated)."),
     "grace_period": click.option("--grace-period", type=int, default=-1, show_default=True, metavar="SECONDS",
@@ -24,9 +24,8 @@ FLAGS = {
                                 help="Do not check where replacements fit (as fast as kubectl drain; budgets "
                                      "still hold)."),
     "accept_risk": click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
-                                help="Go ahead despite these risks (codes of risks[], or aliases such as "
-                                     "unplaceable); repeatable. Nothing is accepted implicitly; accepted risks "
-                                     "stay listed."),
+                                help="Go ahead despite these risks (codes of risks[] or aliases such as "
+                                     "unplaceable; they stay listed); repeatable."),
     "order": click.option("--order", type=click.Choice(["default", "priority"]), default="default",
                           show_default=True, help="priority: evict lower-priority pods first, each priority level "
                                                   "gone before the next."),

@@ -5,15 +5,13 @@ import click
 
 from kubectl_safety.errors import UsageError
 
-ENGINE_HELP = ("Predict the drain an upgrade engine runs instead of kubectl-safety's own: kubectl, eks, gke, aks, "
-               "karpenter, capi, kured or suc (exit 0 only when every node COMPLETES).")
+ENGINE_HELP = "Predict an upgrade engine's drain: kubectl, eks, gke, aks, karpenter, capi, kured, suc."
 
 
 def engine_options(f):
     """The two flags, on a command that plans drains."""
     f = click.option("--engine-setting", "engine_setting", multiple=True, metavar="KEY=VALUE",
-                     help="One of the engine's settings, by its own field name (e.g. maxUnavailable=2, "
-                          "drainTimeoutInMinutes=60, drain-timeout=30m); repeatable.")(f)
+                     help="An engine setting by its own name (e.g. maxUnavailable=2); repeatable.")(f)
     return click.option("--engine", metavar="NAME", help=ENGINE_HELP)(f)
 
 

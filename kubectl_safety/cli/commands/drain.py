@@ -25,7 +25,7 @@ EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport 
 
 @click.command("drain", epilog=EXIT)
 @click.argument("nodes", nargs=-1, shell_complete=complete_names)
-@click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes matching this label selector instead of NODEs.")
+@click.option("-l", "--selector", metavar="SELECTOR", help="Drain the nodes this label selector matches.")
 @click.option("--dry-run", default="none", is_flag=False, flag_value="client", callback=dry_run_value,
               metavar="[none|client|server]", shell_complete=complete_dry_run, help="client: print the plan, change nothing; server: also send the evictions "
                                         "allowed now with dryRun=All (bare --dry-run: client).")
@@ -44,15 +44,13 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     """Plan a drain against PodDisruptionBudgets and capacity, then drain without breaking them.
 
     The plan lists every pod of the nodes with its action (evict, delete, wait, skip,
-    blocked) and every reason: kubectl drain's filters, the Eviction API's rules,
-    cumulative PDB budgets across pods and nodes (waves), and whether each replacement fits
-    on a node that stays (the scheduler's filters, volumes included). The plan is SAFE only
-    when nothing leaves a workload worse off; otherwise it lists its risks (exit 3), which
-    --accept-risk accepts by name. Without --dry-run the nodes are cordoned and pods are
-    evicted wave by wave, never more at once than the budgets allow; a plan that is not SAFE
-    is refused.
-    Flags mean what they mean for kubectl drain. On a terminal a confirmation is asked
-    (--yes skips it); without a terminal --yes is required.
+    blocked) and every reason: kubectl drain's filters, the Eviction API's rules, PDB
+    budgets across pods and nodes (waves), and whether each replacement fits on a node
+    that stays (the scheduler's filters). It is SAFE only when nothing leaves a workload
+    worse off; else it lists its risks (exit 3), which --accept-risk accepts by name.
+    Without --dry-run the nodes are cordoned and pods evicted wave by wave within the
+    budgets; a plan that is not SAFE is refused. Flags mean what they mean for kubectl
+    drain; --yes skips the confirmation (required without a terminal).
 
     \b
     Usage: kubectl safety drain (NODE... | -l SELECTOR) [--dry-run[=client|server]] [kubectl drain flags] [--yes]
