@@ -95,3 +95,12 @@ USAGE = [
 def test_engine_usage_errors(name, args, message):
     code, _, err = run_cli([*args, *DUMP])
     assert code == 2 and message in err, err
+
+
+def test_the_engine_flag_help_names_every_profile_module():
+    """--help imports no analysis, so the names are written in the flag's help: a new profile adds its name."""
+    from kubectl_safety.analysis import profiles
+    from kubectl_safety.cli.engine_flags import ENGINE_HELP
+
+    named = ENGINE_HELP.split(":", 1)[1].strip(" .").split(", ")
+    assert sorted(named) == profiles.engines()
