@@ -19,7 +19,7 @@ import time
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.rollout_gates import ENDED
-from kubectl_safety.cluster.live import resource_path
+from kubectl_safety.cluster.client import Client
 from kubectl_safety.cluster.prometheus import PrometheusError, firing_alerts
 from kubectl_safety.model.windows import closes_at, next_fitting, next_opening
 
@@ -116,14 +116,13 @@ class RolloutGates:
         held, reasons = [], []
         for node in nodes:
             fields = f"spec.nodeName={node}," + ",".join(f"status.phase!={p}" for p in ENDED)
-            status, payload = self.connection.request("GET", resource_path("pods"), query={
-                "labelSelector": self.selector, "fieldSelector": fields, "limit": "10"})
-            if status != 200:
-                reasons.append(f"cannot list the blocking pods on node {node}: "
-                               f"{payload.get('message') or status}")
+            listed = Client(self.connection).get("pods", query={
+                "labelSelector": self.selector, "fieldSelector": fields, "limit": "10"}, action="list", target=node)
+            if not listed.done:
+                reasons.append(f"cannot list the blocking pods on node {node}: {listed.message or listed.status}")
                 continue
             pods = [f"{(p.get('metadata') or {}).get('namespace')}/{(p.get('metadata') or {}).get('name')}"
-                    for p in payload.get("items") or []]
+                    for p in listed.body.get("items") or []]
             if pods:
                 held.append(node)
                 reasons.append(f"node {node} is held by pod(s) matching {self.selector}: {', '.join(pods)}")

@@ -137,7 +137,7 @@ class Pods:
     def __init__(self, on):
         self.on, self.asked = on, []
 
-    def request(self, method, path, query=None):
+    def request(self, method, path, query=None, body=None):
         self.asked.append(query)
         node = query["fieldSelector"].split(",")[0].split("=", 1)[1]
         items = [{"metadata": {"namespace": "ops", "name": p}} for p in self.on.get(node, ())]
