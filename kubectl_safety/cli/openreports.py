@@ -8,7 +8,7 @@ v0.2.1 (``config/crd/openreports.io_*.yaml``) and of the ``wgpolicyk8s.io/v1alph
 v1.19.1 ships (``config/crds/policyreport/``): the same ``results[]``, but no report-level ``source``.
 """
 
-from datetime import datetime
+from kubectl_safety.model.meta import parse_time
 
 SOURCE = "kubectl-safety"
 NAME = "kubectl-safety"  # every report's name: one of each per cluster and namespace
@@ -124,7 +124,7 @@ def _timestamp(taken_at) -> dict:
     """The results' time (the snapshot's), as the CRDs' ``{seconds, nanos}``."""
     if not taken_at:
         return {"seconds": 0, "nanos": 0}
-    when = datetime.fromisoformat(str(taken_at).replace("Z", "+00:00"))
+    when = parse_time(taken_at)
     return {"seconds": int(when.timestamp()), "nanos": 0}
 
 

@@ -7,6 +7,9 @@
 - Reports own their exit code: no command in ``cli/commands/`` chooses one (names ``ExitCode``, or returns
   an integer other than 0 or a choice between integers); it returns what ``cli/report.py`` maps its
   report or plan to.
+- The engine owns read -> plan -> act: a command that changes the cluster (it imports the engine) calls no
+  planner (``plan_*``, ``find_workloads``) and resolves no selector against nodes (``matching_nodes``); its
+  ``engine/<verb>_planner.py`` does. A read-only command may call its pure planner directly.
 """
 
 import ast

@@ -153,7 +153,7 @@ def test_a_spread_constraint_without_when_unsatisfiable_is_hard_wherever_it_is_r
     the rollout's batch order all read such a constraint as DoNotSchedule, as ``normalized`` does."""
     from kubectl_safety.analysis.capacity import _may_fit_later
     from kubectl_safety.analysis.rollout_plan import constrained_pods
-    from kubectl_safety.analysis.scheduling.filters import prefilter_state
+    from kubectl_safety.analysis.scheduling.prefilter import prefilter_state
 
     constraint = {k: v for k, v in ZONE_SPREAD.items() if k != "whenUnsatisfiable"}
     if when != "missing":
