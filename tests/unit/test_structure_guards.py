@@ -140,3 +140,48 @@ def test_the_engine_keys_nothing_on_reason_codes(name, tree):
 ])
 def test_the_reason_code_guard_finds_each_way_to_read_one(code, found):
     assert bool(reason_code_violations("x.py", ast.parse(code))) is found
+
+
+def acts(tree) -> bool:
+    """A command that changes the cluster: it imports the engine."""
+    return any(isinstance(node, ast.ImportFrom) and (node.module or "").startswith("kubectl_safety.engine")
+               or isinstance(node, ast.Import) and any(a.name.startswith("kubectl_safety.engine") for a in node.names)
+               for node in ast.walk(tree))
+
+
+def planner_violations(name, tree) -> list:
+    """A command that acts calls no planner (``plan_*``, ``find_workloads``) and resolves no selector against
+    nodes (``matching_nodes``): the engine reads and plans (it plans again while acting)."""
+    if not acts(tree):
+        return []
+    out = []
+    for node in ast.walk(tree):
+        called = node.func if isinstance(node, ast.Call) else None
+        called = called.id if isinstance(called, ast.Name) else called.attr if isinstance(called, ast.Attribute) \
+            else None
+        if called is None:
+            continue
+        where = f"{name}:{node.lineno}"
+        if called == "matching_nodes":
+            out.append(f"{where}: resolves a selector against nodes: the engine's planner does")
+        elif called.startswith("plan_") or called == "find_workloads":
+            out.append(f"{where}: calls the planner {called}: the engine's planner does (engine/*_planner.py)")
+    return out
+
+
+@pytest.mark.parametrize("name,tree", list(sources("cli/commands")), ids=lambda x: x if isinstance(x, str) else "")
+def test_a_command_that_acts_gets_its_plan_from_the_engine(name, tree):
+    assert planner_violations(name, tree) == []
+
+
+@pytest.mark.parametrize("code,found", [
+    ("from kubectl_safety.engine.rollout import Rollout\nplan = plan_rollout(snap, pool, options, now)", True),
+    ("import kubectl_safety.engine.drain\nsnap, plan = rollout_plan.plan_drain(snap, nodes, options, now)", True),
+    ("from kubectl_safety.engine.rollout import Rollout\npool = matching_nodes(sel, snap.nodes, text)", True),
+    ("from kubectl_safety.engine.rebalancer import Rebalancer\nw = find_workloads(snap, ns, sel)", True),
+    ("from kubectl_safety.engine.rollout_planner import RolloutPlanner\nplanned = planner.plan(snap, pool, o)", False),
+    ("from kubectl_safety.analysis.check import check\nnodes = matching_nodes(sel, snap.nodes)", False),
+    ("from kubectl_safety.analysis.explain import explain_pod\nreport = explain_pod(snap, pod, now)", False),
+])
+def test_the_planner_guard_finds_each_way_a_command_plans_itself(code, found):
+    assert bool(planner_violations("x.py", ast.parse(code))) is found

@@ -16,7 +16,7 @@ from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.text.rebalance import progress, render, server_progress
 from kubectl_safety.cli.report import rebalance_code, rebalance_plan_code
 from kubectl_safety.model.duration import flag_seconds
-from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
+from kubectl_safety.errors import RefusedError, UsageError
 
 EXIT = "\b\nJSON kind: RebalancePlan (with an 'execution' section after acting)"
 
@@ -69,6 +69,7 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
       kubectl safety rebalance deploy/web -n shop --dry-run --snapshot cluster.yaml
     """
     from kubectl_safety.analysis.rebalance import RebalanceOptions
+    from kubectl_safety.engine.rebalance_planner import RebalancePlanner
 
     s = Session(get_globals())
     after = click.get_current_context().meta.get("workload_after_dry_run")
@@ -91,7 +92,8 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
                                accept_risks=accepted)
     scope = {"namespace": None if s.g.all_namespaces else s.namespace, "workload": target, "selector": selector}
     seconds = flag_seconds(timeout, "--timeout")
-    snap, plan = _measure(s, scope, options)
+    planner = RebalancePlanner(lambda queries: s.snapshot(() if s.offline else queries, "rebalance"), scope, options)
+    snap, plan = planner.plan()
     if server:
         from kubectl_safety.engine.rebalancer import server_dry_run
 
@@ -105,7 +107,7 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
         raise RefusedError(f"the rebalance is not safe: {unaccepted_codes(plan)} (see risks; --accept-risk=CODE to go ahead anyway); "
                            "nothing was changed")
     _confirm(plan, yes)
-    return _execute(s, scope, options, snap, plan, wait, max_rounds, seconds)
+    return _execute(s, planner, snap, plan, wait, max_rounds, seconds)
 
 
 def _parse_workload(text):
@@ -114,28 +116,6 @@ def _parse_workload(text):
     if not name or workload not in registry.command("rebalance").takes:
         raise UsageError(f"invalid WORKLOAD {text!r}: use deployment/NAME, statefulset/NAME or replicaset/NAME")
     return workload.kind, name
-
-
-def _measure(s, scope, options):
-    """Load the snapshot (live: cluster_scope) and plan for the workloads in scope."""
-    from kubectl_safety.analysis.plans.rebalance import RebalanceScope
-    from kubectl_safety.analysis.rebalance import find_workloads, plan_rebalance
-    from kubectl_safety.cluster.scopes import cluster_scope
-    from kubectl_safety.model.selectors import LabelSelector
-
-    snap = s.snapshot(() if s.offline else cluster_scope(), "rebalance")
-    if scope["workload"]:
-        kind, name = scope["workload"]
-        found = snap.workload(kind, scope["namespace"], name)
-        if found is None:
-            raise NotFoundError(f'{kind.lower()} "{name}" not found in namespace "{scope["namespace"]}"')
-        workloads = [found]
-    else:
-        selector = LabelSelector.from_string(scope["selector"]) if scope["selector"] else None
-        workloads = find_workloads(snap, scope["namespace"], selector)
-    plan = plan_rebalance(snap, workloads, options, snap.taken_at)
-    return snap, dataclasses.replace(plan, scope=RebalanceScope(
-        scope["namespace"], scope["selector"], "/".join(scope["workload"]) if scope["workload"] else None))
 
 
 def _confirm(plan, yes):
@@ -155,20 +135,15 @@ def _round_one(plan) -> list:
 
 # -- acting --------------------------------------------------------------------------------------
 
-def _execute(s, scope, options, snap, plan, wait, max_rounds, seconds):
+def _execute(s, planner, snap, plan, wait, max_rounds, seconds):
     """The engine evicts round by round; with --wait it waits for health, measures and plans again."""
     from kubectl_safety.engine.rebalance_report import ExecutedRebalance
     from kubectl_safety.engine.rebalancer import Rebalancer
 
-    def measure(evicted):
-        capped = options if options.max_evictions is None else dataclasses.replace(
-            options, max_evictions=max(0, options.max_evictions - evicted))  # the cap holds across rounds
-        return _measure(s, scope, capped)
-
     engine = Rebalancer(s.connection("rebalance"), on_event=progress)
     deadline = time.monotonic() + seconds if seconds else None
     with interrupts(engine.executor):
-        execution = engine.run(snap, plan, measure=measure, wait=wait, max_rounds=max_rounds, deadline=deadline)
+        execution = engine.run(snap, plan, measure=planner.plan, wait=wait, max_rounds=max_rounds, deadline=deadline)
     execution = dataclasses.replace(execution, interrupted=engine.executor.interrupted.is_set())
     executed = ExecutedRebalance(plan, execution)
     emit(executed, s.g.output, render)

@@ -1,7 +1,6 @@
 """``kubectl safety rollout``: plan and run the maintenance of a node pool, batch by batch."""
 
 import contextlib
-import hashlib
 import sys
 from dataclasses import replace
 
@@ -19,7 +18,7 @@ from kubectl_safety.cli.text.rollout import render_plan, render_report
 from kubectl_safety.cli.session import Session
 from kubectl_safety.cli.report import rollout_code, verdict
 from kubectl_safety.model.duration import flag_seconds
-from kubectl_safety.errors import NotFoundError, RefusedError, UsageError
+from kubectl_safety.errors import RefusedError, UsageError
 
 EXIT = "\b\nJSON kind: RolloutPlan (--dry-run, or a refused rollout) or RolloutReport (after acting); EnginePlan (--engine)"
 WAIT_FOR = ("boot-id", "kubelet-version")
@@ -111,10 +110,10 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
       kubectl safety rollout node-a1 node-a2 --dry-run -o json | jq '.batches[] | {batch, nodes, safe}'
       kubectl safety rollout -l pool=blue --dry-run --engine eks --engine-setting maxUnavailable=2
     """
-    from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size, plan_rollout
+    from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size
     from kubectl_safety.cli.drain_reads import drain_planner
-    from kubectl_safety.engine.rollout import recorded
-    from kubectl_safety.model.selectors import LabelSelector, matching_nodes
+    from kubectl_safety.engine.rollout_planner import RolloutPlanner
+    from kubectl_safety.model.selectors import LabelSelector
 
     s = Session(get_globals())
     extra = click.get_current_context().meta.get("node_after_dry_run")
@@ -140,43 +139,34 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
     if dry_run == "none":
         s.require_live("a rollout")
     loader = drain_planner(s, drain_options, nodes, node_sel, 500, selector)
+    planner = RolloutPlanner(loader, nodes, node_sel, selector)
     flags = dict(precordon=not no_precordon, keep_cordoned=keep_cordoned, exec_command=exec_command,
                  wait_for=wait_for, order=order, lease_namespace=lease_namespace)
     sinks = dict(pushgateway=pushgateway, metrics_file=metrics_file)
     gates = _gate_options(windows, outside_window, block_on_alerts, alert_filter, blocking_pod_selector)
+    options = RolloutOptions(drain=drain_options, max_unavailable=max_unavailable, by_zone=by_zone,
+                             precordon=not no_precordon, maintenance=bool(exec_command), skip_blocked=skip_blocked)
     # acting, batches are planned again: from watches (LIST once + WATCH), never by re-reading the cluster
     with loader.watch() if dry_run == "none" else contextlib.nullcontext():
-        snap = loader.snapshot()
-        pool = matching_nodes(node_sel, snap.nodes, selector) if node_sel is not None else list(nodes)
-        missing = [n for n in pool if snap.node(n) is None]
-        if missing:
-            raise NotFoundError(f'node "{missing[0]}" not found')
+        snap, pool = planner.pool()
         if engine:
             return engine_dry_run(snap, pool, click.get_current_context().params, s.g.output)
-        name = rollout_name(pool)
-        states, surges = recorded({n: snap.node(n).raw for n in pool}, name)
-        done = frozenset(n for n, st in states.items() if st == "done")
-        options = RolloutOptions(drain=drain_options, max_unavailable=max_unavailable, by_zone=by_zone,
-                                 precordon=not no_precordon, maintenance=bool(exec_command), done=done,
-                                 skip_blocked=skip_blocked)
-        plan = replace(plan_rollout(snap, pool, options, snap.taken_at), rollout=name)
-        if gates is not None:
-            plan = replace(plan, gates=_plan_gates(s, snap, pool, plan, gates))
+        planned = planner.plan(snap, pool, options, gates)
+        plan = planned.plan
         if dry_run == "client":
             emit(plan, s.g.output, render_plan)
             return verdict(plan)
         left = plan.left_nodes if skip_blocked and not plan.safe and any(b.safe for b in plan.batches) else None
         if left:  # the safe batches go; the blocked nodes are named at the end
-            report = _act(s, loader, snap, replace(plan, batches=tuple(b for b in plan.batches if b.safe)), pool,
-                          name, states, surges, drain_options, seconds, yes, flags, sinks, gates)
+            safe = replace(plan, batches=tuple(b for b in plan.batches if b.safe))
+            report = _act(s, loader, replace(planned, plan=safe), drain_options, seconds, yes, flags, sinks, gates)
             click.echo(f"error: {len(left)} node(s) left, blocked (--skip-blocked): {', '.join(left)}", err=True)
             return rollout_code(report, blocked_left=True)
         if not plan.safe:
             emit(plan, s.g.output, render_plan)
             raise RefusedError("the rollout is not safe: " + unaccepted_codes(plan)
                                + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed")
-        return rollout_code(_act(s, loader, snap, plan, pool, name, states, surges, drain_options, seconds, yes,
-                                 flags, sinks, gates))
+        return rollout_code(_act(s, loader, planned, drain_options, seconds, yes, flags, sinks, gates))
 
 
 def _gate_options(windows, outside, alerts, alert_filter, selector):
@@ -208,39 +198,22 @@ def _gate_options(windows, outside, alerts, alert_filter, selector):
                 alert_filter=alert_filter, selector=pod_selector, selector_text=selector)
 
 
-def _plan_gates(s, snap, pool, plan, gates):
-    from datetime import datetime, timezone
-
-    from kubectl_safety.analysis.rollout_gates import plan_gates
-
-    now = s.now() or datetime.now(timezone.utc)
-    return plan_gates(snap, pool, now, windows=gates["windows"], window_texts=gates["window_texts"],
-                      outside=gates["outside"], alerts=gates["alerts"], alert_filter=gates["alert_filter"],
-                      selector=gates["selector"], selector_text=gates["selector_text"],
-                      estimates=[b.estimated_seconds for b in plan.batches])
-
-
-def rollout_name(pool) -> str:
-    """The rollout's identity (its Lease's name): the same pool gives the same name, so a re-run resumes."""
-    digest = hashlib.sha256("\n".join(sorted(pool)).encode()).hexdigest()[:10]
-    return f"kubectl-safety-rollout-{digest}"
-
-
-def _act(s, loader, snap, plan, pool, name, states, surges, drain_options, seconds, yes, flags, sinks, gates):
+def _act(s, loader, planned, drain_options, seconds, yes, flags, sinks, gates):
     from kubectl_safety.engine.rollout import Rollout, RolloutSpec
     from kubectl_safety.engine.rollout_metrics import MetricsSink
     from kubectl_safety.engine.rollout_report import PlanBrief
 
+    snap, pool, plan = planned.snapshot, planned.pool, planned.plan
     connection = s.connection("rollout")
-    spec = RolloutSpec(name=name, nodes=pool, batches=[list(b.nodes) for b in plan.batches],
+    spec = RolloutSpec(name=planned.name, nodes=pool, batches=[list(b.nodes) for b in plan.batches],
                        exec_timeout=seconds["--exec-timeout"], ready_timeout=seconds["--ready-timeout"],
                        gate_timeout=seconds["--gate-timeout"], drain_timeout=seconds["--timeout"],
                        grace_period=drain_options.grace_seconds,
                        skip_wait_for_delete_timeout=drain_options.skip_wait_for_delete_timeout,
-                       states={n: st for n, st in states.items() if st}, surges=surges,
+                       states={n: st for n, st in planned.states.items() if st}, surges=planned.surges,
                        **flags)
     progress = progress_printer()
-    metrics = MetricsSink(name, **sinks, warn=warn) if any(sinks.values()) else None
+    metrics = MetricsSink(planned.name, **sinks, warn=warn) if any(sinks.values()) else None
     if metrics is not None:
         progress = metrics.observing(progress)
 
