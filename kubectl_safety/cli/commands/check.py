@@ -144,10 +144,10 @@ def _check_one(g, options):
 
 def _engine(g, node_sel, params) -> int:
     """check --engine: what the engine's upgrade does to every node (or those -l selects)."""
-    from kubectl_safety.cluster.scopes import cluster_scope
+    from kubectl_safety.cluster.scopes import cluster_scope, engine_scope
 
     s = Session(g)
-    snap = s.snapshot(() if s.offline else cluster_scope(), "check")
+    snap = s.snapshot(() if s.offline else cluster_scope() + engine_scope(), "check")
     if node_sel is not None:
         from kubectl_safety.model.selectors import matching_nodes
 
