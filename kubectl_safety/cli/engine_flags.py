@@ -68,6 +68,6 @@ def engine_dry_run(snapshot, nodes, params, output) -> int:
     given = {**_drain_flags_given(params, flags), **profiles.parse_assignments(params.get("engine_setting"))}
     if not nodes:
         raise UsageError("no node to drain")
-    outcome = simulate(profiles.load(name, given, snapshot), snapshot, list(nodes), snapshot.taken_at)
+    outcome = simulate(profiles.load(name, given, snapshot, nodes), snapshot, list(nodes), snapshot.taken_at)
     emit(outcome, output, render_engine)
     return engine_code(outcome)

@@ -106,6 +106,62 @@ SETTINGS = (
 )
 
 
+EXCLUDE_NODE_DRAINING = "machine.cluster.x-k8s.io/exclude-node-draining"  # api core/v1beta2 machine_types.go
+DEPLOYMENT_LABEL = "cluster.x-k8s.io/deployment-name"  # api core/v1beta2 machine_types.go MachineDeploymentNameLabel
+
+
+def _drain_timeout(spec):
+    """A Machine spec's drain timeout in seconds as text: v1beta2 ``deletion.nodeDrainTimeoutSeconds``, else
+    v1beta1 ``nodeDrainTimeout`` (a duration); None: not set there."""
+    seconds = (spec.get("deletion") or {}).get("nodeDrainTimeoutSeconds")
+    if seconds is not None:
+        return str(seconds)
+    old = spec.get("nodeDrainTimeout")
+    if old is None:
+        return None
+    from kubectl_safety.analysis.profiles.base import SettingError, duration
+
+    try:
+        return str(int(duration(old)))
+    except SettingError:
+        return str(old)  # refused by the setting's parser, named with its object
+
+
+def read(snapshot, nodes=()) -> dict:
+    """{setting: (value, origin)} from the Machine of each node (``status.nodeRef.name``), its
+    MachineDeployment (label cluster.x-k8s.io/deployment-name) and the MachineDrainRules of its namespace."""
+    from kubectl_safety.analysis.profiles.base import of_nodes
+
+    def find(node):
+        machine = next((m for m in snapshot.machines if m.node_name == node), None)
+        if machine is None:
+            return {}
+        origin = f"Machine {machine.namespace}/{machine.name}"
+        excluded = EXCLUDE_NODE_DRAINING in machine.annotations
+        found = {"exclude-node-draining": (str(excluded).lower(), origin)}
+        deployment = next((d for d in snapshot.machine_deployments if d.namespace == machine.namespace
+                           and d.name == machine.labels.get(DEPLOYMENT_LABEL)), None)
+        timeout = _drain_timeout(machine.spec)
+        if timeout is not None:
+            found["nodeDrainTimeoutSeconds"] = (timeout, origin)
+        if deployment is not None:
+            where = f"MachineDeployment {deployment.namespace}/{deployment.name}"
+            timeout = _drain_timeout((deployment.spec.get("template") or {}).get("spec") or {})
+            if timeout is not None:
+                found.setdefault("nodeDrainTimeoutSeconds", (timeout, where))
+            strategy = (deployment.spec.get("rollout") or {}).get("strategy") or deployment.spec.get("strategy") or {}
+            for name, value in ((strategy.get("rollingUpdate") or {})).items():
+                if name in ("maxSurge", "maxUnavailable") and value is not None:
+                    found[name] = (str(value), where)
+        rules = [r for r in snapshot.machine_drain_rules if r.namespace == machine.namespace]
+        if rules:
+            found["machineDrainRules"] = (json.dumps([r.raw for r in rules], sort_keys=True),
+                                          f"MachineDrainRules {', '.join(sorted(r.name for r in rules))} in "
+                                          f"{machine.namespace}")
+        return found
+    return of_nodes(nodes, find)
+
+
 def _ds_skipped(pod, snapshot) -> bool:
     """daemonSetFilter skips the pod: its controller is a DaemonSet that exists, and the pod is not finished."""
     ref = pod.controller_ref
@@ -134,8 +190,8 @@ def profile(settings) -> DrainProfile:
 
     def rule(pod, snapshot):
         if v["exclude-node-draining"]:
-            return PodRule(Decision.WAIT, "CAPI_EXCLUDE_NODE_DRAINING", "not drained: the Machine has "
-                           "machine.cluster.x-k8s.io/exclude-node-draining; it is deleted with the pod on it")
+            return PodRule(Decision.WAIT, "CAPI_EXCLUDE_NODE_DRAINING", f"not drained: the Machine has "
+                           f"{EXCLUDE_NODE_DRAINING}; it is deleted with the pod on it")
         if pod.is_mirror or _ds_skipped(pod, snapshot):
             return None  # the filters before the drain label skip them
         decided, _, where = behavior(pod, rules)
