@@ -47,7 +47,8 @@ EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts); Engi
 def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_emptydir_data, force,
             disable_eviction, grace_period,
             timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts,
-            surge, surge_limit, wait_completed, engine, engine_setting, publish, report_api):
+            surge, surge_limit, wait_completed, engine, engine_setting, publish, report_api,
+            management_kubeconfig, management_snapshot):
     """What blocks maintenance: every node's drain, PDBs, workloads and priorities at once.
 
     One pass over one snapshot (live: the capacity-aware drain's few LIST requests, or
