@@ -155,7 +155,8 @@ def read(snapshot, nodes=()) -> dict:
                     found[name] = (str(value), where)
         rules = [r for r in snapshot.machine_drain_rules if r.namespace == machine.namespace]
         if rules:
-            found["machineDrainRules"] = (json.dumps([r.raw for r in rules], sort_keys=True),
+            found["machineDrainRules"] = (json.dumps([{"metadata": {"name": r.name}, "spec": r.spec} for r in rules],
+                                                     sort_keys=True, separators=(",", ":")),
                                           f"MachineDrainRules {', '.join(sorted(r.name for r in rules))} in "
                                           f"{machine.namespace}")
         return found
