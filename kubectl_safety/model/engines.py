@@ -19,7 +19,8 @@ class NodeClaim(ApiObject):
 
     @cached
     def node_name(self) -> str:
-        return str(self.status.get("nodeName") or "")
+        status = self.raw.get("status")
+        return str(status.get("nodeName") or "") if isinstance(status, dict) else ""
 
 
 class Machine(ApiObject):
@@ -29,7 +30,8 @@ class Machine(ApiObject):
 
     @cached
     def node_name(self) -> str:
-        ref = self.status.get("nodeRef")
+        status = self.raw.get("status")
+        ref = status.get("nodeRef") if isinstance(status, dict) else None
         return str(ref.get("name") or "") if isinstance(ref, dict) else ""
 
 

@@ -171,3 +171,31 @@ def test_the_object_is_shown_as_the_source_in_text_and_json(tmp_path):
     code, out, err = run_cli(args)
     line = next(x for x in out.splitlines() if "terminationGracePeriod" in x)
     assert "30m" in line and "object (NodePool general)" in line
+
+
+MALFORMED = [
+    ("nodepool-fields-not-maps", "karpenter",
+     [{**node_pool("general"), "spec": {"disruption": "x", "template": []}}, node_claim("c1", "general", "n1")]),
+    ("nodepool-budget-reasons-not-a-list", "karpenter",
+     [node_pool("general", [{"nodes": "1", "reasons": 5}, "x"]), node_claim("c1", "general", "n1")]),
+    ("nodepool-budgets-not-a-list", "karpenter", [node_pool("general", 7), node_claim("c1", "general", "n1")]),
+    ("nodeclaim-status-not-a-map", "karpenter", [GENERAL, {**node_claim("c1", "general", "n1"), "status": "x"}]),
+    ("machine-fields-not-maps", "capi", [{**machine("m1", "n1"), "spec": {"deletion": 5}, "status": "x"},
+                                         machine("m2", "n1", {"deletion": "x"})]),
+    ("machinedeployment-rollout-not-a-map", "capi", [machine("m1", "n1"), machine_deployment({"rollout": [],
+                                                                                              "template": "x"})]),
+    ("machinedrainrule-drain-not-a-map", "capi", [machine("m1", "n1"), {**drain_rule("r", "Skip", {}),
+                                                                         "spec": {"drain": "x"}}]),
+    ("plan-drain-not-a-map", "suc", [{**plan("os", {"matchLabels": {"pool": "a"}}), "status": [],
+                                      "spec": {"nodeSelector": {}, "concurrency": 1, "drain": "x"}}]),
+]
+
+
+@pytest.mark.parametrize("name, engine, objects", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_a_malformed_engine_object_is_one_error_line_or_ignored(tmp_path, name, engine, objects):
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [*NODES, *objects]}))
+    code, out, err = run_cli(["drain", "n1", "--dry-run", "--engine", engine, "--snapshot", str(dump),
+                              "--as-of", "2026-11-22T09:00:00Z"])
+    assert "internal error" not in err and "Traceback" not in err
+    assert code in (0, 3) or (code in (1, 2) and len(err.strip().splitlines()) == 1), err

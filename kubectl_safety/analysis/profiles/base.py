@@ -117,6 +117,14 @@ def text(value) -> str:
     return str(value)
 
 
+def at(value, *keys):
+    """The field at ``keys`` in an object's nested maps (None where a map is missing or is not a map): an
+    engine's object from a dump is read without trusting its shape."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
 def of_nodes(nodes, find) -> dict:
     """The settings ``find(node) -> {name: (text, origin)}`` reads for each node drained: one set for all
     of them (nodes the engine keeps no object for add none); nodes whose objects differ are a usage error."""

@@ -73,15 +73,18 @@ def _budget(pool, total):
     among those whose reasons include Drifted (none listed: every reason), as nodepool.go
     ``GetAllowedDisruptionsByReason`` takes the minimum of the active ones; a scheduled budget counts as
     active (whether its cron schedule is active at the upgrade's time is not known here). None: no budget."""
-    from kubectl_safety.analysis.profiles.base import SettingError, int_or_percent, of_total
+    from kubectl_safety.analysis.profiles.base import SettingError, at, int_or_percent, of_total
 
     def allowed(budget):
         try:
             return of_total(int_or_percent(budget.get("nodes", "10%")), total)
         except SettingError:
             return -1  # not a value Karpenter takes: shown, and refused by the setting's parser
-    budgets = [b for b in (pool.spec.get("disruption") or {}).get("budgets") or []
-               if isinstance(b, dict) and (not b.get("reasons") or DRIFTED in b["reasons"])]
+    def for_drift(budget):  # no reasons: every reason (a malformed list counts too)
+        reasons = budget.get("reasons")
+        return not isinstance(reasons, list) or not reasons or DRIFTED in reasons
+    listed = at(pool.raw, "spec", "disruption", "budgets")
+    budgets = [b for b in listed if isinstance(b, dict) and for_drift(b)] if isinstance(listed, list) else []
     if not budgets:
         return None
     chosen = min(budgets, key=allowed)
@@ -92,14 +95,14 @@ def _budget(pool, total):
 def read(snapshot, nodes=()) -> dict:
     """{setting: (value, origin)} from the NodePool of each node: its drift budget (``nodes``) and
     ``spec.template.spec.terminationGracePeriod`` (unset there: no deadline)."""
-    from kubectl_safety.analysis.profiles.base import of_nodes
+    from kubectl_safety.analysis.profiles.base import at, of_nodes
 
     def find(node):
         pool = _node_pool(snapshot, node)
         if pool is None:
             return {}
         origin = f"NodePool {pool.name}"
-        tgp = ((pool.spec.get("template") or {}).get("spec") or {}).get("terminationGracePeriod")
+        tgp = at(pool.raw, "spec", "template", "spec", "terminationGracePeriod")
         found = {"terminationGracePeriod": ("" if tgp is None else str(tgp), origin)}
         total = sum(1 for n in snapshot.nodes if _node_pool(snapshot, n.name) is pool)
         budget = _budget(pool, total)

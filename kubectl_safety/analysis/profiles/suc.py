@@ -62,13 +62,14 @@ DRAIN_FIELDS = ("ignoreDaemonSets", "deleteEmptydirData", "force", "timeout", "g
 def _plan_of(snapshot, node):
     """The Plan whose nodeSelector selects the node (none: None; a Plan without one selects no node, as
     plan.go ``SelectConcurrentNodes``); two Plans selecting it are a usage error."""
+    from kubectl_safety.analysis.profiles.base import at
     from kubectl_safety.errors import UsageError
     from kubectl_safety.model.selectors import LabelSelector
 
     n = snapshot.node(node)
     if n is None:
         return None
-    selectors = ((p, LabelSelector.parse(p.spec.get("nodeSelector"))) for p in snapshot.upgrade_plans)
+    selectors = ((p, LabelSelector.parse(at(p.raw, "spec", "nodeSelector"))) for p in snapshot.upgrade_plans)
     plans = [p for p, sel in selectors if sel is not None and sel.matches(n.labels)]  # none: selects no node
     if len(plans) > 1:
         raise UsageError(f"node {node} is selected by Plans {', '.join(f'{p.namespace}/{p.name}' for p in plans)}: "
@@ -80,7 +81,7 @@ def read(snapshot, nodes=()) -> dict:
     """{setting: (value, origin)} from the Plan whose nodeSelector selects each node: ``concurrency``,
     ``drain.*`` (``deleteLocalData``: the older name of ``deleteEmptydirData``), its UID and
     ``status.latestHash`` (the node order)."""
-    from kubectl_safety.analysis.profiles.base import of_nodes
+    from kubectl_safety.analysis.profiles.base import at, of_nodes
     from kubectl_safety.model.selectors import LabelSelector
 
     def find(node):
@@ -88,12 +89,12 @@ def read(snapshot, nodes=()) -> dict:
         if plan is None:
             return {}
         origin = f"Plan {plan.namespace}/{plan.name}"
-        drain = plan.spec.get("drain") or {}
-        values = {"concurrency": plan.spec.get("concurrency"), "metadata.uid": plan.uid or None,
-                  "status.latestHash": plan.status.get("latestHash"),
-                  "drain.deleteEmptydirData": drain.get("deleteLocalData")}
-        values.update({f"drain.{name}": drain.get(name) for name in DRAIN_FIELDS if drain.get(name) is not None})
-        if drain.get("podSelector"):
+        drain = at(plan.raw, "spec", "drain")
+        values = {"concurrency": at(plan.raw, "spec", "concurrency"), "metadata.uid": plan.uid or None,
+                  "status.latestHash": at(plan.raw, "status", "latestHash"),
+                  "drain.deleteEmptydirData": at(drain, "deleteLocalData")}
+        values.update({f"drain.{name}": at(drain, name) for name in DRAIN_FIELDS if at(drain, name) is not None})
+        if at(drain, "podSelector"):
             values["drain.podSelector"] = str(LabelSelector.parse(drain["podSelector"]))
         return {name: (str(value).lower() if isinstance(value, bool) else str(value), origin)
                 for name, value in values.items() if value is not None}
