@@ -18,4 +18,5 @@ def drain_planner(s, options, nodes, node_selector, chunk_size, selector_text=No
     return DrainPlanner(options, nodes, node_selector, connect=lambda: s.connection("drain"),
                         offline=(lambda: s.snapshot((), "drain")) if s.offline else None, now=s.now,
                         chunk_size=chunk_size, selector_text=selector_text, warnings=s.g.warnings,
-                        on_warning=warn, missing_hint=hint)
+                        on_warning=warn, missing_hint=hint,
+                        engine=bool(click.get_current_context().params.get("engine")))

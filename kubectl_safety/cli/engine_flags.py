@@ -9,7 +9,11 @@ ENGINE_HELP = "Predict an upgrade engine's drain: kubectl, eks, gke, aks, karpen
 
 
 def engine_options(f):
-    """The two flags, on a command that plans drains."""
+    """The engine's flags, on a command that plans drains."""
+    f = click.option("--management-snapshot", "management_snapshot", metavar="PATH",
+                     help="--engine capi: the Cluster API objects from this dump of the management cluster.")(f)
+    f = click.option("--management-kubeconfig", "management_kubeconfig", metavar="PATH",
+                     help="--engine capi: read the Cluster API objects from the management cluster.")(f)
     f = click.option("--engine-setting", "engine_setting", multiple=True, metavar="KEY=VALUE",
                      help="An engine setting by its own name (e.g. maxUnavailable=2); repeatable.")(f)
     return click.option("--engine", metavar="NAME", help=ENGINE_HELP)(f)
@@ -19,6 +23,12 @@ def check_engine_flags(params, dry_run="client"):
     """--engine-setting needs --engine; --engine needs --dry-run (it predicts, it never acts)."""
     if params.get("engine_setting") and not params.get("engine"):
         raise UsageError("--engine-setting needs --engine")
+    management = [f for f, p in (("--management-kubeconfig", "management_kubeconfig"),
+                                 ("--management-snapshot", "management_snapshot")) if params.get(p)]
+    if len(management) > 1:
+        raise UsageError("--management-kubeconfig and --management-snapshot cannot be used together")
+    if management and params.get("engine") != "capi":
+        raise UsageError(f"{management[0]} needs --engine capi: it reads the Cluster API objects")
     if params.get("engine") and dry_run != "client":
         raise UsageError("--engine needs --dry-run: it predicts what the engine would do, it changes nothing")
 
@@ -68,6 +78,23 @@ def engine_dry_run(snapshot, nodes, params, output) -> int:
     given = {**_drain_flags_given(params, flags), **profiles.parse_assignments(params.get("engine_setting"))}
     if not nodes:
         raise UsageError("no node to drain")
-    outcome = simulate(profiles.load(name, given, snapshot), snapshot, list(nodes), snapshot.taken_at)
+    if params.get("management_kubeconfig") or params.get("management_snapshot"):
+        snapshot = _with_management(snapshot, params)
+    outcome = simulate(profiles.load(name, given, snapshot, nodes), snapshot, list(nodes), snapshot.taken_at)
     emit(outcome, output, render_engine)
     return engine_code(outcome)
+
+
+def _with_management(snapshot, params):
+    """The snapshot with the management cluster's Cluster API objects (cluster/management.py)."""
+    from kubectl_safety.cli.options import get_globals
+    from kubectl_safety.cli.render import warn
+    from kubectl_safety.cluster.management import merge_management
+
+    warnings = []
+    merged = merge_management(snapshot, kubeconfig=params.get("management_kubeconfig"),
+                              snapshot_path=params.get("management_snapshot"),
+                              request_timeout=get_globals().request_timeout, warnings=warnings)
+    for line in warnings:
+        warn(f"management cluster: {line}")
+    return merged

@@ -113,6 +113,14 @@ def admission_scope() -> list:
     return [Query(resource, optional=True) for resource in ("limitranges", "resourcequotas", "runtimeclasses")]
 
 
+def engine_scope() -> list:
+    """What --engine reads besides: the objects upgrade engines keep their settings in (Karpenter's
+    NodePools and NodeClaims, Cluster API's Machines, MachineDeployments and MachineDrainRules, the
+    system-upgrade-controller's Plans), each one LIST, optional: a group the cluster does not serve is
+    recorded as not served, and the engine's settings come from --engine-setting or its defaults."""
+    return [Query(k.resource, optional=True) for k in TABLE if "engine" in k.read_by]
+
+
 def snapshot_scope() -> list:
     """What ``kubectl safety snapshot`` reads: every kind the commands' reads above name
     (``model/kinds.py``: ``Kind.read_by``), each as one LIST of all of it (of the namespace those

@@ -15,7 +15,7 @@ class DrainPlanner:
     cleared; ``missing_hint(name)``: what to add to a missing node's error."""
 
     def __init__(self, options, nodes, node_selector, *, connect, offline=None, now=lambda: None, chunk_size=500,
-                 selector_text=None, warnings=None, on_warning=None, missing_hint=lambda name: ""):
+                 selector_text=None, warnings=None, on_warning=None, missing_hint=lambda name: "", engine=False):
         self.options = options
         self.nodes = list(nodes)
         self.node_selector = node_selector
@@ -25,14 +25,16 @@ class DrainPlanner:
         self.warnings = warnings if warnings is not None else []
         self.on_warning = on_warning
         self.missing_hint = missing_hint
+        self.engine = engine  # --engine: the upgrade engines' objects are read too
         self.view = None  # LiveView once acting: plans from watches
 
     def shared_queries(self) -> list:
         """What every plan reads whatever its nodes: the whole cluster for the capacity check, else
         the PDBs and DaemonSets."""
-        from kubectl_safety.cluster.scopes import cluster_scope, drain_scope, surge_scope
+        from kubectl_safety.cluster.scopes import cluster_scope, drain_scope, engine_scope, surge_scope
 
         queries = cluster_scope() if self.options.check_capacity else drain_scope([])
+        queries += engine_scope() if self.engine else []
         return queries + surge_scope(self.options.check_capacity) if self.options.surge else queries
 
     def node_queries(self, names) -> list:

@@ -16,6 +16,8 @@ read names it in its scope (``cluster/scopes.py``); the read role grants it (dep
 from dataclasses import dataclass
 
 from kubectl_safety.model.devices import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from kubectl_safety.model.engines import (Machine, MachineDeployment, MachineDrainRule, NodeClaim, NodePool,
+                                          Plan)
 from kubectl_safety.model.events import Event
 from kubectl_safety.model.nodes import Lease, Node
 from kubectl_safety.model.pods import Pod
@@ -27,7 +29,7 @@ from kubectl_safety.model.workloads import HorizontalPodAutoscaler, Workload
 # Where each node's kubelet renews its Lease (named after the node): its heartbeat.
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 # The reads of ``cluster/scopes.py`` a kind can be part of (``Kind.read_by``).
-SCOPES = ("pod", "node", "drain", "cluster", "surge", "admission", "owners")
+SCOPES = ("pod", "node", "drain", "cluster", "surge", "admission", "owners", "engine")
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,15 @@ TABLE = (
          namespace=NODE_LEASE_NAMESPACE),
     Kind("CronJob", "cronjobs", "batch/v1", True, "workloads", Workload, _OWNER),
     Kind("ReplicationController", "replicationcontrollers", "v1", True, "workloads", Workload, _OWNER),
+    # where upgrade engines keep their settings: read by the commands given --engine only
+    Kind("NodePool", "nodepools", "karpenter.sh/v1", False, "node_pools", NodePool, ("engine",)),
+    Kind("NodeClaim", "nodeclaims", "karpenter.sh/v1", False, "node_claims", NodeClaim, ("engine",)),
+    Kind("Machine", "machines", "cluster.x-k8s.io/v1beta2", True, "machines", Machine, ("engine",)),
+    Kind("MachineDeployment", "machinedeployments", "cluster.x-k8s.io/v1beta2", True, "machine_deployments",
+         MachineDeployment, ("engine",)),
+    Kind("MachineDrainRule", "machinedrainrules", "cluster.x-k8s.io/v1beta2", True, "machine_drain_rules",
+         MachineDrainRule, ("engine",)),
+    Kind("Plan", "plans", "upgrade.cattle.io/v1", True, "upgrade_plans", Plan, ("engine",)),
     Kind("Namespace", "namespaces", "v1", False),
     # core/v1; events.k8s.io/v1 lists (in dumps) parse into the same Event
     Kind("Event", "events", "v1", True, "events", Event),

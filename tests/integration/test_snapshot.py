@@ -10,7 +10,7 @@ import pytest
 from cluster_helpers import create, pdb, pool_nodes, pool_web, wait_pdb_settled, wait_pods_running
 
 from kubectl_safety.cluster.live import RESOURCES
-from kubectl_safety.cluster.scopes import snapshot_scope
+from kubectl_safety.cluster.scopes import engine_scope, snapshot_scope
 from kubectl_safety.model.meta import parse_time
 from tests.unit.cli_helpers import run_cli
 
@@ -61,8 +61,11 @@ def test_a_snapshot_records_the_kinds_it_read_and_when(cluster, namespace, pool,
     record, items, out, _ = snapshot(cluster, tmp_path / "cluster.json")
     ended = datetime.now(timezone.utc)
     kinds = {i["kind"] for i in items}
-    assert record["kind"] == "Snapshot" and record["unread"] == {}
-    assert sorted(record["read"]) == sorted({q.resource for q in snapshot_scope()})
+    # the upgrade engines' groups (--engine) are optional: a cluster without them records them as not served
+    engines = {q.resource for q in engine_scope()}
+    assert record["kind"] == "Snapshot" and {r for r in record["unread"] if r not in engines} == set()
+    assert set(record["unread"].values()) <= {"not served"}
+    assert sorted(record["read"]) == sorted({q.resource for q in snapshot_scope()} - set(record["unread"]))
     assert "horizontalpodautoscalers" in record["read"] and "HorizontalPodAutoscaler" not in kinds  # read, empty
     assert record["serverVersion"].startswith("v1.")
     assert started <= parse_time(record["metadata"]["creationTimestamp"]) <= ended
@@ -104,7 +107,8 @@ def test_a_kind_the_user_may_not_read_is_recorded_and_the_verdict_is_not_safe(cl
         record, items, out, err = snapshot(cluster, tmp_path / "cluster.json", "--as", user)
     finally:
         cluster.kubectl("delete", "clusterrolebinding,clusterrole", user, "--ignore-not-found", check=False)
-    assert record["unread"] == {"poddisruptionbudgets": "forbidden"}
+    engines = {q.resource for q in engine_scope()}
+    assert {r: why for r, why in record["unread"].items() if r not in engines} == {"poddisruptionbudgets": "forbidden"}
     assert "poddisruptionbudgets" not in record["read"] and "PodDisruptionBudget" not in {i["kind"] for i in items}
     assert "forbidden" in err and "poddisruptionbudgets (forbidden)" in out
     code, report = verdicts(["drain", pool[0], "--dry-run", "--ignore-daemonsets"],

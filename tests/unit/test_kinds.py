@@ -47,7 +47,8 @@ def reads():
     return {"pod": resources(scopes.pod_scope(_Connection(), "ns", "p")) | set(scopes.OWNER_RESOURCES.values()),
             "node": resources(scopes.node_scope(["n1"])), "drain": resources(scopes.drain_scope(["n1"])),
             "cluster": resources(scopes.cluster_scope()), "surge": resources(scopes.surge_scope(False)),
-            "admission": resources(scopes.admission_scope()), "owners": set(scopes.OWNER_RESOURCES.values())}
+            "admission": resources(scopes.admission_scope()), "owners": set(scopes.OWNER_RESOURCES.values()),
+            "engine": resources(scopes.engine_scope())}
 
 
 @pytest.mark.parametrize("scope", SCOPES)

@@ -71,9 +71,10 @@ def resolve(mod, given: dict, found: dict) -> dict:
     return out
 
 
-def load(name, given=None, snapshot=None):
-    """The engine's ``DrainProfile`` with its settings resolved (``given``: --engine-setting's {key: value})."""
+def load(name, given=None, snapshot=None, nodes=()):
+    """The engine's ``DrainProfile`` with its settings resolved (``given``: --engine-setting's {key: value};
+    ``nodes``: the nodes it drains, whose objects hold the settings)."""
     mod = module(name)
     read = getattr(mod, "read", None)
-    found = read(snapshot) if read is not None and snapshot is not None else {}
+    found = read(snapshot, list(nodes)) if read is not None and snapshot is not None else {}
     return mod.profile(resolve(mod, dict(given or {}), found))

@@ -7,8 +7,9 @@ rule, its per-node drain timeout and what it does when the timeout is reached, a
 ``analysis.drain.plan_drain``.
 
 Each engine's module (``profiles/<name>.py``) declares ``NAME``, ``TITLE``, ``SOURCES``, ``SETTINGS`` (a
-tuple of ``SettingSpec``), optionally ``read(snapshot) -> {name: (text, origin)}`` (settings found in the
-objects where the engine keeps them; they win over --engine-setting, which may not name them), optionally
+tuple of ``SettingSpec``), optionally ``read(snapshot, nodes) -> {name: (text, origin)}`` (settings found
+in the objects where the engine keeps them, for the nodes drained: ``of_nodes``; they win over
+--engine-setting, which may not name them), optionally
 ``DRAIN_FLAGS`` ({click parameter: setting}: the drain command's own flags that are its settings; every other
 planning flag is refused with the engine), and ``profile(settings: {name: Setting}) -> DrainProfile``.
 """
@@ -114,6 +115,31 @@ def choice(*values) -> Callable:
 
 def text(value) -> str:
     return str(value)
+
+
+def at(value, *keys):
+    """The field at ``keys`` in an object's nested maps (None where a map is missing or is not a map): an
+    engine's object from a dump is read without trusting its shape."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def of_nodes(nodes, find) -> dict:
+    """The settings ``find(node) -> {name: (text, origin)}`` reads for each node drained: one set for all
+    of them (nodes the engine keeps no object for add none); nodes whose objects differ are a usage error."""
+    from kubectl_safety.errors import UsageError
+
+    found, first = {}, {}
+    for node in nodes:
+        for name, (value, origin) in find(node).items():
+            if name in found and found[name][0] != value:
+                raise UsageError(f"{name} differs between the nodes' objects: {found[name][0]} ({found[name][1]}, "
+                                 f"node {first[name]}) and {value} ({origin}, node {node}): predict each "
+                                 "separately (-l)")
+            found.setdefault(name, (value, origin))
+            first.setdefault(name, node)
+    return found
 
 
 # -- the profile -----------------------------------------------------------------------------------

@@ -78,7 +78,7 @@ def drain_rules(text) -> tuple:
         name = ((obj or {}).get("metadata") or {}).get("name") if isinstance(obj, dict) else None
         if not isinstance(spec, dict) or not name:
             raise SettingError("each MachineDrainRule needs metadata.name and spec")
-        drain = spec.get("drain") or {}
+        drain = spec.get("drain") if isinstance(spec.get("drain"), dict) else {}
         if drain.get("behavior") not in BEHAVIORS:
             raise SettingError(f"MachineDrainRule {name}: spec.drain.behavior must be one of {', '.join(BEHAVIORS)}")
         order = drain.get("order", 0)
@@ -104,6 +104,66 @@ SETTINGS = (
     SettingSpec("machineDrainRules", "[]", drain_rules,
                 "the MachineDrainRules of the Machine's namespace, as JSON (kubectl get machinedrainrules -o json)"),
 )
+
+
+EXCLUDE_NODE_DRAINING = "machine.cluster.x-k8s.io/exclude-node-draining"  # api core/v1beta2 machine_types.go
+DEPLOYMENT_LABEL = "cluster.x-k8s.io/deployment-name"  # api core/v1beta2 machine_types.go MachineDeploymentNameLabel
+
+
+def _drain_timeout(spec):
+    """A Machine spec's drain timeout in seconds as text: v1beta2 ``deletion.nodeDrainTimeoutSeconds``, else
+    v1beta1 ``nodeDrainTimeout`` (a duration); None: not set there."""
+    from kubectl_safety.analysis.profiles.base import SettingError, at, duration
+
+    seconds = at(spec, "deletion", "nodeDrainTimeoutSeconds")
+    if seconds is not None:
+        return str(seconds)
+    old = at(spec, "nodeDrainTimeout")
+    if old is None:
+        return None
+
+    try:
+        return str(int(duration(old)))
+    except SettingError:
+        return str(old)  # refused by the setting's parser, named with its object
+
+
+def read(snapshot, nodes=()) -> dict:
+    """{setting: (value, origin)} from the Machine of each node (``status.nodeRef.name``), its
+    MachineDeployment (label cluster.x-k8s.io/deployment-name) and the MachineDrainRules of its namespace."""
+    from kubectl_safety.analysis.profiles.base import at, of_nodes
+
+    def find(node):
+        machine = next((m for m in snapshot.machines if m.node_name == node), None)
+        if machine is None:
+            return {}
+        origin = f"Machine {machine.namespace}/{machine.name}"
+        excluded = EXCLUDE_NODE_DRAINING in machine.annotations
+        found = {"exclude-node-draining": (str(excluded).lower(), origin)}
+        deployment = next((d for d in snapshot.machine_deployments if d.namespace == machine.namespace
+                           and d.name == machine.labels.get(DEPLOYMENT_LABEL)), None)
+        timeout = _drain_timeout(machine.raw.get("spec"))
+        if timeout is not None:
+            found["nodeDrainTimeoutSeconds"] = (timeout, origin)
+        if deployment is not None:
+            where = f"MachineDeployment {deployment.namespace}/{deployment.name}"
+            timeout = _drain_timeout(at(deployment.raw, "spec", "template", "spec"))
+            if timeout is not None:
+                found.setdefault("nodeDrainTimeoutSeconds", (timeout, where))
+            rolling = at(deployment.raw, "spec", "rollout", "strategy", "rollingUpdate") or at(
+                deployment.raw, "spec", "strategy", "rollingUpdate")  # v1beta2, v1beta1
+            for name in ("maxSurge", "maxUnavailable"):
+                if at(rolling, name) is not None:
+                    found[name] = (str(rolling[name]), where)
+        rules = [r for r in snapshot.machine_drain_rules if r.namespace == machine.namespace]
+        if rules:
+            found["machineDrainRules"] = (json.dumps([{"metadata": {"name": r.name}, "spec": r.raw.get("spec")}
+                                                      for r in rules],
+                                                     sort_keys=True, separators=(",", ":")),
+                                          f"MachineDrainRules {', '.join(sorted(r.name for r in rules))} in "
+                                          f"{machine.namespace}")
+        return found
+    return of_nodes(nodes, find)
 
 
 def _ds_skipped(pod, snapshot) -> bool:
@@ -134,8 +194,8 @@ def profile(settings) -> DrainProfile:
 
     def rule(pod, snapshot):
         if v["exclude-node-draining"]:
-            return PodRule(Decision.WAIT, "CAPI_EXCLUDE_NODE_DRAINING", "not drained: the Machine has "
-                           "machine.cluster.x-k8s.io/exclude-node-draining; it is deleted with the pod on it")
+            return PodRule(Decision.WAIT, "CAPI_EXCLUDE_NODE_DRAINING", f"not drained: the Machine has "
+                           f"{EXCLUDE_NODE_DRAINING}; it is deleted with the pod on it")
         if pod.is_mirror or _ds_skipped(pod, snapshot):
             return None  # the filters before the drain label skip them
         decided, _, where = behavior(pod, rules)

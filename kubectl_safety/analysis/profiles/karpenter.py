@@ -55,6 +55,63 @@ SETTINGS = (
 )
 
 
+NODEPOOL_LABEL = "karpenter.sh/nodepool"  # apis/v1/labels.go NodePoolLabelKey
+DRIFTED = "Drifted"  # apis/v1/nodepool.go DisruptionReasonDrifted: the reason an upgrade disrupts for
+
+
+def _node_pool(snapshot, node):
+    """The NodePool of a node: its NodeClaim's ``karpenter.sh/nodepool`` label, else the node's own."""
+    claim = next((c for c in snapshot.node_claims if c.node_name == node), None)
+    n = snapshot.node(node)
+    name = (claim.labels if claim is not None else {}).get(NODEPOOL_LABEL) or (n.labels if n else {}).get(
+        NODEPOOL_LABEL)
+    return next((p for p in snapshot.node_pools if p.name == name), None) if name else None
+
+
+def _budget(pool, total):
+    """The NodePool's budget for drift, ``(nodes, where)``: the one allowing the fewest of its ``total`` nodes
+    among those whose reasons include Drifted (none listed: every reason), as nodepool.go
+    ``GetAllowedDisruptionsByReason`` takes the minimum of the active ones; a scheduled budget counts as
+    active (whether its cron schedule is active at the upgrade's time is not known here). None: no budget."""
+    from kubectl_safety.analysis.profiles.base import SettingError, at, int_or_percent, of_total
+
+    def allowed(budget):
+        try:
+            return of_total(int_or_percent(budget.get("nodes", "10%")), total)
+        except SettingError:
+            return -1  # not a value Karpenter takes: shown, and refused by the setting's parser
+    def for_drift(budget):  # no reasons: every reason (a malformed list counts too)
+        reasons = budget.get("reasons")
+        return not isinstance(reasons, list) or not reasons or DRIFTED in reasons
+    listed = at(pool.raw, "spec", "disruption", "budgets")
+    budgets = [b for b in listed if isinstance(b, dict) and for_drift(b)] if isinstance(listed, list) else []
+    if not budgets:
+        return None
+    chosen = min(budgets, key=allowed)
+    when = f", budget scheduled {chosen['schedule']} for {chosen.get('duration')}" if chosen.get("schedule") else ""
+    return str(chosen.get("nodes", "10%")), when
+
+
+def read(snapshot, nodes=()) -> dict:
+    """{setting: (value, origin)} from the NodePool of each node: its drift budget (``nodes``) and
+    ``spec.template.spec.terminationGracePeriod`` (unset there: no deadline)."""
+    from kubectl_safety.analysis.profiles.base import at, of_nodes
+
+    def find(node):
+        pool = _node_pool(snapshot, node)
+        if pool is None:
+            return {}
+        origin = f"NodePool {pool.name}"
+        tgp = at(pool.raw, "spec", "template", "spec", "terminationGracePeriod")
+        found = {"terminationGracePeriod": ("" if tgp is None else str(tgp), origin)}
+        total = sum(1 for n in snapshot.nodes if _node_pool(snapshot, n.name) is pool)
+        budget = _budget(pool, total)
+        if budget is not None:
+            found["nodes"] = (budget[0], origin + budget[1])
+        return found
+    return of_nodes(nodes, find)
+
+
 def _owned_by(pod, api_version, kind) -> bool:
     """IsOwnedBy: any owner reference (not only the controller) of that apiVersion and kind."""
     return any(o.get("apiVersion") == api_version and o.get("kind") == kind for o in pod.owner_references)

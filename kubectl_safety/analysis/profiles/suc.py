@@ -55,6 +55,52 @@ SETTINGS = (
 )
 
 
+DRAIN_FIELDS = ("ignoreDaemonSets", "deleteEmptydirData", "force", "timeout", "gracePeriod", "disableEviction",
+                "skipWaitForDeleteTimeout")
+
+
+def _plan_of(snapshot, node):
+    """The Plan whose nodeSelector selects the node (none: None; a Plan without one selects no node, as
+    plan.go ``SelectConcurrentNodes``); two Plans selecting it are a usage error."""
+    from kubectl_safety.analysis.profiles.base import at
+    from kubectl_safety.errors import UsageError
+    from kubectl_safety.model.selectors import LabelSelector
+
+    n = snapshot.node(node)
+    if n is None:
+        return None
+    selectors = ((p, LabelSelector.parse(at(p.raw, "spec", "nodeSelector"))) for p in snapshot.upgrade_plans)
+    plans = [p for p, sel in selectors if sel is not None and sel.matches(n.labels)]  # none: selects no node
+    if len(plans) > 1:
+        raise UsageError(f"node {node} is selected by Plans {', '.join(f'{p.namespace}/{p.name}' for p in plans)}: "
+                         "predict one Plan's nodes at a time")
+    return plans[0] if plans else None
+
+
+def read(snapshot, nodes=()) -> dict:
+    """{setting: (value, origin)} from the Plan whose nodeSelector selects each node: ``concurrency``,
+    ``drain.*`` (``deleteLocalData``: the older name of ``deleteEmptydirData``), its UID and
+    ``status.latestHash`` (the node order)."""
+    from kubectl_safety.analysis.profiles.base import at, of_nodes
+    from kubectl_safety.model.selectors import LabelSelector
+
+    def find(node):
+        plan = _plan_of(snapshot, node)
+        if plan is None:
+            return {}
+        origin = f"Plan {plan.namespace}/{plan.name}"
+        drain = at(plan.raw, "spec", "drain")
+        values = {"concurrency": at(plan.raw, "spec", "concurrency"), "metadata.uid": plan.uid or None,
+                  "status.latestHash": at(plan.raw, "status", "latestHash"),
+                  "drain.deleteEmptydirData": at(drain, "deleteLocalData")}
+        values.update({f"drain.{name}": at(drain, name) for name in DRAIN_FIELDS if at(drain, name) is not None})
+        if at(drain, "podSelector"):
+            values["drain.podSelector"] = str(LabelSelector.parse(drain["podSelector"]))
+        return {name: (str(value).lower() if isinstance(value, bool) else str(value), origin)
+                for name, value in values.items() if value is not None}
+    return of_nodes(nodes, find)
+
+
 def drain_options(v) -> DrainOptions:
     wanted = v["drain.podSelector"]
     return DrainOptions(ignore_daemonsets=v["drain.ignoreDaemonSets"],

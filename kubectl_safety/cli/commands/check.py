@@ -47,7 +47,8 @@ EXIT = "\b\nJSON kind: ClusterCheck (a List of them with several contexts); Engi
 def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_emptydir_data, force,
             disable_eviction, grace_period,
             timeout, skip_wait_for_delete_timeout, pod_selector, accept_risk, contexts, all_contexts,
-            surge, surge_limit, wait_completed, engine, engine_setting, publish, report_api):
+            surge, surge_limit, wait_completed, engine, engine_setting, publish, report_api,
+            management_kubeconfig, management_snapshot):
     """What blocks maintenance: every node's drain, PDBs, workloads and priorities at once.
 
     One pass over one snapshot (live: the capacity-aware drain's few LIST requests, or
@@ -144,10 +145,10 @@ def _check_one(g, options):
 
 def _engine(g, node_sel, params) -> int:
     """check --engine: what the engine's upgrade does to every node (or those -l selects)."""
-    from kubectl_safety.cluster.scopes import cluster_scope
+    from kubectl_safety.cluster.scopes import cluster_scope, engine_scope
 
     s = Session(g)
-    snap = s.snapshot(() if s.offline else cluster_scope(), "check")
+    snap = s.snapshot(() if s.offline else cluster_scope() + engine_scope(), "check")
     if node_sel is not None:
         from kubectl_safety.model.selectors import matching_nodes
 

@@ -40,7 +40,8 @@ EXIT = "\b\nJSON kind: DrainPlan (--dry-run, or a refused drain) or DrainReport 
 @global_options
 def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, force, grace_period, timeout,
             pod_selector, disable_eviction, skip_wait_for_delete_timeout, chunk_size, no_capacity, accept_risk, order,
-            yes, surge, surge_limit, wait_completed, engine, engine_setting):
+            yes, surge, surge_limit, wait_completed, engine, engine_setting,
+            management_kubeconfig, management_snapshot):
     """Plan a drain against PodDisruptionBudgets and capacity, then drain without breaking them.
 
     The plan lists every pod of the nodes with its action (evict, delete, wait, skip,

@@ -88,7 +88,7 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
             delete_emptydir_data, force, grace_period, skip_wait_for_delete_timeout, no_capacity, accept_risk,
             lease_namespace, windows, outside_window, block_on_alerts, alert_filter, blocking_pod_selector,
             pushgateway, metrics_file, yes, surge, surge_limit, wait_completed, engine,
-            engine_setting):
+            engine_setting, management_kubeconfig, management_snapshot):
     """Maintain a node pool batch by batch: drain, maintain, wait for Ready, uncordon, check health.
 
     The pool is cordoned first (unless --no-precordon). The plan orders the nodes so PodDisruptionBudgets and topology spread stay satisfiable as long
