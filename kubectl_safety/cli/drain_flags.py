@@ -21,14 +21,12 @@ FLAGS = {
     "disable_eviction": click.option("--disable-eviction", is_flag=True,
                                      help="Delete instead of evicting: bypasses PodDisruptionBudgets."),
     "no_capacity": click.option("--no-capacity", is_flag=True,
-                                help="Do not check where replacements fit (as fast as kubectl drain; budgets "
-                                     "still hold)."),
+                                help="Skip the capacity check (not the budgets)."),
     "accept_risk": click.option("--accept-risk", "accept_risk", multiple=True, metavar="CODE[,CODE]",
                                 help="Go ahead despite these risks (codes of risks[] or aliases such as "
                                      "unplaceable; they stay listed); repeatable."),
     "order": click.option("--order", type=click.Choice(["default", "priority"]), default="default",
-                          show_default=True, help="priority: evict lower-priority pods first, each priority level "
-                                                  "gone before the next."),
+                          show_default=True, help="priority: lowest priority first, level by level."),
     "surge": click.option("--surge", is_flag=True, help="Replace pods first (make before break)."),
     "surge_limit": click.option("--surge-limit", default="", metavar="N|N%",
                                 help="With --surge: extra pods per workload."),

@@ -11,9 +11,9 @@ ENGINE_HELP = "Predict an upgrade engine's drain: kubectl, eks, gke, aks, karpen
 def engine_options(f):
     """The engine's flags, on a command that plans drains."""
     f = click.option("--management-snapshot", "management_snapshot", metavar="PATH",
-                     help="--engine capi: the Cluster API objects from this dump of the management cluster.")(f)
+                     help="capi: a dump of the management cluster.")(f)
     f = click.option("--management-kubeconfig", "management_kubeconfig", metavar="PATH",
-                     help="--engine capi: read the Cluster API objects from the management cluster.")(f)
+                     help="capi: the management cluster's kubeconfig.")(f)
     f = click.option("--engine-setting", "engine_setting", multiple=True, metavar="KEY=VALUE",
                      help="An engine setting by its own name (e.g. maxUnavailable=2); repeatable.")(f)
     return click.option("--engine", metavar="NAME", help=ENGINE_HELP)(f)
@@ -27,8 +27,13 @@ def check_engine_flags(params, dry_run="client"):
                                  ("--management-snapshot", "management_snapshot")) if params.get(p)]
     if len(management) > 1:
         raise UsageError("--management-kubeconfig and --management-snapshot cannot be used together")
-    if management and params.get("engine") != "capi":
-        raise UsageError(f"{management[0]} needs --engine capi: it reads the Cluster API objects")
+    if management:
+        from kubectl_safety.analysis import profiles
+
+        engine = params.get("engine")
+        if not engine or not getattr(profiles.module(engine), "MANAGEMENT_CLUSTER", False):
+            raise UsageError(f"{management[0]} needs an --engine whose objects live in a management cluster "
+                             f"({', '.join(n for n in profiles.engines() if getattr(profiles.module(n), 'MANAGEMENT_CLUSTER', False))})")
     if params.get("engine") and dry_run != "client":
         raise UsageError("--engine needs --dry-run: it predicts what the engine would do, it changes nothing")
 

@@ -55,8 +55,8 @@ def test_drain_with_a_management_snapshot_takes_capi_settings_from_its_machines(
 
 USAGE = [
     ("management-without-capi", ["--engine", "karpenter", "--management-snapshot", "x.json"],
-     "--management-snapshot needs --engine capi"),
-    ("management-without-engine", ["--management-kubeconfig", "k"], "--management-kubeconfig needs --engine capi"),
+     "--management-snapshot needs an --engine whose objects live in a management cluster (capi)"),
+    ("management-without-engine", ["--management-kubeconfig", "k"], "--management-kubeconfig needs an --engine whose objects live in a management cluster (capi)"),
     ("both-management-flags", ["--engine", "capi", "--management-kubeconfig", "k", "--management-snapshot", "x"],
      "cannot be used together"),
 ]

@@ -11,7 +11,9 @@ tuple of ``SettingSpec``), optionally ``read(snapshot, nodes) -> {name: (text, o
 in the objects where the engine keeps them, for the nodes drained: ``of_nodes``; they win over
 --engine-setting, which may not name them), optionally
 ``DRAIN_FLAGS`` ({click parameter: setting}: the drain command's own flags that are its settings; every other
-planning flag is refused with the engine), and ``profile(settings: {name: Setting}) -> DrainProfile``.
+planning flag is refused with the engine), optionally ``MANAGEMENT_CLUSTER = True`` (its objects may live in
+a management cluster: --management-kubeconfig/--management-snapshot), and
+``profile(settings: {name: Setting}) -> DrainProfile``.
 """
 
 from dataclasses import dataclass, field

@@ -27,6 +27,7 @@ from kubectl_safety.analysis.profiles.base import (AtTimeout, Budgets, Decision,
 
 NAME = "capi"
 TITLE = "Cluster API Machine drain"
+MANAGEMENT_CLUSTER = True  # Machines, MachineDeployments and MachineDrainRules live in the management cluster
 SOURCES = (
     "sigs.k8s.io/cluster-api v1.14.2 core/reconcilers/machine/machine_controller.go reconcileDelete, isNodeDrainAllowed, "
     "nodeDrainTimeoutExceeded, drainNode",
