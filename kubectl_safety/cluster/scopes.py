@@ -116,9 +116,10 @@ def admission_scope() -> list:
 def engine_scope() -> list:
     """What --engine reads besides: the objects upgrade engines keep their settings in (Karpenter's
     NodePools and NodeClaims, Cluster API's Machines, MachineDeployments and MachineDrainRules, the
-    system-upgrade-controller's Plans), each one LIST, optional: a group the cluster does not serve is
-    recorded as not served, and the engine's settings come from --engine-setting or its defaults."""
-    return [Query(k.resource, optional=True) for k in TABLE if "engine" in k.read_by]
+    system-upgrade-controller's Plans), each one LIST, optional: a group the cluster does not serve holds
+    none of them (the engine is not installed there), and the engine's settings come from --engine-setting
+    or its defaults."""
+    return [Query(k.resource, optional=True, add_on=k.add_on) for k in TABLE if "engine" in k.read_by]
 
 
 def snapshot_scope() -> list:
@@ -126,4 +127,4 @@ def snapshot_scope() -> list:
     (``model/kinds.py``: ``Kind.read_by``), each as one LIST of all of it (of the namespace those
     reads read it in), optional: a kind it may not read is recorded, not fatal. A kind a command
     reads is in every snapshot from then on."""
-    return [Query(k.resource, k.namespace, optional=True) for k in TABLE if k.read_by]
+    return [Query(k.resource, k.namespace, optional=True, add_on=k.add_on) for k in TABLE if k.read_by]

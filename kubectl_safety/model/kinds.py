@@ -47,6 +47,7 @@ class Kind:
     verdict: bool = False  # verdicts rest on it: a live read fails without it, a dump must hold it
     group: str = ""  # a set of kinds a filter needs whole: "storage", "volume-limits", "dra"
     verbs: tuple = ("get", "list")  # what the read role grants on it
+    add_on: bool = False  # an add-on's kind (an upgrade engine's CRD): not served means none exist, not unknown
 
     @property
     def prefix(self) -> str:
@@ -103,14 +104,14 @@ TABLE = (
     Kind("CronJob", "cronjobs", "batch/v1", True, "workloads", Workload, _OWNER),
     Kind("ReplicationController", "replicationcontrollers", "v1", True, "workloads", Workload, _OWNER),
     # where upgrade engines keep their settings: read by the commands given --engine only
-    Kind("NodePool", "nodepools", "karpenter.sh/v1", False, "node_pools", NodePool, ("engine",)),
-    Kind("NodeClaim", "nodeclaims", "karpenter.sh/v1", False, "node_claims", NodeClaim, ("engine",)),
-    Kind("Machine", "machines", "cluster.x-k8s.io/v1beta2", True, "machines", Machine, ("engine",)),
+    Kind("NodePool", "nodepools", "karpenter.sh/v1", False, "node_pools", NodePool, ("engine",), add_on=True),
+    Kind("NodeClaim", "nodeclaims", "karpenter.sh/v1", False, "node_claims", NodeClaim, ("engine",), add_on=True),
+    Kind("Machine", "machines", "cluster.x-k8s.io/v1beta2", True, "machines", Machine, ("engine",), add_on=True),
     Kind("MachineDeployment", "machinedeployments", "cluster.x-k8s.io/v1beta2", True, "machine_deployments",
-         MachineDeployment, ("engine",)),
+         MachineDeployment, ("engine",), add_on=True),
     Kind("MachineDrainRule", "machinedrainrules", "cluster.x-k8s.io/v1beta2", True, "machine_drain_rules",
-         MachineDrainRule, ("engine",)),
-    Kind("Plan", "plans", "upgrade.cattle.io/v1", True, "upgrade_plans", Plan, ("engine",)),
+         MachineDrainRule, ("engine",), add_on=True),
+    Kind("Plan", "plans", "upgrade.cattle.io/v1", True, "upgrade_plans", Plan, ("engine",), add_on=True),
     Kind("Namespace", "namespaces", "v1", False),
     # core/v1; events.k8s.io/v1 lists (in dumps) parse into the same Event
     Kind("Event", "events", "v1", True, "events", Event),

@@ -34,11 +34,16 @@ class _NotServed:
         return {"kind": "List", "apiVersion": "v1", "items": []}
 
 
-def test_a_cluster_that_does_not_serve_an_engines_group_records_it_as_not_served():
+@pytest.mark.parametrize("scenario, add_on, unread_after, warned", [
+    ("an engine's group not served: the engine is not installed, none exist", True, {}, 0),
+    ("another optional kind not served: unknown, named", False, {"nodepools": "not served"}, 1),
+])
+def test_a_cluster_that_does_not_serve_an_engines_group_holds_none_of_its_objects(scenario, add_on, unread_after,
+                                                                                  warned):
     unread, warnings = {}, []
-    pairs = list(fetch(_NotServed(), [Query("nodepools", optional=True), Query("nodes")], warnings=warnings,
-                       unread=unread))
-    assert pairs == [] and unread == {"nodepools": "not served"} and len(warnings) == 1
+    pairs = list(fetch(_NotServed(), [Query("nodepools", optional=True, add_on=add_on), Query("nodes")],
+                       warnings=warnings, unread=unread))
+    assert pairs == [] and unread == unread_after and len(warnings) == warned
 
 
 DUMP = [
