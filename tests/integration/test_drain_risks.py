@@ -166,8 +166,9 @@ def test_unreachable_node_leaves_the_evicted_pod_terminating(cluster, namespace,
     unreachable = risk(plan, "NODE_UNREACHABLE")
     assert {"kind": "Pod", "namespace": namespace, "name": old["metadata"]["name"]} in unreachable["objects"]
     assert "--skip-wait-for-delete-timeout" in unreachable["message"]
+    risk(plan, "REPLACEMENT_RETURNS_TO_NODE")  # the template pins nodeName: its replacement comes back here
 
-    code, report, err = safety(cluster, down, "--yes", "--timeout", "15s", "--accept-risk=unreachable,timeout")
+    code, report, err = safety(cluster, down, "--yes", "--timeout", "15s", "--accept-risk=unreachable,timeout,returns")
     assert code == 4 and not report["drained"], err  # the pod never goes: the drain times out
     stuck = pods_by_uid(cluster, namespace)[old["metadata"]["uid"]]
     assert stuck["metadata"].get("deletionTimestamp") and stuck["spec"]["nodeName"] == down
