@@ -191,6 +191,46 @@ def test_why_pod_gone_takes_the_newest_incarnation():
     assert (r.uid, r.cause.code) == ("new", "KUBELET_EVICTION")
 
 
+def replicaset(class_name=""):
+    spec = {"containers": [{"name": "app"}], **({"priorityClassName": class_name} if class_name else {})}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-7d9f", "namespace": "shop",
+                                                                        "uid": "rs"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec}}}
+
+
+def priority_class(name, value, default=False):
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value, "globalDefault": default}
+
+
+GONE = "web-7d9f-x2k4p"
+PREEMPTED = [event("Preempted", "Preempted by pod u-big on node n1", name=GONE, component="default-scheduler")]
+PRIORITIES = [
+    # scenario, objects, events, pod name, summary contains, victimPrioritySource starts with
+    ("gone_victim_owner_template_class", [PREEMPTOR, replicaset("low"), priority_class("low", 100)], PREEMPTED, GONE,
+     "(priority 100 < 1000)", "ReplicaSet/web-7d9f template: class low"),
+    ("gone_victim_owner_without_class_global_default", [PREEMPTOR, replicaset(), priority_class("base", 5, True)],
+     PREEMPTED, GONE, "(priority 5 < 1000)", "ReplicaSet/web-7d9f template: global default class base"),
+    ("gone_victim_owner_class_not_read", [PREEMPTOR, replicaset("low")], PREEMPTED, GONE,
+     "(priority unknown < 1000: unknown: ReplicaSet/web-7d9f template names class low but PriorityClasses were "
+     "not read)", "unknown"),
+    ("gone_victim_owner_gone", [PREEMPTOR], PREEMPTED, GONE,
+     "(priority unknown < 1000: unknown: the pod is gone and its owner is not readable)", "unknown"),
+    ("live_victim_preemptor_gone", [pod(priority=7)],
+     [event("Preempted", "Preempted by pod u-gone on node n1", component="default-scheduler")], "web-1",
+     "(priority 7 < unknown: the preemptor is not readable)", "pod"),
+]
+
+
+@pytest.mark.parametrize("scenario,objects,events,name,summary,source", PRIORITIES, ids=[c[0] for c in PRIORITIES])
+def test_why_preempted_names_both_priorities_or_why_not(scenario, objects, events, name, summary, source):
+    r = why(objects, events, name=name)
+    assert r.cause.code == "PREEMPTED"
+    assert summary in r.cause.summary, r.cause.summary
+    assert r.cause.details["victimPrioritySource"].startswith(source)
+
+
 KUBELET_MESSAGES = [
     ("current", EVICTED_NOW, "pressure", "memory", "100Mi", "87340Ki", [("app", "1Gi", "256Mi")]),
     ("old", EVICTED_OLD, "pressure", "memory", None, None, [("app", "166088Ki", "10Mi")]),

@@ -181,8 +181,10 @@ def _preempted(snap, pod, mine, node, at, confidence) -> Cause:
             details["preemptorPriority"] = found.priority_value
         elif m:
             details["preemptorReadable"] = False
-    if pod is not None:
-        details["victimPriority"] = pod.priority_value
+    victim, source = _victim_priority(snap, pod, event)
+    if victim is not None:
+        details["victimPriority"] = victim
+    details["victimPrioritySource"] = source
     scheduler = event.reporting_controller if event else "default-scheduler"
     who = (f"pod {preemptor}" if preemptor else f"pod with UID {details['preemptorUid']} (no longer readable)"
            if details.get("preemptorUid") else "a higher-priority pod")
@@ -191,8 +193,47 @@ def _preempted(snap, pod, mine, node, at, confidence) -> Cause:
         line += f" on node {details['node']}"
     if "victimPriority" in details and "preemptorPriority" in details:
         line += f" (priority {details['victimPriority']} < {details['preemptorPriority']})"
+    else:
+        line += (f" (priority {details.get('victimPriority', 'unknown')} < "
+                 f"{details.get('preemptorPriority', 'unknown')}: {_unknown_priorities(details)})")
     return Cause(PodCause.PREEMPTED.value, scheduler, at or (event.first_time if event else None), line, confidence,
                  details)
+
+
+def _victim_priority(snap, pod, event):
+    """(value, where it comes from): the pod's spec.priority; of a gone pod, its owner's pod template's
+    priorityClassName through the snapshot's PriorityClasses (admission's resolution, the global default
+    for none); (None, why not) when neither is readable."""
+    if pod is not None:
+        return pod.priority_value, "pod"
+    name = event.regarding.name if event else ""
+    namespace = event.regarding.namespace if event else ""
+    guessed = name.rsplit("-", 1)[0]
+    owner = next((w for w in (snap.workload(k, namespace, guessed) for k in ("ReplicaSet", "StatefulSet"))
+                  if w is not None), None)
+    if owner is None:
+        return None, "unknown: the pod is gone and its owner is not readable"
+    where = f"{owner.kind}/{owner.name} template"
+    class_name = (owner.template.get("spec") or {}).get("priorityClassName") or ""
+    if "priorityclasses" in snap.unread or (class_name and not snap.priority_classes):
+        return None, f"unknown: {where} names class {class_name or '(none)'} but PriorityClasses were not read"
+    if not class_name:
+        default = snap.global_default_class
+        return (default.value, f"{where}: global default class {default.name}") if default else \
+            (0, f"{where}: no class, no global default")
+    found = snap.priority_class(class_name)
+    if found is None:
+        return None, f"unknown: {where} names class {class_name}, which is not in the cluster"
+    return found.value, f"{where}: class {class_name}"
+
+
+def _unknown_priorities(details) -> str:
+    why = []
+    if "preemptorPriority" not in details:
+        why.append("the preemptor is not readable")
+    if "victimPriority" not in details:
+        why.append(details["victimPrioritySource"])
+    return "; ".join(why)
 
 
 def _kubelet(pod, mine, node, event, confidence) -> Cause:
