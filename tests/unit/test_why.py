@@ -231,6 +231,41 @@ def test_why_preempted_names_both_priorities_or_why_not(scenario, objects, event
     assert r.cause.details["victimPrioritySource"].startswith(source)
 
 
+def requesting(raw, memory=None, priority=0):
+    if memory:
+        raw["spec"]["containers"][0]["resources"]["requests"] = {"memory": memory}
+    raw["spec"]["priority"] = priority
+    return raw
+
+
+EVICTED_POD = requesting(pod(phase="Failed", status={"reason": "Evicted", "message": EVICTED_NOW},
+                             conditions=[condition("TerminationByKubelet", EVICTED_NOW)]), "256Mi", priority=100)
+NO_REQUEST = requesting(pod("batch", uid="u-batch"))  # BestEffort, priority 0: ranks before the victim
+WITHIN = requesting(pod("db", uid="u-db"), "2Gi", priority=100)  # assumed within its request: after
+DISK = EVICTED_NOW.replace("memory", "ephemeral-storage")
+EVICTION_PLACES = [
+    # scenario, objects, events, evictionRank, evictionOrder contains
+    ("ranked_among_the_nodes_pods", [EVICTED_POD, NO_REQUEST, WITHIN, node()], [], 2,
+     "2 of 3 (usage above its memory request; then priority 100), among the 3 pods on n1 in the snapshot"),
+    ("no_other_pod_known", [EVICTED_POD, node()], [], 1,
+     "1 of 1 (usage above its memory request; then priority 100), no other pod of n1 in the snapshot (pods it "
+     "does not hold are not known)"),
+    ("gone_pod", [NO_REQUEST], [event("Evicted", EVICTED_NOW, component="kubelet")], None,
+     "unknown: the pod is gone"),
+    ("disk_pressure_not_modelled", [requesting(pod(phase="Failed", status={"reason": "Evicted", "message": DISK}),
+                                               "256Mi"), NO_REQUEST], [], None,
+     "unknown: the order under ephemeral-storage pressure is not modelled"),
+]
+
+
+@pytest.mark.parametrize("scenario,objects,events,rank,order", EVICTION_PLACES, ids=[c[0] for c in EVICTION_PLACES])
+def test_why_kubelet_eviction_names_the_pods_place_in_the_eviction_order(scenario, objects, events, rank, order):
+    r = why(objects, events)
+    assert r.cause.code == "KUBELET_EVICTION"
+    assert r.cause.details.get("evictionRank") == rank
+    assert order in r.cause.details["evictionOrder"], r.cause.details["evictionOrder"]
+
+
 KUBELET_MESSAGES = [
     ("current", EVICTED_NOW, "pressure", "memory", "100Mi", "87340Ki", [("app", "1Gi", "256Mi")]),
     ("old", EVICTED_OLD, "pressure", "memory", None, None, [("app", "166088Ki", "10Mi")]),
