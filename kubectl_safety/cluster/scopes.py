@@ -77,15 +77,26 @@ def why_pod_scope(connection, namespace, name) -> list:
         listed = connection.list("events", namespace, field_selector=pod_events + ",reason=Scheduled")
         node = next((m.group(1) for m in (re.search(r" to (\S+)$", str(e.get("message") or ""))
                                           for e in listed["items"]) if m), None)
-    return queries + (why_node_scope(connection, node) if node else [])
+    return queries + (why_node_scope(connection, node, engines=False) if node else [])
 
 
-def why_node_scope(connection, name) -> list:
-    """why node: the node (when it exists), its events (by name: the kubelet's carry no UID) and its pods."""
+def why_node_scope(connection, name, engines=True) -> list:
+    """why node: the node (when it exists), its events (by name: the kubelet's carry no UID) and its pods.
+    With ``engines``: the events of its Karpenter NodeClaim (the node's NodeClaim ownerReference, which
+    Karpenter's registration adds) and the DaemonSets, where kured's lock annotation names the node holding
+    it (one LIST of a kind every cluster has few of, optional: an unread lock is not an answer). At most 6."""
     node = connection.get("nodes", name, optional=True)
-    return ([Query("nodes", name=name)] if node else []) + [
+    queries = ([Query("nodes", name=name)] if node else []) + [
         Query("events", "default", field_selector=f"involvedObject.kind=Node,involvedObject.name={name}"),
         Query("pods", field_selector=f"spec.nodeName={name}")]
+    if not engines:
+        return queries
+    claim = next((r.get("name") for r in ((node or {}).get("metadata") or {}).get("ownerReferences") or []
+                  if r.get("kind") == "NodeClaim" and r.get("name")), None)
+    if claim:
+        queries.append(Query("events", "default",
+                             field_selector=f"involvedObject.kind=NodeClaim,involvedObject.name={claim}"))
+    return queries + [Query("daemonsets", optional=True)]
 
 
 def drain_scope(node_names) -> list:

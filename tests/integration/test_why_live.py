@@ -207,3 +207,26 @@ def test_why_a_plain_delete_without_evidence_is_unknown_and_names_the_audit_quer
                     "involvedObject.kind=Pod,involvedObject.name=plain")
     code, out, err = run_cli(["why", "pod", "plain", "-n", namespace, "--kubeconfig", str(cluster.kubeconfig)])
     assert (code, out) == (1, "") and "no event names it" in err  # expired: nothing names it any more
+
+
+def test_why_node_names_kureds_lock_on_its_daemonset(cluster, namespace, make_node, tmp_path):
+    node = make_node()["metadata"]["name"]
+    cluster.kubectl("cordon", node)
+    created = now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    lock = json.dumps({"nodeID": node, "metadata": {"unschedulable": False}, "created": created, "TTL": 0})
+    labels = {"app": "kured"}
+    create(cluster, namespace, {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "kured", "annotations": {"weave.works/kured-node-lock": lock}},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+            "nodeSelector": {"kured-test": "no-such-node"}, "containers": [{"name": "kured", "image": "kured"}]}}}})
+    path = tmp_path / "dump.json"
+    path.write_text(cluster.kubectl("get", "nodes,pods,events,daemonsets", "-A", "-o", "json",
+                                    "--show-managed-fields").stdout)
+    answers = [why(cluster, "node", node), why(cluster, "node", node, snapshot=path)]
+    for code, r in answers:
+        cause = r["cause"]
+        assert (code, cause["code"], cause["actor"]) == (0, "CORDONED", "kured"), cause
+        assert f"kured's lock weave.works/kured-node-lock on DaemonSet {namespace}/kured" in cause["summary"]
+        assert cause["at"] == created
+        assert any(e["reason"] == f"weave.works/kured-node-lock on DaemonSet {namespace}/kured" for e in r["evidence"])

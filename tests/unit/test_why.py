@@ -333,5 +333,50 @@ def test_why_node_cause(scenario, objects, events, code, actor):
         assert r.cause.at == NOW - timedelta(minutes=10)
 
 
+def kured(lock, name="kured", namespace="kube-system"):
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": namespace, "annotations": {"weave.works/kured-node-lock": lock}},
+            "spec": {"selector": {"matchLabels": {"app": "kured"}}, "template": {"spec": {"containers": []}}}}
+
+
+def cluster_scoped(e):
+    """An event about a cluster-scoped object (in namespace default, its object naming none)."""
+    e["involvedObject"]["namespace"] = ""
+    return e
+
+
+CLAIMED = {"ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": "default-x7k2p"}]}
+DISRUPTED = {"key": "karpenter.sh/disrupted", "effect": "NoSchedule", "timeAdded": ts(3)}
+ENGINE_NODE_CASES = [
+    # scenario, objects, events, code, actor, summary contains, evidence reason contains
+    ("kured_lock_one_holder", [node(unschedulable=True, taints=[CORDON]), kured(
+        '{"nodeID":"n1","metadata":{"unschedulable":false},"created":"2026-12-02T03:55:00Z","TTL":0}')], [],
+     "CORDONED", "kured", "kured's lock weave.works/kured-node-lock on DaemonSet kube-system/kured, held since "
+     "2026-12-02T03:55:00Z", "weave.works/kured-node-lock on DaemonSet kube-system/kured"),
+    ("kured_lock_concurrency_holders", [node(unschedulable=True, taints=[CORDON]), kured(
+        '{"maxOwners":2,"locks":[{"nodeID":"n0","created":"2026-12-02T03:50:00Z"},'
+        '{"nodeID":"n1","created":"2026-12-02T03:55:00Z"}]}', name="kured-ds", namespace="ops")], [],
+     "CORDONED", "kured", "DaemonSet ops/kured-ds", "kured-node-lock on DaemonSet ops/kured-ds"),
+    ("kured_lock_held_by_another_node", [node(unschedulable=True, taints=[CORDON]), kured(
+        '{"nodeID":"n2","created":"2026-12-02T03:55:00Z"}')], [], "UNKNOWN", "", "cordoned; who cordoned", ""),
+    ("karpenter_nodeclaim_event", [{**node(taints=[DISRUPTED]), "metadata": {
+        **node()["metadata"], **CLAIMED}}],
+     [cluster_scoped(event("DisruptionTerminating", "Disrupting NodeClaim: Underutilized", kind="NodeClaim",
+                           name="default-x7k2p", uid="nc", component="karpenter", namespace="default"))],
+     "TAINTED", "Karpenter", "by Karpenter (DisruptionTerminating: Disrupting NodeClaim: Underutilized)",
+     "DisruptionTerminating"),
+]
+
+
+@pytest.mark.parametrize("scenario,objects,events,code,actor,summary,evidence", ENGINE_NODE_CASES,
+                         ids=[c[0] for c in ENGINE_NODE_CASES])
+def test_why_node_reads_kureds_lock_and_karpenters_nodeclaim_events(scenario, objects, events, code, actor, summary,
+                                                                    evidence):
+    r = wn(objects, events)
+    assert (r.cause.code, r.cause.actor) == (code, actor), r.cause
+    assert summary in r.cause.summary
+    assert any(evidence in f"{e.source} {e.reason}" for e in r.evidence) if evidence else True
+
+
 def test_why_node_neither_object_nor_event_is_none():
     assert wn([node("other")]) is None

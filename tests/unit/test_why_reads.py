@@ -72,7 +72,29 @@ def test_a_gone_node_is_not_read_again_so_its_absence_is_known():
     assert "nodes" not in [q.resource for q in why_pod_scope(reads, "shop", "web-7d9f-x2k4q")]
 
 
-def test_why_node_reads_the_node_its_events_and_pods():
-    assert selectors(why_node_scope(Reads(), "n1")) == [
+def test_why_node_reads_the_node_its_events_pods_and_the_daemonsets_for_kureds_lock():
+    queries = why_node_scope(Reads(), "n1")
+    assert selectors(queries) == [
         ("nodes", None, "n1", None), ("events", "default", None, "involvedObject.kind=Node,involvedObject.name=n1"),
-        ("pods", None, None, "spec.nodeName=n1")]
+        ("pods", None, None, "spec.nodeName=n1"), ("daemonsets", None, None, None)]
+    assert [q.optional for q in queries] == [False, False, False, True]
+
+
+class ClaimedNode(Reads):
+    def get(self, resource, name, namespace=None, optional=False):
+        self.requests.append(("GET", resource, name))
+        return {"metadata": {"name": name, "ownerReferences": [{"kind": "NodeClaim", "name": "default-x7k2p"}]}}
+
+
+def test_why_node_of_karpenter_reads_its_nodeclaims_events():
+    reads = ClaimedNode()
+    queries = why_node_scope(reads, "n1")
+    assert ("events", "default", None, "involvedObject.kind=NodeClaim,involvedObject.name=default-x7k2p") \
+        in selectors(queries)
+    assert len(queries) + len(reads.requests) == 6
+
+
+def test_why_pod_reads_no_engine_evidence_of_its_node():
+    queries = why_pod_scope(ClaimedNode(), "shop", "web-7d9f-x2k4q")
+    assert [q.resource for q in queries].count("daemonsets") == 0
+    assert not any("NodeClaim" in (q.field_selector or "") for q in queries)
