@@ -74,8 +74,9 @@ def memory_request(pod) -> int:
     return request + pod.overhead.get("memory", 0) if request else 0
 
 
-def memory_pressure_order(pods, snapshot, usage=None) -> list:
-    """Pods in the order ``rankMemoryPressure`` evicts them, each with its rank reason.
+def memory_pressure_order(pods, snapshot, usage=None, keep=()) -> list:
+    """Pods in the order ``rankMemoryPressure`` evicts them, each with its rank reason (``keep``: keys of
+    pods ranked even though terminal: an evicted pod ranked as it was).
 
     ``usage`` maps pod key -> working-set bytes; a pod missing from it has no statistics and
     ranks first, as in the kubelet. Without ``usage`` at all, each pod is assumed to use its
@@ -84,7 +85,7 @@ def memory_pressure_order(pods, snapshot, usage=None) -> list:
     """
     rows = []
     for pod in pods:
-        if pod.is_terminal:
+        if pod.is_terminal and pod.key not in keep:
             continue
         req = memory_request(pod)
         known = usage is not None and pod.key in usage

@@ -55,9 +55,12 @@ def node_lease_queries(node_names=None) -> list:
 def why_pod_scope(connection, namespace, name) -> list:
     """why pod: the pod; the events naming it by kind and name (the taint manager's carry no UID; a gone
     pod's UID is not known); its owner's SuccessfulDelete events (a gone pod's owner guessed from its
-    name); its node, the node's events and pods (a preemptor named by UID is bound there). At most 8
-    requests, each bounded by one object, whatever the cluster's size. Only a missing object is
-    tolerated: a refused read is an error, never an answer made without it."""
+    name); its node, the node's events and pods (a preemptor named by UID is bound there). A gone pod's
+    priority is its owner's template's class: that owner (a StatefulSet for an ordinal suffix, else a
+    ReplicaSet) and the PriorityClasses, optional (what is not read is answered as unknown). At most 10
+    requests, each bounded by one object (or the cluster's few classes), whatever the cluster's size.
+    Otherwise only a missing object is tolerated: a refused read is an error, never an answer made
+    without it."""
     pod = connection.get("pods", name, namespace, optional=True)
     pod_events = f"involvedObject.kind=Pod,involvedObject.name={name}"
     ref = next((r for r in ((pod or {}).get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")),
@@ -66,20 +69,34 @@ def why_pod_scope(connection, namespace, name) -> list:
     queries = ([Query("pods", namespace, name=name)] if pod else []) + [
         Query("events", namespace, field_selector=pod_events),
         Query("events", namespace, field_selector=f"involvedObject.name={owner},reason=SuccessfulDelete")]
+    if not pod:
+        resource = "statefulsets" if name.rsplit("-", 1)[-1].isdigit() else "replicasets"
+        queries += [Query(resource, namespace, name=owner, optional=True), Query("priorityclasses", optional=True)]
     node = ((pod or {}).get("spec") or {}).get("nodeName")
     if not node:  # a gone pod: where the scheduler put it
         listed = connection.list("events", namespace, field_selector=pod_events + ",reason=Scheduled")
         node = next((m.group(1) for m in (re.search(r" to (\S+)$", str(e.get("message") or ""))
                                           for e in listed["items"]) if m), None)
-    return queries + (why_node_scope(connection, node) if node else [])
+    return queries + (why_node_scope(connection, node, engines=False) if node else [])
 
 
-def why_node_scope(connection, name) -> list:
-    """why node: the node (when it exists), its events (by name: the kubelet's carry no UID) and its pods."""
+def why_node_scope(connection, name, engines=True) -> list:
+    """why node: the node (when it exists), its events (by name: the kubelet's carry no UID) and its pods.
+    With ``engines``: the events of its Karpenter NodeClaim (the node's NodeClaim ownerReference, which
+    Karpenter's registration adds) and the DaemonSets, where kured's lock annotation names the node holding
+    it (one LIST of a kind every cluster has few of, optional: an unread lock is not an answer). At most 6."""
     node = connection.get("nodes", name, optional=True)
-    return ([Query("nodes", name=name)] if node else []) + [
+    queries = ([Query("nodes", name=name)] if node else []) + [
         Query("events", "default", field_selector=f"involvedObject.kind=Node,involvedObject.name={name}"),
         Query("pods", field_selector=f"spec.nodeName={name}")]
+    if not engines:
+        return queries
+    claim = next((r.get("name") for r in ((node or {}).get("metadata") or {}).get("ownerReferences") or []
+                  if r.get("kind") == "NodeClaim" and r.get("name")), None)
+    if claim:
+        queries.append(Query("events", "default",
+                             field_selector=f"involvedObject.kind=NodeClaim,involvedObject.name={claim}"))
+    return queries + [Query("daemonsets", optional=True)]
 
 
 def drain_scope(node_names) -> list:

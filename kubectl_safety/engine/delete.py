@@ -1,13 +1,15 @@
 """Delete pods as ``delete pod`` decided (graceful, or forced with a grace period of 0), record each
-force delete as a ``ForceDeleted`` Event on the pod, and wait until they are gone.
+force delete as a ``ForceDeleted`` Event on the pod and each graceful one as a ``Deleted`` Event
+(``cluster/evidence.py``), and wait until they are gone.
 
 No printing: progress goes out through ``on_event`` (``pod-deleted``, ``pod-delete-failed``,
-``event-not-recorded``, and the executor's ``evicted`` when a pod is gone).
+``event-not-recorded``, ``evidence-not-recorded`` once, and the executor's ``evicted`` when a pod is gone).
 """
 
 from dataclasses import dataclass
 
 from kubectl_safety.cluster.client import Result
+from kubectl_safety.cluster.evidence import EventWriter, command_of
 from kubectl_safety.cluster.executor import Executor
 
 
@@ -25,6 +27,8 @@ class Deleter:
     def __init__(self, connection, *, server_dry_run=False, on_event=None):
         self.executor = Executor(connection, on_event=on_event, dry_run_server=server_dry_run)
         self.server_dry_run = server_dry_run
+        self.evidence = EventWriter(connection, command_of(connection), on_failure=lambda message:
+                                    self.executor.emit("evidence-not-recorded", message=message))
         self.interrupted = self.executor.interrupted
 
     def delete(self, pods, *, grace_period=None, force=False, event_messages=None) -> list:
@@ -39,6 +43,9 @@ class Deleter:
                                    else "force deleted" if force else "deleted")
                 if force and not self.server_dry_run:
                     event = self._record(pod, (event_messages or {}).get(pod.key, ""))
+                elif not self.server_dry_run:
+                    self.evidence.pod(pod.namespace, pod.name, pod.uid, "Deleted", "Delete",
+                                      f"deleted from node {pod.node_name or '-'}")
             elif outcome.result is not Result.GONE:
                 self.executor.emit("pod-delete-failed", outcome=outcome)
             out.append(Deletion(outcome, event))

@@ -90,9 +90,30 @@ def test_pod_on_ready_node_force_not_needed(cluster, namespace, make_node, audit
     assert code == 0, err
     entry = json.loads(out)["pods"][0]
     assert (entry["action"], entry["gone"]) == ("deleted", True)
-    deletes = wait_until(lambda: audit.mutating_requests(since, user_agent_contains="kubectl-safety/"), 15,
-                         "the graceful delete in the audit log")
+    deletes = wait_until(lambda: [e for e in audit.mutating_requests(since, user_agent_contains="kubectl-safety/")
+                                  if e.resource == "pods"] or None, 15, "the graceful delete in the audit log")
     assert [(e.verb, e.name) for e in deletes] == [("delete", "web")]
+
+
+def test_graceful_delete_leaves_an_event_and_why_names_kubectl_safety(cluster, namespace, make_node):
+    node = make_node()["metadata"]["name"]
+    create(cluster, namespace, pod("web", node_name=node))
+    wait_pods_running(cluster, namespace, "app=web", count=1)
+    uid = uid_of(cluster, namespace, "web")
+
+    code, out, err = safety(cluster, "web", "-n", namespace, "--wait")
+    assert code == 0, err
+    assert (json.loads(out)["pods"][0]["action"], "warning" in err) == ("deleted", False)
+    events = get_json(cluster, "events.v1.events.k8s.io", "-n", namespace,
+                      "--field-selector", "reason=Deleted")["items"]
+    assert [(e["reportingController"], e["action"], e["regarding"]["uid"], e["note"]) for e in events] == [
+        ("safety.kubectl.io", "Delete", uid, f"delete pod: deleted from node {node}")]
+
+    code, out, err = run_cli(["why", "pod", "web", "-n", namespace, "-o", "json",
+                              "--kubeconfig", str(cluster.kubeconfig)])
+    cause = json.loads(out)["cause"]
+    assert (code, cause["code"], cause["actor"]) == (0, "DELETED", "kubectl-safety delete pod"), err
+    assert f"deleted from node {node}" in cause["summary"]
 
 
 def test_user_without_delete_rights_gets_a_forbidden_line(cluster, namespace, make_node):

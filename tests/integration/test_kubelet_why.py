@@ -50,3 +50,6 @@ def test_why_node_pressure_eviction_on_the_real_node(cluster, real_node, namespa
     details = r["cause"]["details"]
     assert (details["kind"], details["resource"], details["messageFormat"]) == ("pressure", "memory", "current")
     assert details["threshold"] and details["usage"][0]["container"] == "app"
+    # its place among the node's pods (the node's static and system pods may rank around it)
+    assert 1 <= details["evictionRank"] <= details["evictionRankOf"], details
+    assert f"of {details['evictionRankOf']} (" in details["evictionOrder"]

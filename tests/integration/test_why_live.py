@@ -90,6 +90,35 @@ def test_why_preempted_by_the_scheduler(cluster, namespace, make_node, tmp_path)
         cluster.kubectl("delete", "priorityclass", low, high, "--ignore-not-found", check=False)
 
 
+def test_why_preempted_replicaset_pod_gone_names_its_priority_from_its_owners_class(cluster, namespace, make_node,
+                                                                                   tmp_path):
+    node = pool_nodes(make_node, namespace, 1, "why")[0]
+    low, high = f"why-low-{namespace[-6:]}", f"why-high-{namespace[-6:]}"
+    create(cluster, None, priority_class(low, 10), priority_class(high, 1000))
+    try:
+        place = {"node_selector": {"kubernetes.io/hostname": node}, "requests": {"cpu": "3"}}
+        labels = {"app": "victim"}
+        create(cluster, namespace, {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "victim"},
+                                    "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                                             "template": {"metadata": {"labels": labels}, "spec": pod(
+                                                 "victim", priority_class=low, **place)["spec"]}}})
+        name = only_pod(cluster, namespace, "app=victim")
+        create(cluster, namespace, pod("big", priority_class=high, **place))
+        gone(cluster, namespace, name)
+        wait_pods_running(cluster, namespace, "app=big", count=1, ready=False)
+        path = tmp_path / "dump.json"
+        path.write_text(cluster.kubectl("get", "nodes,pods,events,replicasets,priorityclasses", "-A", "-o", "json",
+                                        "--show-managed-fields").stdout)
+        for snapshot in (None, path):
+            rc, r = why(cluster, "pod", name, "-n", namespace, snapshot=snapshot)
+            details = r["cause"]["details"]
+            assert (rc, r["cause"]["code"], details["victimPriority"]) == (0, "PREEMPTED", 10), r["cause"]
+            assert details["victimPrioritySource"] == f"ReplicaSet/victim template: class {low}"
+            assert f"for pod {namespace}/big on node {node} (priority 10 < 1000)" in r["cause"]["summary"]
+    finally:
+        cluster.kubectl("delete", "priorityclass", low, high, "--ignore-not-found", check=False)
+
+
 def test_why_evicted_by_kubectl_safety_drain_and_why_node_names_it(cluster, namespace, make_node, tmp_path):
     nodes = pool_nodes(make_node, namespace, 2, "why")
     place_on(cluster, namespace, nodes[1:], [pool_web(1, namespace)], 1)
@@ -207,3 +236,26 @@ def test_why_a_plain_delete_without_evidence_is_unknown_and_names_the_audit_quer
                     "involvedObject.kind=Pod,involvedObject.name=plain")
     code, out, err = run_cli(["why", "pod", "plain", "-n", namespace, "--kubeconfig", str(cluster.kubeconfig)])
     assert (code, out) == (1, "") and "no event names it" in err  # expired: nothing names it any more
+
+
+def test_why_node_names_kureds_lock_on_its_daemonset(cluster, namespace, make_node, tmp_path):
+    node = make_node()["metadata"]["name"]
+    cluster.kubectl("cordon", node)
+    created = now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    lock = json.dumps({"nodeID": node, "metadata": {"unschedulable": False}, "created": created, "TTL": 0})
+    labels = {"app": "kured"}
+    create(cluster, namespace, {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "kured", "annotations": {"weave.works/kured-node-lock": lock}},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+            "nodeSelector": {"kured-test": "no-such-node"}, "containers": [{"name": "kured", "image": "kured"}]}}}})
+    path = tmp_path / "dump.json"
+    path.write_text(cluster.kubectl("get", "nodes,pods,events,daemonsets", "-A", "-o", "json",
+                                    "--show-managed-fields").stdout)
+    answers = [why(cluster, "node", node), why(cluster, "node", node, snapshot=path)]
+    for code, r in answers:
+        cause = r["cause"]
+        assert (code, cause["code"], cause["actor"]) == (0, "CORDONED", "kured"), cause
+        assert f"kured's lock weave.works/kured-node-lock on DaemonSet {namespace}/kured" in cause["summary"]
+        assert cause["at"] == created
+        assert any(e["reason"] == f"weave.works/kured-node-lock on DaemonSet {namespace}/kured" for e in r["evidence"])

@@ -216,11 +216,40 @@ def test_graceful_delete_and_wait(live):
     api = live(STS_POD, make_node("n1"))
     code, out, err = delete("db-0", "-n", "shop", "--grace-period", "10", "--wait", *LIVE, offline=False)
     assert code == 0, err
-    [(method, _, _, body)] = api.mutations()
-    assert method == "DELETE" and body["gracePeriodSeconds"] == 10
+    (method, _, _, body), (m2, _, _, _) = api.mutations()
+    assert method == "DELETE" and body["gracePeriodSeconds"] == 10 and m2 == "POST"
     pod = json.loads(out)["pods"][0]
     assert (pod["action"], pod["gone"], pod["risks"]) == ("deleted", True, [])
     assert "pod/db-0 deleted\n" in err and "pod/db-0 gone\n" in err
+
+
+def test_graceful_delete_records_a_deleted_event_naming_the_command(live):
+    api = live(STS_POD, make_node("n1"))
+    code, _, err = delete("db-0", "-n", "shop", *LIVE, offline=False)
+    assert code == 0, err
+    (m1, _, _, _), (m2, p2, _, event) = api.mutations()
+    assert (m1, m2, p2) == ("DELETE", "POST", "/apis/events.k8s.io/v1/namespaces/shop/events")
+    assert (event["reason"], event["action"], event["type"]) == ("Deleted", "Delete", "Normal")
+    assert (event["reportingController"], event["regarding"]["uid"]) == ("safety.kubectl.io", "uid-shop-db-0")
+    assert event["note"] == "kubectl-safety: deleted from node n1"
+
+
+def test_graceful_delete_whose_event_is_refused_warns_once_and_deletes(live):
+    other = make_pod("db-1", "shop", owner=("StatefulSet", "db"))
+    api = live(STS_POD, other, make_node("n1"),
+               forbidden=[("POST", "/apis/events.k8s.io/v1/namespaces/shop/events")])
+    code, out, err = delete("db-0", "db-1", "-n", "shop", "--no-wait", *LIVE, offline=False)
+    assert code == 0, err
+    assert [a["action"] for a in json.loads(out)["pods"]] == ["deleted", "deleted"]
+    assert err.count("could not record kubectl-safety's events (403") == 1
+    assert [m[0] for m in api.mutations()] == ["DELETE", "POST", "DELETE"]
+
+
+def test_graceful_delete_dry_run_server_records_no_event(live):
+    api = live(STS_POD, make_node("n1"))
+    code, _, err = delete("db-0", "-n", "shop", "--dry-run=server", *LIVE, offline=False)
+    assert code == 0, err
+    assert [m[0] for m in api.mutations()] == ["DELETE"]
 
 
 def test_wait_times_out_on_a_partitioned_node(live):
@@ -229,7 +258,7 @@ def test_wait_times_out_on_a_partitioned_node(live):
     assert code == 4
     assert json.loads(out)["pods"][0]["gone"] is False
     assert "partitioned node cannot finish a graceful delete" in err
-    assert len(api.mutations()) == 1
+    assert [m[0] for m in api.mutations()] == ["DELETE", "POST"]
 
 
 def test_forbidden_delete_names_verb_and_resource(live):
@@ -289,8 +318,8 @@ def test_graceful_delete_waits_by_default_with_kubectls_grace_rules(live, flags,
     api = live(STS_POD, make_node("n1"))
     code, out, err = delete("db-0", "-n", "shop", *flags, *LIVE, offline=False)
     assert code == 0, err
-    [(method, _, _, body)] = api.mutations()
-    assert method == "DELETE" and body.get("gracePeriodSeconds") == grace
+    (method, _, _, body), (recorded, _, _, _) = api.mutations()
+    assert method == "DELETE" and body.get("gracePeriodSeconds") == grace and recorded == "POST"
     assert json.loads(out)["pods"][0]["gone"] is True  # --wait is on by default
 
 

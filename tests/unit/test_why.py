@@ -191,6 +191,81 @@ def test_why_pod_gone_takes_the_newest_incarnation():
     assert (r.uid, r.cause.code) == ("new", "KUBELET_EVICTION")
 
 
+def replicaset(class_name=""):
+    spec = {"containers": [{"name": "app"}], **({"priorityClassName": class_name} if class_name else {})}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web-7d9f", "namespace": "shop",
+                                                                        "uid": "rs"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec}}}
+
+
+def priority_class(name, value, default=False):
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value, "globalDefault": default}
+
+
+GONE = "web-7d9f-x2k4p"
+PREEMPTED = [event("Preempted", "Preempted by pod u-big on node n1", name=GONE, component="default-scheduler")]
+PRIORITIES = [
+    # scenario, objects, events, pod name, summary contains, victimPrioritySource starts with
+    ("gone_victim_owner_template_class", [PREEMPTOR, replicaset("low"), priority_class("low", 100)], PREEMPTED, GONE,
+     "(priority 100 < 1000)", "ReplicaSet/web-7d9f template: class low"),
+    ("gone_victim_owner_without_class_global_default", [PREEMPTOR, replicaset(), priority_class("base", 5, True)],
+     PREEMPTED, GONE, "(priority 5 < 1000)", "ReplicaSet/web-7d9f template: global default class base"),
+    ("gone_victim_owner_class_not_read", [PREEMPTOR, replicaset("low")], PREEMPTED, GONE,
+     "(priority unknown < 1000: unknown: ReplicaSet/web-7d9f template names class low but PriorityClasses were "
+     "not read)", "unknown"),
+    ("gone_victim_owner_gone", [PREEMPTOR], PREEMPTED, GONE,
+     "(priority unknown < 1000: unknown: the pod is gone and its owner is not readable)", "unknown"),
+    ("live_victim_preemptor_gone", [pod(priority=7)],
+     [event("Preempted", "Preempted by pod u-gone on node n1", component="default-scheduler")], "web-1",
+     "(priority 7 < unknown: the preemptor is not readable)", "pod"),
+]
+
+
+@pytest.mark.parametrize("scenario,objects,events,name,summary,source", PRIORITIES, ids=[c[0] for c in PRIORITIES])
+def test_why_preempted_names_both_priorities_or_why_not(scenario, objects, events, name, summary, source):
+    r = why(objects, events, name=name)
+    assert r.cause.code == "PREEMPTED"
+    assert summary in r.cause.summary, r.cause.summary
+    assert r.cause.details["victimPrioritySource"].startswith(source)
+
+
+def requesting(raw, memory=None, priority=0):
+    if memory:
+        raw["spec"]["containers"][0]["resources"]["requests"] = {"memory": memory}
+    raw["spec"]["priority"] = priority
+    return raw
+
+
+EVICTED_POD = requesting(pod(phase="Failed", status={"reason": "Evicted", "message": EVICTED_NOW},
+                             conditions=[condition("TerminationByKubelet", EVICTED_NOW)]), "256Mi", priority=100)
+NO_REQUEST = requesting(pod("batch", uid="u-batch"))  # BestEffort, priority 0: ranks before the victim
+WITHIN = requesting(pod("db", uid="u-db"), "2Gi", priority=100)  # assumed within its request: after
+DISK = EVICTED_NOW.replace("memory", "ephemeral-storage")
+EVICTION_PLACES = [
+    # scenario, objects, events, evictionRank, evictionOrder contains
+    ("ranked_among_the_nodes_pods", [EVICTED_POD, NO_REQUEST, WITHIN, node()], [], 2,
+     "2 of 3 (usage above its memory request; then priority 100), among the 3 pods on n1 in the snapshot"),
+    ("no_other_pod_known", [EVICTED_POD, node()], [], 1,
+     "1 of 1 (usage above its memory request; then priority 100), no other pod of n1 in the snapshot (pods it "
+     "does not hold are not known)"),
+    ("gone_pod", [NO_REQUEST], [event("Evicted", EVICTED_NOW, component="kubelet")], None,
+     "unknown: the pod is gone"),
+    ("disk_pressure_not_modelled", [requesting(pod(phase="Failed", status={"reason": "Evicted", "message": DISK}),
+                                               "256Mi"), NO_REQUEST], [], None,
+     "unknown: the order under ephemeral-storage pressure is not modelled"),
+]
+
+
+@pytest.mark.parametrize("scenario,objects,events,rank,order", EVICTION_PLACES, ids=[c[0] for c in EVICTION_PLACES])
+def test_why_kubelet_eviction_names_the_pods_place_in_the_eviction_order(scenario, objects, events, rank, order):
+    r = why(objects, events)
+    assert r.cause.code == "KUBELET_EVICTION"
+    assert r.cause.details.get("evictionRank") == rank
+    assert order in r.cause.details["evictionOrder"], r.cause.details["evictionOrder"]
+
+
 KUBELET_MESSAGES = [
     ("current", EVICTED_NOW, "pressure", "memory", "100Mi", "87340Ki", [("app", "1Gi", "256Mi")]),
     ("old", EVICTED_OLD, "pressure", "memory", None, None, [("app", "166088Ki", "10Mi")]),
@@ -256,6 +331,51 @@ def test_why_node_cause(scenario, objects, events, code, actor):
     assert (r.cause.code, r.cause.actor) == (code, actor), r.cause
     if code == "CORDONED" and scenario.endswith("managed_fields"):
         assert r.cause.at == NOW - timedelta(minutes=10)
+
+
+def kured(lock, name="kured", namespace="kube-system"):
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": namespace, "annotations": {"weave.works/kured-node-lock": lock}},
+            "spec": {"selector": {"matchLabels": {"app": "kured"}}, "template": {"spec": {"containers": []}}}}
+
+
+def cluster_scoped(e):
+    """An event about a cluster-scoped object (in namespace default, its object naming none)."""
+    e["involvedObject"]["namespace"] = ""
+    return e
+
+
+CLAIMED = {"ownerReferences": [{"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "name": "default-x7k2p"}]}
+DISRUPTED = {"key": "karpenter.sh/disrupted", "effect": "NoSchedule", "timeAdded": ts(3)}
+ENGINE_NODE_CASES = [
+    # scenario, objects, events, code, actor, summary contains, evidence reason contains
+    ("kured_lock_one_holder", [node(unschedulable=True, taints=[CORDON]), kured(
+        '{"nodeID":"n1","metadata":{"unschedulable":false},"created":"2026-12-02T03:55:00Z","TTL":0}')], [],
+     "CORDONED", "kured", "kured's lock weave.works/kured-node-lock on DaemonSet kube-system/kured, held since "
+     "2026-12-02T03:55:00Z", "weave.works/kured-node-lock on DaemonSet kube-system/kured"),
+    ("kured_lock_concurrency_holders", [node(unschedulable=True, taints=[CORDON]), kured(
+        '{"maxOwners":2,"locks":[{"nodeID":"n0","created":"2026-12-02T03:50:00Z"},'
+        '{"nodeID":"n1","created":"2026-12-02T03:55:00Z"}]}', name="kured-ds", namespace="ops")], [],
+     "CORDONED", "kured", "DaemonSet ops/kured-ds", "kured-node-lock on DaemonSet ops/kured-ds"),
+    ("kured_lock_held_by_another_node", [node(unschedulable=True, taints=[CORDON]), kured(
+        '{"nodeID":"n2","created":"2026-12-02T03:55:00Z"}')], [], "UNKNOWN", "", "cordoned; who cordoned", ""),
+    ("karpenter_nodeclaim_event", [{**node(taints=[DISRUPTED]), "metadata": {
+        **node()["metadata"], **CLAIMED}}],
+     [cluster_scoped(event("DisruptionTerminating", "Disrupting NodeClaim: Underutilized", kind="NodeClaim",
+                           name="default-x7k2p", uid="nc", component="karpenter", namespace="default"))],
+     "TAINTED", "Karpenter", "by Karpenter (DisruptionTerminating: Disrupting NodeClaim: Underutilized)",
+     "DisruptionTerminating"),
+]
+
+
+@pytest.mark.parametrize("scenario,objects,events,code,actor,summary,evidence", ENGINE_NODE_CASES,
+                         ids=[c[0] for c in ENGINE_NODE_CASES])
+def test_why_node_reads_kureds_lock_and_karpenters_nodeclaim_events(scenario, objects, events, code, actor, summary,
+                                                                    evidence):
+    r = wn(objects, events)
+    assert (r.cause.code, r.cause.actor) == (code, actor), r.cause
+    assert summary in r.cause.summary
+    assert any(evidence in f"{e.source} {e.reason}" for e in r.evidence) if evidence else True
 
 
 def test_why_node_neither_object_nor_event_is_none():

@@ -51,13 +51,20 @@ def test_a_gone_pod_is_found_through_its_events_and_its_owner_guessed_from_its_n
     assert reads.requests[1] == ("LIST", "events", "involvedObject.kind=Pod,involvedObject.name=web-7d9f-x2k4q,"
                                                    "reason=Scheduled")
     assert ("events", "shop", None, "involvedObject.name=web-7d9f,reason=SuccessfulDelete") in selectors(queries)
-    assert ("nodes", None, "n7", None) in selectors(queries) and len(queries) + len(reads.requests) <= 8
+    assert ("nodes", None, "n7", None) in selectors(queries) and len(queries) + len(reads.requests) <= 10
+
+
+def test_a_gone_pod_reads_its_guessed_owner_and_the_priority_classes_for_its_priority():
+    queries = why_pod_scope(Reads(None, scheduled_to="n7"), "shop", "web-7d9f-x2k4q")
+    read = [(q.resource, q.name, q.optional) for q in queries if q.resource in ("replicasets", "priorityclasses")]
+    assert read == [("replicasets", "web-7d9f", True), ("priorityclasses", None, True)]
 
 
 def test_a_gone_pod_never_scheduled_reads_no_node():
     queries = why_pod_scope(Reads(None), "shop", "db-0")
-    assert [q.resource for q in queries] == ["events", "events"]
+    assert [q.resource for q in queries] == ["events", "events", "statefulsets", "priorityclasses"]
     assert queries[1].field_selector == "involvedObject.name=db,reason=SuccessfulDelete"  # StatefulSet db
+    assert queries[2].name == "db"
 
 
 def test_a_gone_node_is_not_read_again_so_its_absence_is_known():
@@ -65,7 +72,29 @@ def test_a_gone_node_is_not_read_again_so_its_absence_is_known():
     assert "nodes" not in [q.resource for q in why_pod_scope(reads, "shop", "web-7d9f-x2k4q")]
 
 
-def test_why_node_reads_the_node_its_events_and_pods():
-    assert selectors(why_node_scope(Reads(), "n1")) == [
+def test_why_node_reads_the_node_its_events_pods_and_the_daemonsets_for_kureds_lock():
+    queries = why_node_scope(Reads(), "n1")
+    assert selectors(queries) == [
         ("nodes", None, "n1", None), ("events", "default", None, "involvedObject.kind=Node,involvedObject.name=n1"),
-        ("pods", None, None, "spec.nodeName=n1")]
+        ("pods", None, None, "spec.nodeName=n1"), ("daemonsets", None, None, None)]
+    assert [q.optional for q in queries] == [False, False, False, True]
+
+
+class ClaimedNode(Reads):
+    def get(self, resource, name, namespace=None, optional=False):
+        self.requests.append(("GET", resource, name))
+        return {"metadata": {"name": name, "ownerReferences": [{"kind": "NodeClaim", "name": "default-x7k2p"}]}}
+
+
+def test_why_node_of_karpenter_reads_its_nodeclaims_events():
+    reads = ClaimedNode()
+    queries = why_node_scope(reads, "n1")
+    assert ("events", "default", None, "involvedObject.kind=NodeClaim,involvedObject.name=default-x7k2p") \
+        in selectors(queries)
+    assert len(queries) + len(reads.requests) == 6
+
+
+def test_why_pod_reads_no_engine_evidence_of_its_node():
+    queries = why_pod_scope(ClaimedNode(), "shop", "web-7d9f-x2k4q")
+    assert [q.resource for q in queries].count("daemonsets") == 0
+    assert not any("NodeClaim" in (q.field_selector or "") for q in queries)

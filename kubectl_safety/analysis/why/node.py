@@ -1,8 +1,11 @@
 """``why node``: why a node takes no pods (cordoned, tainted, not ready, gone) and who did it, from its
-spec, taints, labels, annotations, managedFields and events (docs/research/why-evidence.md, §9).
+spec, taints, labels, annotations, managedFields and events, its Karpenter NodeClaim's events and kured's
+lock (docs/research/why-evidence.md, §9).
 
 Pure: a function of (snapshot with events, node name, now).
 """
+
+import json
 
 from kubectl_safety.analysis.why.events import OUR_CONTROLLER, about
 from kubectl_safety.analysis.why.report import Cause, Confidence, Evidence, NodeCause, NodePostMortem
@@ -20,6 +23,10 @@ ENGINE_ANNOTATIONS = {"safety.kubectl.io/rollout": "kubectl-safety rollout",
 ENGINE_LABELS = {"kubernetes.azure.com/upgrade-status": "AKS upgrade ({value})",
                  "node.kubernetes.io/exclude-from-external-load-balancers": "EKS managed node group update"}
 NODE_GONE_REASONS = ("DeletingNode", "RemovingNode")
+# kured's lock on its DaemonSet (kubereboot/kured cmd/kured/main.go --lock-annotation, pkg/daemonsetlock):
+# {"nodeID", "created", ...}, or {"maxOwners", "locks": [...]} with --concurrency above 1.
+KURED_LOCK = "weave.works/kured-node-lock"
+KARPENTER_TAINT = "karpenter.sh/disrupted"
 
 
 def why_node(snap, name, now):
@@ -38,8 +45,16 @@ def why_node(snap, name, now):
                       "" if gone else "the audit log: verb=delete and objectRef.resource=nodes and "
                       f"objectRef.name={name} (user.username is the caller)")
         return NodePostMortem(name, False, None, cause, tuple(evidence), ())
+    claim = next((r.get("name") for r in node.owner_references if r.get("kind") == "NodeClaim"), "")
+    claim_events = about(snap, "NodeClaim", "", claim) if claim else []
+    evidence += [Evidence(f"event on NodeClaim {claim}", f.reason, f.note, f.first_time, f.reporting_controller)
+                 for f in claim_events]
+    lock = _kured_lock(snap, name)
     evidence += _node_evidence(node)
-    actor, actor_at, how = _actor(node, mine)
+    if lock:
+        evidence.append(Evidence("annotation", f"{KURED_LOCK} on DaemonSet {lock[0].namespace}/{lock[0].name}",
+                                 lock[1], parse_time(lock[2].get("created"))))
+    actor, actor_at, how = _actor(node, mine, lock)
     taints = node.taints
     if node.unschedulable:
         taint = next((t for t in taints if t.get("key") == UNSCHEDULABLE_TAINT), {})
@@ -63,11 +78,16 @@ def why_node(snap, name, now):
         if hard:
             t = hard[0]
             who = actor or ENGINE_TAINTS.get(t.get("key"), "")
+            details = {"taints": [x.get("key") for x in hard]}
+            disrupting = _karpenter_disruption(mine + claim_events) if t.get("key") == KARPENTER_TAINT else None
+            if disrupting:
+                details["karpenterDisruption"] = f"{disrupting.reason}: {disrupting.note}"
             cause = Cause((NodeCause.TAINTED if who else NodeCause.UNKNOWN).value, who,
                           parse_time(t.get("timeAdded")) or actor_at,
                           f"tainted {t.get('key')}:{t.get('effect')}" + (f" by {who}" if who else
-                                                                        " (who tainted it is not recorded)"),
-                          Confidence.HIGH if who else Confidence.LOW, {"taints": [x.get("key") for x in hard]},
+                                                                        " (who tainted it is not recorded)")
+                          + (f" ({details['karpenterDisruption']})" if disrupting else ""),
+                          Confidence.HIGH if who else Confidence.LOW, details,
                           "" if who else f"the audit log: objectRef.resource=nodes and objectRef.name={name}")
         else:
             cause = Cause(NodeCause.SCHEDULABLE.value, "", None, "schedulable: not cordoned, ready, no NoSchedule "
@@ -93,11 +113,36 @@ def _node_evidence(node) -> list:
     return out
 
 
-def _actor(node, mine):
+def _kured_lock(snap, name):
+    """(DaemonSet, annotation, holder) of the kured lock this node holds, or None."""
+    for ds in snap.annotated_workloads(KURED_LOCK):
+        raw = ds.annotations[KURED_LOCK]
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue
+        holders = data.get("locks") if isinstance(data, dict) and isinstance(data.get("locks"), list) else [data]
+        holder = next((h for h in holders if isinstance(h, dict) and h.get("nodeID") == name), None)
+        if ds.kind == "DaemonSet" and holder:
+            return ds, raw, holder
+    return None
+
+
+def _karpenter_disruption(events):
+    """Karpenter's newest Disruption* event on the node or its NodeClaim (``Disrupting NodeClaim: Drifted``)."""
+    found = [f for f in events if f.reporting_controller == "karpenter" and f.reason.startswith("Disruption")]
+    return max(found, key=lambda f: f.first_time.timestamp() if f.first_time else 0, default=None)
+
+
+def _actor(node, mine, lock=None):
     """(who, when, how it is known) of the node's cordon or taint, from the strongest record."""
     ours = next((f for f in reversed(mine) if f.reporting_controller == OUR_CONTROLLER), None)
     if ours:
         return f"kubectl-safety {ours.note.split(':')[0]}", ours.first_time, f"its event {ours.reason}: {ours.note}"
+    if lock:
+        ds, _, holder = lock
+        return "kured", parse_time(holder.get("created")), f"kured's lock {KURED_LOCK} on DaemonSet " \
+            f"{ds.namespace}/{ds.name}, held since {holder.get('created') or '(no time)'}"
     for key, who in ENGINE_ANNOTATIONS.items():
         if key in node.annotations:
             return who.format(value=node.annotations[key]), None, f"annotation {key}"

@@ -10,7 +10,10 @@ from datetime import timedelta
 from kubectl_safety.analysis.why import kubelet
 from kubectl_safety.analysis.why.events import OUR_CONTROLLER, about, host
 from kubectl_safety.analysis.why.report import Cause, Confidence, Evidence, PodCause, PodPostMortem
+from kubectl_safety.analysis.node_pressure import memory_pressure_order, memory_request
+from kubectl_safety.errors import SafetyError
 from kubectl_safety.model.meta import parse_time
+from kubectl_safety.model.quantity import amount
 
 PREEMPTED_NOTE = re.compile(r"Preempted by (pod|podgroup) (\S+) on node (\S+)")
 ASSIGNED = re.compile(r"Successfully assigned (\S+)/(\S+) to (\S+)")
@@ -107,7 +110,7 @@ def _cause(snap, pod, mine, owner_events, namespace, name, node, now) -> Cause:
         elif code:
             return _by_code(snap, code, pod, mine, owner_events, namespace, name, node, at, Confidence.HIGH)
     if pod is not None and pod.phase == "Failed" and pod.status.get("reason") in KUBELET_REASONS:
-        return _kubelet(pod, mine, node, None, Confidence.HIGH)
+        return _kubelet(snap, pod, mine, node, None, Confidence.HIGH)
     if live:
         oom = _oom(snap, pod, node)
         if oom:
@@ -119,7 +122,7 @@ def _cause(snap, pod, mine, owner_events, namespace, name, node, now) -> Cause:
                             Confidence.HIGH)
     hit = _last(mine, "Evicted")
     if hit and hit.reporting_controller == "kubelet":
-        return _kubelet(pod, mine, node, hit, Confidence.HIGH)
+        return _kubelet(snap, pod, mine, node, hit, Confidence.HIGH)
     engine = _engine(mine)
     if engine:
         return _by_code(snap, _engine_code(engine), pod, mine, owner_events, namespace, name, node, engine.first_time,
@@ -143,7 +146,7 @@ def _by_code(snap, code, pod, mine, owner_events, namespace, name, node, at, con
     if code == PodCause.PREEMPTED:
         return _preempted(snap, pod, mine, node, at, confidence)
     if code == PodCause.KUBELET_EVICTION:
-        return _kubelet(pod, mine, node, _last(mine, "Evicted") or _last(mine, "Preempting"), confidence)
+        return _kubelet(snap, pod, mine, node, _last(mine, "Evicted") or _last(mine, "Preempting"), confidence)
     if code == PodCause.TAINT_MANAGER:
         return _taint(snap, pod, mine, node, at, confidence)
     if code == PodCause.POD_GC:
@@ -181,8 +184,10 @@ def _preempted(snap, pod, mine, node, at, confidence) -> Cause:
             details["preemptorPriority"] = found.priority_value
         elif m:
             details["preemptorReadable"] = False
-    if pod is not None:
-        details["victimPriority"] = pod.priority_value
+    victim, source = _victim_priority(snap, pod, event)
+    if victim is not None:
+        details["victimPriority"] = victim
+    details["victimPrioritySource"] = source
     scheduler = event.reporting_controller if event else "default-scheduler"
     who = (f"pod {preemptor}" if preemptor else f"pod with UID {details['preemptorUid']} (no longer readable)"
            if details.get("preemptorUid") else "a higher-priority pod")
@@ -191,11 +196,50 @@ def _preempted(snap, pod, mine, node, at, confidence) -> Cause:
         line += f" on node {details['node']}"
     if "victimPriority" in details and "preemptorPriority" in details:
         line += f" (priority {details['victimPriority']} < {details['preemptorPriority']})"
+    else:
+        line += (f" (priority {details.get('victimPriority', 'unknown')} < "
+                 f"{details.get('preemptorPriority', 'unknown')}: {_unknown_priorities(details)})")
     return Cause(PodCause.PREEMPTED.value, scheduler, at or (event.first_time if event else None), line, confidence,
                  details)
 
 
-def _kubelet(pod, mine, node, event, confidence) -> Cause:
+def _victim_priority(snap, pod, event):
+    """(value, where it comes from): the pod's spec.priority; of a gone pod, its owner's pod template's
+    priorityClassName through the snapshot's PriorityClasses (admission's resolution, the global default
+    for none); (None, why not) when neither is readable."""
+    if pod is not None:
+        return pod.priority_value, "pod"
+    name = event.regarding.name if event else ""
+    namespace = event.regarding.namespace if event else ""
+    guessed = name.rsplit("-", 1)[0]
+    owner = next((w for w in (snap.workload(k, namespace, guessed) for k in ("ReplicaSet", "StatefulSet"))
+                  if w is not None), None)
+    if owner is None:
+        return None, "unknown: the pod is gone and its owner is not readable"
+    where = f"{owner.kind}/{owner.name} template"
+    class_name = (owner.template.get("spec") or {}).get("priorityClassName") or ""
+    if "priorityclasses" in snap.unread or (class_name and not snap.priority_classes):
+        return None, f"unknown: {where} names class {class_name or '(none)'} but PriorityClasses were not read"
+    if not class_name:
+        default = snap.global_default_class
+        return (default.value, f"{where}: global default class {default.name}") if default else \
+            (0, f"{where}: no class, no global default")
+    found = snap.priority_class(class_name)
+    if found is None:
+        return None, f"unknown: {where} names class {class_name}, which is not in the cluster"
+    return found.value, f"{where}: class {class_name}"
+
+
+def _unknown_priorities(details) -> str:
+    why = []
+    if "preemptorPriority" not in details:
+        why.append("the preemptor is not readable")
+    if "victimPriority" not in details:
+        why.append(details["victimPrioritySource"])
+    return "; ".join(why)
+
+
+def _kubelet(snap, pod, mine, node, event, confidence) -> Cause:
     message = (pod.status.get("message") if pod is not None else "") or (event.note if event else "")
     condition = pod.condition_obj("DisruptionTarget") if pod is not None else None
     m = kubelet.read(message or (condition or {}).get("message") or "")
@@ -209,10 +253,39 @@ def _kubelet(pod, mine, node, event, confidence) -> Cause:
         details["usage"] = [{"container": u.container, "using": u.using, "request": u.request} for u in m.usage]
     if event and event.annotations.get("starved_resource"):
         details["starvedResource"] = event.annotations["starved_resource"]
+    if m.kind == "pressure":
+        details.update(_eviction_place(snap, pod, node, m))
     at = (event.first_time if event else None) or parse_time((condition or {}).get("lastTransitionTime"))
     actor = f"kubelet on {node}" if node else "kubelet"
     return Cause(PodCause.KUBELET_EVICTION.value, actor, at, f"evicted by the {actor}: {kubelet.summary(m)}",
                  confidence, details)
+
+
+def _eviction_place(snap, pod, node, m) -> dict:
+    """The evicted pod's place in the kubelet's memory-pressure order (``rankMemoryPressure``,
+    pkg/kubelet/eviction/helpers.go) among the node's pods of the snapshot: its usage from the message,
+    the others' assumed at their memory request (the cluster keeps no usage)."""
+    if m.resource != "memory":
+        return {"evictionOrder": f"unknown: the order under {m.resource} pressure is not modelled"}
+    if pod is None:
+        return {"evictionOrder": "unknown: the pod is gone, and its requests with it"}
+    if not node or "pods" in snap.unread:
+        return {"evictionOrder": "unknown: the node's other pods were not read"}
+    others = [p for p in snap.pods_on(node) if p.key != pod.key and not p.is_terminal]
+    usage = {p.key: memory_request(p) or 1 for p in others}  # no request: any usage exceeds it
+    try:
+        used = sum(amount("memory", u.using) for u in m.usage)
+    except SafetyError:
+        used = 0
+    usage[pod.key] = used or memory_request(pod) or 1
+    rows = [r for r in memory_pressure_order([pod, *others], snap, usage, keep={pod.key}) if r["rank"]]
+    row = next((r for r in rows if r["pod"].key == pod.key), None)
+    if row is None:
+        return {"evictionOrder": "unknown: a critical pod, which the kubelet never evicts for node pressure"}
+    basis = (f"among the {len(rows)} pods on {node} in the snapshot; the others' usage assumed at their "
+             "memory request" if others else f"no other pod of {node} in the snapshot (pods it does not hold are not known)")
+    return {"evictionRank": row["rank"], "evictionRankOf": len(rows),
+            "evictionOrder": f"{row['rank']} of {len(rows)} ({row['reason']}), {basis}"}
 
 
 def _oom(snap, pod, node):

@@ -24,6 +24,8 @@ def progress(event):
     elif kind == "event-not-recorded":
         warn("the pod was force deleted but the ForceDeleted Event was not recorded: "
              f"{failure_line(event['outcome'])}")
+    elif kind == "evidence-not-recorded":
+        warn(event["message"])
 
 
 def failure_line(outcome) -> str:
