@@ -61,8 +61,15 @@ def replacement(pod, snapshot) -> tuple:
 def _admitted_template(owner, namespace, snapshot):
     from kubectl_safety.analysis.admission import AdmissionRejected, admit
     from kubectl_safety.analysis.priority import resolve
+    from kubectl_safety.errors import InputError
+    from kubectl_safety.model.schema import SCHEMAS, check
 
     template = owner.template
+    try:  # the template was stored, not checked as a pod: a malformed one is an error naming its field
+        check(template["spec"], SCHEMAS["Pod"]["spec"], "spec.template.spec")
+        check(template.get("metadata"), SCHEMAS["Pod"]["metadata"], "spec.template.metadata")
+    except InputError as e:
+        raise InputError(f"{owner.kind} {owner.namespace}/{owner.name}: {e}") from None
     tmeta = template.get("metadata") or {}
     raw = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": owner.name, "namespace": namespace, "uid": "",
