@@ -84,7 +84,9 @@ def why_node_scope(connection, name, engines=True) -> list:
     """why node: the node (when it exists), its events (by name: the kubelet's carry no UID) and its pods.
     With ``engines``: the events of its Karpenter NodeClaim (the node's NodeClaim ownerReference, which
     Karpenter's registration adds) and the DaemonSets, where kured's lock annotation names the node holding
-    it (one LIST of a kind every cluster has few of, optional: an unread lock is not an answer). At most 6."""
+    it (one LIST of a kind every cluster has few of, optional: an unread lock is not an answer); for a Cluster
+    API node, its Machine (named by the node's annotations), whose deletion and drain hooks say what holds
+    the node. At most 7."""
     node = connection.get("nodes", name, optional=True)
     queries = ([Query("nodes", name=name)] if node else []) + [
         Query("events", "default", field_selector=f"involvedObject.kind=Node,involvedObject.name={name}"),
@@ -96,6 +98,11 @@ def why_node_scope(connection, name, engines=True) -> list:
     if claim:
         queries.append(Query("events", "default",
                              field_selector=f"involvedObject.kind=NodeClaim,involvedObject.name={claim}"))
+    annotations = ((node or {}).get("metadata") or {}).get("annotations") or {}
+    machine, machine_namespace = (annotations.get("cluster.x-k8s.io/machine"),
+                                  annotations.get("cluster.x-k8s.io/cluster-namespace"))
+    if machine and machine_namespace:  # Cluster API's Machine, where the cluster manages itself (else not served)
+        queries.append(Query("machines", machine_namespace, name=machine, optional=True, add_on=True))
     return queries + [Query("daemonsets", optional=True)]
 
 

@@ -380,3 +380,37 @@ def test_why_node_reads_kureds_lock_and_karpenters_nodeclaim_events(scenario, ob
 
 def test_why_node_neither_object_nor_event_is_none():
     assert wn([node("other")]) is None
+
+
+def machine(deleting=True, **annotations):
+    meta = {"name": "md-0-abc", "namespace": "capi", "annotations": annotations}
+    if deleting:
+        meta["deletionTimestamp"] = ts(2)
+    return {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Machine", "metadata": meta,
+            "spec": {"clusterName": "c1"}, "status": {"nodeRef": {"name": "n1"}}}
+
+
+CAPI_NODE = {"annotations": {"cluster.x-k8s.io/machine": "md-0-abc", "cluster.x-k8s.io/cluster-namespace": "capi"}}
+HOOK = "pre-drain.delete.hook.machine.cluster.x-k8s.io/volume-detach"
+
+
+@pytest.mark.parametrize("scenario, objects, evidence", [
+    ("machine_deleting_held_by_a_pre_drain_hook",
+     [{**node(unschedulable=True, taints=[CORDON]), "metadata": {**node()["metadata"], **CAPI_NODE}},
+      machine(**{HOOK: "storage-operator"})],
+     ["owner Machine capi/md-0-abc is being deleted", f"annotation {HOOK} on Machine capi/md-0-abc"]),
+    ("machine_not_in_the_snapshot_names_it_from_the_node",
+     [{**node(unschedulable=True, taints=[CORDON]), "metadata": {**node()["metadata"], **CAPI_NODE}}],
+     ["annotation cluster.x-k8s.io/machine"]),
+    ("another_machine_of_the_same_name_elsewhere_is_not_this_nodes",
+     [{**node(unschedulable=True, taints=[CORDON]), "metadata": {**node()["metadata"], **CAPI_NODE}},
+      {**machine(**{HOOK: "x"}), "status": {"nodeRef": {"name": "n2"}}}],
+     ["annotation cluster.x-k8s.io/machine"]),
+])
+def test_why_node_of_cluster_api_reads_its_machines_deletion_and_drain_hooks(scenario, objects, evidence):
+    r = wn(objects, [])
+    seen = [f"{e.source} {e.reason}" for e in r.evidence]
+    assert all(any(want in s for s in seen) for want in evidence), seen
+    hooked = [e for e in r.evidence if HOOK in e.reason]
+    assert bool(hooked) == scenario.startswith("machine_deleting"), seen
+    assert all(e.by == "storage-operator" for e in hooked)

@@ -98,3 +98,18 @@ def test_why_pod_reads_no_engine_evidence_of_its_node():
     queries = why_pod_scope(ClaimedNode(), "shop", "web-7d9f-x2k4q")
     assert [q.resource for q in queries].count("daemonsets") == 0
     assert not any("NodeClaim" in (q.field_selector or "") for q in queries)
+
+
+class MachineNode(Reads):
+    def get(self, resource, name, namespace=None, optional=False):
+        self.requests.append(("GET", resource, name))
+        return {"metadata": {"name": name, "annotations": {"cluster.x-k8s.io/machine": "md-0-abc",
+                                                          "cluster.x-k8s.io/cluster-namespace": "capi"}}}
+
+
+def test_why_node_of_cluster_api_gets_its_machine_where_the_cluster_serves_machines():
+    reads = MachineNode()
+    queries = why_node_scope(reads, "n1")
+    machines = [q for q in queries if q.resource == "machines"]
+    assert [(q.namespace, q.name, q.optional, q.add_on) for q in machines] == [("capi", "md-0-abc", True, True)]
+    assert len(queries) + len(reads.requests) <= 7

@@ -27,6 +27,11 @@ NODE_GONE_REASONS = ("DeletingNode", "RemovingNode")
 # {"nodeID", "created", ...}, or {"maxOwners", "locks": [...]} with --concurrency above 1.
 KURED_LOCK = "weave.works/kured-node-lock"
 KARPENTER_TAINT = "karpenter.sh/disrupted"
+# Cluster API's Machine of the node (its annotations name it) and the hooks that hold its deletion
+# (api core/v1beta2 common_types.go PreDrainDeleteHookAnnotationPrefix, PreTerminateDeleteHookAnnotationPrefix)
+CAPI_MACHINE = "cluster.x-k8s.io/machine"
+CAPI_HOOKS = ("pre-drain.delete.hook.machine.cluster.x-k8s.io", "pre-terminate.delete.hook.machine.cluster.x-k8s.io",
+              "machine.cluster.x-k8s.io/exclude-node-draining")
 
 
 def why_node(snap, name, now):
@@ -50,7 +55,7 @@ def why_node(snap, name, now):
     evidence += [Evidence(f"event on NodeClaim {claim}", f.reason, f.note, f.first_time, f.reporting_controller)
                  for f in claim_events]
     lock = _kured_lock(snap, name)
-    evidence += _node_evidence(node)
+    evidence += _node_evidence(node) + _machine_evidence(snap, node)
     if lock:
         evidence.append(Evidence("annotation", f"{KURED_LOCK} on DaemonSet {lock[0].namespace}/{lock[0].name}",
                                  lock[1], parse_time(lock[2].get("created"))))
@@ -110,6 +115,26 @@ def _node_evidence(node) -> list:
     if manager:
         out.append(Evidence("managedFields", "spec.unschedulable", f"last set by field manager {manager[0]}",
                             manager[1], manager[0]))
+    return out
+
+
+def _machine_evidence(snap, node) -> list:
+    """Cluster API's Machine of the node, when the snapshot holds it: its deletion (Cluster API drains the
+    node before it deletes the Machine) and the hooks and annotation that hold or skip that drain."""
+    name = node.annotations.get(CAPI_MACHINE)
+    machine = next((m for m in snap.machines if m.name == name and m.node_name in ("", node.name)), None) \
+        if name else None
+    if machine is None:
+        return []
+    ref = f"Machine {machine.namespace}/{machine.name}"
+    out = []
+    deleting = parse_time(machine.meta.get("deletionTimestamp"))
+    if deleting:
+        out.append(Evidence("owner", f"{ref} is being deleted",
+                            "Cluster API drains the node, then deletes the Machine", deleting, "Cluster API"))
+    for key, value in sorted(machine.annotations.items()):
+        if key.startswith(CAPI_HOOKS):
+            out.append(Evidence("annotation", f"{key} on {ref}", value, None, value if "hook" in key else ""))
     return out
 
 
