@@ -1,8 +1,11 @@
 """The graceful termination timeline (API server ``BeforeDelete`` + kubelet pod worker)."""
 
-from kubectl_safety.analysis.explanations.common import TimelineStep
-from kubectl_safety.analysis.explanations.termination import (GracePeriod, PreStopHook, ProbeGrace, ProbeKind,
-                                                              TerminationTimeline)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kubectl_safety.analysis.explanations.termination import TerminationTimeline
 
 MIN_RUNTIME_GRACE = 2  # kubelet: minimumGracePeriodInSeconds, the least any container gets
 
@@ -109,6 +112,10 @@ def sigterm_steps(pod, grace: int) -> list:
 
 def timeline(pod, requested=None, eviction_max_pod_grace=None) -> TerminationTimeline:
     """Delete, eviction, kubelet soft/hard eviction and probe-failure timelines for a pod."""
+    from kubectl_safety.analysis.explanations.common import TimelineStep  # explain's types: a drain needs none
+    from kubectl_safety.analysis.explanations.termination import GracePeriod, PreStopHook, ProbeGrace, ProbeKind
+    from kubectl_safety.analysis.explanations.termination import TerminationTimeline
+
     grace = api_grace_period(pod, requested)
     g = grace["seconds"]
     sidecars = [c for c in pod.init_containers if c.is_sidecar]

@@ -5,14 +5,13 @@
 Plain data: no click, nothing imported on ``--help`` beyond this module.
 """
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # -o formats one command prints (format: "command: what"); the others refuse them.
 OWN_FORMATS = {"openreports": "check: the readiness as OpenReports objects"}
 
 
-@dataclass(frozen=True)
-class Resource:
+class Resource(NamedTuple):
     """A resource type as kubectl spells it: singular first, then the plural and short names."""
 
     kind: str
@@ -41,8 +40,7 @@ def resource(word: str):
     return next((r for r in RESOURCES if name in r.spellings), None)
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """A JSON kind a command prints (its schema is ``schemas/KIND.json``) and what ``-o name`` lists of it:
     the path of its objects (None: the report itself), their TYPE, and which of them (None: all)."""
 
@@ -77,8 +75,7 @@ OUTPUTS = {o.kind: o for o in (
 )}
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One command: ``path`` after ``kubectl safety``; ``module`` under ``kubectl_safety.cli.commands``
     exposing ``command`` (top-level commands; None when defined in ``main``); ``takes``: the resources its
     NAME arguments may be written as (``TYPE/NAME``); ``typed``: the TYPE is part of the argument

@@ -14,17 +14,7 @@ read names it in its scope (``cluster/scopes.py``); the read role grants it (dep
 """
 
 from dataclasses import dataclass
-
-from kubectl_safety.model.devices import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
-from kubectl_safety.model.engines import (Machine, MachineDeployment, MachineDrainRule, NodeClaim, NodePool,
-                                          Plan)
-from kubectl_safety.model.events import Event
-from kubectl_safety.model.nodes import Lease, Node
-from kubectl_safety.model.pods import Pod
-from kubectl_safety.model.policy import LimitRange, PodDisruptionBudget, PriorityClass, ResourceQuota, RuntimeClass
-from kubectl_safety.model.storage import (CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass,
-                                          VolumeAttachment)
-from kubectl_safety.model.workloads import HorizontalPodAutoscaler, Workload
+from importlib import import_module
 
 # Where each node's kubelet renews its Lease (named after the node): its heartbeat.
 NODE_LEASE_NAMESPACE = "kube-node-lease"
@@ -41,13 +31,20 @@ class Kind:
     api: str  # group/version; "v1": the core group
     namespaced: bool
     field: str = ""  # the ClusterSnapshot field holding its objects ('': held as names only, as Namespaces)
-    parse: type = None  # API-shaped dict -> the typed object
+    model: str = ""  # its class, "MODULE.Class" in kubectl_safety.model (imported when first parsed)
     read_by: tuple = ()  # the reads (``SCOPES``) that list or get it; (): read on demand only (Events: ``why``)
     namespace: str = None  # the one namespace those reads read it in (None: all)
     verdict: bool = False  # verdicts rest on it: a live read fails without it, a dump must hold it
     group: str = ""  # a set of kinds a filter needs whole: "storage", "volume-limits", "dra"
     verbs: tuple = ("get", "list")  # what the read role grants on it
     add_on: bool = False  # an add-on's kind (an upgrade engine's CRD): not served means none exist, not unknown
+
+    @property
+    def parse(self) -> type:
+        """Its class (API-shaped dict -> the typed object), its module imported on first use: a read of
+        nodes and pods loads no storage, device or engine classes."""
+        module, _, name = self.model.partition(".")
+        return getattr(import_module(f"kubectl_safety.model.{module}"), name)
 
     @property
     def prefix(self) -> str:
@@ -63,64 +60,64 @@ class Kind:
 _OWNER = ("pod", "owners")  # a pod owner: a pod's controller chain, and every owner for the snapshot
 # In the order ``kubectl safety snapshot`` reads them (its file lists the objects in that order).
 TABLE = (
-    Kind("Node", "nodes", "v1", False, "nodes", Node, ("pod", "node", "drain", "cluster"), verdict=True),
-    Kind("Pod", "pods", "v1", True, "pods", Pod, ("pod", "node", "drain", "cluster"), verdict=True),
-    Kind("PodDisruptionBudget", "poddisruptionbudgets", "policy/v1", True, "pdbs", PodDisruptionBudget,
+    Kind("Node", "nodes", "v1", False, "nodes", "nodes.Node", ("pod", "node", "drain", "cluster"), verdict=True),
+    Kind("Pod", "pods", "v1", True, "pods", "pods.Pod", ("pod", "node", "drain", "cluster"), verdict=True),
+    Kind("PodDisruptionBudget", "poddisruptionbudgets", "policy/v1", True, "pdbs", "policy.PodDisruptionBudget",
          ("pod", "node", "drain", "cluster"), verdict=True),
-    Kind("PriorityClass", "priorityclasses", "scheduling.k8s.io/v1", False, "priority_classes", PriorityClass,
+    Kind("PriorityClass", "priorityclasses", "scheduling.k8s.io/v1", False, "priority_classes", "policy.PriorityClass",
          ("pod", "node", "cluster")),
-    Kind("PersistentVolumeClaim", "persistentvolumeclaims", "v1", True, "pvcs", PersistentVolumeClaim,
+    Kind("PersistentVolumeClaim", "persistentvolumeclaims", "v1", True, "pvcs", "storage.PersistentVolumeClaim",
          ("cluster",), group="storage"),
-    Kind("PersistentVolume", "persistentvolumes", "v1", False, "pvs", PersistentVolume, ("cluster",),
+    Kind("PersistentVolume", "persistentvolumes", "v1", False, "pvs", "storage.PersistentVolume", ("cluster",),
          group="storage"),
-    Kind("StorageClass", "storageclasses", "storage.k8s.io/v1", False, "storage_classes", StorageClass,
+    Kind("StorageClass", "storageclasses", "storage.k8s.io/v1", False, "storage_classes", "storage.StorageClass",
          ("cluster",), group="storage"),
-    Kind("CSINode", "csinodes", "storage.k8s.io/v1", False, "csi_nodes", CSINode, ("cluster",),
+    Kind("CSINode", "csinodes", "storage.k8s.io/v1", False, "csi_nodes", "storage.CSINode", ("cluster",),
          group="volume-limits"),
     Kind("VolumeAttachment", "volumeattachments", "storage.k8s.io/v1", False, "volume_attachments",
-         VolumeAttachment, ("cluster",), group="volume-limits"),
-    Kind("ResourceClaim", "resourceclaims", "resource.k8s.io/v1", True, "resource_claims", ResourceClaim,
+         "storage.VolumeAttachment", ("cluster",), group="volume-limits"),
+    Kind("ResourceClaim", "resourceclaims", "resource.k8s.io/v1", True, "resource_claims", "devices.ResourceClaim",
          ("cluster",), group="dra"),
     Kind("ResourceClaimTemplate", "resourceclaimtemplates", "resource.k8s.io/v1", True,
-         "resource_claim_templates", ResourceClaimTemplate, ("cluster",), group="dra"),
-    Kind("ResourceSlice", "resourceslices", "resource.k8s.io/v1", False, "resource_slices", ResourceSlice,
+         "resource_claim_templates", "devices.ResourceClaimTemplate", ("cluster",), group="dra"),
+    Kind("ResourceSlice", "resourceslices", "resource.k8s.io/v1", False, "resource_slices", "devices.ResourceSlice",
          ("cluster",), group="dra"),
-    Kind("DeviceClass", "deviceclasses", "resource.k8s.io/v1", False, "device_classes", DeviceClass,
+    Kind("DeviceClass", "deviceclasses", "resource.k8s.io/v1", False, "device_classes", "devices.DeviceClass",
          ("cluster",), group="dra"),
-    Kind("ReplicaSet", "replicasets", "apps/v1", True, "workloads", Workload, _OWNER + ("cluster", "surge")),
-    Kind("Deployment", "deployments", "apps/v1", True, "workloads", Workload, _OWNER + ("cluster", "surge")),
-    Kind("StatefulSet", "statefulsets", "apps/v1", True, "workloads", Workload, _OWNER + ("cluster",)),
-    Kind("DaemonSet", "daemonsets", "apps/v1", True, "workloads", Workload, _OWNER + ("drain", "cluster")),
-    Kind("Job", "jobs", "batch/v1", True, "workloads", Workload, _OWNER + ("cluster",)),
+    Kind("ReplicaSet", "replicasets", "apps/v1", True, "workloads", "workloads.Workload", _OWNER + ("cluster", "surge")),
+    Kind("Deployment", "deployments", "apps/v1", True, "workloads", "workloads.Workload", _OWNER + ("cluster", "surge")),
+    Kind("StatefulSet", "statefulsets", "apps/v1", True, "workloads", "workloads.Workload", _OWNER + ("cluster",)),
+    Kind("DaemonSet", "daemonsets", "apps/v1", True, "workloads", "workloads.Workload", _OWNER + ("drain", "cluster")),
+    Kind("Job", "jobs", "batch/v1", True, "workloads", "workloads.Workload", _OWNER + ("cluster",)),
     # not granted by the roles: a surge reads the autoscalers where the user may, else goes without
     Kind("HorizontalPodAutoscaler", "horizontalpodautoscalers", "autoscaling/v2", True, "autoscalers",
-         HorizontalPodAutoscaler, ("surge",), verbs=()),
-    Kind("ResourceQuota", "resourcequotas", "v1", True, "resource_quotas", ResourceQuota, ("surge", "admission")),
-    Kind("LimitRange", "limitranges", "v1", True, "limit_ranges", LimitRange, ("admission",)),
-    Kind("RuntimeClass", "runtimeclasses", "node.k8s.io/v1", False, "runtime_classes", RuntimeClass,
+         "workloads.HorizontalPodAutoscaler", ("surge",), verbs=()),
+    Kind("ResourceQuota", "resourcequotas", "v1", True, "resource_quotas", "policy.ResourceQuota", ("surge", "admission")),
+    Kind("LimitRange", "limitranges", "v1", True, "limit_ranges", "policy.LimitRange", ("admission",)),
+    Kind("RuntimeClass", "runtimeclasses", "node.k8s.io/v1", False, "runtime_classes", "policy.RuntimeClass",
          ("admission",)),
-    Kind("Lease", "leases", "coordination.k8s.io/v1", True, "leases", Lease, ("pod", "node"),
+    Kind("Lease", "leases", "coordination.k8s.io/v1", True, "leases", "nodes.Lease", ("pod", "node"),
          namespace=NODE_LEASE_NAMESPACE),
-    Kind("CronJob", "cronjobs", "batch/v1", True, "workloads", Workload, _OWNER),
-    Kind("ReplicationController", "replicationcontrollers", "v1", True, "workloads", Workload, _OWNER),
+    Kind("CronJob", "cronjobs", "batch/v1", True, "workloads", "workloads.Workload", _OWNER),
+    Kind("ReplicationController", "replicationcontrollers", "v1", True, "workloads", "workloads.Workload", _OWNER),
     # where upgrade engines keep their settings: read by the commands given --engine only
-    Kind("NodePool", "nodepools", "karpenter.sh/v1", False, "node_pools", NodePool, ("engine",), add_on=True),
-    Kind("NodeClaim", "nodeclaims", "karpenter.sh/v1", False, "node_claims", NodeClaim, ("engine",), add_on=True),
-    Kind("Machine", "machines", "cluster.x-k8s.io/v1beta2", True, "machines", Machine, ("engine",), add_on=True),
+    Kind("NodePool", "nodepools", "karpenter.sh/v1", False, "node_pools", "engines.NodePool", ("engine",), add_on=True),
+    Kind("NodeClaim", "nodeclaims", "karpenter.sh/v1", False, "node_claims", "engines.NodeClaim", ("engine",), add_on=True),
+    Kind("Machine", "machines", "cluster.x-k8s.io/v1beta2", True, "machines", "engines.Machine", ("engine",), add_on=True),
     Kind("MachineDeployment", "machinedeployments", "cluster.x-k8s.io/v1beta2", True, "machine_deployments",
-         MachineDeployment, ("engine",), add_on=True),
+         "engines.MachineDeployment", ("engine",), add_on=True),
     Kind("MachineDrainRule", "machinedrainrules", "cluster.x-k8s.io/v1beta2", True, "machine_drain_rules",
-         MachineDrainRule, ("engine",), add_on=True),
-    Kind("Plan", "plans", "upgrade.cattle.io/v1", True, "upgrade_plans", Plan, ("engine",), add_on=True),
+         "engines.MachineDrainRule", ("engine",), add_on=True),
+    Kind("Plan", "plans", "upgrade.cattle.io/v1", True, "upgrade_plans", "engines.Plan", ("engine",), add_on=True),
     Kind("Namespace", "namespaces", "v1", False),
     # core/v1; events.k8s.io/v1 lists (in dumps) parse into the same Event
-    Kind("Event", "events", "v1", True, "events", Event),
+    Kind("Event", "events", "v1", True, "events", "events.Event"),
 )
 BY_KIND = {k.kind: k for k in TABLE}
 BY_RESOURCE = {k.resource: k for k in TABLE}
 # The snapshot's fields of objects, in table order (each once).
 FIELDS = tuple(dict.fromkeys(k.field for k in TABLE if k.field))
-WORKLOAD_KINDS = tuple(k.kind for k in TABLE if k.parse is Workload)
+WORKLOAD_KINDS = tuple(k.kind for k in TABLE if k.model == "workloads.Workload")
 CLUSTER_SCOPED = tuple(k.kind for k in TABLE if not k.namespaced)
 
 

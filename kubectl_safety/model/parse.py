@@ -58,6 +58,7 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
     """
     checked = getattr(objects, "checked", ())
     buckets = {field: [] for field in FIELDS}
+    classes = {}  # kind -> its class, looked up once
     seen, seen_uids = {}, {}
     found_namespaces = set(namespaces or ())
     for origin, obj in objects:
@@ -82,7 +83,8 @@ def build_snapshot(objects, *, taken_at=None, source="", server_version=None,
             found_namespaces.add(namespace)
         held = BY_KIND.get(kind)
         if held is not None and held.field:
-            buckets[held.field].append(held.parse(obj))
+            parse = classes.get(kind) or classes.setdefault(kind, held.parse)
+            buckets[held.field].append(parse(obj))
     return ClusterSnapshot(**buckets, namespaces=found_namespaces, taken_at=taken_at, source=source,
                            server_version=server_version, complete_pod_namespaces=complete_pod_namespaces,
                            unread=unread)
