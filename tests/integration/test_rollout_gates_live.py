@@ -71,3 +71,27 @@ def test_a_blocking_pod_holds_its_node_in_the_plan_and_live(cluster, namespace, 
     assert f"node {first} is held by pod(s) matching app=backup: {namespace}/backup-{pool.index(first)}" in \
         report["message"]
     assert not any(get_json(cluster, f"node/{n}")["spec"].get("unschedulable") for n in pool)
+
+
+def test_outside_its_window_the_rollout_waits_for_the_window_then_runs(cluster, namespace, make_node):
+    """--outside-window wait: started before the window opens, the rollout evicts nothing until it opens,
+    says what it waits for, then maintains every node (minute-resolution windows: this waits up to 80 s)."""
+    from datetime import datetime, timedelta, timezone
+
+    tag = f"ow-{namespace[-6:]}"
+    pool = _pool(cluster, namespace, make_node, tag)
+    before = {p["metadata"]["uid"] for p in get_json(cluster, "pods", "-n", namespace)["items"]}
+    now = datetime.now(timezone.utc)
+    opens = (now + timedelta(seconds=20 + 60)).replace(second=0, microsecond=0)  # 20-80 s ahead
+    window = f"Mon-Sun {opens:%H:%M}-{opens + timedelta(minutes=30):%H:%M} UTC"
+    code, out, err = run_cli(["rollout", "-l", f"role={tag}", "--gate-timeout", "60s", "--lease-namespace",
+                              namespace, "--no-precordon", "--window", window, "--outside-window", "wait",
+                              "--yes", "--kubeconfig", str(cluster.kubeconfig), "-o", "json"])
+    report = json.loads(out)
+    assert code == 0 and report["status"] == "done", err
+    assert "batch 1 waits: outside the maintenance windows" in err, err
+    assert sorted(n["name"] for n in report["nodes"]) == sorted(pool), report["nodes"]
+    replacements = [p for p in get_json(cluster, "pods", "-n", namespace)["items"] if p["metadata"]["uid"] not in before]
+    assert replacements, "the rollout evicted nothing"
+    created = min(datetime.fromisoformat(p["metadata"]["creationTimestamp"].replace("Z", "+00:00")) for p in replacements)
+    assert created >= opens, (created, opens)  # the first eviction came once the window had opened
