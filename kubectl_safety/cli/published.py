@@ -1,16 +1,20 @@
 """The published JSON of typed plans: one serializer per kind, used only at the output edge.
 
 ``published(report)`` turns every typed plan in a report (a dict that may embed them) into the JSON
-the schemas in ``kubectl_safety/schemas`` describe. The serializers name the typed kinds only in
-annotations, and the table below finds them by class name: publishing a kind imports no other kind's
-module (a dry-run drain loads neither the explanations nor the engine's reports).
+the schemas in ``kubectl_safety/schemas`` describe. Each command's view (``cli/views/<module>.py``)
+declares its serializers in its ``SERIALIZERS``, keyed by the typed class's module and name;
+``serializers()`` merges them, importing the views on the first kind met. The serializers name the
+typed kinds only in annotations: publishing a kind imports no other kind's module (a dry-run drain
+loads neither the explanations nor the engine's reports).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from functools import cache
 from typing import TYPE_CHECKING
 
-from kubectl_safety.cli.published_engine import engine_plan
 from kubectl_safety.cli.published_explain import (budget_summary, delete_assessment, delete_owner, finding,
                                                   node_explanation, pod_explanation, priority_audit)
 from kubectl_safety.cli.published_why import SERIALIZERS as WHY_SERIALIZERS
@@ -40,7 +44,7 @@ def published(value):
         return [published(v) for v in value]
     serializer = _BY_CLASS.get(kind)
     if serializer is None:
-        serializer = _BY_CLASS[kind] = SERIALIZERS.get(f"{kind.__module__}.{kind.__qualname__}", False)
+        serializer = _BY_CLASS[kind] = serializers().get(f"{kind.__module__}.{kind.__qualname__}", False)
     return serializer(value) if serializer else value
 
 
@@ -475,7 +479,19 @@ SERIALIZERS = {
     "kubectl_safety.analysis.explanations.priority.PriorityAudit": priority_audit,
     "kubectl_safety.analysis.explanations.delete.DeleteAssessment": delete_assessment,
     "kubectl_safety.engine.delete_report.DeleteReport": delete_report,
-    "kubectl_safety.analysis.profiles.outcome.EngineOutcome": engine_plan,
     **WHY_SERIALIZERS,
 }
+
+
+@cache
+def serializers() -> dict:
+    """Every published kind's serializer: the table above and each view's ``SERIALIZERS`` (the views found by
+    name, as ``main`` finds the commands: they render with ``cli/render.py``, which publishes with this)."""
+    views = importlib.import_module(f"{__package__}.views")
+    merged = dict(SERIALIZERS)
+    for view in pkgutil.iter_modules(views.__path__):
+        merged.update(getattr(importlib.import_module(f"{views.__name__}.{view.name}"), "SERIALIZERS", {}))
+    return merged
+
+
 _BY_CLASS = {}  # each class met: its serializer, or False (as is); published() visits every value of a report

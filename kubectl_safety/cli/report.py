@@ -100,11 +100,6 @@ def verdict(plan) -> ExitCode:
     return ExitCode.OK if plan.safe else ExitCode.UNSAFE
 
 
-def engine_code(outcome) -> ExitCode:
-    """An engine's predicted upgrade (EnginePlan): OK only when every node COMPLETES, else UNSAFE."""
-    return ExitCode.OK if outcome.completes else ExitCode.UNSAFE
-
-
 def drain_code(report) -> ExitCode:
     """A drain's (its typed DrainReport): drained; a cordon refused (error); blocked before anything moved
     (not safe); interrupted; else partly done."""
