@@ -15,14 +15,12 @@ import pkgutil
 from functools import cache
 from typing import TYPE_CHECKING
 
-from kubectl_safety.cli.published_explain import (budget_summary, delete_assessment, delete_owner, finding,
-                                                  node_explanation, pod_explanation, priority_audit)
-from kubectl_safety.cli.published_why import SERIALIZERS as WHY_SERIALIZERS
 from kubectl_safety.model.constants import API_VERSION
 
 if TYPE_CHECKING:
     from kubectl_safety.analysis.plans.check import Blocker, CheckedNode, ClusterCheck
-    from kubectl_safety.analysis.plans.common import Finding, ObjectRef, Reason, Risk
+    from kubectl_safety.analysis.explanations.delete import DeleteAssessment
+    from kubectl_safety.analysis.plans.common import BudgetSummary, Finding, ObjectRef, Reason, Risk
     from kubectl_safety.analysis.plans.drain import CapacityCheck, DrainPlan, PodAction, SurgePlan, Wave
     from kubectl_safety.analysis.plans.preemption import ExcludedNode, PreemptionCandidate, PreemptionPreview, Victim
     from kubectl_safety.analysis.plans.rebalance import RebalancePlan, Relocation, SpreadBlock, SpreadState
@@ -194,6 +192,41 @@ def cause(c: Cause) -> dict:
 
 def object_ref(o: ObjectRef) -> dict:
     return {"kind": o.kind, "namespace": o.namespace, "name": o.name}
+
+
+def finding(f: Finding) -> dict:
+    return {"code": f.code, "severity": f.severity.value, "message": f.message}
+
+def budget_summary(b: BudgetSummary) -> dict:
+    return {"name": b.name, "namespace": b.namespace, "minAvailable": b.min_available,
+            "maxUnavailable": b.max_unavailable, "unhealthyPodEvictionPolicy": b.unhealthy_pod_eviction_policy,
+            "selector": b.selector, "disruptionsAllowed": b.disruptions_allowed, "currentHealthy": b.current_healthy,
+            "desiredHealthy": b.desired_healthy, "expectedPods": b.expected_pods, "matchingPods": b.matching_pods,
+            "neverAllows": b.never_allows}
+
+def delete_assessment(a: DeleteAssessment) -> dict:
+    """One pod's delete assessment (a ForceDeleteAssessment's or DeleteReport's pod, explain pod's forceDelete)."""
+    n, t, owner = a.node, a.terminating, a.owner
+    return {
+        "namespace": a.namespace, "name": a.name, "uid": a.uid, "phase": a.phase,
+        "owner": delete_owner(owner),
+        "node": {"name": n.name, "state": n.state.value, "partitioned": n.partitioned,
+                 "heartbeatAgeSeconds": n.heartbeat_age_seconds, "message": n.message},
+        "force": a.force,
+        "gracePeriodSeconds": a.grace_period_seconds, "graceWhy": a.grace_why,
+        "timeline": [{"at": x.at, "event": x.event} for x in a.timeline],
+        "terminating": None if t is None else {"deletionTimestamp": t.deletion_timestamp,
+                                               "gracePeriodSeconds": t.grace_period_seconds,
+                                               "forSeconds": t.for_seconds, "overdueSeconds": t.overdue_seconds},
+        "forceNeeded": a.force_needed,
+        "verdict": a.verdict,
+        "risks": [finding(r) for r in a.risks],
+    }
+
+def delete_owner(o):
+    if o is None:
+        return None
+    return {"kind": o.kind, "name": o.name, **({"via": o.via} if o.via is not None else {})}
 
 
 def cluster_check(c: ClusterCheck) -> dict:
@@ -474,12 +507,8 @@ SERIALIZERS = {
     "kubectl_safety.engine.rebalance_report.ExecutedRebalance": executed_rebalance,
     "kubectl_safety.analysis.plans.preemption.PreemptionPreview": preemption_preview,
     "kubectl_safety.engine.drain_report.DrainReport": drain_report,
-    "kubectl_safety.analysis.explanations.pod.PodExplanation": pod_explanation,
-    "kubectl_safety.analysis.explanations.node.NodeExplanation": node_explanation,
-    "kubectl_safety.analysis.explanations.priority.PriorityAudit": priority_audit,
     "kubectl_safety.analysis.explanations.delete.DeleteAssessment": delete_assessment,
     "kubectl_safety.engine.delete_report.DeleteReport": delete_report,
-    **WHY_SERIALIZERS,
 }
 
 

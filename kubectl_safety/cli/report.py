@@ -181,8 +181,3 @@ def preemption_code(previews, accepted=False) -> ExitCode:
     unheld = any(f.code == "SNAPSHOT_INCOMPLETE" for r in previews for f in r.findings)
     return ExitCode.OK if all(r.outcome in PLACED for r in previews) and (not unheld or accepted) \
         else ExitCode.UNSAFE
-
-
-def postmortem_code(report) -> ExitCode:
-    """``why``'s (its typed PodPostMortem or NodePostMortem): a cause found; UNKNOWN is not an answer."""
-    return ExitCode.UNSAFE if report.cause.code == "UNKNOWN" else ExitCode.OK

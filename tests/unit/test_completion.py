@@ -312,7 +312,7 @@ STATIC_PATHS = [
     (["-m", "kubectl_safety"], {"_KUBECTL_SAFETY_COMPLETE": "bash_complete",
                                 "COMP_WORDS": "kubectl-safety delete pod --", "COMP_CWORD": "3"}),
 ]
-HEAVY = ("kubectl_safety.analysis", "kubectl_safety.engine", "kubectl_safety.cli.published")
+HEAVY = ("kubectl_safety.analysis", "kubectl_safety.engine", "kubectl_safety.cli.published", "kubectl_safety.cli.views")
 
 
 @pytest.mark.parametrize("argv, env", STATIC_PATHS, ids=["help", "drain-help", "plugin-completion",
