@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kubectl_safety.cli.published import budget_summary, delete_assessment, finding
+from kubectl_safety.cli.published import budget_summary, finding
 from kubectl_safety.cli.render import table
+from kubectl_safety.cli.views.delete import delete_assessment
 from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
