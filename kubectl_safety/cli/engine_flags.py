@@ -74,8 +74,7 @@ def engine_dry_run(snapshot, nodes, params, output) -> int:
     from kubectl_safety.analysis import profiles
     from kubectl_safety.analysis.profiles.outcome import simulate
     from kubectl_safety.cli.render import emit
-    from kubectl_safety.cli.report import engine_code
-    from kubectl_safety.cli.text.engine import render_engine
+    from kubectl_safety.cli.views.engine import engine_code, render_engine
 
     name = params["engine"]
     flags = getattr(profiles.module(name), "DRAIN_FLAGS", {})

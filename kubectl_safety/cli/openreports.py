@@ -133,7 +133,7 @@ def deliver(check, g, publish, report_api) -> None:
     says and write the reports to the cluster (``--report-api``: auto picks openreports when served,
     else wgpolicy; both writes both)."""
     from kubectl_safety.cli.render import emit
-    from kubectl_safety.cli.text.check import render_check
+    from kubectl_safety.cli.views.check import render_check
 
     apis = {"both": ["openreports", "wgpolicy"], "auto": ["openreports"]}.get(report_api, [report_api])
     if publish:

@@ -3,8 +3,9 @@
 ``ExitCode`` holds the documented codes, each meaning one thing; ``EXIT_CODES`` is their table for
 every ``--help`` and the README. A ``Report`` owns a run's code: ``main`` makes one, records what the
 command returned (``done``) or raised (``failed``: the single mapping of errors to codes and their
-``error:`` line) and exits with ``Report.exit_code``, the worst outcome recorded. The functions at
-the end turn what an action did (a drain, a rollout, a delete, a rebalance) into its code.
+``error:`` line) and exits with ``Report.exit_code``, the worst outcome recorded. ``verdict`` is a
+plan's code; each command's view (``cli/views/<module>.py``) turns what its command found or did into its
+code.
 """
 
 from enum import IntEnum
@@ -98,96 +99,3 @@ def _judge(error):
 def verdict(plan) -> ExitCode:
     """A plan's code (a DrainPlan, a RolloutPlan, a drain's server dry run): OK when it is SAFE, else UNSAFE."""
     return ExitCode.OK if plan.safe else ExitCode.UNSAFE
-
-
-def engine_code(outcome) -> ExitCode:
-    """An engine's predicted upgrade (EnginePlan): OK only when every node COMPLETES, else UNSAFE."""
-    return ExitCode.OK if outcome.completes else ExitCode.UNSAFE
-
-
-def drain_code(report) -> ExitCode:
-    """A drain's (its typed DrainReport): drained; a cordon refused (error); blocked before anything moved
-    (not safe); interrupted; else partly done."""
-    from kubectl_safety.engine.drain_report import DrainStatus
-
-    if report.status is DrainStatus.BLOCKED and not (report.evicted or report.gone):
-        return ExitCode.UNSAFE
-    return {DrainStatus.DRAINED: ExitCode.OK, DrainStatus.INTERRUPTED: ExitCode.INTERRUPTED,
-            DrainStatus.ERROR: ExitCode.ERROR}.get(report.status, ExitCode.PARTIAL)
-
-
-def rollout_code(report, blocked_left=False) -> ExitCode:
-    """A rollout's (its typed RolloutReport): done; interrupted; error; blocked before any batch was
-    done (not safe); else partly done. ``blocked_left``: nodes were left out as blocked
-    (--skip-blocked), so a rollout done with the rest is not safe."""
-    from kubectl_safety.engine.rollout_report import RolloutStatus
-
-    ends = {RolloutStatus.DONE: ExitCode.UNSAFE if blocked_left else ExitCode.OK,
-            RolloutStatus.INTERRUPTED: ExitCode.INTERRUPTED, RolloutStatus.ERROR: ExitCode.ERROR}
-    if report.status in ends:
-        return ends[report.status]
-    nothing_done = not any(b.status is RolloutStatus.DONE for b in report.batches) and not report.resumed
-    return ExitCode.UNSAFE if report.status is RolloutStatus.BLOCKED and nothing_done else ExitCode.PARTIAL
-
-
-def check_code(checks) -> ExitCode:
-    """``check``'s (its ClusterChecks, one per context): an error when one could not be checked, OK when
-    every one is ready, else UNSAFE."""
-    if any(c.error is not None for c in checks):
-        return ExitCode.ERROR
-    return ExitCode.OK if all(c.summary.ready for c in checks) else ExitCode.UNSAFE
-
-
-def rebalance_plan_code(plan) -> ExitCode:
-    """A RebalancePlan's: OK when it fixes the spread and is SAFE (or there is nothing to do)."""
-    return ExitCode.OK if plan.summary.fixed and plan.safe else ExitCode.UNSAFE
-
-
-def rebalance_code(executed) -> ExitCode:
-    """An ExecutedRebalance's: interrupted; OK when the spread is fixed (measured again with --wait, else
-    every eviction went and the plan fixes it); nothing went (UNSAFE when only budgets refused, else an
-    error); else partly done."""
-    from kubectl_safety.cluster.client import Result
-
-    plan, execution = executed.plan, executed.execution
-    if execution.interrupted:
-        return ExitCode.INTERRUPTED
-    results = execution.results()
-    went = [e for e in results if e.went]
-    if execution.waited and execution.last.summary.violated == 0:
-        return ExitCode.OK
-    if not went:
-        return ExitCode.UNSAFE if all(e.result == Result.PDB_BLOCKED for e in results) else ExitCode.ERROR
-    if not execution.waited and len(went) == len(plan.evictions) and plan.summary.fixed:
-        return ExitCode.OK
-    return ExitCode.PARTIAL
-
-
-def delete_code(report, interrupted=False) -> ExitCode:
-    """A DeleteReport's: interrupted; an error when every delete failed; partly done when one failed or
-    a pod was not gone in time; else OK (a dry run, a refusal's assessment: nothing to fail)."""
-    from kubectl_safety.engine.delete_report import DeleteAction
-
-    if interrupted:
-        return ExitCode.INTERRUPTED
-    failed = [e for e in report.pods if e.action is DeleteAction.FAILED]
-    if failed and len(failed) == len(report.pods):
-        return ExitCode.ERROR
-    if failed or any(e.gone is False for e in report.pods):
-        return ExitCode.PARTIAL
-    return ExitCode.OK
-
-
-PLACED = ("fits", "preempt", "waiting", "bound")  # a PreemptionPreview's outcomes that place the pod
-
-
-def preemption_code(previews, accepted=False) -> ExitCode:
-    """PreemptionPreviews': OK when every pod is placed and no snapshot was incomplete (unless accepted)."""
-    unheld = any(f.code == "SNAPSHOT_INCOMPLETE" for r in previews for f in r.findings)
-    return ExitCode.OK if all(r.outcome in PLACED for r in previews) and (not unheld or accepted) \
-        else ExitCode.UNSAFE
-
-
-def postmortem_code(report) -> ExitCode:
-    """``why``'s (its typed PodPostMortem or NodePostMortem): a cause found; UNKNOWN is not an answer."""
-    return ExitCode.UNSAFE if report.cause.code == "UNKNOWN" else ExitCode.OK

@@ -312,7 +312,7 @@ STATIC_PATHS = [
     (["-m", "kubectl_safety"], {"_KUBECTL_SAFETY_COMPLETE": "bash_complete",
                                 "COMP_WORDS": "kubectl-safety delete pod --", "COMP_CWORD": "3"}),
 ]
-HEAVY = ("kubectl_safety.analysis", "kubectl_safety.engine", "kubectl_safety.cli.published")
+HEAVY = ("kubectl_safety.analysis", "kubectl_safety.engine", "kubectl_safety.cli.published", "kubectl_safety.cli.views")
 
 
 @pytest.mark.parametrize("argv, env", STATIC_PATHS, ids=["help", "drain-help", "plugin-completion",
@@ -357,9 +357,9 @@ def test_every_published_kind_names_its_class():
     """The serializers are found by class name: each name in the table is a class of that module."""
     import importlib
 
-    from kubectl_safety.cli.published import SERIALIZERS
+    from kubectl_safety.cli.published import serializers
 
-    for name in SERIALIZERS:
+    for name in serializers():
         module, _, cls = name.rpartition(".")
         assert isinstance(getattr(importlib.import_module(module), cls), type), name
 

@@ -104,8 +104,8 @@ def drain_report(api, nodes, plan, timeout=0):
 def test_drain_report_publishes_and_exits_as_pinned(name):
     from kubectl_safety.cli.published import published
     from kubectl_safety.cli.render import to_json
-    from kubectl_safety.cli.report import drain_code
-    from kubectl_safety.cli.text.drain import render_report
+    from kubectl_safety.cli.views.drain import drain_code
+    from kubectl_safety.cli.views.drain import render_report
 
     with open(GOLDEN) as f:
         pinned = json.load(f)

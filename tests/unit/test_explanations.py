@@ -10,7 +10,7 @@ from kubectl_safety.analysis.explanations.node import NodeExplanation
 from kubectl_safety.analysis.explanations.pod import PodExplanation, PrioritySource
 from kubectl_safety.analysis.explanations.priority import PriorityAudit
 from kubectl_safety.analysis.explanations.qos import QosClass
-from kubectl_safety.cli.text.explain import render_node, render_pod, render_priorities
+from kubectl_safety.cli.views.explain import render_node, render_pod, render_priorities
 from kubectl_safety.printable import clean
 from tests.builders import NOW, make_node, make_pod, snapshot
 

@@ -361,7 +361,7 @@ def test_drain_progress_lines_read_as_kubectl(event, line):
       "timeLeft": 90}, "cannot evict pod/web-1 yet (pdb-blocked): budget (retry in 5s), 90s left\n"),
 ], ids=["evicted", "gone", "evicting-is-silent", "retry-with-countdown"])
 def test_rebalance_progress_lines_read_as_kubectl(monkeypatch, event, line):
-    from kubectl_safety.cli.text import rebalance
+    from kubectl_safety.cli.views import rebalance
 
     err = io.StringIO()
     monkeypatch.setattr("sys.stderr", err)

@@ -72,7 +72,7 @@ def test_lease_is_live(holder, renewed_ago, live):
     ("error", [], False, 1, False),
 ])
 def test_exit_codes(status, batches, resumed, code, blocked_left):
-    from kubectl_safety.cli.report import rollout_code as exit_code
+    from kubectl_safety.cli.views.rollout import rollout_code as exit_code
     from kubectl_safety.engine.drain_report import RequestCounts
     from kubectl_safety.engine.rollout_report import BatchProgress, RolloutReport, RolloutStatus
 
@@ -185,7 +185,7 @@ def test_a_run_resumed_after_a_failed_gate_gates_the_pods_moved_earlier():
 def test_a_resumed_rollout_reports_the_surges_its_earlier_run_recorded():
     """The earlier run recorded its batch's surges on n2 (and left it draining); the resumed run reports
     them with the node, in text too, and removes the record when the rollout completes."""
-    from kubectl_safety.cli.text.rollout import render_report
+    from kubectl_safety.cli.views.rollout import render_report
 
     api, maintained = cluster(), []
     recorded = ["Deployment default/web 3->4"]

@@ -169,7 +169,7 @@ def test_the_plan_shows_the_windows_batch_starts_and_held_nodes():
 
 
 def test_a_batch_waiting_on_its_gates_is_one_live_progress_line():
-    from kubectl_safety.cli.text.rollout import progress
+    from kubectl_safety.cli.views.rollout import progress
 
     p = progress()
     event = {"event": "gate-wait", "batch": 2, "message": "batch 2 waits: 1 alert(s) firing: NodeDown"}

@@ -115,7 +115,7 @@ def _pool(count, zones="abc"):
 
 
 def test_rollout_names_pre_cordoning_as_the_cause_of_replacement_unplaceable():
-    from kubectl_safety.cli.text.rollout import render_plan
+    from kubectl_safety.cli.views.rollout import render_plan
 
     plan = _plan(*_pool(2))  # no node outside the pool: pre-cordoned, the first batch's pods fit nowhere
     assert not plan["safe"] and plan["stopsAtBatch"] == 1
@@ -142,7 +142,7 @@ def test_rollout_groups_repeated_risks_by_workload():
 
 
 def test_rollout_per_node_breakdown_says_how_many_nodes_it_leaves_out():
-    from kubectl_safety.cli.text.rollout import render_plan
+    from kubectl_safety.cli.views.rollout import render_plan
 
     plan = _plan(*_pool(9))  # 27 nodes: the unplaceable replacement's reasons list 20
     risk = next(r for r in plan["risks"] if r["code"] == "REPLACEMENT_UNPLACEABLE")
@@ -393,7 +393,7 @@ def test_finding_severities_are_an_enum_in_the_schemas(kind):
 
 
 def test_rollout_groups_workloads_that_share_a_cause():
-    from kubectl_safety.cli.text.rollout import render_plan
+    from kubectl_safety.cli.views.rollout import render_plan
     from tests.builders import make_node, make_pod
 
     nodes = [make_node(f"a{i}", zone="zone-a", cpu="2", labels={"pool": "x"}) for i in (1, 2)]
@@ -542,7 +542,7 @@ def _server_dry_run(api, **options):
 @pytest.mark.parametrize("refuse_cordon, objects", [(False, ["Pod/web-1"]), (True, ["Node/n1", "Pod/web-1"])],
                          ids=["evictions-refused", "cordon-and-evictions-refused"])
 def test_server_refused_is_a_risk_with_the_api_reason(refuse_cordon, objects):
-    from kubectl_safety.cli.commands.drain import render_plan
+    from kubectl_safety.cli.views.drain import render_plan
 
     plan = _server_dry_run(_AdmissionApi(refuse_cordon))
     assert not plan["safe"] and {r["code"] for r in plan["risks"]} == {"SERVER_REFUSED"}
@@ -577,7 +577,7 @@ def test_server_refused_every_unsafe_verdict_names_a_risk(node):
      ["Not cordoned"]),
 ], ids=["first-refused", "second-refused", "both-cordoned-then-stopped"])
 def test_server_refused_cordon_says_the_node_was_not_cordoned(outcomes, says, not_said):
-    from kubectl_safety.cli.commands.drain import render_report
+    from kubectl_safety.cli.views.drain import render_report
 
     report = {"nodes": ["n1", "n2"], "status": "error", "message": "unable to cordon node", "drained": False,
               "evicted": [], "elapsedSeconds": 0.1, "left": [],
@@ -639,7 +639,7 @@ def test_rebalance_dry_run_server_sends_the_first_round_with_dry_run_all():
 
 
 def test_rebalance_dry_run_server_refusal_is_a_risk():
-    from kubectl_safety.cli.commands.rebalance import render
+    from kubectl_safety.cli.views.rebalance import render
 
     first, plan = _rebalance_server_dry_run(_EvictionApi(refuse=True))
     assert not plan["safe"] and plan["serverDryRun"]["refused"] == len(first)

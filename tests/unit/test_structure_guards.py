@@ -5,19 +5,23 @@
 - The engine does what the plan says: it keys no behaviour on a reason code (``p.has("CODE")``, a
   comparison with a ``.code``, a ``..._CODES`` list); the plan's typed fields say it.
 - Reports own their exit code: no command in ``cli/commands/`` chooses one (names ``ExitCode``, or returns
-  an integer other than 0 or a choice between integers); it returns what ``cli/report.py`` maps its
-  report or plan to.
+  an integer other than 0 or a choice between integers); it returns what ``cli/report.py`` or its view maps
+  its report or plan to. Outside ``cli/report.py``, ``cli/main.py`` and the views no cli module names one.
+- Each command that prints a JSON kind has its view, ``cli/views/<module>.py`` (its text, its serializers,
+  its exit codes), and no typed class has a serializer in two views.
 - The engine owns read -> plan -> act: a command that changes the cluster (it imports the engine) calls no
   planner (``plan_*``, ``find_workloads``) and resolves no selector against nodes (``matching_nodes``); its
   ``engine/<verb>_planner.py`` does. A read-only command may call its pure planner directly.
 """
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
 
 import kubectl_safety
+from kubectl_safety.cli import registry
 
 PACKAGE = Path(kubectl_safety.__file__).parent
 ABOVE_CLUSTER = ("engine", "cli")
@@ -185,3 +189,56 @@ def test_a_command_that_acts_gets_its_plan_from_the_engine(name, tree):
 ])
 def test_the_planner_guard_finds_each_way_a_command_plans_itself(code, found):
     assert bool(planner_violations("x.py", ast.parse(code))) is found
+
+
+def _outside_the_views(name) -> bool:
+    return not name.startswith("cli/views/") and name not in ("cli/report.py", "cli/main.py")
+
+
+@pytest.mark.parametrize("name,tree", [(n, t) for n, t in sources("cli") if _outside_the_views(n)],
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_no_exit_code_is_named_outside_the_report_and_the_views(name, tree):
+    assert [v for v in exit_code_violations(name, tree) if "chooses an ExitCode" in v] == []
+
+
+# -- each command's view ---------------------------------------------------------------------------------
+
+VIEWS = sorted(p.stem for p in (PACKAGE / "cli" / "views").glob("*.py") if p.stem != "__init__")
+
+
+def missing_views(commands, views) -> list:
+    """The top-level commands that print a JSON kind (theirs or a subcommand's) and have no view module."""
+    out = []
+    for c in commands:
+        family = [d for d in commands if d.path == c.path or d.path.startswith(c.path + " ")]
+        kinds = [k for d in family for k in d.kinds]
+        if c.module is not None and kinds and c.module not in views:
+            out.append(f"{c.path}: prints {', '.join(kinds)} but has no cli/views/{c.module}.py")
+    return out
+
+
+def test_every_command_that_prints_a_kind_has_its_view():
+    assert missing_views(registry.COMMANDS, VIEWS) == []
+
+
+@pytest.mark.parametrize("commands, missing", [
+    ((registry.Command("audit", "audit", kinds=("AuditReport",)),),
+     ["audit: prints AuditReport but has no cli/views/audit.py"]),
+    ((registry.Command("audit", "audit"), registry.Command("audit node", kinds=("NodeAudit",))),
+     ["audit: prints NodeAudit but has no cli/views/audit.py"]),
+    ((registry.Command("audit", "audit"),), []),
+    ((registry.Command("why", "why"), registry.Command("why pod", kinds=("PodPostMortem",))), []),
+])
+def test_the_view_guard_names_the_command_without_one(commands, missing):
+    assert missing_views(commands, VIEWS) == missing
+
+
+def test_no_typed_class_has_a_serializer_in_two_views():
+    from kubectl_safety.cli import published
+
+    owners = {name: ["cli/published.py"] for name in published.SERIALIZERS}
+    for view in VIEWS:
+        for name in getattr(importlib.import_module(f"kubectl_safety.cli.views.{view}"), "SERIALIZERS", {}):
+            owners.setdefault(name, []).append(f"cli/views/{view}.py")
+    assert {name: where for name, where in owners.items() if len(where) > 1} == {}
+    assert set(owners) == set(published.serializers())

@@ -10,9 +10,7 @@ from kubectl_safety.cli.drain_flags import selector as selector_of
 from kubectl_safety.cli.engine_flags import check_engine_flags, engine_dry_run, engine_options
 from kubectl_safety.cli.options import get_globals, global_options, snapshot_refuses
 from kubectl_safety.cli.render import emit
-from kubectl_safety.cli.text.check import render_check, render_list
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.report import check_code
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import SafetyError, UsageError
 
@@ -102,6 +100,8 @@ def command(selector, fail_on, scope, ignore_finding, ignore_daemonsets, delete_
         raise UsageError("-o openreports/--publish: one cluster, without --engine or several contexts")
     if engine and (len(names) > 1 or all_contexts):
         raise UsageError("--engine checks one cluster: drop --context/--all-contexts or give one context")
+    from kubectl_safety.cli.views.check import check_code, render_check, render_list
+
     if len(names) <= 1 and not all_contexts:
         if names:
             g.context = names[0]

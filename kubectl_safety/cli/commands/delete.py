@@ -14,8 +14,6 @@ from kubectl_safety.cli.delete_flags import refusal as refusal_of
 from kubectl_safety.cli.delete_reads import Selection, kubeconfig_user, load_live, load_offline
 from kubectl_safety.cli.render import emit, warn
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.text.delete import progress, render
-from kubectl_safety.cli.report import delete_code
 from kubectl_safety.cluster import threads
 from kubectl_safety.errors import UsageError
 
@@ -92,6 +90,7 @@ def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag
     snap, pods, storage, unreadable = (load_offline if s.offline else load_live)(s, ns, names, selector, force,
                                                                                    ignore_not_found)
     from kubectl_safety.analysis.force_delete import assess
+    from kubectl_safety.cli.views.delete import delete_code, render
     from kubectl_safety.engine.delete_report import DeleteAction, DeleteReport, PodDeletion
 
     entries = [assess(p, snap, snap.taken_at, grace_period, force, storage=storage,
@@ -120,6 +119,7 @@ def delete_pod(names, selector, field_selector, all_pods, grace_period, now_flag
 def _act(s, report, pods, entries, grace_period, wait, timeout, server_dry_run=False):
     """Let the engine send the DELETEs (with dryRun=All for --dry-run=server) and record force deletes;
     wait until gone; report."""
+    from kubectl_safety.cli.views.delete import delete_code, progress, render
     from kubectl_safety.cluster.client import Result
     from kubectl_safety.engine.delete import Deleter
     from kubectl_safety.engine.delete_report import DeleteAction, PodDeletion

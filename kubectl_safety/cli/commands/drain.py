@@ -14,9 +14,8 @@ from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import unaccepted_codes
-from kubectl_safety.cli.text.drain import render_plan, render_report
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.report import drain_code, verdict
+from kubectl_safety.cli.report import verdict
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import RefusedError, UsageError
 
@@ -86,6 +85,8 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
     if engine:
         return engine_dry_run(snap, ctx.planner.nodes, click.get_current_context().params, s.g.output)
     if dry_run == "client":
+        from kubectl_safety.cli.views.drain import render_plan
+
         emit(plan, s.g.output, render_plan)
         if not plan.safe and plan.surgeable:
             from kubectl_safety.cli.render import warn
@@ -98,6 +99,8 @@ def command(nodes, selector, dry_run, ignore_daemonsets, delete_emptydir_data, f
 def _act(ctx, yes, deadline_seconds, order) -> int:
     _, plan = ctx.planner.plan()
     if not plan.safe:
+        from kubectl_safety.cli.views.drain import render_plan
+
         emit(plan, ctx.s.g.output, render_plan)
         raise RefusedError("the drain is not safe: " + unaccepted_codes(plan)
                            + " (see risks; --accept-risk=CODE to go ahead anyway); nothing was changed"
@@ -119,6 +122,7 @@ def _confirm(plan, yes):
     """On a terminal, show the plan with its risks, then ask; without one, --yes is required."""
     from kubectl_safety.analysis.plans.common import Action
     from kubectl_safety.cli.published import published
+    from kubectl_safety.cli.views.drain import render_plan
 
     if not yes and sys.stdin.isatty():
         click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
@@ -138,6 +142,7 @@ class _Drain:
     # -- real drain --------------------------------------------------------------------------
     def run(self, plan, timeout, order="default") -> int:
         """Let the engine cordon, plan the pods there again once cordoned (from watches) and drain them; report."""
+        from kubectl_safety.cli.views.drain import drain_code, render_report
         from kubectl_safety.engine.drain import drain_nodes
         from kubectl_safety.engine.drainer import Drainer
 
@@ -153,6 +158,7 @@ class _Drain:
     # -- server dry run ----------------------------------------------------------------------
     def server_dry_run(self, plan, timeout) -> int:
         """The plan with the server's answers to its requests sent with dryRun=All (engine/drain.py)."""
+        from kubectl_safety.cli.views.drain import render_plan
         from kubectl_safety.engine.drain import server_dry_run
 
         plan = server_dry_run(self.s.connection("drain"), plan, timeout=timeout,

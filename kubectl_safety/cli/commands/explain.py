@@ -7,7 +7,6 @@ from kubectl_safety.cli.groups import WholeHelpGroup
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.text.explain import render_node, render_pod, render_priorities
 from kubectl_safety.errors import NotFoundError, UsageError
 
 
@@ -35,6 +34,7 @@ def explain_pod(name):
       kubectl safety explain pod db-0 -n shop --snapshot cluster.yaml
     """
     from kubectl_safety.analysis.explain import explain_pod as build
+    from kubectl_safety.cli.views.explain import render_pod
     from kubectl_safety.cluster.scopes import pod_scope
 
     s = Session(get_globals())
@@ -63,6 +63,7 @@ def explain_node(name):
       kubectl safety explain node worker-3 -o wide --snapshot cluster.yaml
     """
     from kubectl_safety.analysis.explain import explain_node as build
+    from kubectl_safety.cli.views.explain import render_node
     from kubectl_safety.cluster.scopes import node_scope
 
     s = Session(get_globals())
@@ -86,6 +87,7 @@ def explain_priorities():
       kubectl safety explain priorities --snapshot cluster.yaml -o json
     """
     from kubectl_safety.analysis.explain import explain_priorities as build
+    from kubectl_safety.cli.views.explain import render_priorities
     from kubectl_safety.cluster.source import Query
 
     s = Session(get_globals())

@@ -5,9 +5,7 @@ import click
 from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit, warn
-from kubectl_safety.cli.report import preemption_code
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.text.preemption import render, render_list
 from kubectl_safety.errors import InputError, NotFoundError, UsageError
 
 MAX_COPIES = 1000
@@ -91,6 +89,8 @@ def command(pod, filename, replicas, kubernetes_version, validate_mode, accept_r
                 reports.append(preview(target, snap, s.now() or snap.taken_at, copies, info.get("statefulset")))
             except (UnknownPriorityClass, AdmissionRejected) as e:
                 raise InputError(f"the API server would reject the pod: {e}") from None
+    from kubectl_safety.cli.views.preemption import preemption_code, render, render_list
+
     if len(reports) == 1:
         emit(reports[0], s.g.output, render)
     else:

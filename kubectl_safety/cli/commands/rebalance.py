@@ -13,8 +13,6 @@ from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit
 from kubectl_safety.cli.risks import accepted_risks, unaccepted_codes
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.text.rebalance import progress, render, server_progress
-from kubectl_safety.cli.report import rebalance_code, rebalance_plan_code
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import RefusedError, UsageError
 
@@ -94,6 +92,8 @@ def command(workload, selector, dry_run, max_evictions, wait, max_rounds, timeou
     seconds = flag_seconds(timeout, "--timeout")
     planner = RebalancePlanner(lambda queries: s.snapshot(() if s.offline else queries, "rebalance"), scope, options)
     snap, plan = planner.plan()
+    from kubectl_safety.cli.views.rebalance import rebalance_plan_code, render, server_progress
+
     if server:
         from kubectl_safety.engine.rebalancer import server_dry_run
 
@@ -122,6 +122,7 @@ def _confirm(plan, yes):
     """Like drain: ask on a terminal (after showing the plan); without one, --yes is required."""
     if not yes and sys.stdin.isatty():
         from kubectl_safety.cli.published import published
+        from kubectl_safety.cli.views.rebalance import render
 
         click.echo(as_text(published(plan), render, stream=sys.stderr), err=True)
     confirm(f"Evict {len(_round_one(plan))} pod(s) now?", yes, "rebalance")
@@ -137,6 +138,7 @@ def _round_one(plan) -> list:
 
 def _execute(s, planner, snap, plan, wait, max_rounds, seconds):
     """The engine evicts round by round; with --wait it waits for health, measures and plans again."""
+    from kubectl_safety.cli.views.rebalance import progress, rebalance_code, render
     from kubectl_safety.engine.rebalance_report import ExecutedRebalance
     from kubectl_safety.engine.rebalancer import Rebalancer
 

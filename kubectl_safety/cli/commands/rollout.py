@@ -13,10 +13,8 @@ from kubectl_safety.cli.interaction import confirm, interrupts
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import as_text, emit, warn
 from kubectl_safety.cli.risks import unaccepted_codes
-from kubectl_safety.cli.text.rollout import progress as progress_printer
-from kubectl_safety.cli.text.rollout import render_plan, render_report
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.report import rollout_code, verdict
+from kubectl_safety.cli.report import verdict
 from kubectl_safety.model.duration import flag_seconds
 from kubectl_safety.errors import RefusedError, UsageError
 
@@ -151,6 +149,8 @@ def command(nodes, selector, dry_run, max_unavailable, by_zone, no_precordon, sk
         snap, pool = planner.pool()
         if engine:
             return engine_dry_run(snap, pool, click.get_current_context().params, s.g.output)
+        from kubectl_safety.cli.views.rollout import render_plan, rollout_code
+
         planned = planner.plan(snap, pool, options, gates)
         plan = planned.plan
         if dry_run == "client":
@@ -199,6 +199,8 @@ def _gate_options(windows, outside, alerts, alert_filter, selector):
 
 
 def _act(s, loader, planned, drain_options, seconds, yes, flags, sinks, gates):
+    from kubectl_safety.cli.views.rollout import progress as progress_printer
+    from kubectl_safety.cli.views.rollout import render_report
     from kubectl_safety.engine.rollout import Rollout, RolloutSpec
     from kubectl_safety.engine.rollout_metrics import MetricsSink
     from kubectl_safety.engine.rollout_report import PlanBrief
@@ -245,6 +247,7 @@ def _act(s, loader, planned, drain_options, seconds, yes, flags, sinks, gates):
 def _confirm(plan, yes):
     if not yes and sys.stdin.isatty():
         from kubectl_safety.cli.published import published
+        from kubectl_safety.cli.views.rollout import render_plan
 
         click.echo(as_text(published(plan), render_plan, stream=sys.stderr), err=True, nl=False)
     confirm(f"Maintain {len(plan.nodes) - len(plan.done)} node(s) in {len(plan.batches)} batch(es), "

@@ -28,6 +28,7 @@ def command():
             report["serverVersion"] = Session(g).connection("version").server_version()
         except SafetyError as e:
             report["serverError"] = str(e)
-    emit(report, g.output, lambda r, wide: f"kubectl-safety {r['clientVersion']}\nserver: "
-         f"{r['serverVersion'] or 'unreachable (' + r.get('serverError', 'no snapshot server') + ')'}\n")
+    from kubectl_safety.cli.views.version import render
+
+    emit(report, g.output, render)
     return 0

@@ -6,9 +6,7 @@ from kubectl_safety.cli.completers import complete_names
 from kubectl_safety.cli.groups import WholeHelpGroup
 from kubectl_safety.cli.options import get_globals, global_options
 from kubectl_safety.cli.render import emit
-from kubectl_safety.cli.report import postmortem_code
 from kubectl_safety.cli.session import Session
-from kubectl_safety.cli.text.why import render_node, render_pod
 from kubectl_safety.errors import NotFoundError, UsageError
 
 
@@ -41,6 +39,7 @@ def why_pod(name):
       kubectl safety why pod db-0 -n shop --snapshot dump.json
     """
     from kubectl_safety.analysis.why.pod import why_pod as build
+    from kubectl_safety.cli.views.why import postmortem_code, render_pod
     from kubectl_safety.cluster.scopes import why_pod_scope
 
     s = Session(get_globals())
@@ -72,6 +71,7 @@ def why_node(name):
       kubectl safety why node worker-3 --snapshot dump.json -o json
     """
     from kubectl_safety.analysis.why.node import why_node as build
+    from kubectl_safety.cli.views.why import postmortem_code, render_node
     from kubectl_safety.cluster.scopes import why_node_scope
 
     s = Session(get_globals())

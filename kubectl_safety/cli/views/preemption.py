@@ -1,7 +1,20 @@
-"""``preemption`` as text: the outcome, the victims, the candidates in the scheduler's order, the findings."""
+"""``preemption``'s view: its text (the outcome, the victims, the candidates in the scheduler's order, the
+findings), its published JSON (kind PreemptionPreview) and its exit code."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kubectl_safety.cli.published import finding
 from kubectl_safety.cli.render import table
+from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
+
+if TYPE_CHECKING:
+    from kubectl_safety.analysis.plans.preemption import (ExcludedNode, PreemptionCandidate, PreemptionPreview,
+                                                          Victim)
+    from kubectl_safety.analysis.scheduling.failure import Failure
 
 
 PRIORITY_OFFSET = 2 ** 31  # kube-scheduler adds it to each victim's priority so that sums stay positive
@@ -81,3 +94,60 @@ def render(r, wide=False) -> str:
     rows = [[f["severity"], f["code"], f["message"]] for f in r["findings"]]
     lines.append("\nFindings:\n" + (table(rows, ["severity", "code", "message"]) if rows else "  none\n"))
     return "\n".join(lines).rstrip() + "\n"
+
+
+def preemption_preview(r: PreemptionPreview) -> dict:
+    p, s = r.pod, r.sampling
+    return {
+        "kind": "PreemptionPreview", "apiVersion": API_VERSION,
+        "pod": {"namespace": p.namespace, "name": p.name, "priority": p.priority,
+                "priorityClassName": p.priority_class_name, "prioritySource": p.priority_source,
+                "preemptionPolicy": p.preemption_policy, "nominatedNodeName": p.nominated_node_name,
+                "requests": p.requests},
+        "replicas": r.replicas, "placed": r.placed, "outcome": r.outcome,
+        "fitsWithoutPreemption": r.fits_without_preemption, "feasibleNodes": list(r.feasible_nodes),
+        "eligible": r.eligible, "eligibility": r.eligibility, "node": r.node,
+        "victims": [victim(v) for v in r.victims],
+        "candidates": [preemption_candidate(c) for c in r.candidates],
+        "excluded": [excluded_node(e) for e in r.excluded],
+        "sampling": {"potentialNodes": s.potential_nodes, "minCandidates": s.min_candidates,
+                     "tiedBest": list(s.tied_best), "mayDiffer": s.may_differ, "note": s.note},
+        "placements": [{"replica": x.replica, "name": x.name, "outcome": x.outcome, "node": x.node,
+                        "victims": [victim(v) for v in x.victims], "candidates": x.candidates} for x in r.placements],
+        "notes": list(r.notes),
+        "findings": [finding(f) for f in r.findings],
+    }
+
+
+def victim(v: Victim) -> dict:
+    return {"namespace": v.namespace, "name": v.name, "node": v.node, "priority": v.priority,
+            "pdbViolation": v.pdb_violation, "pdbs": list(v.pdbs), "startTime": v.start_time,
+            "terminating": v.terminating, "gracePeriodSeconds": v.grace_period_seconds}
+
+
+def preemption_candidate(c: PreemptionCandidate) -> dict:
+    return {"node": c.node, "victims": [victim(v) for v in c.victims], "pdbViolations": c.pdb_violations,
+            "highestPriority": c.highest_priority, "prioritySum": c.priority_sum, "earliestStart": c.earliest_start,
+            "rank": c.rank}
+
+
+def excluded_node(e: ExcludedNode) -> dict:
+    return {"node": e.node, "reason": e.reason, "equalPriorityBlocks": e.equal_priority_blocks,
+            "plugins": list(e.plugins), "failures": [failure(f) for f in e.failures]}
+
+
+def failure(f: Failure) -> dict:
+    return {"plugin": f.plugin, "code": f.code, "message": f.message, "resolvable": f.resolvable}
+
+
+SERIALIZERS = {"kubectl_safety.analysis.plans.preemption.PreemptionPreview": preemption_preview}
+
+
+PLACED = ("fits", "preempt", "waiting", "bound")  # a PreemptionPreview's outcomes that place the pod
+
+
+def preemption_code(previews, accepted=False) -> ExitCode:
+    """PreemptionPreviews': OK when every pod is placed and no snapshot was incomplete (unless accepted)."""
+    unheld = any(f.code == "SNAPSHOT_INCOMPLETE" for r in previews for f in r.findings)
+    return ExitCode.OK if all(r.outcome in PLACED for r in previews) and (not unheld or accepted) \
+        else ExitCode.UNSAFE

@@ -1,13 +1,25 @@
-"""``rollout`` as text: the plan's batches and grouped risks, the run's report, its progress lines."""
+"""``rollout``'s view: its text (the plan's batches and grouped risks, the run's report, its progress lines),
+its published JSON (kinds RolloutPlan and RolloutReport) and a rollout's exit code."""
+
+from __future__ import annotations
 
 import textwrap
+from typing import TYPE_CHECKING
 
 from kubectl_safety.cli.drain_progress import DrainProgress, event_line
+from kubectl_safety.cli.published import risk
 from kubectl_safety.cli.render import table
-from kubectl_safety.cli.text.check import surgeable_line
+from kubectl_safety.cli.report import ExitCode
 from kubectl_safety.cli.risks import render_risks, unaccepted_codes
-from kubectl_safety.cli.text.drain import render_plan as render_drain, render_surges
+from kubectl_safety.cli.views.check import surgeable_line
+from kubectl_safety.cli.views.drain import (appeared_pod, drain_plan, left_pod, render_plan as render_drain,
+                                            render_surges, request_counts, surge_plan)
+from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
+
+if TYPE_CHECKING:
+    from kubectl_safety.analysis.plans.rollout import Batch, BatchRisk, CapacityLeft, Cause, RolloutPlan
+    from kubectl_safety.engine.rollout_report import BatchProgress, NodeProgress, RolloutReport
 
 
 def progress():
@@ -206,3 +218,105 @@ def render_report(r, wide=False) -> str:
     if r["status"] != "done":
         lines.append("\nProgress is kept in the cluster; run the same command again to resume.")
     return "\n".join(lines) + "\n"
+
+
+def batch_risk(r: BatchRisk) -> dict:
+    return {**risk(r.risk), "batch": r.batch, "workload": r.workload}
+
+
+def rollout_plan(plan: RolloutPlan) -> dict:
+    o = plan.options
+    out = {
+        "kind": "RolloutPlan", "apiVersion": API_VERSION,
+        "safe": plan.safe, "nodes": list(plan.nodes), "done": list(plan.done), "missing": list(plan.missing),
+        "options": {"maxUnavailable": str(o.max_unavailable), "batchSize": plan.batch_size, "byZone": o.by_zone,
+                    "precordon": o.precordon, "maintenance": o.maintenance, "skipBlocked": o.skip_blocked},
+        "risks": [batch_risk(r) for r in plan.risks], "causes": [cause(c) for c in plan.causes],
+        "stopsAtBatch": plan.stops_at_batch, "leftNodes": list(plan.left_nodes),
+        "batches": [batch(b) for b in plan.batches], "estimatedSeconds": plan.estimated_seconds,
+        "takenAt": plan.taken_at, "rollout": plan.rollout,
+    }
+    if plan.surge_peak is not None:
+        out["options"].update(surge=True, surgeLimit=o.drain.surge_limit)
+        out["surgePeak"] = dict(plan.surge_peak)
+    if plan.gates is not None:
+        out["gates"] = rollout_gates(plan.gates)
+    return out
+
+
+def rollout_gates(g) -> dict:
+    return {"windows": list(g.windows), "outsideWindow": g.outside_window, "windowClosesAt": g.window_closes_at,
+            "nextWindowOpensAt": g.next_window_opens_at, "batchStarts": list(g.batch_starts),
+            "alertsUrl": g.alerts_url, "alertFilter": g.alert_filter, "blockingPodSelector": g.blocking_pod_selector,
+            "heldNodes": [{"node": h.node, "pods": list(h.pods)} for h in g.held_nodes]}
+
+
+def batch(b: Batch) -> dict:
+    out = {"batch": b.number, "nodes": list(b.nodes), "zones": list(b.zones), "safe": b.safe,
+           "blockedNodes": list(b.blocked_nodes), "capacity": capacity_left(b.capacity),
+           "estimatedSeconds": b.estimated_seconds, "drain": drain_plan(b.drain)}
+    if b.surge is not None:
+        out["surge"] = surge_plan(b.surge)
+    return out
+
+
+def capacity_left(c: CapacityLeft) -> dict:
+    return {"schedulableNodes": c.schedulable_nodes, "cpuFree": c.cpu_free, "memoryFree": c.memory_free,
+            "cpuNeeded": c.cpu_needed, "memoryNeeded": c.memory_needed}
+
+
+def cause(c: Cause) -> dict:
+    return {"code": c.code.value, "batch": c.batch, "safeWithout": c.safe_without, "message": c.message,
+            "buys": c.buys, "alternatives": list(c.alternatives)}
+
+
+def rollout_report(r: RolloutReport) -> dict:
+    out = {"kind": "RolloutReport", "apiVersion": API_VERSION, "rollout": r.rollout, "lease": r.lease,
+           "holder": r.holder, "status": r.status.value, "message": r.message, "resumed": r.resumed,
+           "elapsedSeconds": r.elapsed_seconds, "batches": [batch_progress(b) for b in r.batches],
+           "nodes": [node_progress(n) for n in r.nodes], "requests": request_counts(r.requests)}
+    if r.plan is not None:
+        out["plan"] = {"batches": r.plan.batches, "estimatedSeconds": r.plan.estimated_seconds,
+                       "done": list(r.plan.done)}
+    return out
+
+
+def batch_progress(b: BatchProgress) -> dict:
+    return {"batch": b.number, "nodes": list(b.nodes), "status": b.status.value,
+            "gate": None if b.gate is None else {"passed": b.gate.passed, "message": b.gate.message}}
+
+
+def node_progress(n: NodeProgress) -> dict:
+    out = {"name": n.name, "batch": n.batch, "state": n.state}
+    if n.drain is not None:
+        d = n.drain
+        out["drain"] = {"status": d.status.value, "evicted": list(d.evicted),
+                        "appeared": [appeared_pod(a) for a in d.appeared], "left": [left_pod(p) for p in d.left]}
+    if n.exec is not None:
+        out["exec"] = {"exitCode": n.exec.exit_code, "seconds": n.exec.seconds, "output": n.exec.output}
+    if n.ready is not None:
+        out["ready"] = n.ready
+    if n.uncordoned is not None:
+        out["uncordoned"] = n.uncordoned
+    if n.surges is not None:
+        out["surges"] = list(n.surges)
+    return out
+
+
+SERIALIZERS = {"kubectl_safety.analysis.plans.rollout.BatchRisk": batch_risk,
+               "kubectl_safety.analysis.plans.rollout.RolloutPlan": rollout_plan,
+               "kubectl_safety.engine.rollout_report.RolloutReport": rollout_report}
+
+
+def rollout_code(report, blocked_left=False) -> ExitCode:
+    """A rollout's (its typed RolloutReport): done; interrupted; error; blocked before any batch was
+    done (not safe); else partly done. ``blocked_left``: nodes were left out as blocked
+    (--skip-blocked), so a rollout done with the rest is not safe."""
+    from kubectl_safety.engine.rollout_report import RolloutStatus
+
+    ends = {RolloutStatus.DONE: ExitCode.UNSAFE if blocked_left else ExitCode.OK,
+            RolloutStatus.INTERRUPTED: ExitCode.INTERRUPTED, RolloutStatus.ERROR: ExitCode.ERROR}
+    if report.status in ends:
+        return ends[report.status]
+    nothing_done = not any(b.status is RolloutStatus.DONE for b in report.batches) and not report.resumed
+    return ExitCode.UNSAFE if report.status is RolloutStatus.BLOCKED and nothing_done else ExitCode.PARTIAL

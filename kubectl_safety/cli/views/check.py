@@ -1,7 +1,21 @@
-"""``check`` as text: the summary, what blocks a rolling upgrade, every node, the findings and the verdict."""
+"""``check``'s view: its text (the summary, what blocks a rolling upgrade, every node, the findings and the
+verdict), its published JSON (kind ClusterCheck) and its exit code."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kubectl_safety.cli.published import finding, object_ref, risk
 from kubectl_safety.cli.render import table
+from kubectl_safety.cli.report import ExitCode
 from kubectl_safety.cli.risks import render_risks
+from kubectl_safety.cli.views.delete import delete_owner
+from kubectl_safety.cli.views.drain import surgeable
+from kubectl_safety.model.constants import API_VERSION
+
+if TYPE_CHECKING:
+    from kubectl_safety.analysis.plans.check import Blocker, CheckedNode, ClusterCheck
+    from kubectl_safety.analysis.plans.common import Finding
 
 
 def render_list(r, wide=False) -> str:
@@ -131,3 +145,72 @@ def _other_findings(other, wide) -> list:
 
 def _name(o) -> str:
     return f"{o['namespace']}/{o['name']}" if o["namespace"] else o["name"]
+
+
+def cluster_check(c: ClusterCheck) -> dict:
+    head = {"kind": "ClusterCheck", "apiVersion": API_VERSION}
+    if c.context is not None:
+        head["context"] = c.context
+    if c.error is not None:
+        return {**head, "error": c.error}
+    a, s = c.assumes, c.summary
+    return {
+        **head,
+        "source": c.source, "takenAt": c.taken_at,
+        "assumes": {"ignoreDaemonsets": a.ignore_daemonsets, "deleteEmptydirData": a.delete_emptydir_data,
+                    "force": a.force, "disableEviction": a.disable_eviction, "gracePeriod": a.grace_period,
+                    "timeout": a.timeout, "skipWaitForDeleteTimeout": a.skip_wait_for_delete_timeout,
+                    "podSelector": str(a.pod_selector) if a.pod_selector else None,
+                    "acceptRisks": sorted(a.accept_risks), **({"surge": True} if a.surge else {})},
+        "summary": {"nodes": s.nodes, "drainable": s.drainable, "notDrainable": s.not_drainable,
+                    "removable": s.removable, "unreachable": s.unreachable, "blockers": s.blockers,
+                    "findings": dict(s.findings), "failOn": s.fail_on, "failing": s.failing, "scope": s.scope,
+                    "otherFindings": dict(s.other_findings), "ready": s.ready},
+        "blockers": [blocker(b) for b in c.blockers],
+        "nodes": [checked_node(n) for n in c.nodes],
+        "findings": [check_finding(f) for f in c.findings],
+        "otherFindings": [check_finding(f) for f in c.other_findings],
+    }
+
+
+def blocker(b: Blocker) -> dict:
+    return {"object": object_ref(b.object), "nodes": list(b.nodes), "codes": list(b.codes), "blocks": b.blocks}
+
+
+def checked_node(n: CheckedNode) -> dict:
+    out = {"name": n.name, "state": n.state, "unschedulable": n.unschedulable, "drainable": n.drainable,
+           "removable": n.removable, "pods": n.pods, "risks": [risk(r) for r in n.risks],
+           "estimatedSeconds": n.estimated_seconds}
+    if n.surges is not None:
+        out["surges"] = list(n.surges)
+    out.update({"unplaceable": list(n.unplaceable), "notRecreated": list(n.not_recreated)})
+    if n.stuck_pods is not None:
+        out["stateMessage"] = n.state_message
+        out["stuckPods"] = [{"namespace": p.namespace, "name": p.name, "owner": delete_owner(p.owner),
+                             "forceNeeded": p.force_needed,
+                             "verdict": p.verdict, "risks": list(p.risks)} for p in n.stuck_pods]
+    if n.drainable_without_surge is not None:
+        out["drainableWithoutSurge"] = n.drainable_without_surge
+    out["liftedBy"] = list(n.lifted_by)
+    if n.drainable_with_surge is not None:
+        out["surgeable"] = surgeable(n.surgeable, n.drainable_with_surge)
+    return out
+
+
+def check_finding(f: Finding) -> dict:
+    """A finding of ``check``: with the objects it names."""
+    out = {**finding(f), "objects": [object_ref(o) for o in f.objects]}
+    if f.reason is not None:
+        out["reason"] = f.reason
+    return out
+
+
+SERIALIZERS = {"kubectl_safety.analysis.plans.check.ClusterCheck": cluster_check}
+
+
+def check_code(checks) -> ExitCode:
+    """``check``'s (its ClusterChecks, one per context): an error when one could not be checked, OK when
+    every one is ready, else UNSAFE."""
+    if any(c.error is not None for c in checks):
+        return ExitCode.ERROR
+    return ExitCode.OK if all(c.summary.ready for c in checks) else ExitCode.UNSAFE

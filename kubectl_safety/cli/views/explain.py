@@ -1,25 +1,99 @@
-"""The published JSON of explain's and delete's assessments (kinds PodExplanation, NodeExplanation,
-PriorityAudit, ForceDeleteAssessment), and the parts other kinds share with them (findings, PDB summaries)."""
+"""``explain pod|node|priorities``'s view: its text, read from the typed explanations (their strings made
+printable), and their published JSON (kinds PodExplanation, NodeExplanation, PriorityAudit)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kubectl_safety.cli.published import budget_summary, finding
+from kubectl_safety.cli.render import table
+from kubectl_safety.cli.views.delete import delete_assessment
 from kubectl_safety.model.constants import API_VERSION
+from kubectl_safety.model.duration import human_duration
 
 if TYPE_CHECKING:
     from kubectl_safety.analysis.explanations.common import NodeHealth
-    from kubectl_safety.analysis.explanations.delete import DeleteAssessment
     from kubectl_safety.analysis.explanations.node import NodeExplanation
     from kubectl_safety.analysis.explanations.pod import PodExplanation
     from kubectl_safety.analysis.explanations.priority import PriorityAudit
     from kubectl_safety.analysis.explanations.spread import SpreadConstraint
     from kubectl_safety.analysis.explanations.termination import TerminationTimeline
-    from kubectl_safety.analysis.plans.common import BudgetSummary, Finding
 
 
-def finding(f: Finding) -> dict:
-    return {"code": f.code, "severity": f.severity.value, "message": f.message}
+def findings(report) -> str:
+    rows = [[f.severity.value, f.code, f.message] for f in report.findings]
+    return "\nFindings:\n" + (table(rows, ["severity", "code", "message"]) if rows else "  none\n")
+
+
+def render_pod(r, wide=False) -> str:
+    p, q, pr, t = r.pod, r.qos, r.priority, r.termination
+    state = f"{p.phase}{', ready' if p.ready else ''}{', terminating' if p.terminating else ''}"
+    lines = [f"Pod:          {p.namespace}/{p.name} on {p.node or '(unscheduled)'} ({state})",
+             f"QoS:          {q.qos_class}: {q.reason}"
+             + ("" if q.matches_status else f" (status says {q.status}, spec computes {q.computed.value})")]
+    for c in q.containers:
+        lines.append(f"  {'init ' if c.init else ''}{c.name}: {c.qos_class.value} ({c.reason})")
+    cls = f" (class {pr.class_name})" if pr.class_name else ""
+    lines.append(f"Priority:     {pr.value} from {pr.source.value}{cls}; preemptionPolicy {pr.preemption_policy}")
+    lines.append(f"Termination:  grace {human_duration(t.grace_period_seconds)} ({t.why})")
+    times = [f"t+{human_duration(step.at)}" for step in t.steps]
+    width = max(map(len, times), default=0)
+    for at, step in zip(times, t.steps):  # one column: t+0s and t+30s alike
+        lines.append(f"  {at:<{width}}  {step.event}")
+    lines.append(f"  eviction: {human_duration(t.eviction.grace_period_seconds)}; kubelet soft eviction: "
+                 f"{t.kubelet_soft_eviction.note}; hard: 1s")
+    for probe in t.probe_failure:
+        lines.append(f"  {probe.probe.value} failure on {probe.container}: {human_duration(probe.grace_period_seconds)}"
+                     + (" (probe-level)" if probe.probe_override else ""))
+    lines.append(f"OOM score:    oom_score_adj {r.oom.max}")
+    if r.eviction_rank:
+        e = r.eviction_rank
+        lines.append(f"Eviction:     rank {e.rank or '-'} of {e.of} under memory pressure: {e.reason}")
+    if r.node_state:
+        lines.append(f"Node state:   {r.node_state.message}")
+    fd = r.force_delete
+    lines.append(f"Force delete: {fd.verdict}")
+    for risk in fd.risks:
+        lines.append(f"  {risk.code}: {risk.message}")
+    owners = " <- ".join(f"{o.kind}/{o.name}" for o in r.owners) or "none (unmanaged pod)"
+    lines.append(f"Owners:       {owners}")
+    for b in r.pdbs:
+        spec = (f"minAvailable {b.min_available}" if b.min_available is not None
+                else f"maxUnavailable {b.max_unavailable}")
+        lines.append(f"PDB:          {b.name} ({spec}): disruptionsAllowed {b.disruptions_allowed}, healthy "
+                     f"{b.current_healthy}/{b.desired_healthy} desired, {b.unhealthy_pod_eviction_policy}")
+    if not r.pdbs:
+        lines.append("PDB:          none")
+    for c in r.topology_spread:
+        domains = ", ".join(f"{k}={v}" for k, v in c.domains.items())
+        lines.append(f"Spread:       {c.topology_key} maxSkew {c.max_skew} {c.when_unsatisfiable}: skew {c.skew}"
+                     f"{' VIOLATED' if c.violated else ''} [{domains}]")
+    return "\n".join(lines) + "\n" + findings(r)
+
+
+def render_node(r, wide=False) -> str:
+    n, st = r.node, r.state
+    lines = [f"Node:   {n.name}{' (cordoned)' if n.unschedulable else ''}",
+             f"State:  {st.message}{' (partitioned?)' if st.partitioned else ''}"]
+    lines.append("\nConditions:")
+    lines.append(table([[c.type, c.status, c.reason or ""] for c in r.conditions],
+                       ["type", "status", "reason"]).rstrip() or "  none")
+    lines.append("\nAllocated (sum of the pods' requests, as kubectl describe node):")
+    lines.append(table([[a.resource, a.requested, a.allocatable, "" if a.percent is None else f"{a.percent}%"]
+                        for a in r.allocation], ["resource", "requests", "allocatable", "requests%"]).rstrip())
+    lines.append("\nPods in memory-pressure eviction order (" + r.eviction_order_assumption + "):")
+    headers = ["rank", "namespace", "name", "qos", "priority", "oom_score_adj", "pdb"] + (["reason"] if wide else [])
+    rows = [[p.rank or "-", p.namespace, p.name, p.qos, p.priority, p.oom_score_adj, p.pdb or ""]
+            + ([p.reason] if wide else []) for p in r.pods]
+    lines.append(table(rows, headers).rstrip() or "  none")
+    return "\n".join(lines) + "\n" + findings(r)
+
+
+def render_priorities(r, wide=False) -> str:
+    rows = [[c.name, c.value, "yes" if c.global_default else "", c.preemption_policy, c.pods] for c in r.classes]
+    out = table(rows, ["name", "value", "global-default", "preemption-policy", "pods"])
+    out += f"\nPods without a class: {r.pods_without_class}; at priority 0: {r.pods_at_zero_count}\n"
+    return out + findings(r)
 
 
 def pod_explanation(e: PodExplanation) -> dict:
@@ -66,14 +140,6 @@ def termination_timeline(t: TerminationTimeline) -> dict:
     }
 
 
-def budget_summary(b: BudgetSummary) -> dict:
-    return {"name": b.name, "namespace": b.namespace, "minAvailable": b.min_available,
-            "maxUnavailable": b.max_unavailable, "unhealthyPodEvictionPolicy": b.unhealthy_pod_eviction_policy,
-            "selector": b.selector, "disruptionsAllowed": b.disruptions_allowed, "currentHealthy": b.current_healthy,
-            "desiredHealthy": b.desired_healthy, "expectedPods": b.expected_pods, "matchingPods": b.matching_pods,
-            "neverAllows": b.never_allows}
-
-
 def spread_constraint(c: SpreadConstraint) -> dict:
     return {"topologyKey": c.topology_key, "maxSkew": c.max_skew, "whenUnsatisfiable": c.when_unsatisfiable,
             "minDomains": c.min_domains, "nodeAffinityPolicy": c.node_affinity_policy,
@@ -88,32 +154,6 @@ def node_health(h: NodeHealth) -> dict:
         out["unschedulable"] = h.unschedulable
     out["message"] = h.message
     return out
-
-
-def delete_assessment(a: DeleteAssessment) -> dict:
-    """One pod's delete assessment (a ForceDeleteAssessment's or DeleteReport's pod, explain pod's forceDelete)."""
-    n, t, owner = a.node, a.terminating, a.owner
-    return {
-        "namespace": a.namespace, "name": a.name, "uid": a.uid, "phase": a.phase,
-        "owner": delete_owner(owner),
-        "node": {"name": n.name, "state": n.state.value, "partitioned": n.partitioned,
-                 "heartbeatAgeSeconds": n.heartbeat_age_seconds, "message": n.message},
-        "force": a.force,
-        "gracePeriodSeconds": a.grace_period_seconds, "graceWhy": a.grace_why,
-        "timeline": [{"at": x.at, "event": x.event} for x in a.timeline],
-        "terminating": None if t is None else {"deletionTimestamp": t.deletion_timestamp,
-                                               "gracePeriodSeconds": t.grace_period_seconds,
-                                               "forSeconds": t.for_seconds, "overdueSeconds": t.overdue_seconds},
-        "forceNeeded": a.force_needed,
-        "verdict": a.verdict,
-        "risks": [finding(r) for r in a.risks],
-    }
-
-
-def delete_owner(o):
-    if o is None:
-        return None
-    return {"kind": o.kind, "name": o.name, **({"via": o.via} if o.via is not None else {})}
 
 
 def node_explanation(e: NodeExplanation) -> dict:
@@ -147,3 +187,8 @@ def priority_audit(a: PriorityAudit) -> dict:
         "podsAtZeroCount": a.pods_at_zero_count,
         "findings": [finding(f) for f in a.findings],
     }
+
+
+SERIALIZERS = {"kubectl_safety.analysis.explanations.pod.PodExplanation": pod_explanation,
+               "kubectl_safety.analysis.explanations.node.NodeExplanation": node_explanation,
+               "kubectl_safety.analysis.explanations.priority.PriorityAudit": priority_audit}

@@ -1,7 +1,9 @@
-"""``--engine NAME`` as text: one line per node with its outcome, then the details, the batches and the
-settings with their sources."""
+"""``--engine NAME``'s view: its text (one line per node with its outcome, then the details, the batches and
+the settings with their sources), its published JSON (kind EnginePlan) and its exit code."""
 
 from kubectl_safety.cli.render import table
+from kubectl_safety.cli.report import ExitCode
+from kubectl_safety.model.constants import API_VERSION
 from kubectl_safety.model.duration import human_duration
 
 ORDER = {"random": "the engine picks nodes at random: each batch is one possible draw",
@@ -53,3 +55,40 @@ def _details(n) -> list:
     if n["localDataLost"]:
         out.append(f"local data lost: {', '.join(n['localDataLost'])}")
     return out
+
+
+def engine_plan(o) -> dict:
+    """``profiles.outcome.EngineOutcome`` as JSON."""
+    p = o.profile
+    return {
+        "kind": "EnginePlan", "apiVersion": API_VERSION,
+        "engine": {
+            "name": p.name, "title": p.title,
+            "settings": [{"name": s.name, "value": s.text, "source": s.source.value, "origin": s.origin}
+                         for s in p.settings],
+            "verdict": o.verdict.value, "order": p.order.value,
+            "nodes": [_node(n) for n in o.nodes],
+            "batches": [{"batch": b.number, "nodes": list(b.nodes), "seconds": b.seconds} for b in o.batches],
+            "haltsAfter": o.halts_after, "seconds": o.seconds,
+            "notes": list(p.notes), "sources": list(p.sources),
+        },
+    }
+
+
+def _node(n) -> dict:
+    return {
+        "name": n.name, "batch": n.batch, "outcome": n.outcome.value, "atSeconds": n.at_seconds,
+        "reason": n.reason, "setting": n.setting,
+        "pods": [{"namespace": p.namespace, "name": p.name, "action": p.action, "atSeconds": p.at_seconds,
+                  "code": p.code, "reason": p.reason, "group": p.group} for p in n.pods],
+        "leftInPlace": list(n.left_in_place), "localDataLost": list(n.local_data_lost), "leaves": n.leaves,
+        "availability": [{"workload": a.workload, "ready": a.ready, "fallsTo": a.falls_to} for a in n.availability],
+    }
+
+
+SERIALIZERS = {"kubectl_safety.analysis.profiles.outcome.EngineOutcome": engine_plan}
+
+
+def engine_code(outcome) -> ExitCode:
+    """An engine's predicted upgrade (EnginePlan): OK only when every node COMPLETES, else UNSAFE."""
+    return ExitCode.OK if outcome.completes else ExitCode.UNSAFE
