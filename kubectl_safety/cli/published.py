@@ -3,9 +3,9 @@
 ``published(report)`` turns every typed plan in a report (a dict that may embed them) into the JSON
 the schemas in ``kubectl_safety/schemas`` describe. Each command's view (``cli/views/<module>.py``)
 declares its serializers in its ``SERIALIZERS``, keyed by the typed class's module and name;
-``serializers()`` merges them, importing the views on the first kind met. This module holds the
-serializers of the parts several kinds share (reasons, risks, object references, findings, PDB
-summaries). The serializers name the typed kinds only in annotations: publishing a kind imports no
+``published`` imports the view named after a kind's module when it first meets the kind. This module
+holds the serializers of the parts several kinds share (reasons, risks, object references, findings,
+PDB summaries). The serializers name the typed kinds only in annotations: publishing a kind imports no
 other kind's module (a dry-run drain loads neither the explanations nor the engine's reports).
 """
 
@@ -29,8 +29,27 @@ def published(value):
         return [published(v) for v in value]
     serializer = _BY_CLASS.get(kind)
     if serializer is None:
-        serializer = _BY_CLASS[kind] = serializers().get(f"{kind.__module__}.{kind.__qualname__}", False)
+        serializer = _BY_CLASS[kind] = _serializer(kind) or False
     return serializer(value) if serializer else value
+
+
+def _serializer(kind):
+    """A typed class's serializer (None: published as is): the shared table's, else its view's. The view named
+    after the class's module or package (``plans.drain``: ``views/drain.py``; ``engine.rollout_report``:
+    ``views/rollout.py``; ``analysis.why.pod``: ``views/why.py``) is imported first, every view only when
+    that one does not hold it: a drain's plan loads the drain's view alone."""
+    if not kind.__module__.startswith("kubectl_safety."):
+        return None
+    key = f"{kind.__module__}.{kind.__qualname__}"
+    if key in SERIALIZERS:
+        return SERIALIZERS[key]
+    views = _view_names()
+    named = [w for word in reversed(kind.__module__.split(".")) for w in (word, word.split("_")[0]) if w in views]
+    for name in dict.fromkeys(named + list(views)):
+        found = _view_serializers(name).get(key)
+        if found is not None:
+            return found
+    return None
 
 
 def reason(r: Reason) -> dict:
@@ -68,13 +87,22 @@ SERIALIZERS = {"kubectl_safety.analysis.plans.common.Risk": risk}
 
 
 @cache
-def serializers() -> dict:
-    """Every published kind's serializer: the table above and each view's ``SERIALIZERS`` (the views found by
-    name, as ``main`` finds the commands: they render with ``cli/render.py``, which publishes with this)."""
+def _view_names() -> tuple:
+    """The views (``cli/views/<name>.py``), found by name as ``main`` finds the commands: they render with
+    ``cli/render.py``, which publishes with this, so none is imported here up front."""
     views = importlib.import_module(f"{__package__}.views")
+    return tuple(sorted(v.name for v in pkgutil.iter_modules(views.__path__)))
+
+
+def _view_serializers(name: str) -> dict:
+    return getattr(importlib.import_module(f"{__package__}.views.{name}"), "SERIALIZERS", {})
+
+
+def serializers() -> dict:
+    """Every published kind's serializer: the table above and each view's ``SERIALIZERS``."""
     merged = dict(SERIALIZERS)
-    for view in pkgutil.iter_modules(views.__path__):
-        merged.update(getattr(importlib.import_module(f"{views.__name__}.{view.name}"), "SERIALIZERS", {}))
+    for name in _view_names():
+        merged.update(_view_serializers(name))
     return merged
 
 
