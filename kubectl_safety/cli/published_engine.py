@@ -17,8 +17,18 @@ def engine_plan(o) -> dict:
             "batches": [{"batch": b.number, "nodes": list(b.nodes), "seconds": b.seconds} for b in o.batches],
             "haltsAfter": o.halts_after, "seconds": o.seconds,
             "notes": list(p.notes), "sources": list(p.sources),
+            "withSurge": None if o.surge is None else _with_surge(o.surge),
         },
     }
+
+
+def _with_surge(ahead) -> dict:
+    from kubectl_safety.analysis.profiles.ahead import RUN_FIRST, verdict
+
+    return {"verdict": verdict(ahead).value, "runFirst": RUN_FIRST,
+            "nodes": [{"name": a.name, "outcome": a.outcome.value, "atSeconds": a.at_seconds, "reason": a.reason,
+                       "changes": a.changes, "keptWhole": list(a.kept_whole),
+                       "notKept": [{"what": what, "reason": why} for what, why in a.not_kept]} for a in ahead]}
 
 
 def _node(n) -> dict:

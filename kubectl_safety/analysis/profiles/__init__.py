@@ -9,7 +9,7 @@ and returns its ``DrainProfile``.
 import importlib
 import pkgutil
 
-NOT_ENGINES = frozenset({"base", "outcome"})  # the modules here that are not an engine's
+NOT_ENGINES = frozenset({"ahead", "base", "outcome"})  # the modules here that are not an engine's
 
 
 def engines() -> list:

@@ -17,6 +17,8 @@ def render_engine(r, wide=False) -> str:
     lines = [f"Engine {e['name']} ({e['title']}): {e['verdict']}", ""]
     rows = [[n["name"], n["batch"], n["outcome"], _at(n["atSeconds"]), n["reason"]] for n in e["nodes"]]
     lines.append(table(rows, ["NODE", "BATCH", "OUTCOME", "AT", "REASON"]).rstrip("\n"))
+    if e["withSurge"] is not None:
+        lines += ["", *_with_surge(e["withSurge"])]
     for n in e["nodes"]:
         details = _details(n)
         if details:
@@ -53,3 +55,20 @@ def _details(n) -> list:
     if n["localDataLost"]:
         out.append(f"local data lost: {', '.join(n['localDataLost'])}")
     return out
+
+
+def _with_surge(w) -> list:
+    """--surge: each node's outcome once the surge ran ahead of the engine, and what it keeps whole."""
+    lines = [f"With --surge: {w['verdict']}. The engine does not surge: run {w['runFirst']} on each node before "
+             "the engine's window (it replaces these workloads' pods first, then drains the node); the exit code "
+             "is the engine's without it."]
+    rows = [[a["name"], a["outcome"] + ("" if a["changes"] else " (no change)"), _at(a["atSeconds"]),
+             ", ".join(a["keptWhole"]) or "-"] for a in w["nodes"]]
+    lines.append(table(rows, ["NODE", "WITH --SURGE", "AT", "KEPT WHOLE"]).rstrip("\n"))
+    if not any(a["changes"] for a in w["nodes"]):
+        lines.append("  A surge ahead changes no node's outcome here: what holds them is not a PDB a surge lifts.")
+    for a in w["nodes"]:
+        if a["changes"]:
+            lines.append(f"  {a['name']} with --surge: {a['outcome']}: {a['reason']}")
+        lines += [f"  {a['name']}: --surge cannot keep {k['what']}: {k['reason']}" for k in a["notKept"]]
+    return lines
