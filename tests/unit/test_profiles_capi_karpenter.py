@@ -76,6 +76,14 @@ CAPI = [
      {"machineDrainRules": rules(("b-drain", {"behavior": "Drain"}, []),
                                  ("a-skip", {"behavior": "Skip"}, [{"selector": {"matchLabels": {"app": "db"}}}]))},
      (Outcome.COMPLETES, 0, {"db": ("skip", None, "CAPI_DRAIN_SKIP")})),
+    # machine_controller.go reconcileDelete: pre-drain hooks are checked before isNodeDrainAllowed starts the drain
+    # (and its timeout); pre-terminate hooks after the drain and the volume detach, before the infrastructure goes
+    ("pre-drain-hook-stalls-before-the-drain", [make_pod("solo")], {"nodeDrainTimeoutSeconds": "30",
+                                                                   "pre-drain-hooks": "backup"},
+     (Outcome.STALLS, 0, {"solo": ("wait", None, "CAPI_PRE_DRAIN_HOOK")})),
+    ("pre-terminate-hook-stalls-after-the-drain", [make_pod("solo", owner=("ReplicaSet", "solo"))],
+     {"pre-terminate-hooks": "pre-terminate.delete.hook.machine.cluster.x-k8s.io/snapshot"},
+     (Outcome.STALLS, 30, {"solo": ("evict", 30, "")})),
     ("higher-order-group-waits-behind-a-blocked-pod", [*never_allows(), make_pod("db", labels={"app": "db"})],
      {"machineDrainRules": DB_LAST},
      (Outcome.STALLS, 0, {"web-a": ("blocked", None, "PDB_NEVER_ALLOWS"), "db": ("wait", None, "BEHIND_GROUP")})),
@@ -142,3 +150,38 @@ def test_invalid_setting_is_a_usage_error(engine, key, value):
 def test_capi_machines_in_name_order_one_at_a_time_by_default():
     result = run("capi", [make_pod("a", node="n2"), make_pod("b", node="n1")], nodes=("n2", "n1"))
     assert [b.nodes for b in result.batches] == [("n1",), ("n2",)]
+
+
+# mdutil/util.go ResolveFenceposts (GetScaledValueFromIntOrPercent: surge rounded up, unavailable down; both 0:
+# unavailable 1) and MaxUnavailable (at most the replicas; 0 replicas: 0)
+FENCEPOSTS = [
+    ("counts-as-given", 1, 0, 3, (1, 0)),
+    ("quarter-of-ten-surge-up-unavailable-down", "25%", "25%", 10, (3, 2)),
+    ("both-round-to-zero-unavailable-one", "0%", "10%", 5, (0, 1)),
+    ("unavailable-at-most-the-replicas", 0, 5, 3, (0, 3)),
+    ("no-replicas-nothing-unavailable", "50%", "50%", 0, (0, 0)),
+]
+
+
+@pytest.mark.parametrize("name,surge,unavailable,desired,expected", FENCEPOSTS, ids=[r[0] for r in FENCEPOSTS])
+def test_capi_fenceposts(name, surge, unavailable, desired, expected):
+    from kubectl_safety.analysis.profiles.capi import fenceposts
+
+    assert fenceposts(surge, unavailable, desired) == expected
+
+
+@pytest.mark.parametrize("settings,batches", [
+    ({"maxSurge": "50%", "maxUnavailable": "0"}, [["n1", "n2"], ["n3"]]),  # 50% of the 3 drained: 2
+    ({"maxSurge": "50%", "maxUnavailable": "0", "replicas": "10"}, [["n1", "n2", "n3"]]),  # 50% of 10: 5
+    ({"maxSurge": "0", "maxUnavailable": "10%", "replicas": "5"}, [["n1"], ["n2"], ["n3"]]),  # both 0: 1
+], ids=["percent-of-the-nodes-drained", "percent-of-the-machinedeployments-replicas", "both-zero-one-at-a-time"])
+def test_capi_percentages_batch_as_the_machinedeployment_rolls_out(settings, batches):
+    result = run("capi", [], nodes=("n1", "n2", "n3"), **settings)
+    assert [list(b.nodes) for b in result.batches] == batches and not result.profile.notes[1:]
+
+
+def test_capi_hook_is_named_with_its_setting():
+    node = run("capi", [make_pod("solo")], **{"pre-drain-hooks": "backup"}).nodes[0]
+    assert node.setting == "pre-drain-hooks"
+    assert node.reason == ("the drain never starts: pre-drain.delete.hook.machine.cluster.x-k8s.io/backup on the "
+                           "Machine holds the drain until removed (no timeout)")

@@ -195,6 +195,17 @@ class Grace:
     seconds: Optional[int] = None  # FIXED: the grace period every pod gets
 
 
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Something the engine waits for with no end around a node's drain: ``before`` it (the drain never
+    starts: no pod is evicted) or after it (the node is drained, the engine does not go on)."""
+
+    before: bool
+    setting: str  # the setting that holds it
+    code: str  # stable, e.g. CAPI_PRE_DRAIN_HOOK
+    reason: str
+
+
 @dataclass(frozen=True)
 class DrainProfile:
     """One engine's drain: what ``outcome.simulate`` needs, with the settings it was made of.
@@ -227,6 +238,7 @@ class DrainProfile:
     replaces_machine: bool = False  # the node's machine is replaced or reimaged: its local data is lost
     after_drain_seconds: int = 0  # per batch, after its drains: deregistration, soak
     new_capacity: bool = False  # new nodes come up first: replacements need not fit on the nodes that stay
+    holds: Tuple[Hold, ...] = ()  # what the engine waits for with no end before or after each node's drain
     sources: Tuple[str, ...] = ()
     notes: Tuple[str, ...] = field(default=())  # what the prediction assumes, shown with the outcome
 

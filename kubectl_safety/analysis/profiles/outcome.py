@@ -224,6 +224,15 @@ def _node(profile, snapshot, name, plan, rules, ends, bypassed, number) -> NodeO
         work = refused
     else:
         outcome, at, reason, leaves, setting = _judge(profile, work, finish, bypassed)
+    for hold in profile.holds:
+        if hold.before:  # the drain never starts: nothing the drain would do happens
+            for w in work:
+                w.action, w.code, w.seconds, w.reason = "wait", hold.code, None, f"not evicted: {hold.reason}"
+            outcome, at, reason, leaves, setting = (Outcome.STALLS, 0, f"the drain never starts: {hold.reason}", "",
+                                                    hold.setting)
+            break
+        if outcome is Outcome.COMPLETES:
+            outcome, reason, setting = Outcome.STALLS, f"drained, then {hold.reason}", hold.setting
     forced = [w for w in work if w.action == "forced"]
     surged, not_surged, surge_refused = _surge_ahead(plan, name) if profile.drain.surge else ((), (), False)
     return NodeOutcome(
