@@ -132,7 +132,8 @@ def test_karpenter_profile(name, objects, settings, expected):
 def test_settings_show_their_source():
     node_settings = run("karpenter", [], terminationGracePeriod="1h").profile.settings
     assert [(s.name, s.text, s.source) for s in node_settings] == [
-        ("terminationGracePeriod", "1h", Source.FLAG), ("nodes", "10%", Source.DEFAULT)]
+        ("terminationGracePeriod", "1h", Source.FLAG), ("nodes", "10%", Source.DEFAULT),
+        ("reason", "Drifted", Source.DEFAULT)]
 
 
 @pytest.mark.parametrize("engine,key,value", [
@@ -185,3 +186,38 @@ def test_capi_hook_is_named_with_its_setting():
     assert node.setting == "pre-drain-hooks"
     assert node.reason == ("the drain never starts: pre-drain.delete.hook.machine.cluster.x-k8s.io/backup on the "
                            "Machine holds the drain until removed (no timeout)")
+
+
+# robfig/cron v3.0.1 ParseStandard (parser.go getRange, parseDescriptor; spec.go dayMatches), at a UTC minute;
+# 2026-11-22 is a Sunday
+CRON = [
+    ("minute-and-hour", "0 9 * * *", "2026-11-22T09:00", True),
+    ("not-that-minute", "0 9 * * *", "2026-11-22T09:01", False),
+    ("step-from-star", "*/15 * * * *", "2026-11-22T10:45", True),
+    ("n-slash-step-runs-to-the-max", "5/20 * * * *", "2026-11-22T10:45", True),
+    ("range-with-step", "0 1-9/4 * * *", "2026-11-22T05:00", True),
+    ("list-and-names", "0 0 * nov,dec SUN", "2026-11-22T00:00", True),
+    ("day-of-month-or-weekday-when-neither-is-a-star", "0 0 1 * mon", "2026-11-22T00:00", False),
+    ("day-of-month-or-weekday-either-matches", "0 0 22 * mon", "2026-11-22T00:00", True),
+    ("weekday-star-means-both-must-match", "0 0 1 * *", "2026-11-22T00:00", False),
+    ("star-with-step-is-no-star-either-matches", "0 0 */2 * mon", "2026-11-30T00:00", True),
+    ("weekly-is-sunday-midnight", "@weekly", "2026-11-22T00:00", True),
+    ("yearly-is-january-first", "@yearly", "2026-11-22T00:00", False),
+]
+
+
+@pytest.mark.parametrize("name,schedule,at,hit", CRON, ids=[r[0] for r in CRON])
+def test_budget_schedules_read_as_robfig_cron(name, schedule, at, hit):
+    from datetime import datetime, timezone
+
+    from kubectl_safety.model.cron import parse_cron
+
+    assert parse_cron(schedule).matches(datetime.fromisoformat(at).replace(tzinfo=timezone.utc)) is hit
+
+
+@pytest.mark.parametrize("schedule", ["0 9 * *", "60 * * * *", "0 0 0 * *", "0 0 * * 7", "0 9-1 * * *", "*/0 * * * *"])
+def test_budget_schedules_robfig_cron_refuses(schedule):
+    from kubectl_safety.model.cron import CronError, parse_cron
+
+    with pytest.raises(CronError):
+        parse_cron(schedule)

@@ -7,9 +7,10 @@ rule, its per-node drain timeout and what it does when the timeout is reached, a
 ``analysis.drain.plan_drain``.
 
 Each engine's module (``profiles/<name>.py``) declares ``NAME``, ``TITLE``, ``SOURCES``, ``SETTINGS`` (a
-tuple of ``SettingSpec``), optionally ``read(snapshot, nodes) -> {name: (text, origin)}`` (settings found
+tuple of ``SettingSpec``), optionally ``read(snapshot, nodes, given) -> {name: (text, origin)}`` (settings found
 in the objects where the engine keeps them, for the nodes drained: ``of_nodes``; they win over
---engine-setting, which may not name them), optionally
+--engine-setting, which may not name them; ``given``: --engine-setting's, for a setting that decides
+which part of an object applies), optionally
 ``DRAIN_FLAGS`` ({click parameter: setting}: the drain command's own flags that are its settings; every other
 planning flag is refused with the engine), optionally ``MANAGEMENT_CLUSTER = True`` (its objects may live in
 a management cluster: --management-kubeconfig/--management-snapshot), and

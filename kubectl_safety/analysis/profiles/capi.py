@@ -178,7 +178,7 @@ def _drain_timeout(spec):
         return str(old)  # refused by the setting's parser, named with its object
 
 
-def read(snapshot, nodes=()) -> dict:
+def read(snapshot, nodes=(), given=None) -> dict:
     """{setting: (value, origin)} from the Machine of each node (``status.nodeRef.name``), its
     MachineDeployment (label cluster.x-k8s.io/deployment-name) and the MachineDrainRules of its namespace."""
     from kubectl_safety.analysis.profiles.base import at, of_nodes
