@@ -238,6 +238,7 @@ class DrainProfile:
     node_order: Optional[Callable] = None
     replaces_machine: bool = False  # the node's machine is replaced or reimaged: its local data is lost
     after_drain_seconds: int = 0  # per batch, after its drains: deregistration, soak
+    after_all_seconds: int = 0  # once, after the last batch: a soak before the old nodes are deleted
     new_capacity: bool = False  # new nodes come up first: replacements need not fit on the nodes that stay
     holds: Tuple[Hold, ...] = ()  # what the engine waits for with no end before or after each node's drain
     sources: Tuple[str, ...] = ()

@@ -144,7 +144,8 @@ def simulate(profile, snapshot, node_names, now=None) -> EngineOutcome:
         if halts_after is None and profile.halts and any(n.outcome is Outcome.FAILS for n in done):
             halts_after = number
     reached = batches[:halts_after] if halts_after else batches
-    total = None if any(b.seconds is None for b in reached) else sum(b.seconds for b in reached)
+    total = None if any(b.seconds is None for b in reached) else sum(b.seconds for b in reached) + (
+        0 if halts_after else profile.after_all_seconds)
     verdict = max((n.outcome for n in nodes), key=WORST.get, default=Outcome.COMPLETES)
     return EngineOutcome(profile, verdict, tuple(nodes), tuple(batches), halts_after, total)
 
