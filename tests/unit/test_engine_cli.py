@@ -72,6 +72,7 @@ def test_surge_with_an_engine_says_what_a_surge_ahead_keeps_whole_and_exits_as_t
     assert "With --surge: STALLS. The engine does not surge: run kubectl safety drain NODE --surge on each node " \
            "before the engine's window" in out
     assert "node-a2: --surge cannot keep shop/db-0: StatefulSet shop/db is never surged" in out
+    assert "A surge ahead changes no node's outcome here: nothing it can surge holds a node." in out
     _, e = engine_json("drain", "node-a2", "--dry-run", "--engine", "kured")
     assert e["withSurge"] is None
 

@@ -66,7 +66,7 @@ def _with_surge(w) -> list:
              ", ".join(a["keptWhole"]) or "-"] for a in w["nodes"]]
     lines.append(table(rows, ["NODE", "WITH --SURGE", "AT", "KEPT WHOLE"]).rstrip("\n"))
     if not any(a["changes"] for a in w["nodes"]):
-        lines.append("  A surge ahead changes no node's outcome here: what holds them is not a PDB a surge lifts.")
+        lines.append("  A surge ahead changes no node's outcome here: nothing it can surge holds a node.")
     for a in w["nodes"]:
         if a["changes"]:
             lines.append(f"  {a['name']} with --surge: {a['outcome']}: {a['reason']}")
