@@ -248,3 +248,11 @@ def test_karpenter_budget_active_now_holds_the_drain_and_expiry_drains_every_nod
     assert [(p.name, p.action, p.code) for p in node.pods] == [("web", "wait", "KARPENTER_BUDGET")]
     expiry = simulate(profiles.load("karpenter", {"reason": "Expired"}, snap, ["n1", "n2"]), snap, ["n1", "n2"], NOW)
     assert expiry.verdict is Outcome.COMPLETES and [list(b.nodes) for b in expiry.batches] == [["n1", "n2"]]
+
+
+def test_karpenter_scheduled_budget_counts_active_when_the_snapshot_has_no_time():
+    pool = node_pool("morning", [{"nodes": "0", "schedule": "30 8 * * sun", "duration": "1h"}, {"nodes": "3"}])
+    snap = snapshot(*NODES, pool, node_claim("c1", "morning", "n1"), now=None)
+    prof = profiles.load("karpenter", {}, snap, ["n1"])
+    assert (prof.setting("nodes").text, prof.setting("nodes").origin) == (
+        "0", "NodePool morning, budget scheduled 30 8 * * sun for 1h, counted active (the snapshot has no time)")

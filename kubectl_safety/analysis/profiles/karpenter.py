@@ -90,7 +90,9 @@ def _allowed(budget, total, now):
 
     schedule, length = budget.get("schedule"), budget.get("duration")
     how = ""
-    if schedule is not None or length is not None:
+    if (schedule is not None or length is not None) and now is None:
+        how = f", budget scheduled {schedule} for {length}, counted active (the snapshot has no time)"
+    elif schedule is not None or length is not None:
         try:
             seconds = duration(length) if length is not None else 0
             hit = parse_cron(schedule or "").last_hit(now - timedelta(seconds=seconds), now)
@@ -120,7 +122,8 @@ def _budget(pool, total, reason, now):
                and (not isinstance(b.get("reasons"), list) or reason in b["reasons"])]
     active = [(n, how) for n, how in (_allowed(b, total, now) for b in binding) if n is not None]
     if not active:
-        return str(total), f": no budget binds {reason} at {now.strftime('%Y-%m-%dT%H:%MZ')}, every node at once"
+        return str(total), f": no budget binds {reason} at {now.strftime('%Y-%m-%dT%H:%MZ')}, every node at once" \
+            if now is not None else f": no budget binds {reason}, every node at once"
     nodes, how = min(active, key=lambda a: a[0])
     return str(nodes), how
 
