@@ -39,9 +39,9 @@ def check_engine_flags(params, dry_run="client"):
 
 
 # the commands' own flags that plan kubectl-safety's drain or rollout: an engine drains by its own settings
+# (--surge and --surge-limit are not: they plan a surge ahead of the engine, ``profiles.ahead``)
 PLANNING = {"ignore_daemonsets", "delete_emptydir_data", "force", "grace_period", "skip_wait_for_delete_timeout",
-            "pod_selector", "disable_eviction", "no_capacity", "accept_risk", "order", "surge", "surge_limit",
-            "wait_completed", "timeout", "max_unavailable", "by_zone", "no_precordon", "skip_blocked",
+            "pod_selector", "disable_eviction", "no_capacity", "accept_risk", "order", "wait_completed", "timeout", "max_unavailable", "by_zone", "no_precordon", "skip_blocked",
             "keep_cordoned", "exec_command", "exec_timeout", "wait_for", "ready_timeout", "gate_timeout",
             "lease_namespace", "fail_on", "scope", "ignore_finding"}
 
@@ -85,6 +85,11 @@ def engine_dry_run(snapshot, nodes, params, output) -> int:
     if params.get("management_kubeconfig") or params.get("management_snapshot"):
         snapshot = _with_management(snapshot, params)
     outcome = simulate(profiles.load(name, given, snapshot, nodes), snapshot, list(nodes), snapshot.taken_at)
+    if params.get("surge"):
+        from kubectl_safety.analysis.profiles.ahead import surge_ahead
+        from kubectl_safety.cli.drain_flags import surge_limit
+
+        outcome = surge_ahead(outcome, snapshot, snapshot.taken_at, surge_limit(params.get("surge_limit")))
     emit(outcome, output, render_engine)
     return engine_code(outcome)
 

@@ -59,6 +59,24 @@ def test_check_with_an_engine_predicts_every_selected_node():
     assert forced and all(n["atSeconds"] == 3600 and n["availability"] for n in forced)
 
 
+def test_surge_with_an_engine_says_what_a_surge_ahead_keeps_whole_and_exits_as_the_engine_alone():
+    code, e = engine_json("rollout", "-l", "pool=green", "--dry-run", "--engine", "gke", "--surge")
+    assert code == 3 and e["verdict"] == "FORCES"
+    w = e["withSurge"]
+    assert w["verdict"] == "FORCES" and w["runFirst"] == "kubectl safety drain NODE --surge"
+    a2 = next(n for n in w["nodes"] if n["name"] == "node-a2")
+    assert (a2["outcome"], a2["changes"], a2["keptWhole"]) == ("FORCES", False, [])
+    assert a2["notKept"] == [{"what": "shop/db-0", "reason": "StatefulSet shop/db is never surged (stable identity "
+                                                              "and claims): it is unavailable while the pod moves"}]
+    _, out, _ = run_cli(["drain", "node-a2", "--dry-run", "--engine", "kured", "--surge", *DUMP])
+    assert "With --surge: STALLS. The engine does not surge: run kubectl safety drain NODE --surge on each node " \
+           "before the engine's window" in out
+    assert "node-a2: --surge cannot keep shop/db-0: StatefulSet shop/db is never surged" in out
+    assert "A surge ahead changes no node's outcome here: nothing it can surge holds a node." in out
+    _, e = engine_json("drain", "node-a2", "--dry-run", "--engine", "kured")
+    assert e["withSurge"] is None
+
+
 def test_text_has_one_line_per_node_then_details_and_settings():
     code, out, _ = run_cli(["drain", "node-a2", "--dry-run", "--engine", "suc", "--engine-setting", "concurrency=1",
                             *DUMP])
@@ -83,8 +101,8 @@ USAGE = [
      "invalid drain-timeout 'soon'"),
     ("drain-flag-with-another-engine", ["drain", "node-a2", "--dry-run", "--engine", "eks", "--ignore-daemonsets"],
      "--ignore-daemonsets has no effect with --engine eks"),
-    ("surge-with-an-engine", ["rollout", "-l", "pool=blue", "--dry-run", "--engine", "kured", "--surge"],
-     "--surge has no effect with --engine kured"),
+    ("surge-limit-without-surge-with-an-engine", ["drain", "node-a2", "--dry-run", "--engine", "kured",
+                                                  "--surge-limit", "2"], "--surge-limit needs --surge"),
     ("check-flag-with-an-engine", ["check", "--engine", "aks", "--fail-on", "warning"],
      "--fail-on has no effect with --engine aks"),
     ("suc-concurrency-unset", ["drain", "node-a2", "--dry-run", "--engine", "suc"], "selects no node"),

@@ -183,3 +183,53 @@ def test_kured_settings_are_read_from_its_daemonset():
     assert (node.outcome, node.at_seconds) == (Outcome.FORCES, 1800)
     with pytest.raises(UsageError, match="DaemonSet kube-system/kured sets it"):
         profiles.load("kured", {"drain-timeout": "5m"}, snap)
+
+
+# (scenario, engine, settings, nodes, expected batches, whole duration, the sentence followed)
+BLUE_GREEN_AND_SOAKS = [
+    ("gke-blue-green-batch-percentage", "gke", {"strategy": "BLUE_GREEN", "batchPercentage": "0.5"}, 2, 2 * 30,
+     "batchPercentage: Percentage of the blue pool nodes to drain in a batch. The range of this field should be "
+     "(0.0, 1.0]."),
+    ("gke-blue-green-batch-percentage-rounds-up", "gke", {"strategy": "BLUE_GREEN", "batchPercentage": "0.3"}, 2,
+     2 * 30, "(rounding not documented: up: 0.3 x 4 nodes is 2 a batch)"),
+    ("gke-blue-green-node-pool-soak", "gke", {"strategy": "BLUE_GREEN", "batchNodeCount": "4",
+                                              "nodePoolSoakDuration": "1h"}, 1, 30 + 3600,
+     "nodePoolSoakDuration: Time needed after draining entire blue pool. After this period, blue pool will be "
+     "cleaned up."),
+    ("gke-surge-has-no-pool-soak", "gke", {"maxSurge": "4", "nodePoolSoakDuration": "1h"}, 1, 30,
+     "If the strategy is SURGE, use maxSurge and maxUnavailable"),
+    ("aks-node-soak-per-batch", "aks", {"maxSurge": "2", "nodeSoakDurationInMinutes": "10"}, 2, 2 * (30 + 600),
+     "nodeSoakDurationInMinutes: The amount of time (in minutes) to wait after draining a node and before "
+     "reimaging it and moving on to next node."),
+]
+
+
+@pytest.mark.parametrize("name,engine,settings,batches,seconds,sentence", BLUE_GREEN_AND_SOAKS,
+                         ids=[r[0] for r in BLUE_GREEN_AND_SOAKS])
+def test_blue_green_batches_and_soaks(name, engine, settings, batches, seconds, sentence):
+    result = outcome(engine, spread(), ("n1", "n2", "n3", "n4"), **settings)
+    assert (len(result.batches), result.seconds) == (batches, seconds)
+
+
+def test_gke_batch_size_is_a_count_or_a_percentage_not_both():
+    with pytest.raises(UsageError, match="batchNodeCount and batchPercentage"):
+        outcome("gke", [], strategy="BLUE_GREEN", batchNodeCount="2", batchPercentage="0.5")
+    with pytest.raises(UsageError, match=r"must be in \(0.0, 1.0\]"):
+        outcome("gke", [], strategy="BLUE_GREEN", batchPercentage="1.5")
+
+
+def test_eks_default_strategy_launches_new_nodes_first_by_the_node_groups_zones():
+    """Scale up phase: "by the larger of either: Up to twice the number of Availability Zones that the Auto Scaling
+    group is deployed in. The maximum unavailable of upgrade." """
+    zoned = [make_node(f"z{i}", labels={"topology.kubernetes.io/zone": f"eu-west-1{'abc'[i % 3]}"}) for i in range(4)]
+    snap = snapshot(*zoned)
+    prof = profiles.load("eks", {}, snap, [n["metadata"]["name"] for n in zoned])
+    assert prof.setting("availabilityZones").text == "3"
+    assert prof.setting("availabilityZones").origin == ("Nodes' topology.kubernetes.io/zone labels: eu-west-1a, "
+                                                        "eu-west-1b, eu-west-1c")
+    assert prof.notes[1].startswith("DEFAULT launches up to 6 (2 x 3 Availability Zones or maxUnavailable 1, the "
+                                    "larger) new nodes first") and prof.new_capacity
+    wide = profiles.load("eks", {"maxUnavailable": "8"}, snap, ["z0"])
+    assert wide.notes[1].startswith("DEFAULT launches up to 8 (2 x 1 Availability Zones or maxUnavailable 8")
+    minimal = profiles.load("eks", {"updateStrategy": "MINIMAL"}, snap, ["z0"])
+    assert not minimal.new_capacity and len(minimal.notes) == 1

@@ -160,3 +160,77 @@ def test_one_node_batches_proved_without_placing_answer_as_placed(monkeypatch):
     monkeypatch.setattr(outcome, "Room", lambda *a: calls.append(a))
     placed = simulate(prof, snap, ["n1", "n2", "n3"], NOW)
     assert calls and proved == placed and proved.verdict is Outcome.COMPLETES
+
+
+def surgeable_web(pdb=None):
+    """Deployment web (2 replicas, web-a on n1, web-b on n2) and its PDB (default: minAvailable 2, never allows)."""
+    from tests.builders import make_workload
+
+    d = make_workload("Deployment", "web", replicas=2, labels=WEB)
+    d["status"] = {"replicas": 2, "updatedReplicas": 2, "readyReplicas": 2}
+    rs = make_workload("ReplicaSet", "web-rs", replicas=2, labels=WEB, owner=("Deployment", "web"))
+    rs["status"] = {"replicas": 2, "readyReplicas": 2}
+    pods = [make_pod("web-a", labels=WEB, owner=("ReplicaSet", "web-rs")),
+            make_pod("web-b", node="n2", labels=WEB, owner=("ReplicaSet", "web-rs"))]
+    return [d, rs, *pods, pdb or make_pdb("web", selector=WEB, min_available=2, allowed=0, healthy=2, desired=2,
+                                          expected=2)]
+
+
+def quota_full():
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"},
+            "spec": {"hard": {"pods": "2"}}, "status": {"hard": {"pods": "2"}, "used": {"pods": "2"}}}
+
+
+# (scenario, engine, objects, settings, engine alone (outcome, at), with the surge ahead (outcome, kept whole, changes))
+SURGE_AHEAD = [
+    ("karpenter-stall-on-a-pdb-lifted", "karpenter", surgeable_web(), {},
+     Outcome.STALLS, (Outcome.COMPLETES, ("Deployment default/web",), True)),
+    ("capi-force-at-drain-timeout-lifted", "capi", surgeable_web(), {"nodeDrainTimeoutSeconds": "60"},
+     Outcome.FORCES, (Outcome.COMPLETES, ("Deployment default/web",), True)),
+    ("eks-failure-at-15m-lifted", "eks", surgeable_web(), {}, Outcome.FAILS,
+     (Outcome.COMPLETES, ("Deployment default/web",), True)),
+    ("a-quota-refuses-the-surge-pods", "karpenter", [*surgeable_web(), quota_full()], {},
+     Outcome.STALLS, (Outcome.STALLS, (), False)),
+    ("a-statefulset-is-never-surged", "kured", [
+        make_pod("db-0", labels=WEB, owner=("StatefulSet", "db")),
+        make_pdb("web", selector=WEB, min_available=1, allowed=0, healthy=1, desired=1, expected=1)], {},
+     Outcome.STALLS, (Outcome.STALLS, (), False)),
+    ("do-not-disrupt-is-not-a-pdb-a-surge-lifts", "karpenter", [
+        make_pod("keep", meta={"annotations": {"karpenter.sh/do-not-disrupt": "true"}})], {},
+     Outcome.STALLS, (Outcome.STALLS, (), False)),
+]
+
+
+@pytest.mark.parametrize("name,engine,objects,settings,alone,ahead", SURGE_AHEAD, ids=[r[0] for r in SURGE_AHEAD])
+def test_surge_ahead_of_an_engine(name, engine, objects, settings, alone, ahead):
+    from kubectl_safety.analysis.profiles.ahead import surge_ahead
+
+    snap = snapshot(*NODES, *objects)
+    engine_alone = simulate(profiles.load(engine, settings, snap), snap, ["n1"], NOW)
+    result = surge_ahead(engine_alone, snap, NOW)
+    assert result.verdict is alone and result.nodes == engine_alone.nodes  # the verdict (and exit) are the engine's
+    node = result.surge[0]
+    assert (node.outcome, node.kept_whole, node.changes) == ahead
+
+
+def test_surge_ahead_says_what_it_cannot_keep_and_why():
+    from kubectl_safety.analysis.profiles.ahead import surge_ahead
+
+    snap = snapshot(*NODES, *surgeable_web(), quota_full())
+    node = surge_ahead(simulate(profiles.load("karpenter", {}, snap), snap, ["n1"], NOW), snap, NOW).surge[0]
+    assert [what for what, _ in node.not_kept] == ["SURGE_QUOTA"] and "ResourceQuota q" in node.not_kept[0][1]
+    snap = snapshot(*NODES, make_pod("db-0", labels=WEB, owner=("StatefulSet", "db")),
+                    make_pdb("web", selector=WEB, min_available=1, allowed=0, healthy=1, desired=1, expected=1))
+    node = surge_ahead(simulate(profiles.load("kured", {}, snap), snap, ["n1"], NOW), snap, NOW).surge[0]
+    assert node.not_kept == (("default/db-0", "StatefulSet default/db is never surged (stable identity and claims): "
+                              "it is unavailable while the pod moves"),)
+
+
+def test_surge_ahead_of_an_engine_that_deletes_past_pdbs_says_it_lifts_none():
+    from kubectl_safety.analysis.profiles.ahead import surge_ahead
+
+    snap = snapshot(*NODES, *surgeable_web())
+    result = surge_ahead(simulate(profiles.load("aks", {"forceUpgrade": "true"}, snap), snap, ["n1"], NOW), snap, NOW)
+    node = result.surge[0]
+    assert (node.outcome, node.changes) == (Outcome.FORCES, False)
+    assert [what for what, _ in node.not_kept] == ["ENGINE_BYPASSES_PDBS"]

@@ -63,20 +63,44 @@ MD = machine_deployment({"template": {"spec": {"deletion": {"nodeDrainTimeoutSec
 MACHINE = "Machine capi/m1"
 PLAN = "Plan system-upgrade/os"
 
-# (scenario, engine, objects, nodes, {setting: (text, source, origin)} or the usage error)
+# (scenario, engine, objects, nodes, {setting: (text, source, origin: None for any)} or the usage error[, given])
 ROWS = [
     ("karpenter-nodepool-of-the-nodeclaim", "karpenter", [GENERAL, node_claim("c1", "general", "n1")], ["n1"],
      {"terminationGracePeriod": ("30m", "object", "NodePool general"),
-      "nodes": ("1", "object", "NodePool general, budget scheduled 0 9 * * * for 8h")}),
+      "nodes": ("1", "object", "NodePool general, budget scheduled 0 9 * * * for 8h, active since 2026-11-22T09:00Z")}),
     ("karpenter-nodepool-of-the-node-label", "karpenter", [GENERAL], ["n2"],
      {"terminationGracePeriod": ("30m", "object", "NodePool general"),
-      "nodes": ("1", "object", "NodePool general, budget scheduled 0 9 * * * for 8h")}),
+      "nodes": ("1", "object", "NodePool general, budget scheduled 0 9 * * * for 8h, active since 2026-11-22T09:00Z")}),
     ("karpenter-percentage-of-the-nodepools-nodes-is-the-fewest", "karpenter",
      [node_pool("big", [{"nodes": "2"}, {"nodes": "50%"}]), node_claim("c1", "big", "n1"),
-      node_claim("c3", "big", "n3")], ["n1"], {"nodes": ("50%", "object", "NodePool big")}),
+      node_claim("c3", "big", "n3")], ["n1"], {"nodes": ("1", "object", "NodePool big, nodes=50% of 2 rounded up")}),
     ("karpenter-budgets-for-other-reasons-only", "karpenter",
      [node_pool("quiet", [{"nodes": "0", "reasons": ["Empty"]}]), node_claim("c1", "quiet", "n1")], ["n1"],
-     {"terminationGracePeriod": ("", "object", "NodePool quiet"), "nodes": ("10%", "default", "")}),
+     {"terminationGracePeriod": ("", "object", "NodePool quiet"),
+      "nodes": ("1", "object", "NodePool quiet: no budget binds Drifted at 2026-11-22T09:00Z, every node at once")}),
+    # nodepool.go Budget.IsActive: the cron schedule's last hit (UTC) within duration before now; inactive: no limit
+    ("karpenter-scheduled-budget-outside-its-window-does-not-bind", "karpenter",
+     [node_pool("night", [{"nodes": "0", "schedule": "0 22 * * *", "duration": "2h"}, {"nodes": "3"}]),
+      node_claim("c1", "night", "n1")], ["n1"], {"nodes": ("3", "object", "NodePool night")}),
+    ("karpenter-scheduled-budget-inside-its-window-binds", "karpenter",
+     [node_pool("morning", [{"nodes": "0", "schedule": "30 8 * * sun", "duration": "1h"}, {"nodes": "3"}]),
+      node_claim("c1", "morning", "n1")], ["n1"],
+     {"nodes": ("0", "object", "NodePool morning, budget scheduled 30 8 * * sun for 1h, active since "
+                               "2026-11-22T08:30Z")}),
+    ("karpenter-schedule-that-does-not-parse-fails-closed", "karpenter",
+     [node_pool("bad", [{"nodes": "3", "schedule": "0 25 * * *", "duration": "1h"}]), node_claim("c1", "bad", "n1")],
+     ["n1"], {"nodes": ("0", "object", None)}),
+    # GetAllowedDisruptionsByReason: only the budgets whose reasons name it (or list none)
+    ("karpenter-budget-for-underutilized-binds-that-reason", "karpenter",
+     [node_pool("r", [{"nodes": "0", "reasons": ["Underutilized"]}, {"nodes": "2", "reasons": ["Drifted"]}]),
+      node_claim("c1", "r", "n1")], ["n1"], {"nodes": ("0", "object", "NodePool r")}, {"reason": "Underutilized"}),
+    ("karpenter-budget-for-drift-binds-drift", "karpenter",
+     [node_pool("r", [{"nodes": "0", "reasons": ["Underutilized"]}, {"nodes": "2", "reasons": ["Drifted"]}]),
+      node_claim("c1", "r", "n1")], ["n1"], {"nodes": ("2", "object", "NodePool r")}),
+    # nodeclaim/expiration controller.go Reconcile: an expired NodeClaim is deleted outside the budgets
+    ("karpenter-expiry-is-not-budgeted", "karpenter",
+     [node_pool("r", [{"nodes": "0"}]), node_claim("c1", "r", "n1")], ["n1"],
+     {"nodes": ("10%", "default", ""), "reason": ("Expired", "flag", "")}, {"reason": "Expired"}),
     ("karpenter-node-without-nodepool", "karpenter", [GENERAL], ["n3"],
      {"terminationGracePeriod": ("", "default", ""), "nodes": ("10%", "default", "")}),
     ("capi-machine-and-its-machinedeployment", "capi", [machine("m1", "n1"), MD], ["n1"],
@@ -92,6 +116,16 @@ ROWS = [
     ("capi-exclude-node-draining-annotation", "capi",
      [machine("m1", "n1", annotations={"machine.cluster.x-k8s.io/exclude-node-draining": ""})], ["n1"],
      {"exclude-node-draining": ("true", "object", MACHINE)}),
+    ("capi-hooks-on-the-machine", "capi",
+     [machine("m1", "n1", annotations={"pre-drain.delete.hook.machine.cluster.x-k8s.io/backup": "owner",
+                                       "pre-terminate.delete.hook.machine.cluster.x-k8s.io/snap": ""})], ["n1"],
+     {"pre-drain-hooks": ("pre-drain.delete.hook.machine.cluster.x-k8s.io/backup", "object", MACHINE),
+      "pre-terminate-hooks": ("pre-terminate.delete.hook.machine.cluster.x-k8s.io/snap", "object", MACHINE)}),
+    ("capi-replicas-of-the-machinedeployment", "capi",
+     [machine("m1", "n1"), machine_deployment({"replicas": 10, "rollout": {"strategy": {"rollingUpdate": {
+         "maxSurge": "25%", "maxUnavailable": "25%"}}}})], ["n1"],
+     {"replicas": ("10", "object", "MachineDeployment capi/md"),
+      "maxSurge": ("25%", "object", "MachineDeployment capi/md")}),
     ("capi-machinedrainrules-of-the-machines-namespace", "capi",
      [machine("m1", "n1"), drain_rule("b-skip", "Skip", {"matchLabels": {"app": "web"}})], ["n1"],
      {"machineDrainRules": (None, "object", "MachineDrainRules b-skip in capi")}),
@@ -116,15 +150,16 @@ def settings_of(engine, objects, nodes, given=None):
     return snap, prof, {s.name: (s.text, s.source.value, s.origin) for s in prof.settings}
 
 
-@pytest.mark.parametrize("name, engine, objects, nodes, expected", ROWS, ids=[r[0] for r in ROWS])
-def test_engine_settings_come_from_the_engines_objects(name, engine, objects, nodes, expected):
+@pytest.mark.parametrize("name, engine, objects, nodes, expected, given",
+                         [r if len(r) == 6 else (*r, None) for r in ROWS], ids=[r[0] for r in ROWS])
+def test_engine_settings_come_from_the_engines_objects(name, engine, objects, nodes, expected, given):
     if isinstance(expected, str):
         with pytest.raises(UsageError, match=expected):
-            settings_of(engine, objects, nodes)
+            settings_of(engine, objects, nodes, given)
         return
-    _, _, got = settings_of(engine, objects, nodes)
+    _, _, got = settings_of(engine, objects, nodes, given)
     for setting, (text, source, origin) in expected.items():
-        assert got[setting][1:] == (source, origin), setting
+        assert got[setting][1] == source and origin is None or got[setting][1:] == (source, origin), setting
         assert text is None or got[setting][0] == text, setting
 
 
@@ -199,3 +234,25 @@ def test_a_malformed_engine_object_is_one_error_line_or_ignored(tmp_path, name, 
                               "--as-of", "2026-11-22T09:00:00Z"])
     assert "internal error" not in err and "Traceback" not in err
     assert code in (0, 3) or (code in (1, 2) and len(err.strip().splitlines()) == 1), err
+
+
+def test_karpenter_budget_active_now_holds_the_drain_and_expiry_drains_every_node_at_once():
+    pool = node_pool("morning", [{"nodes": "0", "schedule": "30 8 * * sun", "duration": "1h"}])
+    objects = [pool, *(node_claim(f"c{i}", "morning", f"n{i}") for i in (1, 2, 3)), make_pod("web", node="n1")]
+    snap = snapshot(*NODES, *objects)
+    drift = simulate(profiles.load("karpenter", {}, snap, ["n1", "n2"]), snap, ["n1", "n2"], NOW)
+    node = drift.nodes[0]
+    assert (node.outcome, node.at_seconds, node.setting) == (Outcome.STALLS, 0, "nodes")
+    assert node.reason == ("the drain never starts: the disruption budget nodes=0 allows no Drifted disruption "
+                           "while it is active")
+    assert [(p.name, p.action, p.code) for p in node.pods] == [("web", "wait", "KARPENTER_BUDGET")]
+    expiry = simulate(profiles.load("karpenter", {"reason": "Expired"}, snap, ["n1", "n2"]), snap, ["n1", "n2"], NOW)
+    assert expiry.verdict is Outcome.COMPLETES and [list(b.nodes) for b in expiry.batches] == [["n1", "n2"]]
+
+
+def test_karpenter_scheduled_budget_counts_active_when_the_snapshot_has_no_time():
+    pool = node_pool("morning", [{"nodes": "0", "schedule": "30 8 * * sun", "duration": "1h"}, {"nodes": "3"}])
+    snap = snapshot(*NODES, pool, node_claim("c1", "morning", "n1"), now=None)
+    prof = profiles.load("karpenter", {}, snap, ["n1"])
+    assert (prof.setting("nodes").text, prof.setting("nodes").origin) == (
+        "0", "NodePool morning, budget scheduled 30 8 * * sun for 1h, counted active (the snapshot has no time)")

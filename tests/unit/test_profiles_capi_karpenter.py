@@ -76,6 +76,14 @@ CAPI = [
      {"machineDrainRules": rules(("b-drain", {"behavior": "Drain"}, []),
                                  ("a-skip", {"behavior": "Skip"}, [{"selector": {"matchLabels": {"app": "db"}}}]))},
      (Outcome.COMPLETES, 0, {"db": ("skip", None, "CAPI_DRAIN_SKIP")})),
+    # machine_controller.go reconcileDelete: pre-drain hooks are checked before isNodeDrainAllowed starts the drain
+    # (and its timeout); pre-terminate hooks after the drain and the volume detach, before the infrastructure goes
+    ("pre-drain-hook-stalls-before-the-drain", [make_pod("solo")], {"nodeDrainTimeoutSeconds": "30",
+                                                                   "pre-drain-hooks": "backup"},
+     (Outcome.STALLS, 0, {"solo": ("wait", None, "CAPI_PRE_DRAIN_HOOK")})),
+    ("pre-terminate-hook-stalls-after-the-drain", [make_pod("solo", owner=("ReplicaSet", "solo"))],
+     {"pre-terminate-hooks": "pre-terminate.delete.hook.machine.cluster.x-k8s.io/snapshot"},
+     (Outcome.STALLS, 30, {"solo": ("evict", 30, "")})),
     ("higher-order-group-waits-behind-a-blocked-pod", [*never_allows(), make_pod("db", labels={"app": "db"})],
      {"machineDrainRules": DB_LAST},
      (Outcome.STALLS, 0, {"web-a": ("blocked", None, "PDB_NEVER_ALLOWS"), "db": ("wait", None, "BEHIND_GROUP")})),
@@ -124,7 +132,8 @@ def test_karpenter_profile(name, objects, settings, expected):
 def test_settings_show_their_source():
     node_settings = run("karpenter", [], terminationGracePeriod="1h").profile.settings
     assert [(s.name, s.text, s.source) for s in node_settings] == [
-        ("terminationGracePeriod", "1h", Source.FLAG), ("nodes", "10%", Source.DEFAULT)]
+        ("terminationGracePeriod", "1h", Source.FLAG), ("nodes", "10%", Source.DEFAULT),
+        ("reason", "Drifted", Source.DEFAULT)]
 
 
 @pytest.mark.parametrize("engine,key,value", [
@@ -142,3 +151,73 @@ def test_invalid_setting_is_a_usage_error(engine, key, value):
 def test_capi_machines_in_name_order_one_at_a_time_by_default():
     result = run("capi", [make_pod("a", node="n2"), make_pod("b", node="n1")], nodes=("n2", "n1"))
     assert [b.nodes for b in result.batches] == [("n1",), ("n2",)]
+
+
+# mdutil/util.go ResolveFenceposts (GetScaledValueFromIntOrPercent: surge rounded up, unavailable down; both 0:
+# unavailable 1) and MaxUnavailable (at most the replicas; 0 replicas: 0)
+FENCEPOSTS = [
+    ("counts-as-given", 1, 0, 3, (1, 0)),
+    ("quarter-of-ten-surge-up-unavailable-down", "25%", "25%", 10, (3, 2)),
+    ("both-round-to-zero-unavailable-one", "0%", "10%", 5, (0, 1)),
+    ("unavailable-at-most-the-replicas", 0, 5, 3, (0, 3)),
+    ("no-replicas-nothing-unavailable", "50%", "50%", 0, (0, 0)),
+]
+
+
+@pytest.mark.parametrize("name,surge,unavailable,desired,expected", FENCEPOSTS, ids=[r[0] for r in FENCEPOSTS])
+def test_capi_fenceposts(name, surge, unavailable, desired, expected):
+    from kubectl_safety.analysis.profiles.capi import fenceposts
+
+    assert fenceposts(surge, unavailable, desired) == expected
+
+
+@pytest.mark.parametrize("settings,batches", [
+    ({"maxSurge": "50%", "maxUnavailable": "0"}, [["n1", "n2"], ["n3"]]),  # 50% of the 3 drained: 2
+    ({"maxSurge": "50%", "maxUnavailable": "0", "replicas": "10"}, [["n1", "n2", "n3"]]),  # 50% of 10: 5
+    ({"maxSurge": "0", "maxUnavailable": "10%", "replicas": "5"}, [["n1"], ["n2"], ["n3"]]),  # both 0: 1
+], ids=["percent-of-the-nodes-drained", "percent-of-the-machinedeployments-replicas", "both-zero-one-at-a-time"])
+def test_capi_percentages_batch_as_the_machinedeployment_rolls_out(settings, batches):
+    result = run("capi", [], nodes=("n1", "n2", "n3"), **settings)
+    assert [list(b.nodes) for b in result.batches] == batches and not result.profile.notes[1:]
+
+
+def test_capi_hook_is_named_with_its_setting():
+    node = run("capi", [make_pod("solo")], **{"pre-drain-hooks": "backup"}).nodes[0]
+    assert node.setting == "pre-drain-hooks"
+    assert node.reason == ("the drain never starts: pre-drain.delete.hook.machine.cluster.x-k8s.io/backup on the "
+                           "Machine holds the drain until removed (no timeout)")
+
+
+# robfig/cron v3.0.1 ParseStandard (parser.go getRange, parseDescriptor; spec.go dayMatches), at a UTC minute;
+# 2026-11-22 is a Sunday
+CRON = [
+    ("minute-and-hour", "0 9 * * *", "2026-11-22T09:00", True),
+    ("not-that-minute", "0 9 * * *", "2026-11-22T09:01", False),
+    ("step-from-star", "*/15 * * * *", "2026-11-22T10:45", True),
+    ("n-slash-step-runs-to-the-max", "5/20 * * * *", "2026-11-22T10:45", True),
+    ("range-with-step", "0 1-9/4 * * *", "2026-11-22T05:00", True),
+    ("list-and-names", "0 0 * nov,dec SUN", "2026-11-22T00:00", True),
+    ("day-of-month-or-weekday-when-neither-is-a-star", "0 0 1 * mon", "2026-11-22T00:00", False),
+    ("day-of-month-or-weekday-either-matches", "0 0 22 * mon", "2026-11-22T00:00", True),
+    ("weekday-star-means-both-must-match", "0 0 1 * *", "2026-11-22T00:00", False),
+    ("star-with-step-is-no-star-either-matches", "0 0 */2 * mon", "2026-11-30T00:00", True),
+    ("weekly-is-sunday-midnight", "@weekly", "2026-11-22T00:00", True),
+    ("yearly-is-january-first", "@yearly", "2026-11-22T00:00", False),
+]
+
+
+@pytest.mark.parametrize("name,schedule,at,hit", CRON, ids=[r[0] for r in CRON])
+def test_budget_schedules_read_as_robfig_cron(name, schedule, at, hit):
+    from datetime import datetime, timezone
+
+    from kubectl_safety.model.cron import parse_cron
+
+    assert parse_cron(schedule).matches(datetime.fromisoformat(at).replace(tzinfo=timezone.utc)) is hit
+
+
+@pytest.mark.parametrize("schedule", ["0 9 * *", "60 * * * *", "0 0 0 * *", "0 0 * * 7", "0 9-1 * * *", "*/0 * * * *"])
+def test_budget_schedules_robfig_cron_refuses(schedule):
+    from kubectl_safety.model.cron import CronError, parse_cron
+
+    with pytest.raises(CronError):
+        parse_cron(schedule)

@@ -9,7 +9,7 @@ and returns its ``DrainProfile``.
 import importlib
 import pkgutil
 
-NOT_ENGINES = frozenset({"base", "outcome"})  # the modules here that are not an engine's
+NOT_ENGINES = frozenset({"ahead", "base", "outcome"})  # the modules here that are not an engine's
 
 
 def engines() -> list:
@@ -76,5 +76,5 @@ def load(name, given=None, snapshot=None, nodes=()):
     ``nodes``: the nodes it drains, whose objects hold the settings)."""
     mod = module(name)
     read = getattr(mod, "read", None)
-    found = read(snapshot, list(nodes)) if read is not None and snapshot is not None else {}
+    found = read(snapshot, list(nodes), dict(given or {})) if read is not None and snapshot is not None else {}
     return mod.profile(resolve(mod, dict(given or {}), found))

@@ -7,9 +7,10 @@ rule, its per-node drain timeout and what it does when the timeout is reached, a
 ``analysis.drain.plan_drain``.
 
 Each engine's module (``profiles/<name>.py``) declares ``NAME``, ``TITLE``, ``SOURCES``, ``SETTINGS`` (a
-tuple of ``SettingSpec``), optionally ``read(snapshot, nodes) -> {name: (text, origin)}`` (settings found
+tuple of ``SettingSpec``), optionally ``read(snapshot, nodes, given) -> {name: (text, origin)}`` (settings found
 in the objects where the engine keeps them, for the nodes drained: ``of_nodes``; they win over
---engine-setting, which may not name them), optionally
+--engine-setting, which may not name them; ``given``: --engine-setting's, for a setting that decides
+which part of an object applies), optionally
 ``DRAIN_FLAGS`` ({click parameter: setting}: the drain command's own flags that are its settings; every other
 planning flag is refused with the engine), optionally ``MANAGEMENT_CLUSTER = True`` (its objects may live in
 a management cluster: --management-kubeconfig/--management-snapshot), and
@@ -195,6 +196,17 @@ class Grace:
     seconds: Optional[int] = None  # FIXED: the grace period every pod gets
 
 
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Something the engine waits for with no end around a node's drain: ``before`` it (the drain never
+    starts: no pod is evicted) or after it (the node is drained, the engine does not go on)."""
+
+    before: bool
+    setting: str  # the setting that holds it
+    code: str  # stable, e.g. CAPI_PRE_DRAIN_HOOK
+    reason: str
+
+
 @dataclass(frozen=True)
 class DrainProfile:
     """One engine's drain: what ``outcome.simulate`` needs, with the settings it was made of.
@@ -226,7 +238,9 @@ class DrainProfile:
     node_order: Optional[Callable] = None
     replaces_machine: bool = False  # the node's machine is replaced or reimaged: its local data is lost
     after_drain_seconds: int = 0  # per batch, after its drains: deregistration, soak
+    after_all_seconds: int = 0  # once, after the last batch: a soak before the old nodes are deleted
     new_capacity: bool = False  # new nodes come up first: replacements need not fit on the nodes that stay
+    holds: Tuple[Hold, ...] = ()  # what the engine waits for with no end before or after each node's drain
     sources: Tuple[str, ...] = ()
     notes: Tuple[str, ...] = field(default=())  # what the prediction assumes, shown with the outcome
 

@@ -16,14 +16,21 @@ Sources (sigs.k8s.io/cluster-api v1.14.2):
   ``skip``; ``wait-completed``), ``machineDrainRulesFilter``, ``machineDrainRuleAppliesToPod``.
 - core/webhooks/admission/machinedeployment.go: maxSurge 1, maxUnavailable 0 by default;
   core/reconcilers/machineset/machineset_deletion_order.go: healthy machines are deleted by name.
+- core/reconcilers/machinedeployment/mdutil/util.go ``ResolveFenceposts`` (a percentage of the replicas:
+  maxSurge rounded up, maxUnavailable down, ``intstr.GetScaledValueFromIntOrPercent``; both 0: maxUnavailable
+  1), ``MaxUnavailable`` (at most the replicas; 0 replicas: 0).
+- core/reconcilers/machine/machine_controller.go ``reconcileDelete``: a Machine annotation with the prefix
+  pre-drain.delete.hook.machine.cluster.x-k8s.io holds the drain before it starts (no timeout: the
+  drain timeout counts from the drain's start); one with pre-terminate.delete.hook.machine.cluster.x-k8s.io
+  holds the Machine's deletion after the drain.
 """
 
 import json
 import math
 
 from kubectl_safety.analysis.drain import DrainOptions
-from kubectl_safety.analysis.profiles.base import (AtTimeout, Budgets, Decision, DrainProfile, Grace, Order, PodRule,
-                                                    SettingError, SettingSpec, boolean, count, int_or_percent)
+from kubectl_safety.analysis.profiles.base import (AtTimeout, Budgets, Decision, DrainProfile, Grace, Hold, Order,
+                                                    PodRule, SettingError, SettingSpec, boolean, count, int_or_percent)
 
 NAME = "capi"
 TITLE = "Cluster API Machine drain"
@@ -36,7 +43,11 @@ SOURCES = (
     "sigs.k8s.io/cluster-api v1.14.2 core/reconcilers/machine/drain/filters.go daemonSetFilter, mirrorPodFilter, "
     "drainLabelFilter, machineDrainRulesFilter",
     "sigs.k8s.io/cluster-api v1.14.2 core/webhooks/admission/machinedeployment.go Default",
+    "sigs.k8s.io/cluster-api v1.14.2 core/reconcilers/machinedeployment/mdutil/util.go ResolveFenceposts, "
+    "MaxUnavailable",
 )
+PRE_DRAIN = "pre-drain.delete.hook.machine.cluster.x-k8s.io"  # api core/v1beta2 PreDrainDeleteHookAnnotationPrefix
+PRE_TERMINATE = "pre-terminate.delete.hook.machine.cluster.x-k8s.io"  # PreTerminateDeleteHookAnnotationPrefix
 DRAIN_RETRY_SECONDS = 20  # machine_controller.go drainRetryInterval
 DRAIN_LABEL = "cluster.x-k8s.io/drain"  # api core/v1beta2 machinedrainrules_types.go PodDrainLabel
 BEHAVIORS = ("Drain", "Skip", "WaitCompleted")
@@ -94,6 +105,35 @@ def drain_rules(text) -> tuple:
     return tuple(sorted(rules, key=lambda r: r.name))
 
 
+def replicas(text):
+    """A MachineDeployment's replicas, or empty (None: the nodes drained)."""
+    return None if str(text).strip() == "" else count(text)
+
+
+def hooks(prefix):
+    """A parser of comma-separated annotation keys with ``prefix``/ (a bare name gets the prefix)."""
+    def parse(text) -> tuple:
+        keys = tuple(k.strip() if "/" in k else f"{prefix}/{k.strip()}" for k in str(text).split(",") if k.strip())
+        wrong = [k for k in keys if not k.startswith(prefix + "/")]
+        if wrong:
+            raise SettingError(f"{wrong[0]} is not a {prefix}/ annotation")
+        return keys
+    return parse
+
+
+def fenceposts(surge, unavailable, desired) -> tuple:
+    """mdutil ResolveFenceposts and MaxUnavailable: (maxSurge, maxUnavailable) in Machines of ``desired``."""
+    def scaled(value, round_up):
+        if not isinstance(value, str):
+            return value
+        exact = int(value[:-1]) * desired
+        return -(-exact // 100) if round_up else exact // 100
+    s, u = scaled(surge, True), scaled(unavailable, False)
+    if s == 0 and u == 0:
+        u = 1
+    return s, (0 if desired == 0 else min(u, desired))
+
+
 SETTINGS = (
     SettingSpec("nodeDrainTimeoutSeconds", "0", count,
                 "Machine spec.deletion: how long the drain may take (0: for ever); then the Machine is deleted "
@@ -104,6 +144,15 @@ SETTINGS = (
                 "the Machine annotation machine.cluster.x-k8s.io/exclude-node-draining: no drain at all"),
     SettingSpec("machineDrainRules", "[]", drain_rules,
                 "the MachineDrainRules of the Machine's namespace, as JSON (kubectl get machinedrainrules -o json)"),
+    SettingSpec("replicas", "", replicas,
+                "MachineDeployment spec.replicas: what percentages of maxSurge and maxUnavailable are of "
+                "(empty: the nodes drained)"),
+    SettingSpec("pre-drain-hooks", "", hooks(PRE_DRAIN),
+                f"the Machine's {PRE_DRAIN}/* annotations (comma-separated): the drain does not start until they "
+                "are removed"),
+    SettingSpec("pre-terminate-hooks", "", hooks(PRE_TERMINATE),
+                f"the Machine's {PRE_TERMINATE}/* annotations (comma-separated): the Machine is not deleted after "
+                "the drain until they are removed"),
 )
 
 
@@ -129,7 +178,7 @@ def _drain_timeout(spec):
         return str(old)  # refused by the setting's parser, named with its object
 
 
-def read(snapshot, nodes=()) -> dict:
+def read(snapshot, nodes=(), given=None) -> dict:
     """{setting: (value, origin)} from the Machine of each node (``status.nodeRef.name``), its
     MachineDeployment (label cluster.x-k8s.io/deployment-name) and the MachineDrainRules of its namespace."""
     from kubectl_safety.analysis.profiles.base import at, of_nodes
@@ -141,6 +190,8 @@ def read(snapshot, nodes=()) -> dict:
         origin = f"Machine {machine.namespace}/{machine.name}"
         excluded = EXCLUDE_NODE_DRAINING in machine.annotations
         found = {"exclude-node-draining": (str(excluded).lower(), origin)}
+        for name, prefix in (("pre-drain-hooks", PRE_DRAIN), ("pre-terminate-hooks", PRE_TERMINATE)):
+            found[name] = (",".join(sorted(k for k in machine.annotations if k.startswith(prefix + "/"))), origin)
         deployment = next((d for d in snapshot.machine_deployments if d.namespace == machine.namespace
                            and d.name == machine.labels.get(DEPLOYMENT_LABEL)), None)
         timeout = _drain_timeout(machine.raw.get("spec"))
@@ -156,6 +207,8 @@ def read(snapshot, nodes=()) -> dict:
             for name in ("maxSurge", "maxUnavailable"):
                 if at(rolling, name) is not None:
                     found[name] = (str(rolling[name]), where)
+            if at(deployment.raw, "spec", "replicas") is not None:
+                found["replicas"] = (str(deployment.raw["spec"]["replicas"]), where)
         rules = [r for r in snapshot.machine_drain_rules if r.namespace == machine.namespace]
         if rules:
             found["machineDrainRules"] = (json.dumps([{"metadata": {"name": r.name}, "spec": r.raw.get("spec")}
@@ -218,13 +271,15 @@ def profile(settings) -> DrainProfile:
         notes.append("MachineDrainRules that select Machines are taken to apply to every node drained")
     if any(ns is not None for r in rules for _, ns in r.pods):
         notes.append("a namespaceSelector sees only the namespace's kubernetes.io/metadata.name label")
-    surge, unavailable = v["maxSurge"], v["maxUnavailable"]
-    if isinstance(surge, str) or isinstance(unavailable, str):
-        parallel = 1
-        notes.append("maxSurge or maxUnavailable is a percentage of the MachineDeployment's replicas, which the "
-                     "snapshot does not hold: one Machine at a time is assumed")
-    else:
-        parallel = max(surge + unavailable, 1)
+    surge, unavailable, desired = v["maxSurge"], v["maxUnavailable"], v["replicas"]
+
+    def parallel_of(total):  # Machines replaced at once: new ones up to maxSurge, old ones down to maxUnavailable
+        return max(sum(fenceposts(surge, unavailable, total if desired is None else desired)), 1)
+    holds = tuple(Hold(before, name, code, f"{', '.join(v[name])} on the Machine {what} until removed (no timeout)")
+                  for before, name, code, what in (
+                      (True, "pre-drain-hooks", "CAPI_PRE_DRAIN_HOOK", "holds the drain"),
+                      (False, "pre-terminate-hooks", "CAPI_PRE_TERMINATE_HOOK", "holds the Machine's deletion"))
+                  if v[name])
     if v["exclude-node-draining"]:
         timeout, setting = 0, "exclude-node-draining"
     else:
@@ -235,7 +290,7 @@ def profile(settings) -> DrainProfile:
         drain=DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True, force=True),
         rules=(rule,), budgets=Budgets.HONOUR, order_group=order_group, grace=Grace(),
         timeout_seconds=timeout, timeout_setting=setting, at_timeout=AtTimeout.FORCE,
-        leaves="", halts=False, parallel=parallel, order=Order.DETERMINISTIC,
-        node_order=lambda snapshot, names: sorted(names),
-        replaces_machine=True, new_capacity=isinstance(surge, str) or surge > 0,
+        leaves="", halts=False, parallel_of=parallel_of, order=Order.DETERMINISTIC,
+        node_order=lambda snapshot, names: sorted(names), holds=holds,
+        replaces_machine=True, new_capacity=(int(surge[:-1]) if isinstance(surge, str) else surge) > 0,
         sources=SOURCES, notes=tuple(notes))

@@ -16,12 +16,19 @@ Sources (sigs.k8s.io/karpenter v1.14.1):
   taint, static pods owned by the Node and pods stuck terminating over a minute are not waited for),
   ``IsEvictable``, ``IsDoNotDisruptActive`` (``true``, or a duration since the pod started).
 - pkg/apis/v1/nodeclaim.go ``TerminationGracePeriod`` (unset: no deadline); pkg/apis/v1/nodepool.go
-  budgets (``nodes: 10%`` by default).
+  budgets (``nodes: 10%`` by default), ``GetAllowedDisruptionsByReason`` (the fewest of the budgets whose
+  ``reasons`` name the reason or that list none), ``Budget.GetAllowedDisruptions`` (inactive: no limit; a
+  percentage of the pool rounded up; misconfigured: 0), ``Budget.IsActive`` (a hit of the cron schedule, in
+  UTC, within ``duration`` before now).
+- pkg/controllers/nodeclaim/expiration/controller.go ``Reconcile``: an expired NodeClaim is deleted at
+  once, outside the disruption budgets.
 """
 
 from kubectl_safety.analysis.drain import DrainOptions
-from kubectl_safety.analysis.profiles.base import (AtTimeout, Budgets, Decision, DrainProfile, Grace, GraceRule, Order,
-                                                    PodRule, SettingSpec, duration, int_or_percent)
+from datetime import timedelta
+
+from kubectl_safety.analysis.profiles.base import (AtTimeout, Budgets, Decision, DrainProfile, Grace, GraceRule, Hold,
+                                                    Order, PodRule, SettingSpec, choice, duration, int_or_percent)
 
 NAME = "karpenter"
 TITLE = "Karpenter node termination"
@@ -38,6 +45,9 @@ DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"  # apis/v1/labels.go DoNotDisrupt
 CRITICAL = ("system-cluster-critical", "system-node-critical")
 TIERS = ("non-critical", "non-critical DaemonSet", "critical", "critical DaemonSet")
 STUCK_TERMINATING_SECONDS = 60  # scheduling.go IsStuckTerminating
+DRIFTED = "Drifted"  # apis/v1/nodepool.go DisruptionReasonDrifted: the reason an upgrade disrupts for
+REASONS = ("Drifted", "Underutilized", "Empty")  # apis/v1/nodepool.go DisruptionReason: what budgets bind
+EXPIRED = "Expired"  # nodeclaim/expiration controller.go Reconcile deletes an expired NodeClaim: no budget
 
 
 def grace_period(text):
@@ -51,12 +61,15 @@ SETTINGS = (
     SettingSpec("terminationGracePeriod", "", grace_period,
                 "NodePool spec.template.spec: how long a node may drain; each pod is deleted at the deadline minus "
                 "its own grace, past PDBs and do-not-disrupt (empty: wait for ever)"),
-    SettingSpec("nodes", "10%", int_or_percent, "NodePool disruption budget: nodes disrupted at once"),
+    SettingSpec("nodes", "10%", int_or_percent, "NodePool disruption budget: nodes disrupted at once (read from "
+                "the NodePool: the fewest its active budgets for the reason allow, at the snapshot's time)"),
+    SettingSpec("reason", DRIFTED, choice(*REASONS, EXPIRED),
+                "why the nodes are replaced: Drifted (an upgrade), Underutilized, Empty (budgeted), or Expired "
+                "(expireAfter: not budgeted, every expired node at once)"),
 )
 
 
 NODEPOOL_LABEL = "karpenter.sh/nodepool"  # apis/v1/labels.go NodePoolLabelKey
-DRIFTED = "Drifted"  # apis/v1/nodepool.go DisruptionReasonDrifted: the reason an upgrade disrupts for
 
 
 def _node_pool(snapshot, node):
@@ -68,34 +81,59 @@ def _node_pool(snapshot, node):
     return next((p for p in snapshot.node_pools if p.name == name), None) if name else None
 
 
-def _budget(pool, total):
-    """The NodePool's budget for drift, ``(nodes, where)``: the one allowing the fewest of its ``total`` nodes
-    among those whose reasons include Drifted (none listed: every reason), as nodepool.go
-    ``GetAllowedDisruptionsByReason`` takes the minimum of the active ones; a scheduled budget counts as
-    active (whether its cron schedule is active at the upgrade's time is not known here). None: no budget."""
-    from kubectl_safety.analysis.profiles.base import SettingError, at, int_or_percent, of_total
+def _allowed(budget, total, now):
+    """nodepool.go ``Budget.GetAllowedDisruptions`` at ``now``: (nodes of ``total`` it allows, or None when it is
+    not active; how it is active). ``IsActive``: no schedule and no duration, or a hit of the cron schedule (UTC)
+    within the duration before ``now``; a schedule that does not parse fails closed (0)."""
+    from kubectl_safety.analysis.profiles.base import SettingError, duration, int_or_percent, of_total
+    from kubectl_safety.model.cron import CronError, parse_cron
 
-    def allowed(budget):
+    schedule, length = budget.get("schedule"), budget.get("duration")
+    how = ""
+    if (schedule is not None or length is not None) and now is None:
+        how = f", budget scheduled {schedule} for {length}, counted active (the snapshot has no time)"
+    elif schedule is not None or length is not None:
         try:
-            return of_total(int_or_percent(budget.get("nodes", "10%")), total)
-        except SettingError:
-            return -1  # not a value Karpenter takes: shown, and refused by the setting's parser
-    def for_drift(budget):  # no reasons: every reason (a malformed list counts too)
-        reasons = budget.get("reasons")
-        return not isinstance(reasons, list) or not reasons or DRIFTED in reasons
+            seconds = duration(length) if length is not None else 0
+            hit = parse_cron(schedule or "").last_hit(now - timedelta(seconds=seconds), now)
+        except (CronError, SettingError) as e:
+            return 0, f", budget schedule {schedule!r} for {length} does not parse ({e}): Karpenter fails closed"
+        if hit is None:
+            return None, ""
+        how = f", budget scheduled {schedule} for {length}, active since {hit.strftime('%Y-%m-%dT%H:%MZ')}"
+    nodes = budget.get("nodes", "10%")
+    try:
+        return of_total(int_or_percent(nodes), total), how + (f", nodes={nodes} of {total} rounded up"
+                                                              if str(nodes).endswith("%") else "")
+    except SettingError as e:
+        return 0, f", budget nodes={nodes!r} ({e}): Karpenter fails closed"
+
+
+def _budget(pool, total, reason, now):
+    """The NodePool's budget for ``reason`` at ``now``, ``(nodes, where)``, as nodepool.go
+    ``GetAllowedDisruptionsByReason``: the fewest nodes the active budgets that bind the reason allow (no
+    ``reasons``: every reason); none active: every node of the pool. None: the NodePool lists no budgets."""
+    from kubectl_safety.analysis.profiles.base import at
+
     listed = at(pool.raw, "spec", "disruption", "budgets")
-    budgets = [b for b in listed if isinstance(b, dict) and for_drift(b)] if isinstance(listed, list) else []
-    if not budgets:
+    if not isinstance(listed, list):
         return None
-    chosen = min(budgets, key=allowed)
-    when = f", budget scheduled {chosen['schedule']} for {chosen.get('duration')}" if chosen.get("schedule") else ""
-    return str(chosen.get("nodes", "10%")), when
+    binding = [b for b in listed if isinstance(b, dict)
+               and (not isinstance(b.get("reasons"), list) or reason in b["reasons"])]
+    active = [(n, how) for n, how in (_allowed(b, total, now) for b in binding) if n is not None]
+    if not active:
+        return str(total), f": no budget binds {reason} at {now.strftime('%Y-%m-%dT%H:%MZ')}, every node at once" \
+            if now is not None else f": no budget binds {reason}, every node at once"
+    nodes, how = min(active, key=lambda a: a[0])
+    return str(nodes), how
 
 
-def read(snapshot, nodes=()) -> dict:
-    """{setting: (value, origin)} from the NodePool of each node: its drift budget (``nodes``) and
-    ``spec.template.spec.terminationGracePeriod`` (unset there: no deadline)."""
+def read(snapshot, nodes=(), given=None) -> dict:
+    """{setting: (value, origin)} from the NodePool of each node: its budget for the reason (``nodes``, at the
+    snapshot's time) and ``spec.template.spec.terminationGracePeriod`` (unset there: no deadline)."""
     from kubectl_safety.analysis.profiles.base import at, of_nodes
+
+    reason = (given or {}).get("reason", DRIFTED)
 
     def find(node):
         pool = _node_pool(snapshot, node)
@@ -105,7 +143,7 @@ def read(snapshot, nodes=()) -> dict:
         tgp = at(pool.raw, "spec", "template", "spec", "terminationGracePeriod")
         found = {"terminationGracePeriod": ("" if tgp is None else str(tgp), origin)}
         total = sum(1 for n in snapshot.nodes if _node_pool(snapshot, n.name) is pool)
-        budget = _budget(pool, total)
+        budget = _budget(pool, total, reason, snapshot.taken_at) if reason != EXPIRED else None
         if budget is not None:
             found["nodes"] = (budget[0], origin + budget[1])
         return found
@@ -175,14 +213,20 @@ def profile(settings) -> DrainProfile:
     nodes = settings["nodes"].value
     notes = ["drift replaces the oldest-drifted nodes first (the NodeClaims' Drifted condition), which the "
              "snapshot does not hold: the nodes are taken in the order given"]
-    if isinstance(nodes, str):
+    reason = settings["reason"].value
+    holds = ()
+    if reason == EXPIRED:
+        parallel = 0
+        notes.append("expiration is not budgeted (the NodeClaim is deleted when it expires): every expired node "
+                     "drains at once")
+    elif isinstance(nodes, str):
         parallel = 1
         notes.append(f"the disruption budget nodes={nodes} is a share of the NodePool's nodes, which the snapshot "
                      "does not hold: one node at a time is assumed")
     elif nodes == 0:
         parallel = 1
-        notes.append("the disruption budget nodes=0 holds drift and consolidation; expiration and deletion are not "
-                     "budgeted: one node at a time is assumed")
+        holds = (Hold(True, "nodes", "KARPENTER_BUDGET", f"the disruption budget nodes=0 allows no {reason} "
+                      "disruption while it is active"),)
     else:
         parallel = nodes
     return DrainProfile(
@@ -191,5 +235,5 @@ def profile(settings) -> DrainProfile:
         rules=(rule,), budgets=Budgets.HONOUR, order_group=tier,
         grace=Grace(GraceRule.DEADLINE) if tgp is not None else Grace(),
         timeout_seconds=tgp, timeout_setting="terminationGracePeriod", at_timeout=AtTimeout.FORCE,
-        leaves="", halts=False, parallel=parallel, order=Order.GIVEN,
+        leaves="", halts=False, parallel=parallel, order=Order.GIVEN, holds=holds,
         replaces_machine=True, new_capacity=True, sources=SOURCES, notes=tuple(notes))

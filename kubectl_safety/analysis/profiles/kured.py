@@ -31,7 +31,7 @@ SETTINGS = (
 )
 
 
-def read(snapshot, nodes=()) -> dict:
+def read(snapshot, nodes=(), given=None) -> dict:
     """{setting: (value, origin)} from kured's DaemonSet: the one whose container runs kured."""
     names = {spec.name for spec in SETTINGS}
     for w in snapshot.workloads:

@@ -85,6 +85,9 @@ class NodeOutcome:
     local_data_lost: Tuple[str, ...]
     leaves: str  # FAILS: what the engine leaves behind
     availability: Tuple[Availability, ...]
+    surged: Tuple[str, ...] = ()  # a surge ahead (drain.surge): the workloads it replaces first
+    not_surged: Tuple[Tuple[str, str], ...] = ()  # and (pod or risk code, why) of what it cannot
+    surge_refused: bool = False  # a surge risk refuses ``drain --surge`` of the node: nothing is surged
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,7 @@ class EngineOutcome:
     batches: Tuple[Batch, ...]
     halts_after: Optional[int]  # the batch after which the engine stops (a node FAILS and the engine halts)
     seconds: Optional[int]  # the whole upgrade (None: it never ends)
+    surge: Optional[tuple] = None  # --surge: each node's ``ahead.SurgeAhead`` (None: not asked)
 
     @property
     def settings(self) -> tuple:
@@ -130,7 +134,7 @@ def simulate(profile, snapshot, node_names, now=None) -> EngineOutcome:
     if len(groups) > 1:  # the work the batches' plans share; one-node batches proved without placing
         shared = SharedPlanning(snapshot)
         room = Room(snapshot, shared.index) if size == 1 and profile.drain.check_capacity \
-            and not profile.new_capacity else None
+            and not profile.new_capacity and not profile.drain.surge else None
     for number, batch in enumerate(groups, 1):
         done = _batch(profile, snapshot, batch, now, number, shared, room)
         nodes.extend(done)
@@ -140,7 +144,8 @@ def simulate(profile, snapshot, node_names, now=None) -> EngineOutcome:
         if halts_after is None and profile.halts and any(n.outcome is Outcome.FAILS for n in done):
             halts_after = number
     reached = batches[:halts_after] if halts_after else batches
-    total = None if any(b.seconds is None for b in reached) else sum(b.seconds for b in reached)
+    total = None if any(b.seconds is None for b in reached) else sum(b.seconds for b in reached) + (
+        0 if halts_after else profile.after_all_seconds)
     verdict = max((n.outcome for n in nodes), key=WORST.get, default=Outcome.COMPLETES)
     return EngineOutcome(profile, verdict, tuple(nodes), tuple(batches), halts_after, total)
 
@@ -153,8 +158,9 @@ def _batch(profile, snapshot, batch, now, number, shared, room) -> list:
             if decided is not None:
                 rules[pod.key] = decided
     held = frozenset(k for k, r in rules.items() if r.decision in (Decision.SKIP, Decision.WAIT))
-    options = replace(profile.drain, exclude=held,
-                      check_capacity=profile.drain.check_capacity and not profile.new_capacity)
+    # a surge ahead runs before the engine brings new nodes: its pods must fit on the nodes that stay
+    options = replace(profile.drain, exclude=held, check_capacity=profile.drain.check_capacity and (
+        profile.drain.surge or not profile.new_capacity))
     node = snapshot.node(batch[0]) if room is not None else None
     plan = node is not None and proved_plan(snapshot, node, replace(options, check_capacity=False), now, shared, room)
     plan = plan or plan_drain(snapshot, batch, options, now, shared=shared)
@@ -219,14 +225,37 @@ def _node(profile, snapshot, name, plan, rules, ends, bypassed, number) -> NodeO
         work = refused
     else:
         outcome, at, reason, leaves, setting = _judge(profile, work, finish, bypassed)
+    for hold in profile.holds:
+        if hold.before:  # the drain never starts: nothing the drain would do happens
+            for w in work:
+                w.action, w.code, w.seconds, w.reason = "wait", hold.code, None, f"not evicted: {hold.reason}"
+            outcome, at, reason, leaves, setting = (Outcome.STALLS, 0, f"the drain never starts: {hold.reason}", "",
+                                                    hold.setting)
+            break
+        if outcome is Outcome.COMPLETES:
+            outcome, reason, setting = Outcome.STALLS, f"drained, then {hold.reason}", hold.setting
     forced = [w for w in work if w.action == "forced"]
+    surged, not_surged, surge_refused = _surge_ahead(plan, name) if profile.drain.surge else ((), (), False)
     return NodeOutcome(
         name, number, outcome, None if at is None else int(at), reason, setting,
         tuple(EnginePod(w.pod.namespace, w.pod.name, w.action, None if w.seconds is None else int(w.seconds),
                         w.code, w.reason, w.group) for w in sorted(work, key=lambda w: (w.rank, w.pod.key)))
         + tuple(EnginePod(pod.namespace, pod.name, "skip", None, code, message) for pod, code, message in left),
         tuple(f"{pod.namespace}/{pod.name}" for pod, _, _ in left),
-        _data_lost(profile, snapshot, name, work), leaves, _availability(snapshot, forced))
+        _data_lost(profile, snapshot, name, work), leaves, _availability(snapshot, forced),
+        surged, not_surged, surge_refused)
+
+
+def _surge_ahead(plan, name):
+    """(workloads surged first, (pod or risk code, why) of what is not, refused) for the node's pods in a
+    plan made with --surge (``analysis.surge.plan_surges``); an unaccepted surge risk refuses the drain."""
+    on_node = {(p.namespace, p.name) for p in plan.pods if p.node == name}
+    surged = tuple(s.ref for s in plan.surges if set(s.keys) & on_node)
+    not_surged = [(f"{p.namespace}/{p.name}", r.message) for p in plan.pods if p.node == name
+                  for r in p.reasons if r.code == "SURGE_NOT_POSSIBLE"]
+    refusing = [(getattr(r.code, "value", r.code), r.message) for r in plan.risks
+                if str(getattr(r.code, "value", r.code)).startswith("SURGE_") and not r.accepted]
+    return surged, tuple(not_surged + refusing), bool(refusing)
 
 
 PLACEMENT_NOTES = ("REPLACEMENT_NODE_TIED", "REPLACEMENT_FROM_POD")  # how a replacement is judged: not the engine's concern

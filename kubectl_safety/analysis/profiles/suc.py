@@ -77,7 +77,7 @@ def _plan_of(snapshot, node):
     return plans[0] if plans else None
 
 
-def read(snapshot, nodes=()) -> dict:
+def read(snapshot, nodes=(), given=None) -> dict:
     """{setting: (value, origin)} from the Plan whose nodeSelector selects each node: ``concurrency``,
     ``drain.*`` (``deleteLocalData``: the older name of ``deleteEmptydirData``), its UID and
     ``status.latestHash`` (the node order)."""

@@ -19,6 +19,8 @@ def render_engine(r, wide=False) -> str:
     lines = [f"Engine {e['name']} ({e['title']}): {e['verdict']}", ""]
     rows = [[n["name"], n["batch"], n["outcome"], _at(n["atSeconds"]), n["reason"]] for n in e["nodes"]]
     lines.append(table(rows, ["NODE", "BATCH", "OUTCOME", "AT", "REASON"]).rstrip("\n"))
+    if e["withSurge"] is not None:
+        lines += ["", *_with_surge(e["withSurge"])]
     for n in e["nodes"]:
         details = _details(n)
         if details:
@@ -57,6 +59,23 @@ def _details(n) -> list:
     return out
 
 
+def _with_surge(w) -> list:
+    """--surge: each node's outcome once the surge ran ahead of the engine, and what it keeps whole."""
+    lines = [f"With --surge: {w['verdict']}. The engine does not surge: run {w['runFirst']} on each node before "
+             "the engine's window (it replaces these workloads' pods first, then drains the node); the exit code "
+             "is the engine's without it."]
+    rows = [[a["name"], a["outcome"] + ("" if a["changes"] else " (no change)"), _at(a["atSeconds"]),
+             ", ".join(a["keptWhole"]) or "-"] for a in w["nodes"]]
+    lines.append(table(rows, ["NODE", "WITH --SURGE", "AT", "KEPT WHOLE"]).rstrip("\n"))
+    if not any(a["changes"] for a in w["nodes"]):
+        lines.append("  A surge ahead changes no node's outcome here: nothing it can surge holds a node.")
+    for a in w["nodes"]:
+        if a["changes"]:
+            lines.append(f"  {a['name']} with --surge: {a['outcome']}: {a['reason']}")
+        lines += [f"  {a['name']}: --surge cannot keep {k['what']}: {k['reason']}" for k in a["notKept"]]
+    return lines
+
+
 def engine_plan(o) -> dict:
     """``profiles.outcome.EngineOutcome`` as JSON."""
     p = o.profile
@@ -71,8 +90,18 @@ def engine_plan(o) -> dict:
             "batches": [{"batch": b.number, "nodes": list(b.nodes), "seconds": b.seconds} for b in o.batches],
             "haltsAfter": o.halts_after, "seconds": o.seconds,
             "notes": list(p.notes), "sources": list(p.sources),
+            "withSurge": None if o.surge is None else _published_surge(o.surge),
         },
     }
+
+
+def _published_surge(ahead) -> dict:
+    from kubectl_safety.analysis.profiles.ahead import RUN_FIRST, verdict
+
+    return {"verdict": verdict(ahead).value, "runFirst": RUN_FIRST,
+            "nodes": [{"name": a.name, "outcome": a.outcome.value, "atSeconds": a.at_seconds, "reason": a.reason,
+                       "changes": a.changes, "keptWhole": list(a.kept_whole),
+                       "notKept": [{"what": what, "reason": why} for what, why in a.not_kept]} for a in ahead]}
 
 
 def _node(n) -> dict:
