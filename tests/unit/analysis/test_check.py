@@ -9,7 +9,7 @@ from kubectl_safety.analysis.check import CheckOptions, runbook_drain_options
 from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning
 from kubectl_safety.cluster.source import load_snapshot
 from kubectl_safety.model.meta import parse_time
-from tests.builders import make_class, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.builders import make_class, make_node, make_pdb, make_pod, make_workload, snapshot, spread
 from tests.unit.cli_helpers import DEMO, DEMO_NOW
 from tests.published import check, plan_drain
 
@@ -99,11 +99,6 @@ def test_node_selector_checks_only_the_matching_nodes(demo):
 
 
 # -- the shared precomputation gives the plans drain makes alone ---------------------------------------
-def spread(app, key, skew=1):
-    return [{"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
-             "labelSelector": {"matchLabels": {"app": app}}}]
-
-
 def anti(app, key):
     return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": key}]}}
@@ -125,7 +120,7 @@ def busy_cluster():
                             owner=("ReplicaSet", "follower")))
     for i in range(9):
         objects.append(make_pod(f"web-{i}", node=f"n{i}", cpu="500m", labels={"app": "web"},
-                                owner=("ReplicaSet", "web"), topologySpreadConstraints=spread("web", ZONE)))
+                                owner=("ReplicaSet", "web"), topologySpreadConstraints=[spread("web", ZONE)]))
     for i in range(3):
         objects.append(make_pod(f"cache-{i}", node=f"n{i * 2}", cpu="300m", labels={"app": "cache"},
                                 owner=("ReplicaSet", "cache"), affinity=anti("cache", "kubernetes.io/hostname")))
@@ -133,7 +128,7 @@ def busy_cluster():
                                 owner=("ReplicaSet", "edge"), affinity=anti("edge", ZONE)))
         objects.append(make_pod(f"big-{i}", node=f"n{i}", cpu="1200m", labels={"app": "big"},
                                 owner=("ReplicaSet", "big"),
-                                topologySpreadConstraints=spread("big", "kubernetes.io/hostname")))
+                                topologySpreadConstraints=[spread("big", "kubernetes.io/hostname")]))
     objects.append(make_pdb("web", min_available=8, allowed=1, healthy=9, desired=8, expected=9))
     return snapshot(*objects)
 
@@ -216,7 +211,7 @@ def tight_cluster():
     objects.append(make_pod("huge", node="n0", cpu="9", labels={"app": "huge"}, owner=("ReplicaSet", "huge")))
     for i, where in enumerate(("n6", "n2", "n4", "n1")):
         objects.append(make_pod(f"skewed-{i}", node=where, cpu="900m", labels={"app": "skewed"},
-                                owner=("ReplicaSet", "skewed"), topologySpreadConstraints=spread("skewed", ZONE)))
+                                owner=("ReplicaSet", "skewed"), topologySpreadConstraints=[spread("skewed", ZONE)]))
     objects.append(make_pod("addon", node="n3", cpu="100m", labels={"app": "addon"}, owner=("ReplicaSet", "addon"),
                             tolerations=[{"operator": "Exists"}]))
     return snapshot(*objects)
@@ -301,7 +296,7 @@ def skewed_cluster(seed):
             objects.append(make_pod(f"fill-{i}", node=f"n{i}", cpu=f"{rng.choice((1000, 1500, 2000))}m",
                                     owner=("ReplicaSet", "fill")))
     for d in range(rng.randint(1, 3)):
-        constraint = spread(f"app{d}", ZONE, skew=rng.choice((1, 1, 2)))
+        constraint = [spread(f"app{d}", ZONE, max_skew=rng.choice((1, 1, 2)))]
         if rng.random() < 0.2:
             constraint[0]["minDomains"] = 4
         for r in range(rng.randint(2, 7)):

@@ -4,15 +4,11 @@ import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.model.selectors import LabelSelector
-from tests.builders import NOW, container, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.builders import NOW, container, make_node, make_pdb, make_pod, make_workload, snapshot, web
 from tests.published import plan_drain
 
 N1, N2 = make_node("n1"), make_node("n2")
 APP = {"app": "web"}
-
-
-def web(name, node="n1", cpu="100m", **kw):
-    return make_pod(name, node=node, labels=APP, cpu=cpu, **kw)
 
 
 def pdb(**kw):

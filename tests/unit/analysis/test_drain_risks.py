@@ -6,7 +6,7 @@ from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.risks import RISKS
 from kubectl_safety.cli.risks import accepted_risks
 from kubectl_safety.errors import UsageError
-from tests.builders import NOW, make_node, make_pdb, make_pod, snapshot
+from tests.builders import NOW, make_node, make_pdb, make_pod, snapshot, spread
 from tests.published import plan_drain
 
 APP = {"app": "db"}
@@ -211,12 +211,9 @@ def test_scales_with_spread_constraints_on_a_large_cluster():
     """1,000 nodes x 30 pods, every pod with a zone spread constraint: placing the 60 replacements of
     two nodes (its speed is measured by benchmarks/run.py)."""
 
-    def spread(j):
-        return [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
-                 "labelSelector": {"matchLabels": {"app": f"a{j}"}}}]
     objects = [make_node(f"n{i}", cpu="64", memory="256Gi", zone=f"z{i % 3}") for i in range(1000)]
     objects += [make_pod(f"p{i}-{j}", node=f"n{i}", cpu="100m", labels={"app": f"a{j}"},
-                         topologySpreadConstraints=spread(j)) for i in range(1000) for j in range(30)]
+                         topologySpreadConstraints=[spread(f"a{j}", ZONE)]) for i in range(1000) for j in range(30)]
     snap = snapshot(*objects)
     report = plan_drain(snap, ["n1", "n2"], DrainOptions(), NOW)
     assert report["safe"] and report["capacity"]["replacementsPlaced"] == 60

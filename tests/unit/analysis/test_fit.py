@@ -1,10 +1,13 @@
 """analysis/fit.py: each default-profile Filter plugin, scenario by scenario."""
 
+from functools import partial
+
 import pytest
 
 from kubectl_safety.analysis.fit import NodeState, filter_node
 from kubectl_safety.model.pods import Pod
-from tests.builders import container, make_node, make_pod, snapshot
+from tests import builders
+from tests.builders import container, make_node, make_pod, snapshot, spread
 
 
 def incoming(**kw):
@@ -191,27 +194,21 @@ def test_removing_pod_with_anti_affinity_lifts_it():
     assert codes(pod, objects, "n1", lambda st, snap: st.remove(snap.pod("default", "db"))) == []
 
 
-def spread(key=ZONE, max_skew=1, labels=None, **extra):
-    return [{"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
-             "labelSelector": {"matchLabels": labels or {"app": "web"}}, **extra}]
-
-
-def web(name, node):
-    return make_pod(name, node=node, labels={"app": "web"})
+web = partial(builders.web, cpu=None)
 
 
 SPREAD = [
-    ("balanced-allows", spread(), [web("w1", "n1"), web("w2", "n3")], "n1", []),
-    ("skew-too-big", spread(), [web("w1", "n1")], "n1", [("topology-spread", True)]),
-    ("skew-ok-in-empty-zone", spread(), [web("w1", "n1")], "n3", []),
-    ("max-skew-2", spread(max_skew=2), [web("w1", "n1")], "n1", []),
-    ("missing-label-unresolvable", spread(key="rack"), [], "n1", [("topology-label-missing", False)]),
-    ("min-domains-forces-zero", spread(minDomains=3), [web("w1", "n1"), web("w2", "n3")], "n1",
+    ("balanced-allows", [spread()], [web("w1", "n1"), web("w2", "n3")], "n1", []),
+    ("skew-too-big", [spread()], [web("w1", "n1")], "n1", [("topology-spread", True)]),
+    ("skew-ok-in-empty-zone", [spread()], [web("w1", "n1")], "n3", []),
+    ("max-skew-2", [spread(max_skew=2)], [web("w1", "n1")], "n1", []),
+    ("missing-label-unresolvable", [spread(key="rack")], [], "n1", [("topology-label-missing", False)]),
+    ("min-domains-forces-zero", [spread(minDomains=3)], [web("w1", "n1"), web("w2", "n3")], "n1",
      [("topology-spread", True)]),
-    ("schedule-anyway-ignored", [{**spread()[0], "whenUnsatisfiable": "ScheduleAnyway"}], [web("w1", "n1")], "n1", []),
-    ("terminating-not-counted", spread(),
+    ("schedule-anyway-ignored", [spread(when="ScheduleAnyway")], [web("w1", "n1")], "n1", []),
+    ("terminating-not-counted", [spread()],
      [make_pod("w1", node="n1", labels={"app": "web"}, meta={"deletionTimestamp": "2026-11-22T08:00:00Z"})], "n1", []),
-    ("selector-not-matching-self", spread(labels={"app": "other"}), [web("w1", "n1")], "n1", []),
+    ("selector-not-matching-self", [spread(labels={"app": "other"})], [web("w1", "n1")], "n1", []),
 ]
 
 
@@ -222,7 +219,7 @@ def test_topology_spread(constraints, existing, node, expected):
 
 
 def test_spread_counts_follow_state():
-    pod = incoming(labels={"app": "web"}, topologySpreadConstraints=spread())
+    pod = incoming(labels={"app": "web"}, topologySpreadConstraints=[spread()])
     objects = [*TWO_ZONES, web("w1", "n1"), web("w2", "n1")]
     assert codes(pod, objects, "n1") == [("topology-spread", True)]
     assert codes(pod, objects, "n1", lambda st, snap: (st.remove(snap.pod("default", "w1")),

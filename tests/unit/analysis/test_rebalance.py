@@ -7,15 +7,10 @@ import pytest
 from kubectl_safety.analysis.rebalance import RebalanceOptions, eviction_order, find_workloads, not_evictable
 from kubectl_safety.analysis.topology import HOSTNAME, ZONE
 from kubectl_safety.model.pods import Pod
-from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot, spread
 from tests.published import plan_rebalance
 
 LABELS = {"app": "web", "pod-template-hash": "abc"}
-
-
-def spread(key=ZONE, max_skew=1, when="DoNotSchedule", selector=None, **extra):
-    return {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when,
-            "labelSelector": {"matchLabels": selector or {"app": "web"}}, **extra}
 
 
 def web_pods(placement, constraints, labels=LABELS, **kwargs):
@@ -133,7 +128,7 @@ def test_demo_like_zone_outage_moves_one_pod_to_the_empty_zone():
 def test_zone_and_hostname_constraints_are_both_satisfied_and_never_worse():
     # zone z0 has two nodes holding 3 + 2 pods, z1 one pod on one of its two nodes.
     nodes = [make_node(n, zone=z) for n, z in (("a1", "z0"), ("a2", "z0"), ("b1", "z1"), ("b2", "z1"))]
-    constraints = [spread(ZONE), spread(HOSTNAME, max_skew=2)]
+    constraints = [spread(key=ZONE), spread(key=HOSTNAME, max_skew=2)]
     pods = web_pods(["a1", "a1", "a1", "a2", "a2", "b1"], constraints)
     report = plan(nodes + pods + web_workloads(6))
     before = {c["topologyKey"]: c for c in report["constraints"]}
@@ -310,7 +305,7 @@ def test_cluster_defaults_judge_pods_without_constraints(flag, evictions):
 # -- seed 004 pitfalls ---------------------------------------------------------------------
 
 def test_selector_not_matching_own_labels_is_a_finding_and_blocks():
-    report = zone_plan([3, 1, 0], [spread(selector={"app": "frontend"})], extra=[
+    report = zone_plan([3, 1, 0], [spread(labels={"app": "frontend"})], extra=[
         make_pod(f"fe-{i}", node="n0-0", labels={"app": "frontend"}, owner=("ReplicaSet", "fe")) for i in range(3)])
     assert report["constraints"][0]["skew"] == 3
     assert "TOPOLOGY_SELECTOR_MISMATCH" in {f["code"] for f in report["findings"]}

@@ -5,16 +5,12 @@ import pytest
 
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.rollout_plan import BadMaxUnavailable, RolloutOptions, batch_size, order_batches
-from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot, web
 from tests.published import plan_rollout
 
 POOL = [make_node(f"{z}{i}", zone=f"zone-{z}", cpu="2") for z in "abc" for i in (1, 2)]
 SPARE = [make_node(f"spare-{z}", zone=f"zone-{z}", cpu="2", labels={"spare": "yes"}) for z in "abc"]
 NAMES = [n["metadata"]["name"] for n in POOL]
-
-
-def web(name, node, **kw):
-    return make_pod(name, node=node, labels={"app": "web"}, cpu="100m", **kw)
 
 
 def plan(*objects, nodes=NAMES, **options):

@@ -1,12 +1,14 @@
 """--surge in the drain planner: which workloads are surged, how, and the risks that refuse a surge."""
 
 import json
+from functools import partial
 
 import pytest
 
 from kubectl_safety.analysis import drain as _drain
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.surge import ANNOTATION
+from tests import builders
 from tests.builders import NOW, container, make_node, make_pdb, make_pod, make_workload, snapshot
 from tests.published import plan_drain
 
@@ -32,8 +34,7 @@ def rs(replicas, cpu="100m", **spec):
     return r
 
 
-def web(name, node="n1", cpu="100m"):
-    return make_pod(name, node=node, labels=APP, cpu=cpu, owner=("ReplicaSet", "web-rs"))
+web = partial(builders.web, owner=("ReplicaSet", "web-rs"))
 
 
 def pdb(**kw):

@@ -1,12 +1,15 @@
 """analysis/topology.py: skew counted exactly as the PodTopologySpread filter counts it."""
 
+from functools import partial
+
 import pytest
 
 from kubectl_safety.analysis.topology import (HOSTNAME, ZONE, constraint_selector, count_in_domains, domain_counts,
                                               eligible_domains, global_min, normalized, skew)
 from kubectl_safety.analysis.explain import spread_constraints
 from kubectl_safety.model.pods import Pod
-from tests.builders import make_node, make_pod, snapshot
+from tests import builders
+from tests.builders import make_node, snapshot
 
 ZONE_SPREAD = {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
                "labelSelector": {"matchLabels": {"app": "web"}}}
@@ -20,8 +23,7 @@ def nodes(**overrides):
     return [make_node(name, **kwargs) for name, kwargs in spec.items()]
 
 
-def web(name, node, labels=None, namespace="default", **kwargs):
-    return make_pod(name, namespace=namespace, node=node, labels=labels or {"app": "web", "rev": "1"}, **kwargs)
+web = partial(builders.web, cpu=None, labels={"app": "web", "rev": "1"})
 
 
 def counts_for(objects, constraint=ZONE_SPREAD, incoming=None, constraints=None):

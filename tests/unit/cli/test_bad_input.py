@@ -17,15 +17,14 @@ import socket
 import ssl
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from tests.builders import make_node, make_pdb, make_pod
+from tests.builders import exec_user, kubeconfig, make_node, make_pdb, make_pod
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
+from tests.unit.loopback import self_signed, serve
 
 EXPLAIN = ["explain", "pod", "a", "--as-of", DEMO_NOW]
 
@@ -65,27 +64,6 @@ def drop(obj, *path):
         target = target[key]
     del target[path[-1]]
     return obj
-
-
-def kubeconfig(server="@REFUSED@", user=None, context="x", current="x", ca=None, extra_user=None,
-               cluster_ref="c", user_ref="u") -> str:
-    cluster = {"server": server}
-    if ca:
-        cluster["certificate-authority-data"] = ca
-    cfg = {"apiVersion": "v1", "kind": "Config",
-           "clusters": [{"name": "c", "cluster": cluster}],
-           "users": [{"name": "u", "user": user or {"token": "tok-123"}}],
-           "contexts": [{"name": context, "context": {"cluster": cluster_ref, "user": user_ref}}]}
-    if current:
-        cfg["current-context"] = current
-    if extra_user:
-        cfg["users"].append(extra_user)
-    return json.dumps(cfg)
-
-
-def exec_user(command, *args):
-    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command,
-                     "args": list(args), "interactiveMode": "Never"}}
 
 
 def huge_dump(tmp_path, tail=None) -> bytes:
@@ -294,7 +272,7 @@ CASES = [
     Case("kubeconfig-missing-ca-file", LIVE, 1, r"kubeconfig.*ca\.crt",
          {"kc.yaml": kubeconfig().replace('"server"', '"certificate-authority": "/nonexistent/ca.crt", "server"')}),
     Case("kubeconfig-bad-ca-data", LIVE, 1, r"(certificate|kubeconfig)",
-         {"kc.yaml": kubeconfig("@TLS@", ca=base64.b64encode(b"not a certificate").decode())}),
+         {"kc.yaml": kubeconfig("@TLS@", cluster={"certificate-authority-data": base64.b64encode(b"not a certificate").decode()})}),
     Case("exec-plugin-fails", LIVE, 1, r"(exec|plugin|credential).*(returned 1|failed)",
          {"kc.yaml": kubeconfig(user=exec_user("/bin/false"))}, isolated=True),
     Case("exec-plugin-missing", LIVE, 1, r"(exec|plugin|credential).*nonexistent",
@@ -316,7 +294,7 @@ CASES = [
     Case("tls-self-signed", LIVE, 1, r"TLS error talking to https://127\.0\.0\.1:\d+: .*certificate.*verification stays on",
          {"kc.yaml": kubeconfig("@TLS@")}),
     Case("tls-wrong-host-name", LIVE, 1, r"TLS error .*(hostname|match|certificate)",
-         {"kc.yaml": kubeconfig("@TLS_NAMED@", ca="@TLS_NAMED_CA@")}),
+         {"kc.yaml": kubeconfig("@TLS_NAMED@", cluster={"certificate-authority-data": "@TLS_NAMED_CA@"})}),
     Case("tls-skip-verify-reaches-server", LIVE + ["--insecure-skip-tls-verify"], 1,
          r'pod "a" not found in namespace "default"', {"kc.yaml": kubeconfig("@TLS@")}),
     Case("plain-http-to-tls-server", LIVE, 1, r"(unable to connect|Error from server|TLS)",
@@ -437,44 +415,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def serve(status, tls_context=None):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.status = status
-    scheme = "http"
-    if tls_context is not None:
-        server.socket = tls_context.wrap_socket(server.socket, server_side=True)
-        scheme = "https"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"{scheme}://127.0.0.1:{server.server_address[1]}"
-
-
-def self_signed(tmp_dir, names):
-    """(cert PEM path, key PEM path, cert PEM bytes) for a self-signed EC certificate."""
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
-    now = datetime.now(timezone.utc)
-    sans = [x509.IPAddress(ipaddress.ip_address(n)) if n[0].isdigit() else x509.DNSName(n) for n in names]
-    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - timedelta(days=1)).not_valid_after(now + timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
-    pem = cert.public_bytes(serialization.Encoding.PEM)
-    cert_path, key_path = tmp_dir / f"{names[0]}.crt", tmp_dir / f"{names[0]}.key"
-    cert_path.write_bytes(pem)
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path, pem
-
-
 def tls_context(cert_path, key_path):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert_path, key_path)
@@ -487,14 +427,14 @@ def servers(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("certs")
     started, values = [], {"@REFUSED@": "https://127.0.0.1:1"}
     for status in (200, 401, 403, 429, 500):
-        server, url = serve(status)
+        server, url = serve(Handler, status=status)
         started.append(server)
         values[f"@HTTP_{status}@"] = url
     cert, key, _ = self_signed(tmp, ["127.0.0.1"])
-    server, values["@TLS@"] = serve(404, tls_context(cert, key))
+    server, values["@TLS@"] = serve(Handler, tls_context(cert, key), status=404)
     started.append(server)
     cert, key, pem = self_signed(tmp, ["kubernetes.example"])
-    server, values["@TLS_NAMED@"] = serve(404, tls_context(cert, key))
+    server, values["@TLS_NAMED@"] = serve(Handler, tls_context(cert, key), status=404)
     values["@TLS_NAMED_CA@"] = base64.b64encode(pem).decode()
     started.append(server)
     silent = socket.socket()

@@ -18,7 +18,9 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 from kubectl_safety.cli.main import main
-from tests.unit.cli.test_bad_input import self_signed, serve, servers  # noqa: F401  (fixture)
+from tests.builders import kubeconfig
+from tests.unit.cli.test_bad_input import servers  # noqa: F401  (fixture)
+from tests.unit.loopback import self_signed
 
 TOKEN = f"tok-{uuid.uuid4().hex}"
 EXEC_TOKEN = f"exec-{uuid.uuid4().hex}"
@@ -32,14 +34,6 @@ def client_key(tmp_path_factory):
     """(cert PEM, key PEM) of a client certificate."""
     cert, key, pem = self_signed(tmp_path_factory.mktemp("client"), ["client"])
     return pem, key.read_bytes()
-
-
-def kubeconfig(server, user) -> str:
-    return json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "x",
-        "clusters": [{"name": "c", "cluster": {"server": server}}],
-        "users": [{"name": "u", "user": user}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]})
 
 
 def users(client_key):

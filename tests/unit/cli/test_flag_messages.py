@@ -1,24 +1,13 @@
 """A message names the flag the user gave: drain's --timeout is not --request-timeout; a --token that is
 not ASCII is a usage error naming it; impersonation goes out as UTF-8, as kubectl sends it."""
 
-import json
-
 import pytest
 
+from tests.builders import write_kubeconfig
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 from tests.unit.hostile_servers import hostile_server  # noqa: F401 - fixture
 
 TOKEN = "tok-0123456789abcdef"
-
-
-def kubeconfig(tmp_path, server) -> str:
-    path = tmp_path / "kubeconfig.json"
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "x",
-        "clusters": [{"name": "c", "cluster": {"server": server}}],
-        "users": [{"name": "u", "user": {"token": TOKEN}}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
-    return str(path)
 
 
 @pytest.mark.parametrize("flags, named", [
@@ -26,7 +15,7 @@ def kubeconfig(tmp_path, server) -> str:
     (["--timeout", "30s", "--request-timeout", "1s"], "--request-timeout=1s"),
 ], ids=["timeout", "request-timeout-given-too"])
 def test_drain_timeout_message_names_the_flag_given(hostile_server, tmp_path, flags, named):  # noqa: F811
-    config = kubeconfig(tmp_path, f"{hostile_server}/m/drip")
+    config = write_kubeconfig(tmp_path / "kubeconfig.json", f"{hostile_server}/m/drip", token=TOKEN)
     code, out, err = run_cli(["drain", "node-a1", "--dry-run", *flags, "--kubeconfig", config])
     assert code == 1 and err.endswith(f"did not answer within {named}\n"), err
 
@@ -38,7 +27,7 @@ def test_rebalance_invalid_timeout_names_timeout():
 
 
 def test_a_token_that_is_not_ascii_is_a_usage_error_naming_the_flag(hostile_server, tmp_path):  # noqa: F811
-    config = kubeconfig(tmp_path, f"{hostile_server}/m/forbidden")
+    config = write_kubeconfig(tmp_path / "kubeconfig.json", f"{hostile_server}/m/forbidden", token=TOKEN)
     code, out, err = run_cli(["explain", "pod", "a", "--token=トークン", "--kubeconfig", config])
     assert (code, out, err) == (2, "", "error: --token value is not ASCII: the Authorization header is sent in ASCII only\n")
 

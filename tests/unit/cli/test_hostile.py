@@ -16,10 +16,12 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import pytest
 
 from kubectl_safety.model import schema
+from tests import builders
 from tests.builders import make_node, make_pdb, make_pod
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
 from tests.unit.hostile_servers import hostile_server  # noqa: F401 - fixture
@@ -62,17 +64,8 @@ def dump(*objects) -> str:
     return json.dumps({"kind": "List", "apiVersion": "v1", "items": list(objects)}, allow_nan=False)
 
 
-def kubeconfig(server="@REFUSED@", user=None, cluster=None, context=None) -> str:
-    cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "x",
-           "clusters": [{"name": "c", "cluster": {"server": server, **(cluster or {})}}],
-           "users": [{"name": "u", "user": {"token": TOKEN} if user is None else user}],
-           "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", **(context or {})}}]}
-    return json.dumps(cfg)
-
-
-def exec_user(script: str) -> dict:
-    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "/bin/sh", "args": ["-c", script],
-                     "interactiveMode": "Never"}}
+kubeconfig = partial(builders.kubeconfig, token=TOKEN)
+exec_user = partial(builders.exec_user, "/bin/sh", "-c")  # a user whose exec plugin runs a shell script
 
 
 def credential(token) -> str:
@@ -614,7 +607,7 @@ def big_dump() -> str:
 
 
 def client_pair(tmp_path):
-    from tests.unit.cli.test_bad_input import self_signed
+    from tests.unit.loopback import self_signed
 
     cert, key, _ = self_signed(tmp_path, ["alice"])
     return base64.b64encode(cert.read_bytes()).decode(), base64.b64encode(key.read_bytes()).decode()

@@ -18,6 +18,7 @@ from kubectl_safety.cluster.source import load_snapshot
 from kubectl_safety.errors import UsageError
 from tests.builders import make_node, make_pod
 from tests.unit.cli_helpers import DEMO, DEMO_NOW, run_cli
+from tests.unit.loopback import serve
 
 GIB = 1 << 30
 
@@ -150,11 +151,9 @@ def test_a_stream_that_never_ends_is_stopped_at_its_deadline():
 
     from kubectl_safety.cluster.transport import HttpTransport
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Forever)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server, url = serve(_Forever, daemon_threads=True)
     try:
-        endpoint = SimpleNamespace(host=f"http://127.0.0.1:{server.server_address[1]}", authorization=None,
+        endpoint = SimpleNamespace(host=url, authorization=None,
                                    refresh=None, tls_server_name=None)
         status, stream = HttpTransport(endpoint).stream(endpoint.host + "/api/v1/pods?watch=1", [], 1.0)
         reader = threading.Thread(target=lambda: list(stream.lines()), daemon=True)
@@ -167,10 +166,10 @@ def test_a_stream_that_never_ends_is_stopped_at_its_deadline():
 
 
 def test_an_exec_plugin_is_killed_at_the_request_timeout(tmp_path, monkeypatch):
-    from tests.unit.cli.test_hostile import exec_user, kubeconfig
+    from tests.builders import exec_user, kubeconfig
 
     monkeypatch.setenv("KUBECTL_SAFETY_EXEC_TIMEOUT", "30")
-    (tmp_path / "kc.yaml").write_text(kubeconfig("https://127.0.0.1:1", user=exec_user("sleep 300")))
+    (tmp_path / "kc.yaml").write_text(kubeconfig("https://127.0.0.1:1", user=exec_user("/bin/sh", "-c", "sleep 300")))
     code, out, err = run_cli(["explain", "pod", "a", "--request-timeout", "1s",
                               "--kubeconfig", str(tmp_path / "kc.yaml")])
     assert code == 1 and err == "error: exec plugin /bin/sh: no answer within 1s\n", err
@@ -184,7 +183,7 @@ def test_a_request_timeout_past_go_durations_is_a_usage_error(text):
 
 
 def test_a_huge_request_timeout_is_one_error_line_not_a_thread_traceback(tmp_path):
-    from tests.unit.cli.test_hostile import kubeconfig
+    from tests.builders import kubeconfig
 
     (tmp_path / "kc.yaml").write_text(kubeconfig("https://127.0.0.1:1"))
     proc = subprocess.run([sys.executable, "-m", "kubectl_safety", "explain", "pod", "a", "--request-timeout",

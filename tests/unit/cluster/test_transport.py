@@ -18,8 +18,9 @@ import pytest
 from kubectl_safety.cluster import kubeconfig
 from kubectl_safety.cluster.live import Connection
 from kubectl_safety.cluster.transport import ClientTransport, HttpTransport
+from tests import builders
 from tests.ci import unavailable
-from tests.unit.cli.test_bad_input import self_signed
+from tests.unit.loopback import self_signed, serve
 
 
 class Echo(http.server.BaseHTTPRequestHandler):
@@ -65,10 +66,8 @@ def server(tmp_path_factory):
     context.load_cert_chain(server_cert, server_key)
     context.verify_mode = ssl.CERT_REQUIRED
     context.load_verify_locations(cadata=client_pem.decode())
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield {"url": f"https://127.0.0.1:{httpd.server_address[1]}", "ca": server_pem,
+    httpd, url = serve(Echo, context)
+    yield {"url": url, "ca": server_pem,
            "cert": client_cert, "key": client_key}
     httpd.shutdown()
 
@@ -77,14 +76,9 @@ def write_kubeconfig(tmp_path, server, cluster_extra=None, user_extra=None, inli
     b64 = lambda data: base64.b64encode(data).decode()  # noqa: E731
     user = ({"client-certificate-data": b64(server["cert"].read_bytes()), "client-key-data": b64(server["key"].read_bytes())}
             if inline else {"client-certificate": str(server["cert"]), "client-key": str(server["key"])})
-    cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "x",
-           "clusters": [{"name": "c", "cluster": {"server": server["url"], "certificate-authority-data": b64(server["ca"]),
-                                                  **(cluster_extra or {})}}],
-           "users": [{"name": "u", "user": {**user, "token": "t0k", **(user_extra or {})}}],
-           "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u", "namespace": "shop"}}]}
-    path = tmp_path / "kubeconfig"
-    path.write_text(json.dumps(cfg))
-    return str(path)
+    return builders.write_kubeconfig(
+        tmp_path / "kubeconfig", server["url"], user={**user, "token": "t0k", **(user_extra or {})},
+        cluster={"certificate-authority-data": b64(server["ca"]), **(cluster_extra or {})}, context={"namespace": "shop"})
 
 
 def connections(path, **flags):

@@ -10,7 +10,9 @@ import pytest
 
 from kubectl_safety.cluster.live import Connection
 from kubectl_safety.cluster.transport import ClientTransport
+from tests.builders import write_kubeconfig
 from tests.unit.hostile_servers import hostile_server  # noqa: F401 - fixture
+from tests.unit.loopback import serve
 
 EVENTS = [{"type": "ADDED", "object": {"metadata": {"name": f"p{i}", "resourceVersion": str(10 + i)}}}
           for i in range(3)]
@@ -45,15 +47,8 @@ class Watcher(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def kubeconfig(tmp_path_factory):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Watcher)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    path = tmp_path_factory.mktemp("watch") / "kubeconfig"
-    path.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "x",
-        "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{httpd.server_address[1]}"}}],
-        "users": [{"name": "u", "user": {"token": "t0k"}}],
-        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}))
-    yield str(path)
+    httpd, url = serve(Watcher)
+    yield write_kubeconfig(tmp_path_factory.mktemp("watch") / "kubeconfig", url, token="t0k")
     httpd.shutdown()
 
 

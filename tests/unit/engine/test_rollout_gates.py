@@ -3,7 +3,6 @@ the real /api/v1/alerts JSON shape), blocking pods; and the plan's view of them.
 
 import http.server
 import json
-import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -14,6 +13,7 @@ from kubectl_safety.engine.gates import RolloutGates
 from kubectl_safety.model.selectors import LabelSelector
 from kubectl_safety.model.windows import parse_window
 from tests.builders import make_node, make_pod, snapshot
+from tests.unit.loopback import serve
 
 BERLIN = [parse_window("Mon-Fri 02:00-05:00 Europe/Berlin")]
 MONDAY_0230 = datetime(2026, 11, 30, 1, 30, tzinfo=timezone.utc)  # 02:30 in Berlin (CET)
@@ -84,10 +84,9 @@ class Prometheus(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def prometheus():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Prometheus)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    server, url = serve(Prometheus, poll_interval=0.05)
     Prometheus.answer = (200, ALERTS)
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    yield url
     server.shutdown()
     server.server_close()
 

@@ -2,7 +2,6 @@
 
 import http.server
 import re
-import threading
 
 import pytest
 
@@ -11,6 +10,7 @@ from kubectl_safety.engine.drain_report import DrainStatus, RequestCounts
 from kubectl_safety.engine.rollout_metrics import MetricsSink, RolloutMetrics, escape, exposition
 from kubectl_safety.engine.rollout_report import (BatchProgress, NodeDrain, NodeProgress, RolloutReport,
                                                   RolloutStatus)
+from tests.unit.loopback import serve
 
 SAMPLE = re.compile(r'^(?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)\{(?P<labels>(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*)\} '
                     r'(?P<value>\S+)$')
@@ -94,10 +94,9 @@ class Gateway(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def gateway():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Gateway)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    server, url = serve(Gateway, poll_interval=0.05)
     Gateway.seen, Gateway.answer = [], 200
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    yield url
     server.shutdown()
     server.server_close()
 

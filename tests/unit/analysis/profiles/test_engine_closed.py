@@ -1,21 +1,20 @@
 """EKS, GKE and AKS profiles: each row follows the documentation sentence it cites; kured and SUC rows follow
 their source (their live oracle is tests/integration/test_engine_kubectl_drain.py)."""
 
+from functools import partial
+
 import pytest
 
 from kubectl_safety.analysis import profiles
 from kubectl_safety.analysis.profiles.outcome import Outcome, simulate
 from kubectl_safety.errors import UsageError
-from tests.builders import NOW, make_node, make_pdb, make_pod, snapshot
+from tests import builders
+from tests.builders import NOW, make_node, make_pod, snapshot
 
-WEB = {"app": "web"}
 NODES = [make_node(f"n{i}") for i in range(1, 6)]
 EMPTYDIR = [{"name": "scratch", "emptyDir": {}}]
 
-
-def never_allows():
-    return [make_pod("web-a", labels=WEB), make_pod("web-b", node="n5", labels=WEB),
-            make_pdb("web", selector=WEB, min_available=2, allowed=0, healthy=2, desired=2, expected=2)]
+never_allows = partial(builders.never_allows, other="n5")
 
 
 def single_replica():

@@ -6,16 +6,10 @@ from kubectl_safety.analysis import profiles
 from kubectl_safety.analysis.profiles.base import Decision, PodRule, Source
 from kubectl_safety.analysis.profiles.outcome import Outcome, simulate
 from kubectl_safety.errors import UsageError
-from tests.builders import NOW, make_node, make_pdb, make_pod, snapshot
+from tests.builders import NOW, make_node, make_pdb, make_pod, never_allows, snapshot
 
 WEB = {"app": "web"}
 NODES = [make_node("n1"), make_node("n2"), make_node("n3")]
-
-
-def never_allows():
-    """web-a on n1, web-b on n2, a PDB of minAvailable 2: no eviction is ever allowed."""
-    return [make_pod("web-a", labels=WEB), make_pod("web-b", node="n2", labels=WEB),
-            make_pdb("web", selector=WEB, min_available=2, allowed=0, healthy=2, desired=2, expected=2)]
 
 
 def run(engine, objects, nodes=("n1",), **settings):

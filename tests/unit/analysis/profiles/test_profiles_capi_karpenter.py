@@ -9,15 +9,10 @@ from kubectl_safety.analysis import profiles
 from kubectl_safety.analysis.profiles.base import Source
 from kubectl_safety.analysis.profiles.outcome import Outcome, simulate
 from kubectl_safety.errors import UsageError
-from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.builders import NOW, make_node, make_pdb, make_pod, make_workload, never_allows, snapshot
 
 WEB = {"app": "web"}
 NODES = [make_node("n1"), make_node("n2")]
-
-
-def never_allows():
-    return [make_pod("web-a", labels=WEB), make_pod("web-b", node="n2", labels=WEB),
-            make_pdb("web", selector=WEB, min_available=2, allowed=0, healthy=2, desired=2, expected=2)]
 
 
 def two_pdbs():

@@ -7,7 +7,7 @@ from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.fit import filter_node
 from kubectl_safety.analysis.priority import global_default
 from kubectl_safety.analysis.rebalance import RebalanceOptions, find_workloads
-from tests.builders import NOW, make_class, make_node, make_pdb, make_pod, make_workload, snapshot
+from tests.builders import NOW, make_class, make_node, make_pdb, make_pod, make_workload, snapshot, spread
 from tests.published import plan_drain, plan_rebalance, preview
 
 ZONE = "topology.kubernetes.io/zone"
@@ -28,15 +28,11 @@ def replacement_of(report, name):
     return next(p["replacementNode"] for p in report["pods"] if p["name"] == name)
 
 
-def spread(selector={"matchLabels": APP}, key=ZONE):
-    return [{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]
-
-
 def test_cordoned_nodes_domains_still_count_for_topology_spread():
     """Zone a (only the drained node) keeps counting with 0 pods: zone b may not take a second pod."""
     report = drain(make_node("n1", zone="a"), make_node("n2", zone="b"),
-                   make_pod("x", node="n1", labels=APP, topologySpreadConstraints=spread()),
-                   make_pod("y", node="n2", labels=APP, topologySpreadConstraints=spread()))
+                   make_pod("x", node="n1", labels=APP, topologySpreadConstraints=[spread()]),
+                   make_pod("y", node="n2", labels=APP, topologySpreadConstraints=[spread()]))
     assert replacement_of(report, "x") is None
     [risk] = [r for r in report["risks"] if r["code"] == "REPLACEMENT_UNPLACEABLE"]
     assert "topology spread" in risk["nodes"]["n2"] and report["safe"] is False
@@ -68,7 +64,7 @@ def test_placed_replacements_do_not_count_for_an_empty_spread_selector(selector,
     ``labelSelector: {}`` (as preemption's AddPod does) and the second was refused for skew 2; bound,
     it counts no more than any pod. Zone a keeps only the drained n1 (n3 is tainted)."""
     taint = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
-    constraint = spread(selector=selector)
+    constraint = [spread(selector=selector)]
     report = drain(make_node("n1", cpu="3", zone="a"), make_node("n2", zone="b"), make_node("n3", zone="a", taints=taint),
                    *[make_pod(f"w{i}", node=n, cpu="250m", labels=APP, topologySpreadConstraints=constraint)
                      for i, n in enumerate(("n1", "n1", "n2"))])
@@ -87,9 +83,9 @@ def test_anti_affinity_namespace_selector_empty_means_all_namespaces():
 
 def test_spread_with_empty_label_selector_counts_no_pods():
     crowd = [make_pod(f"p{i}", node="n1", labels=APP) for i in range(4)]
-    pod = make_pod("new", node=None, labels=APP, topologySpreadConstraints=spread(selector={}))
+    pod = make_pod("new", node=None, labels=APP, topologySpreadConstraints=[spread(selector={})])
     assert fit(pod, "n1", make_node("n1", zone="a"), make_node("n2", zone="b"), *crowd) == []
-    counted = make_pod("new", node=None, labels=APP, topologySpreadConstraints=spread())
+    counted = make_pod("new", node=None, labels=APP, topologySpreadConstraints=[spread()])
     assert fit(counted, "n1", make_node("n1", zone="a"), make_node("n2", zone="b"), *crowd) == ["topology-spread"]
 
 
@@ -239,7 +235,7 @@ def _skewed(priority=None, priority_class=None, phase="Running", ready=True):
     labels = {"app": "web", "pod-template-hash": "abc"}
     pods = [make_pod(f"web-{i}", node="a1", labels=labels, owner=("ReplicaSet", "web-abc"), cpu="100m",
                      priority=priority, priority_class=priority_class, phase=phase, ready=ready,
-                     topologySpreadConstraints=spread())
+                     topologySpreadConstraints=[spread()])
             for i in range(3)]
     dep = make_workload("Deployment", "web", replicas=3, labels={"app": "web"})
     rs = make_workload("ReplicaSet", "web-abc", replicas=3, labels=labels, owner=dep)
@@ -262,7 +258,7 @@ def test_rebalance_spread_with_empty_label_selector_counts_no_pods():
     objects = _skewed()
     for o in objects:
         if o["kind"] == "Pod":
-            o["spec"]["topologySpreadConstraints"] = spread(selector={})
+            o["spec"]["topologySpreadConstraints"] = [spread(selector={})]
     report = _rebalance(*objects)
     assert (report["summary"]["violated"], report["evictions"]) == (0, [])
 

@@ -8,14 +8,9 @@ from kubectl_safety.analysis.scheduling.filters import filter_node
 from kubectl_safety.analysis.scheduling.node_state import NodeState
 from kubectl_safety.analysis.scheduling.prefilter import prefilter_state, seed_prefilter
 from kubectl_safety.analysis.scheduling.replacement import cordoned, unscheduled_copy
-from tests.builders import make_node, make_pod, snapshot
+from tests.builders import make_node, make_pod, snapshot, spread
 
 ZONE = "topology.kubernetes.io/zone"
-
-
-def spread(app, key=ZONE, **extra):
-    return [{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
-             "labelSelector": {"matchLabels": {"app": app}}, **extra}]
 
 
 def anti(app, key=ZONE):
@@ -29,9 +24,9 @@ def nodes():
 
 def spread_leaves():
     """Two web pods in z1 (n1, n3), none in z0: the skew forbids z1 until n1's leaves."""
-    return [*nodes(), make_pod("web-1", node="n1", cpu="100m", labels={"app": "web"}, topologySpreadConstraints=spread("web")),
-            make_pod("web-3", node="n3", cpu="100m", labels={"app": "web"}, topologySpreadConstraints=spread("web")),
-            make_pod("web-0", node="n0", cpu="100m", labels={"app": "web"}, topologySpreadConstraints=spread("web"))], "web-0"
+    return [*nodes(), make_pod("web-1", node="n1", cpu="100m", labels={"app": "web"}, topologySpreadConstraints=[spread("web")]),
+            make_pod("web-3", node="n3", cpu="100m", labels={"app": "web"}, topologySpreadConstraints=[spread("web")]),
+            make_pod("web-0", node="n0", cpu="100m", labels={"app": "web"}, topologySpreadConstraints=[spread("web")])], "web-0"
 
 
 def repelled_pod_leaves():
@@ -55,7 +50,7 @@ def full_node_empties():
 
 def cordon_changes_domains():
     """nodeTaintsPolicy Honor: cordoning n1 takes it out of the spread's domains."""
-    constraint = spread("web", nodeTaintsPolicy="Honor")
+    constraint = [spread("web", nodeTaintsPolicy="Honor")]
     return [*nodes(), make_pod("web-1", node="n1", cpu="100m", labels={"app": "web"}, topologySpreadConstraints=constraint),
             make_pod("web-0", node="n0", cpu="100m", labels={"app": "web"}, topologySpreadConstraints=constraint)], "web-0"
 
