@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from tests.unit.cli_helpers import DEMO, DEMO_NOW  # noqa: E402
-from tests.unit.test_small_machine import (EXAMPLES, QUICK, generated_commands, run_limited)  # noqa: E402
+from tests.unit.project.test_small_machine import (EXAMPLES, QUICK, generated_commands, run_limited)  # noqa: E402
 
 
 def report(name, args):
@@ -36,7 +36,7 @@ def main():
     if options.nodes:
         import json
 
-        from tests.unit.test_generate import load_generator
+        from tests.unit.project.test_generate import load_generator
 
         out = tempfile.mkdtemp(prefix="peak-memory-")
         path = load_generator().write(options.nodes, out, seed=1)

@@ -1,6 +1,6 @@
 """kubectl-safety: know what a cluster action will do, then do it without breaking availability.
 
-Layers, each importing only the ones below it (enforced by ``tests/unit/test_layers.py``):
+Layers, each importing only the ones below it (enforced by ``tests/unit/project/test_layers.py``):
 
 - ``kubectl_safety.model``: API-shaped objects parsed from camelCase dicts, the ``ClusterSnapshot``
   and the one parser that builds it. Pure: no I/O, no clock, no kubernetes/click imports.

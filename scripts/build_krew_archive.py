@@ -37,7 +37,7 @@ sys.path.insert(0, ROOT)
 from kubectl_safety import __version__  # noqa: E402
 
 VENDORED = {"click": "8.5.1", "tabulate": "0.10.0", "PyYAML": "6.0.3"}  # copied from this interpreter: the versions
-# the tests run (tests/unit/test_packaging.py checks the installed ones match); the build refuses others
+# the tests run (tests/unit/project/test_packaging.py checks the installed ones match); the build refuses others
 OPTIONAL_EXTENSIONS = {"PyYAML": ("yaml/_yaml.",)}  # yaml falls back to pure Python without it
 WHEELS = {  # the kubernetes client's runtime closure: distribution: (version, sha256 of its none-any wheel)
     "kubernetes": ("36.0.3", "8fde9241c4b298e6374a069dcf728359b4e72c2fb29489a975ba4e1c047cf10f"),

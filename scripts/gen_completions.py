@@ -3,7 +3,7 @@
 
 The scripts call back into ``kubectl-safety`` (``_KUBECTL_SAFETY_COMPLETE=<shell>_complete``), so
 they stay correct when commands change; regenerate them when click or the executable name
-changes (``tests/unit/test_completion.py`` fails when a committed script is stale).
+changes (``tests/unit/cli/test_completion.py`` fails when a committed script is stale).
 
 Usage: python scripts/gen_completions.py [--check]
 """

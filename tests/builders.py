@@ -1,11 +1,13 @@
 """Builders for API-shaped objects and snapshots in unit tests (override anything via kwargs)."""
 
+import json
 from datetime import datetime, timezone
 
 from kubectl_safety.model.parse import build_snapshot
 
 NOW = datetime(2026, 11, 22, 9, 0, tzinfo=timezone.utc)
 T0 = "2026-11-20T08:00:00Z"
+ZONE = "topology.kubernetes.io/zone"
 
 
 def _meta(name, namespace=None, labels=None, owner=None, **extra):
@@ -52,6 +54,18 @@ def make_pod(name, namespace="default", node="n1", *, cpu=None, memory=None, lim
     if status:
         pod["status"].update(status)
     return pod
+
+
+def web(name, node="n1", cpu="100m", labels=None, **kw):
+    """A pod of app=web (``labels`` replaces them) requesting ``cpu`` (None: no request)."""
+    return make_pod(name, node=node, labels=labels or {"app": "web"}, cpu=cpu, **kw)
+
+
+def spread(app="web", key=ZONE, max_skew=1, when="DoNotSchedule", *, labels=None, selector=None, **extra):
+    """A topologySpreadConstraint over the pods labelled app=APP (``labels``: other matchLabels; ``selector``:
+    the whole labelSelector, {} for one that selects nothing); ``extra`` adds fields (minDomains, ...)."""
+    chosen = {"matchLabels": labels or {"app": app}} if selector is None else selector
+    return {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": when, "labelSelector": chosen, **extra}
 
 
 def make_node(name, *, cpu="4", memory="16Gi", pods="110", labels=None, taints=None,
@@ -106,6 +120,39 @@ def make_workload(kind, name, namespace="default", *, replicas=1, labels=None, o
     if kind not in ("DaemonSet",):
         w["spec"]["replicas"] = replicas
     return w
+
+
+def never_allows(other="n2"):
+    """web-a on n1, web-b on ``other``, a PDB of minAvailable 2: no eviction is ever allowed."""
+    labels = {"app": "web"}
+    return [make_pod("web-a", labels=labels), make_pod("web-b", node=other, labels=labels),
+            make_pdb("web", selector=labels, min_available=2, allowed=0, healthy=2, desired=2, expected=2)]
+
+
+def kubeconfig(server="@REFUSED@", user=None, *, token="tok-123", cluster=None, context=None, current="x",
+               cluster_ref="c", user_ref="u") -> str:
+    """A kubeconfig (JSON): cluster "c" at ``server``, user "u" (``user``, else a bearer ``token``), context "x"
+    naming ``cluster_ref`` and ``user_ref``; ``cluster`` and ``context`` add fields to theirs; ``current=None``
+    leaves current-context unset."""
+    cfg = {"apiVersion": "v1", "kind": "Config",
+           "clusters": [{"name": "c", "cluster": {"server": server, **(cluster or {})}}],
+           "users": [{"name": "u", "user": {"token": token} if user is None else user}],
+           "contexts": [{"name": "x", "context": {"cluster": cluster_ref, "user": user_ref, **(context or {})}}]}
+    if current:
+        cfg["current-context"] = current
+    return json.dumps(cfg)
+
+
+def write_kubeconfig(path, server, **kw) -> str:
+    """``kubeconfig(server, **kw)`` written to ``path``; its path as a string."""
+    path.write_text(kubeconfig(server, **kw))
+    return str(path)
+
+
+def exec_user(command, *args) -> dict:
+    """A kubeconfig user whose credential comes from the exec plugin ``command args...``."""
+    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": command, "args": list(args),
+                     "interactiveMode": "Never"}}
 
 
 def snapshot(*objects, now=NOW):

@@ -31,7 +31,7 @@ def table(rows, headers) -> str:
     Cells are made printable, laid out by the width of what is shown, and alarm cells (blocked,
     error, unsafe) styled afterwards (``printable.alarm``: red on a colour terminal only).
     Tables of plain ASCII text (nearly all of them) are laid out here exactly as tabulate would
-    (tests/unit/test_render.py compares them); importing tabulate costs more than a node-scoped
+    (tests/unit/cli/test_render.py compares them); importing tabulate costs more than a node-scoped
     command's API requests. Anything else (wide or control characters, other types) goes to tabulate.
     """
     if not rows:

@@ -5,7 +5,7 @@ cluster-scoped kinds (``model/parse.py``), the snapshot's fields (``ClusterSnaps
 drained view ``analysis/capacity.py`` makes of it), what ``kubectl safety snapshot`` reads
 (``cluster/scopes.snapshot_scope``) and what its file must hold (``snapshot.VERDICT_RESOURCES``); the
 read RBAC role (deploy/rbac.yaml), the commands' reads (``cluster/scopes.py``) and the typed
-model (``model/schema.py``, ``model/typed.py``) are checked against it (tests/unit/test_kinds.py).
+model (``model/schema.py``, ``model/typed.py``) are checked against it (tests/unit/model/test_kinds.py).
 
 Adding a kind: a ``Kind`` here and its object class (in the module of its family). Its shape
 (``model/schema.SCHEMAS``) is optional: the typed model keeps the fields it checks, else all but

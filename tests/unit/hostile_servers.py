@@ -8,10 +8,11 @@ bounded (it stops by itself after a few seconds or when the client hangs up).
 import http.server
 import json
 import re
-import threading
 import time
 
 import pytest
+
+from tests.unit.loopback import serve
 
 HOSTILE_MESSAGE = "pods is forbidden\x1b]0;pwned\x07\n\x1b[31merror: forged line\u202e\x9b2J"
 ECHO_SECRET_HEADERS = ("Authorization",)
@@ -171,10 +172,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 def start():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
+    return serve(Handler, daemon_threads=True)
 
 
 @pytest.fixture(scope="module")
