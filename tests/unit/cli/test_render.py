@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from tabulate import tabulate
 
 from kubectl_safety.cli import render
+from kubectl_safety.printable import ALARM, END
 
 ascii_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=12)
 cell = st.one_of(st.none(), ascii_text, st.integers(-10**6, 10**6))
@@ -20,8 +21,15 @@ def reference(rows, headers):
     st.lists(ascii_text.filter(str.strip), min_size=n, max_size=n),
     st.lists(st.lists(cell, min_size=n, max_size=n), min_size=1, max_size=6))))
 def test_plain_ascii_tables_match_tabulate(case):
+    """The layout is tabulate's; an alarm cell (``unsafe``, ``blocked``, ``error``) is marked for colour, which
+    adds no width."""
     headers, rows = case
-    assert render.table(rows, headers) == reference(rows, headers)
+    assert render.table(rows, headers).replace(ALARM, "").replace(END, "") == reference(rows, headers)
+
+
+def test_an_alarm_cell_is_marked_without_changing_the_layout():
+    assert render.table([["unsafe", "x"]], ["a", "b"]) == reference([["unsafe", "x"]], ["a", "b"]).replace(
+        "unsafe", f"{ALARM}unsafe{END}")
 
 
 @pytest.mark.parametrize("name, rows", [
