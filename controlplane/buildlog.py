@@ -2,7 +2,7 @@
 
 The build scripts log ``built NAME in Ns`` or ``up to date: NAME`` for every component; this reads those lines
 back, in build order, and says when each build stage was ready relative to test-all's start, from the times
-file test-all writes (``start EPOCH``, then ``STAGE EPOCH EXIT`` as each stage ends).
+file controlplane/build-stages.sh writes (``start EPOCH``, then ``STAGE EPOCH EXIT`` as each stage ends).
 
     python3 -m controlplane.buildlog LOG TIMES TEST_ALL_STARTED PYTEST_ENDED   # times: Unix seconds
 
