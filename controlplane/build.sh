@@ -33,27 +33,9 @@ CONTROL_PLANE_BIN=$BIN
 
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
 
-log() { echo "build.sh: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# build MODULE_DIR LDFLAGS NAME=PACKAGE... : build the missing NAMEs of one wrapper module
-# (controlplane/$MODULES/MODULE_DIR, default controlplane/go/MODULE_DIR) into $BIN (build tags from $TAGS).
-build() {
-	local dir=$1 ldflags=$2 spec name pkg start; shift 2
-	for spec in "$@"; do
-		name=${spec%%=*} pkg=${spec#*=}
-		if [[ -x $BIN/$name ]]; then
-			log "up to date: $name"
-			continue
-		fi
-		log "building $name from $pkg (module controlplane/${MODULES:-go}/$dir) ..."
-		start=$SECONDS
-		(cd "$HERE/${MODULES:-go}/$dir" && go build -trimpath -tags "${TAGS:-}" -ldflags "-s -w $ldflags" -o "$BIN/.$name.tmp" "$pkg") ||
-			die "go build failed for $name (module controlplane/${MODULES:-go}/$dir; see the go output above)"
-		mv "$BIN/.$name.tmp" "$BIN/$name"
-		log "built $name in $((SECONDS - start))s"
-	done
-}
+LOG_NAME=build.sh
+# shellcheck source=controlplane/lib.sh
+. "$HERE/lib.sh"
 
 command -v go >/dev/null || die "go not found on PATH (need Go >= 1.26.0)"
 log "$(go version); cache $BIN"
@@ -62,16 +44,16 @@ mkdir -p "$BIN"
 K8S_VER=k8s.io/component-base/version
 K8S_LDFLAGS="-X $K8S_VER.gitVersion=$K8S_VERSION -X $K8S_VER.gitMajor=1 -X $K8S_VER.gitMinor=36"
 K8S_LDFLAGS+=" -X $K8S_VER.gitTreeState=clean"
-build k8s "$K8S_LDFLAGS" \
+build "$HERE/go/k8s" "$K8S_LDFLAGS" \
 	kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
 	kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
 	kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
 	kubectl=k8s.io/kubernetes/cmd/kubectl
 
-build etcd "-X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" etcd=go.etcd.io/etcd/server/v3
+build "$HERE/go/etcd" "-X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" etcd=go.etcd.io/etcd/server/v3
 
 KWOK_CONSTS=sigs.k8s.io/kwok/pkg/consts
-build kwok "-X $KWOK_CONSTS.Version=$KWOK_VERSION -X $KWOK_CONSTS.KubeVersion=$K8S_VERSION" \
+build "$HERE/go/kwok" "-X $KWOK_CONSTS.Version=$KWOK_VERSION -X $KWOK_CONSTS.KubeVersion=$K8S_VERSION" \
 	kwok=sigs.k8s.io/kwok/cmd/kwok \
 	kwokctl=sigs.k8s.io/kwok/cmd/kwokctl
 
@@ -79,18 +61,18 @@ build kwok "-X $KWOK_CONSTS.Version=$KWOK_VERSION -X $KWOK_CONSTS.KubeVersion=$K
 # hash tests/oracle.py computes), so an edited oracle is rebuilt and a stale one never used.
 # Oracles of other sources (other checkouts on this machine) stay a week, then go.
 ORACLE_HASH=$(cd "$HERE/go/oracle" && LC_ALL=C ls *.go go.mod go.sum | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
-build oracle "" oracle-$ORACLE_HASH=.
+build "$HERE/go/oracle" "" oracle-$ORACLE_HASH=.
 find "$BIN" -maxdepth 1 -name 'oracle-*' ! -name "oracle-$ORACLE_HASH" -mtime +7 -delete
 
 # The real test node (controlplane/node.py): the kubelet from the control plane's release, containerd,
 # runc (cgo: libseccomp), the CNI plugins, and the test images built from controlplane/go/testapp.
 BIN=$NODE_BIN
 mkdir -p "$BIN/cni"
-build kubelet "$K8S_LDFLAGS" \
+build "$HERE/go/kubelet" "$K8S_LDFLAGS" \
 	kubelet=k8s.io/kubernetes/cmd/kubelet
 
 CONTAINERD=github.com/containerd/containerd/v2
-TAGS="no_btrfs no_devmapper no_zfs" build containerd "-X $CONTAINERD/version.Version=$CONTAINERD_VERSION" \
+TAGS="no_btrfs no_devmapper no_zfs" build "$HERE/go/containerd" "-X $CONTAINERD/version.Version=$CONTAINERD_VERSION" \
 	containerd=$CONTAINERD/cmd/containerd \
 	containerd-shim-runc-v2=$CONTAINERD/cmd/containerd-shim-runc-v2 \
 	ctr=$CONTAINERD/cmd/ctr
@@ -105,17 +87,17 @@ if [[ ! -x $BIN/runc ]]; then
 			die "could not install libseccomp-dev"
 	fi
 fi
-CGO_ENABLED=1 TAGS=seccomp build runc "-X main.version=${RUNC_VERSION#v}" runc=github.com/opencontainers/runc
+CGO_ENABLED=1 TAGS=seccomp build "$HERE/go/runc" "-X main.version=${RUNC_VERSION#v}" runc=github.com/opencontainers/runc
 
 CNI_PLUGINS=github.com/containernetworking/plugins
-BIN=$NODE_BIN/cni build cni "-X $CNI_PLUGINS/pkg/utils/buildversion.BuildVersion=$CNI_VERSION" \
+BIN=$NODE_BIN/cni build "$HERE/go/cni" "-X $CNI_PLUGINS/pkg/utils/buildversion.BuildVersion=$CNI_VERSION" \
 	bridge=$CNI_PLUGINS/plugins/main/bridge \
 	host-local=$CNI_PLUGINS/plugins/ipam/host-local \
 	loopback=$CNI_PLUGINS/plugins/main/loopback
 
 # The test images change with testapp's sources: their tag is the sources' hash, stale ones are removed.
 TESTAPP_HASH=$(cd "$HERE/go/testapp" && LC_ALL=C ls *.go go.mod | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
-build testapp "" testapp-$TESTAPP_HASH=.
+build "$HERE/go/testapp" "" testapp-$TESTAPP_HASH=.
 for image in testapp pause; do
 	tarball=$BIN/$image-$TESTAPP_HASH.tar
 	[[ -s $tarball ]] && continue
@@ -135,7 +117,7 @@ if $ENGINES; then
 	mkdir -p "$BIN"
 	for engine in capi karpenter; do
 		hash=$(cd "$HERE/engines/$engine" && LC_ALL=C ls *.go go.mod go.sum | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
-		MODULES=engines build "$engine" "" "$engine-drain-$hash=."
+		build "$HERE/engines/$engine" "" "$engine-drain-$hash=."
 		find "$BIN" -maxdepth 1 -name "$engine-drain-*" ! -name "$engine-drain-$hash" -mtime +7 -delete
 	done
 fi

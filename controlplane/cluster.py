@@ -54,39 +54,47 @@ class ClusterError(RuntimeError):
 
 
 BUILD_WAIT_SECONDS = 90 * 60  # the longest a cold build may take before the tests that need it give up
+# scripts/test-all's build stages, in build order: what each test needs waits for its stage only
+BUILD_STAGES = ("controlplane", "engines", "prometheus")
 
 
-def cache_dir() -> Path:
-    """Root of the build cache (``$KUBECTL_SAFETY_CACHE``, default ``~/.cache/kubectl-safety``), once built."""
-    wait_for_build()
+def cache_dir(stage: str | None = None) -> Path:
+    """Root of the build cache (``$KUBECTL_SAFETY_CACHE``, default ``~/.cache/kubectl-safety``), once ``stage``
+    (one of BUILD_STAGES; None: every stage) is built."""
+    wait_for_build(stage)
     return Path(os.environ.get("KUBECTL_SAFETY_CACHE") or Path.home() / ".cache" / "kubectl-safety")
 
 
-def wait_for_build(timeout: float = BUILD_WAIT_SECONDS) -> None:
-    """Wait for the build ``scripts/test-all`` runs beside the tests that do not need it.
+def wait_for_build(stage: str | None = None, timeout: float = BUILD_WAIT_SECONDS) -> None:
+    """Wait for a stage (None: all) of the build ``scripts/test-all`` runs beside the tests that do not need it.
 
-    It names, in ``$KUBECTL_SAFETY_BUILD_STATUS``, a file that appears with build.sh's exit code when it ends
-    (its output in ``$KUBECTL_SAFETY_BUILD_LOG``). Without that variable nothing is being built: no wait.
+    ``$KUBECTL_SAFETY_BUILD_STATUS`` names a file that appears with the build chain's exit code when it ends, and
+    STATUS.STAGE one per stage when that stage ends (output of all in ``$KUBECTL_SAFETY_BUILD_LOG``). A chain that
+    ended without writing the stage's file failed before it. Without that variable nothing is being built: no wait.
     """
     status = os.environ.get("KUBECTL_SAFETY_BUILD_STATUS")
     if not status:
         return
+    if stage is not None and stage not in BUILD_STAGES:
+        raise ValueError(f"unknown build stage {stage!r} (one of {', '.join(BUILD_STAGES)})")
+    stage_status = f"{status}.{stage}" if stage else status
+    what = f"the {stage} build" if stage else "the build"
     deadline = time.monotonic() + timeout
-    while not os.path.exists(status):
+    while not (os.path.exists(stage_status) or os.path.exists(status)):
         if time.monotonic() > deadline:
-            raise ClusterError(f"controlplane/build.sh did not finish in {timeout:.0f}s")
+            raise ClusterError(f"{what} (scripts/test-all) did not finish in {timeout:.0f}s")
         time.sleep(2)
-    with open(status) as f:
+    with open(stage_status if os.path.exists(stage_status) else status) as f:
         code = f.read().strip()
     if code != "0":
         log = os.environ.get("KUBECTL_SAFETY_BUILD_LOG", "")
         tail = Path(log).read_text(errors="replace").splitlines()[-20:] if log and os.path.exists(log) else []
-        raise ClusterError(f"controlplane/build.sh failed (exit {code}):\n" + "\n".join(tail))
+        raise ClusterError(f"{what} failed (exit {code}):\n" + "\n".join(tail))
 
 
 def default_bin_dir() -> Path:
     """Where build.sh puts the binaries for the pinned versions."""
-    return cache_dir() / VERSIONS / "bin"
+    return cache_dir("controlplane") / VERSIONS / "bin"
 
 
 def run_root() -> Path:
@@ -96,7 +104,7 @@ def run_root() -> Path:
     shm = Path("/dev/shm")
     if shm.is_dir() and os.access(shm, os.W_OK):
         return shm / f"kubectl-safety-{os.getuid()}"
-    return cache_dir() / "run"
+    return cache_dir("controlplane") / "run"
 
 
 def missing_binaries(bin_dir: Path) -> list[str]:

@@ -51,7 +51,7 @@ CGROUP_ROOT = Path("/sys/fs/cgroup")
 
 def node_bin_dir() -> Path:
     """Where build.sh puts the node's binaries and test images."""
-    return cache_dir() / NODE_VERSIONS / "bin"
+    return cache_dir("controlplane") / NODE_VERSIONS / "bin"
 
 
 def missing_node_binaries(bin_dir: Path | None = None) -> list[str]:

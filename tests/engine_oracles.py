@@ -35,7 +35,7 @@ def source_hash(engine: str) -> str:
 def binary(engine: str) -> Path:
     from controlplane.cluster import cache_dir
 
-    return cache_dir() / VERSIONS / "bin" / f"{engine}-drain-{source_hash(engine)}"
+    return cache_dir("engines") / VERSIONS / "bin" / f"{engine}-drain-{source_hash(engine)}"
 
 
 def available(engine: str):

@@ -30,7 +30,7 @@ RULES = f"""groups:
 
 
 def bin_dir() -> Path:
-    return Path(os.environ.get("KUBECTL_SAFETY_PROMETHEUS_BIN") or cache_dir() / VERSIONS / "bin")
+    return Path(os.environ.get("KUBECTL_SAFETY_PROMETHEUS_BIN") or cache_dir("prometheus") / VERSIONS / "bin")
 
 
 def unavailable(name: str):

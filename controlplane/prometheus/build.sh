@@ -16,23 +16,9 @@ BIN=$CACHE/prometheus-${PROMETHEUS_VERSION}_pushgateway-${PUSHGATEWAY_VERSION}/b
 
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly -buildvcs=false"
 
-log() { echo "prometheus/build.sh: $*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# build MODULE_DIR NAME PACKAGE LDFLAGS [TAGS]
-build() {
-	local dir=$1 name=$2 pkg=$3 ldflags=$4 tags=${5:-} start
-	if [[ -x $BIN/$name ]]; then
-		log "up to date: $name"
-		return
-	fi
-	log "building $name from $pkg ..."
-	start=$SECONDS
-	(cd "$dir" && go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$BIN/.$name.tmp" "$pkg") ||
-		die "go build failed for $name (see the go output above)"
-	mv "$BIN/.$name.tmp" "$BIN/$name"
-	log "built $name in $((SECONDS - start))s"
-}
+LOG_NAME=prometheus/build.sh
+# shellcheck source=controlplane/lib.sh
+. "$HERE/../lib.sh"
 
 command -v go >/dev/null || die "go not found on PATH (need Go >= 1.26.7)"
 grep -q "github.com/prometheus/prometheus $PROMETHEUS_VERSION" "$HERE/go.mod" || die "go.mod does not pin prometheus $PROMETHEUS_VERSION"
@@ -40,8 +26,8 @@ grep -q "github.com/prometheus/pushgateway $PUSHGATEWAY_VERSION" "$HERE/pushgate
 mkdir -p "$BIN"
 
 VERSION=github.com/prometheus/common/version
-build "$HERE/pushgateway" pushgateway github.com/prometheus/pushgateway "-X $VERSION.Version=${PUSHGATEWAY_VERSION#v}"
+build "$HERE/pushgateway" "-X $VERSION.Version=${PUSHGATEWAY_VERSION#v}" pushgateway=github.com/prometheus/pushgateway
 # remove_all_sd: no service discovery (tests scrape static targets), a third fewer packages.
-build "$HERE" prometheus github.com/prometheus/prometheus/cmd/prometheus "-X $VERSION.Version=3.16.0" remove_all_sd
+TAGS=remove_all_sd build "$HERE" "-X $VERSION.Version=3.16.0" prometheus=github.com/prometheus/prometheus/cmd/prometheus
 
 echo "$BIN"

@@ -21,6 +21,8 @@ from kubectl_safety.cluster.scopes import cluster_scope
 from kubectl_safety.cluster.source import load_snapshot
 from tests import engine_oracles
 
+pytestmark = pytest.mark.needs_build("engines")  # built after the control plane: runs last
+
 STALL_HORIZON = 100  # controller seconds an oracle drains before it calls the drain stalled
 
 

@@ -13,6 +13,8 @@ from tests import promstack
 from tests.ci import unavailable
 from tests.unit.cli_helpers import run_cli
 
+pytestmark = pytest.mark.needs_build("prometheus")  # built after the control plane: runs last
+
 
 @pytest.fixture
 def stack(tmp_path):
