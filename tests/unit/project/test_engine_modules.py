@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ENGINES = Path(__file__).resolve().parents[2] / "controlplane" / "engines"
+ENGINES = Path(__file__).resolve().parents[3] / "controlplane" / "engines"
 REQUIRE = re.compile(r"^(?:require\s+)?\s*([\w.~/-]+) (v\S+)(?: // indirect)?$", re.M)
 
 

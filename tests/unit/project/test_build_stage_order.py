@@ -7,7 +7,7 @@ import pytest
 
 from tests import conftest
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]
 # the helpers that find a later stage's binaries (tests/engine_oracles.py, tests/promstack.py), and that stage
 STAGE_OF_HELPER = {"engine_oracles": "engines", "promstack": "prometheus"}
 FINDS_BINARIES = "available|unavailable|binary|bin_dir|run|Stack"

@@ -10,7 +10,7 @@ from pathlib import Path
 from controlplane import cluster, node
 from tests import engine_oracles, oracle, promstack
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FAKE_GO = """#!/bin/sh
 case "$1" in version) echo "go version go1.26.8 linux/amd64" ;; *) echo "go $*: called" >&2; exit 1 ;; esac
 """
