@@ -33,6 +33,10 @@ def published(value):
     return serializer(value) if serializer else value
 
 
+# Packages whose kinds a view of another name publishes: the engine profiles' outcome, by `--engine`'s view.
+VIEW_OF = {"profiles": "engine"}
+
+
 def _serializer(kind):
     """A typed class's serializer (None: published as is): the shared table's, else its view's. The view named
     after the class's module or package (``plans.drain``: ``views/drain.py``; ``engine.rollout_report``:
@@ -44,7 +48,8 @@ def _serializer(kind):
     if key in SERIALIZERS:
         return SERIALIZERS[key]
     views = _view_names()
-    named = [w for word in reversed(kind.__module__.split(".")) for w in (word, word.split("_")[0]) if w in views]
+    words = [VIEW_OF.get(w, w) for word in reversed(kind.__module__.split(".")) for w in (word, word.split("_")[0])]
+    named = [w for w in words if w in views]
     for name in dict.fromkeys(named + list(views)):
         found = _view_serializers(name).get(key)
         if found is not None:

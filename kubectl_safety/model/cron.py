@@ -51,14 +51,14 @@ class Schedule:
 def _number(text, names, field) -> int:
     if text.lower() in names:
         return names[text.lower()]
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise CronError(f"{field!r}: {text!r} is not a number")
     return int(text)
 
 
 def _range(expr, low, high, names):
     """(values, star) of one comma-separated part (robfig's getRange)."""
-    span, _, step_text = expr.partition("/")
+    span, slash, step_text = expr.partition("/")
     bounds = span.split("-")
     star = bounds[0] in ("*", "?")
     if star:
@@ -69,7 +69,7 @@ def _range(expr, low, high, names):
         start = _number(bounds[0], names, expr)
         end = _number(bounds[1], names, expr) if len(bounds) == 2 else start
     step = 1
-    if step_text:
+    if slash:  # robfig's mustParseInt: an empty step is an error
         step = _number(step_text, {}, expr)
         if len(bounds) == 1:
             end = high  # N/step: N-max/step

@@ -60,6 +60,13 @@ SETTINGS = (
 )
 
 
+def _percent_of(share: float, total: int) -> int:
+    """``share`` of ``total`` nodes rounded up, on the decimal the user wrote (0.07 of 100 is 7, not 8)."""
+    from fractions import Fraction
+
+    return math.ceil(Fraction(str(share)) * total)
+
+
 def profile(settings) -> DrainProfile:
     v = {name: s.value for name, s in settings.items()}
     blue_green = v["strategy"] == "BLUE_GREEN"
@@ -67,7 +74,7 @@ def profile(settings) -> DrainProfile:
     if share is not None and settings["batchNodeCount"].source is not Source.DEFAULT:
         raise UsageError("batchNodeCount and batchPercentage: set one of them (the batch size is either)")
     parallel = v["batchNodeCount"] if blue_green else v["maxSurge"] + v["maxUnavailable"]
-    batch_of = (lambda total: max(math.ceil(share * total), 1)) if blue_green and share is not None else None
+    batch_of = (lambda total: max(_percent_of(share, total), 1)) if blue_green and share is not None else None
     return DrainProfile(
         name=NAME, title=TITLE, settings=tuple(settings.values()),
         drain=DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True, force=True),

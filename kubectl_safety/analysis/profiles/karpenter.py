@@ -24,11 +24,12 @@ Sources (sigs.k8s.io/karpenter v1.14.1):
   once, outside the disruption budgets.
 """
 
-from kubectl_safety.analysis.drain import DrainOptions
-from datetime import timedelta
+from datetime import timedelta, timezone
 
+from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.analysis.profiles.base import (AtTimeout, Budgets, Decision, DrainProfile, Grace, GraceRule, Hold,
-                                                    Order, PodRule, SettingSpec, choice, duration, int_or_percent)
+                                                    Order, PodRule, SettingError, SettingSpec, choice, duration,
+                                                    int_or_percent, of_total)
 
 NAME = "karpenter"
 TITLE = "Karpenter node termination"
@@ -85,7 +86,6 @@ def _allowed(budget, total, now):
     """nodepool.go ``Budget.GetAllowedDisruptions`` at ``now``: (nodes of ``total`` it allows, or None when it is
     not active; how it is active). ``IsActive``: no schedule and no duration, or a hit of the cron schedule (UTC)
     within the duration before ``now``; a schedule that does not parse fails closed (0)."""
-    from kubectl_safety.analysis.profiles.base import SettingError, duration, int_or_percent, of_total
     from kubectl_safety.model.cron import CronError, parse_cron
 
     schedule, length = budget.get("schedule"), budget.get("duration")
@@ -115,6 +115,8 @@ def _budget(pool, total, reason, now):
     ``reasons``: every reason); none active: every node of the pool. None: the NodePool lists no budgets."""
     from kubectl_safety.analysis.profiles.base import at
 
+    if now is not None:  # Karpenter reads its schedules in UTC (budget ``IsActive``: c.Now().UTC())
+        now = (now if now.tzinfo else now.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
     listed = at(pool.raw, "spec", "disruption", "budgets")
     if not isinstance(listed, list):
         return None

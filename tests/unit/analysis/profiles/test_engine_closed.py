@@ -232,3 +232,12 @@ def test_eks_default_strategy_launches_new_nodes_first_by_the_node_groups_zones(
     assert wide.notes[1].startswith("DEFAULT launches up to 8 (2 x 1 Availability Zones or maxUnavailable 8")
     minimal = profiles.load("eks", {"updateStrategy": "MINIMAL"}, snap, ["z0"])
     assert not minimal.new_capacity and len(minimal.notes) == 1
+
+
+@pytest.mark.parametrize("share, total, batch", [(0.07, 100, 7), (0.29, 100, 29), (0.5, 3, 2), (1.0, 7, 7), (0.01, 5, 1)])
+def test_gke_batch_percentage_rounds_up_the_decimal_written(share, total, batch):
+    """batchPercentage of the pool, rounded up on the written decimal: 0.07 of 100 nodes is 7 (a float product
+    would make it 8)."""
+    from kubectl_safety.analysis.profiles.gke import _percent_of
+
+    assert max(_percent_of(share, total), 1) == batch

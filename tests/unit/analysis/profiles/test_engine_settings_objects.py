@@ -256,3 +256,16 @@ def test_karpenter_scheduled_budget_counts_active_when_the_snapshot_has_no_time(
     prof = profiles.load("karpenter", {}, snap, ["n1"])
     assert (prof.setting("nodes").text, prof.setting("nodes").origin) == (
         "0", "NodePool morning, budget scheduled 30 8 * * sun for 1h, counted active (the snapshot has no time)")
+
+
+@pytest.mark.parametrize("taken_at", ["2026-11-22T10:00:00+00:00", "2026-11-22T12:00:00+02:00",
+                                      "2026-11-22T05:00:00-05:00"], ids=["utc", "east-of-utc", "west-of-utc"])
+def test_karpenter_reads_a_budget_schedule_in_utc_whatever_the_snapshot_time_zone(taken_at):
+    """The same instant in any offset: the 09:00 UTC budget (2 h) is active at 10:00 UTC."""
+    from datetime import datetime
+
+    pool = node_pool("morning", [{"nodes": "0", "schedule": "0 9 * * *", "duration": "2h"}])
+    snap = snapshot(*NODES, pool, node_claim("c1", "morning", "n1"), now=datetime.fromisoformat(taken_at))
+    setting = profiles.load("karpenter", {}, snap, ["n1"]).setting("nodes")
+    assert (setting.text, setting.origin) == (
+        "0", "NodePool morning, budget scheduled 0 9 * * * for 2h, active since 2026-11-22T09:00Z")
