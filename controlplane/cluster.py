@@ -84,9 +84,12 @@ def wait_for_build(stage: str | None = None, timeout: float = BUILD_WAIT_SECONDS
         if time.monotonic() > deadline:
             raise ClusterError(f"{what} (scripts/test-all) did not finish in {timeout:.0f}s")
         time.sleep(2)
-    with open(stage_status if os.path.exists(stage_status) else status) as f:
+    own = os.path.exists(stage_status)
+    with open(stage_status if own else status) as f:
         code = f.read().strip()
     if code != "0":
+        if not own:  # the chain ended before this stage: an earlier one failed
+            what = f"an earlier stage of the build, before {stage},"
         log = os.environ.get("KUBECTL_SAFETY_BUILD_LOG", "")
         tail = Path(log).read_text(errors="replace").splitlines()[-20:] if log and os.path.exists(log) else []
         raise ClusterError(f"{what} failed (exit {code}):\n" + "\n".join(tail))

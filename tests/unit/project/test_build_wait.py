@@ -42,7 +42,8 @@ def test_a_build_that_never_ends_fails_the_tests_that_need_it(tmp_path, monkeypa
     ("the engines' stage failed: its tests fail with the log", {"status.controlplane": "0\n", "status.engines": "1\n"},
      "engines", "the engines build failed \\(exit 1\\)"),
     ("the chain failed before Prometheus's stage: its tests fail at once",
-     {"status.controlplane": "2\n", "status": "2\n"}, "prometheus", "the prometheus build failed \\(exit 2\\)"),
+     {"status.controlplane": "2\n", "status": "2\n"}, "prometheus",
+     "an earlier stage of the build, before prometheus, failed \\(exit 2\\)"),
 ])
 def test_a_test_waits_only_for_the_build_stage_it_needs(tmp_path, monkeypatch, scenario, written, stage, error):
     monkeypatch.setenv("KUBECTL_SAFETY_BUILD_STATUS", str(tmp_path / "status"))
