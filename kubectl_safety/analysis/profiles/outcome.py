@@ -234,6 +234,8 @@ def _node(profile, snapshot, name, plan, rules, ends, bypassed, number) -> NodeO
             break
         if outcome is Outcome.COMPLETES:
             outcome, reason, setting = Outcome.STALLS, f"drained, then {hold.reason}", hold.setting
+        elif outcome is Outcome.FORCES:  # the forced drain ends, the machine's deletion then waits: no end either
+            outcome, reason, setting = Outcome.STALLS, f"{reason}; then {hold.reason}", hold.setting
     forced = [w for w in work if w.action == "forced"]
     surged, not_surged, surge_refused = _surge_ahead(plan, name) if profile.drain.surge else ((), (), False)
     return NodeOutcome(
