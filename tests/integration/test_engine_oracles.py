@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from cluster_helpers import deployment, get_json, in_ci, pdb, place_on, pool_nodes, pod, wait_pdb_settled
+from cluster_helpers import (deployment, get_json, in_ci, pdb, place_on, pool_nodes, pod, wait_pdb_settled,
+                             wait_pods_running)
 
 from kubectl_safety.analysis import profiles
 from kubectl_safety.analysis.profiles.outcome import Outcome, simulate
@@ -83,6 +84,10 @@ def setup(cluster, make_node, namespace, objects, count, budget=None):
     target, spare = pool_nodes(make_node, namespace, 2)
     place_on(cluster, namespace, [spare], objects, count)
     if budget:
+        # A pod under two PDBs makes the disruption controller sync only one of them on the pod's changes
+        # (getPdbForPod chooses one): once the pods are Ready, touch the awaited PDB so that it is synced too.
+        wait_pods_running(cluster, namespace, count=count)
+        cluster.kubectl("annotate", "pdb", budget[0], "-n", namespace, "kubectl-safety.test/resync=1", "--overwrite")
         wait_pdb_settled(cluster, namespace, budget[0], current_healthy=budget[1])
     return target
 
