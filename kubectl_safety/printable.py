@@ -19,18 +19,24 @@ import os
 import re
 from dataclasses import fields, is_dataclass, replace
 from enum import Enum
+from functools import cache
 
 _SECRETS = set()
 _SENSITIVE = "access_token|token|password|passwd|secret|client_secret|id_token|refresh_token|api_key|apikey|sig|signature|key"
-_PATTERNS = [
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@"), r"\1REDACTED@"),  # URL userinfo
-    (re.compile(rf"(?i)([?&;](?:{_SENSITIVE})=)[^&#\s'\"]*"), r"\1REDACTED"),  # query parameters
-    (re.compile(r"(?i)\b(bearer|basic)(\s+|%20|\+)[^\s'\",;]+"), r"\1 REDACTED"),  # header values
-    (re.compile(r"(?i)(\"?(?:token|password|clientKeyData|client-key-data|access_token)\"?\s*[:=]\s*)"
-                r"(\"[^\"]*\"|'[^']*'|[^\s,}]+)"), r"\1REDACTED"),  # exec output, JSON/YAML fields
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
-     "REDACTED PRIVATE KEY"),
-]
+
+
+@cache
+def _patterns() -> tuple:
+    """(pattern, replacement) pairs, compiled by the first ``redact`` (a command that warns of nothing needs none)."""
+    return (
+        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@"), r"\1REDACTED@"),  # URL userinfo
+        (re.compile(rf"(?i)([?&;](?:{_SENSITIVE})=)[^&#\s'\"]*"), r"\1REDACTED"),  # query parameters
+        (re.compile(r"(?i)\b(bearer|basic)(\s+|%20|\+)[^\s'\",;]+"), r"\1 REDACTED"),  # header values
+        (re.compile(r"(?i)(\"?(?:token|password|clientKeyData|client-key-data|access_token)\"?\s*[:=]\s*)"
+                    r"(\"[^\"]*\"|'[^']*'|[^\s,}]+)"), r"\1REDACTED"),  # exec output, JSON/YAML fields
+        (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S),
+         "REDACTED PRIVATE KEY"),
+    )
 
 
 MIN_SECRET = 6  # shorter strings would redact ordinary words (the patterns still catch them in headers)
@@ -51,7 +57,7 @@ def redact(text: str) -> str:
     for secret in sorted(_SECRETS, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, "REDACTED")
-    for pattern, replacement in _PATTERNS:
+    for pattern, replacement in _patterns():
         text = pattern.sub(replacement, text)
     return text
 

@@ -5,7 +5,6 @@ Used by the drain planner; see ``Capacity``. ``SharedBase`` lets many single-nod
 share the per-cluster work.
 """
 
-from dataclasses import dataclass
 
 from kubectl_safety.analysis.scheduling.dra import named_claims
 from kubectl_safety.analysis.scheduling.filters import filter_node, node_decides_alone, pod_failures, spread_rejects
@@ -20,6 +19,7 @@ from kubectl_safety.analysis.scheduling.volumes import claim_names
 from kubectl_safety.analysis.topology import constraint_selector, is_hard
 from kubectl_safety.model.cached import cached
 from kubectl_safety.model.snapshot import ClusterSnapshot
+from kubectl_safety.record import record
 
 PER_NODE_REASONS = 20  # nodes listed by name in an unplaceable replacement's reasons
 
@@ -346,7 +346,7 @@ def _shape(new, pod, capacity, snapshot=None):
     return _Shape(key, node_failures_key(new), local, requests, ports)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class _Shape:
     """A replacement as the filters see it: ``key`` is its namespace, labels and spec, ``static``
     what ``node_failures`` reads of it; ``local`` when nothing but its node decides its fit (no

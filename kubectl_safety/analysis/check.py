@@ -18,7 +18,7 @@
   above (``none``: findings never gate).
 """
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from kubectl_safety.analysis.budgets import never_evicts, skips_pdb_check
 from kubectl_safety.analysis.drain import DrainOptions, SharedPlanning, needs_replacement, plan_drain
@@ -32,6 +32,7 @@ from kubectl_safety.analysis.room import Room, proved_plan, recreated_pods
 from kubectl_safety.analysis.topology import (ZONE, constraint_selector, count_in_domains, eligible_domains, is_hard,
                                              normalized, skew)
 from kubectl_safety.model.constants import NO_SCALE_KINDS
+from kubectl_safety.record import record
 
 SAMPLE = 20  # objects listed per finding (the message gives the count)
 PREVIEWS = 1  # pending preempting pods previewed (the highest first; each weighs every node)
@@ -43,7 +44,7 @@ def runbook_drain_options() -> DrainOptions:
     return DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class CheckOptions:
     node_selector: object = None  # LabelSelector of the nodes to check (None: all)
     drain: DrainOptions = field(default_factory=runbook_drain_options)

@@ -15,7 +15,7 @@
    each exception is a risk with a stable code (``risks.RISKS``) unless accepted by name.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from kubectl_safety.analysis.budgets import BudgetTracker, summary as pdb_summary
 from kubectl_safety.analysis.drain_risks import losses, plan_risks, plan_warnings
@@ -26,6 +26,7 @@ from kubectl_safety.analysis.plans.drain import (BudgetUse, CapacityCheck, Drain
                                                  Unplaceable, WaitFor, Wave)
 from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.termination import api_grace_period, last_kill
+from kubectl_safety.record import record
 
 RETRY_SECONDS = 5  # kubectl's (and our) eviction retry delay: a wave starts up to this late
 STARTUP_SECONDS = 10  # assumed time for a replacement to be scheduled and started
@@ -33,7 +34,7 @@ NOT_CHECKED = ""  # placement of a replacement when capacity is not checked: ass
 TIED_LISTED = 4  # tied nodes named in a REPLACEMENT_NODE_TIED reason
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class DrainOptions:
     """kubectl drain's flags (same defaults), as far as planning is concerned."""
 
@@ -57,7 +58,6 @@ class DrainOptions:
     def grace_seconds(self):
         """--grace-period as the API takes it: None for -1 (each pod's own), else the seconds."""
         return self.grace_period if self.grace_period >= 0 else None
-
 
 
 def plan_drain(snapshot, node_names, options=None, now=None, shared=None) -> DrainPlan:
@@ -269,7 +269,6 @@ class SharedPlanning:
 
             self._base = SharedBase(self.snapshot)
         return self._base
-
 
 
 def _assign_waves(leaving, placements, entries, trackers):

@@ -14,18 +14,19 @@ The lists differ where their upstreams do: kubectl drain evicts system-critical 
 hostPath volumes, and waits for terminating ones; the descheduler moves none of them.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kubectl_safety.analysis.plans.common import Finding
 from kubectl_safety.analysis.budgets import skips_pdb_check, status_sync_failure as sync_failure, unhealthy_goes_free
 from kubectl_safety.analysis.plans.common import Action, Reason, Severity
 from kubectl_safety.analysis.plans.drain import Blocker
 from kubectl_safety.model.constants import SYSTEM_CLASSES, SYSTEM_CRITICAL
+from kubectl_safety.record import record
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class PodVerdict:
     """What the filters and the eviction rules say about one pod (before PDB accounting).
 

@@ -24,7 +24,7 @@ snapshot is never modified; ``now`` stands in for a missing ``status.startTime``
 node with the most free cpu+memory (an approximation of scoring, which is not modelled).
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.manifest import stateful_pod
@@ -41,6 +41,7 @@ from kubectl_safety.analysis.resources import pod_requests
 from kubectl_safety.analysis.scheduling.score import score_nodes
 from kubectl_safety.analysis.termination import api_grace_period
 from kubectl_safety.model.pods import Pod
+from kubectl_safety.record import record
 
 MIN_CANDIDATES_PERCENT = 10
 MIN_CANDIDATES_ABSOLUTE = 100
@@ -245,7 +246,7 @@ def _reprieve_test(pod, node, snapshot, nominated):
     return lambda state: fit_failures(pod, node, state, wants)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class _Wants:
     """What ``fit_failures`` reads of the pod (its PreFilter state's requests and host ports)."""
 
@@ -355,8 +356,6 @@ def _apply(snapshot, pod, result):
     gone = {(v.namespace, v.name) for v in result["victims"]}
     placed = _with_spec(pod, nodeName=result["node"])
     return snapshot.replace(pods=[p for p in snapshot.pods if p.key not in gone] + [placed])
-
-
 
 
 def _excluded(node, failures, why=None, hint="") -> ExcludedNode:

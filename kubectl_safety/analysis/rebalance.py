@@ -11,7 +11,6 @@ does); system-critical pods are never moved. Pure: no I/O, no clock.
 
 import difflib
 import json
-from dataclasses import dataclass
 
 from kubectl_safety.analysis.budgets import Budgets
 from kubectl_safety.analysis import topology
@@ -28,6 +27,7 @@ from kubectl_safety.analysis.scheduling.replacement import unscheduled_copy
 from kubectl_safety.analysis.scheduling.score import score_nodes
 from kubectl_safety.model.pods import Pod
 from kubectl_safety.model.selectors import pod_matches_node_selector_and_affinity
+from kubectl_safety.record import record
 
 REBALANCED_KINDS = ("Deployment", "StatefulSet", "ReplicaSet")
 CLUSTER_DEFAULTS = ((topology.HOSTNAME, 3), (topology.ZONE, 5))
@@ -43,7 +43,7 @@ ASSUMPTIONS = [
 ]
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class RebalanceOptions:
     include_soft: bool = False         # also rebalance ScheduleAnyway constraints
     cluster_defaults: bool = False     # judge pods without constraints by the built-in defaults
@@ -95,7 +95,6 @@ class Spread:
             if dst in self.domain_of:
                 counts[self.domain_of[dst]] += 1
         return counts
-
 
 
 def _squares(counts) -> int:

@@ -23,7 +23,7 @@
    ``workload`` of its first pod, so repeated risks group by workload.
 """
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from kubectl_safety.analysis.drain import DrainOptions, needs_replacement, plan_drain
 from kubectl_safety.analysis.resources import pod_requests
@@ -33,12 +33,13 @@ from kubectl_safety.analysis.plans.rollout import Batch, BatchRisk, CapacityLeft
 from kubectl_safety.analysis.scheduling.replacement import cordoned, uncordoned
 from kubectl_safety.model.constants import ZONE
 from kubectl_safety.model.quantity import amount, format_amount, max_into
+from kubectl_safety.record import record
 
 MAINTENANCE_SECONDS = 60  # assumed time for --exec and the node's return to Ready (not knowable beforehand)
 GATE_SECONDS = 10  # assumed time for the health gate after a batch
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class RolloutOptions:
     """What shapes the plan: the drain's options and the rollout's own flags."""
 

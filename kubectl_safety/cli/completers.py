@@ -1,9 +1,6 @@
 """Dynamic completers (click's ``shell_complete=``): names read from ``--snapshot`` files when given,
 else from ``kubectl get`` with a short timeout; [] on any problem, never an error."""
 
-
-from click.shell_completion import CompletionItem
-
 from kubectl_safety.cli import registry
 from kubectl_safety.cli.globals import given_globals
 
@@ -12,16 +9,23 @@ LOOKUP_TIMEOUT = 2  # seconds: kubectl --request-timeout for one lookup
 WORKLOAD_KINDS = tuple(r.kind for r in registry.WORKLOADS)
 
 
+def _item(value, **kwargs):
+    """click's ``CompletionItem``, imported when a completion is asked for (not by every command)."""
+    from click.shell_completion import CompletionItem
+
+    return CompletionItem(value, **kwargs)
+
+
 def complete_dry_run(ctx, param, incomplete):
     """``--dry-run=`` values, as kubectl's."""
     modes = {"none": "change things", "client": "print the plan, change nothing",
              "server": "also ask the API server (dryRun=All)"}
-    return [CompletionItem(m, help=h) for m, h in modes.items() if m.startswith(incomplete)]
+    return [_item(m, help=h) for m, h in modes.items() if m.startswith(incomplete)]
 
 
 def complete_kinds(ctx, param, incomplete):
     """``schema KIND``: the JSON kinds of the reports, in any case as typed (``rollout`` -> ``RolloutPlan``)."""
-    return [CompletionItem(k) for k in sorted(registry.OUTPUTS) if k.lower().startswith(incomplete.lower())]
+    return [_item(k) for k in sorted(registry.OUTPUTS) if k.lower().startswith(incomplete.lower())]
 
 
 def complete_names(ctx, param, incomplete):
@@ -38,13 +42,13 @@ def complete_names(ctx, param, incomplete):
         if not slash:
             return _items(names, incomplete)
         names = [n.partition("/")[2] for n in names if n.partition("/")[0] == typed.kind.lower()]
-        return [CompletionItem(f"{word}/{i.value}") for i in _items(names, rest)]
+        return [_item(f"{word}/{i.value}") for i in _items(names, rest)]
     what = {registry.NODE: "nodes", registry.POD: "pods"}
     names = [n for r in takes if r in what for n in _lookup(ctx, what[r])]
     exclude = {v.rpartition("/")[2] for v in _given(ctx, param)}
     if not slash:
         return _items(names, incomplete, exclude)
-    return [CompletionItem(f"{word}/{i.value}") for i in _items(names, rest, exclude)]
+    return [_item(f"{word}/{i.value}") for i in _items(names, rest, exclude)]
 
 
 def complete_nodes(ctx, param, incomplete):
@@ -75,7 +79,7 @@ def complete_contexts(ctx, param, incomplete):
 
 def _items(names, incomplete, exclude=()):
     # a name a terminal could act on (escapes, line breaks, bidi overrides) is never offered
-    return [CompletionItem(n) for n in dict.fromkeys(names)
+    return [_item(n) for n in dict.fromkeys(names)
             if isinstance(n, str) and n.isprintable() and n.startswith(incomplete) and n not in exclude]
 
 

@@ -1,11 +1,13 @@
 """The global flags as given: gathered from every occurrence on the command line into one ``Globals``."""
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from kubectl_safety.record import record
 
 META = "kubectl_safety.globals"  # ctx.meta key of the values given, by parameter name
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Globals:
     kubeconfig: str = None
     context: str = None

@@ -2,7 +2,6 @@
 resources (``explain pods``, ``delete po``)."""
 
 import click
-from click.shell_completion import CompletionItem
 
 from kubectl_safety.cli import registry
 from kubectl_safety.cli.options import OPTIONS_NOTE
@@ -60,6 +59,8 @@ class WholeHelpGroup(click.Group):
                 formatter.write_dl(rows)
 
     def shell_complete(self, ctx, incomplete):
+        from click.shell_completion import CompletionItem
+
         items = [CompletionItem(name, help=summary(cmd)) for name in self.list_commands(ctx)
                  if name.startswith(incomplete) and (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
         return items + self._typed_names(ctx, incomplete) + click.Command.shell_complete(self, ctx, incomplete)

@@ -1,7 +1,6 @@
 """Entry point: the ``kubectl safety`` group, lazy subcommands, and the error boundary."""
 
 import importlib
-import importlib.util
 import os
 import sys
 
@@ -30,6 +29,8 @@ class LazyGroup(WholeHelpGroup):
         return sorted(set(self.commands) | {n for n in self.lazy if self._available(n)})
 
     def _available(self, name):
+        import importlib.util
+
         return importlib.util.find_spec(f"kubectl_safety.cli.commands.{self.lazy[name]}") is not None
 
     def parse_args(self, ctx, args):
@@ -42,9 +43,15 @@ class LazyGroup(WholeHelpGroup):
     def get_command(self, ctx, name):
         if name in self.commands:
             return noted(self.commands[name])
-        if name not in self.lazy or not self._available(name):
+        if name not in self.lazy:
             return None
-        module = importlib.import_module(f"kubectl_safety.cli.commands.{self.lazy[name]}")
+        path = f"kubectl_safety.cli.commands.{self.lazy[name]}"
+        try:
+            module = importlib.import_module(path)
+        except ModuleNotFoundError as e:
+            if e.name != path:
+                raise
+            return None
         return noted(module.command)
 
 

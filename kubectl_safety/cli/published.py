@@ -12,7 +12,6 @@ other kind's module (a dry-run drain loads neither the explanations nor the engi
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -47,10 +46,12 @@ def _serializer(kind):
     key = f"{kind.__module__}.{kind.__qualname__}"
     if key in SERIALIZERS:
         return SERIALIZERS[key]
-    views = _view_names()
     words = [VIEW_OF.get(w, w) for word in reversed(kind.__module__.split(".")) for w in (word, word.split("_")[0])]
-    named = [w for w in words if w in views]
-    for name in dict.fromkeys(named + list(views)):
+    for name in dict.fromkeys(words):
+        found = _view_serializers(name).get(key)
+        if found is not None:
+            return found
+    for name in _view_names():
         found = _view_serializers(name).get(key)
         if found is not None:
             return found
@@ -95,12 +96,21 @@ SERIALIZERS = {"kubectl_safety.analysis.plans.common.Risk": risk}
 def _view_names() -> tuple:
     """The views (``cli/views/<name>.py``), found by name as ``main`` finds the commands: they render with
     ``cli/render.py``, which publishes with this, so none is imported here up front."""
+    import pkgutil
+
     views = importlib.import_module(f"{__package__}.views")
     return tuple(sorted(v.name for v in pkgutil.iter_modules(views.__path__)))
 
 
 def _view_serializers(name: str) -> dict:
-    return getattr(importlib.import_module(f"{__package__}.views.{name}"), "SERIALIZERS", {})
+    """The ``SERIALIZERS`` of view ``name`` ({} when there is no such view)."""
+    path = f"{__package__}.views.{name}"
+    try:
+        return getattr(importlib.import_module(path), "SERIALIZERS", {})
+    except ModuleNotFoundError as e:
+        if e.name != path:
+            raise
+        return {}
 
 
 def serializers() -> dict:

@@ -9,11 +9,12 @@ body is inspected), ``forbidden`` (403), ``not-found`` (404), ``conflict`` (409)
 answer, or 502/503/504: the API server is down or restarting), ``error`` (anything else).
 """
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 
 from kubectl_safety.cluster.live import resource_path
 from kubectl_safety.errors import ClusterError, SafetyError
+from kubectl_safety.record import record
 
 CONFLICT_RETRIES = 5
 
@@ -39,7 +40,7 @@ class Result(str, Enum):
 RETRIED = (Result.PDB_BLOCKED, Result.THROTTLED, Result.UNAVAILABLE)
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Outcome:
     """What one request did."""
 

@@ -17,11 +17,12 @@ the TLS context holds it, and at exit.
 
 import base64
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kubectl_safety.cluster.files import read_limited
 from kubectl_safety.errors import ClusterError
 from kubectl_safety.printable import register_secret
+from kubectl_safety.record import record
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -45,7 +46,7 @@ CONFIG = {"kind": S, "apiVersion": S, "preferences": dict, "current-context": S,
           "contexts": [{"name": S, "context": CONTEXT}]}
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Endpoint:
     """Where the API server is and how to authenticate."""
 

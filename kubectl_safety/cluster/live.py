@@ -4,12 +4,13 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from urllib.parse import quote, urlencode
 
 from kubectl_safety import __version__
 from kubectl_safety.errors import ClusterError, InputError, NotFoundError, SafetyError
 from kubectl_safety.model.kinds import TABLE
+from kubectl_safety.record import record
 
 # resource: (api prefix, namespaced, kind), from the table of kinds
 RESOURCES = {k.resource: (k.prefix, k.namespaced, k.kind) for k in TABLE}
@@ -22,7 +23,7 @@ def parse_timeout(text) -> float:
     return flag_seconds(text or "0", "--request-timeout")
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Connection:
     """How to reach the cluster: the kubectl flags that shape a client."""
 

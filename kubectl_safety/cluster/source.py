@@ -1,11 +1,11 @@
 """Where a snapshot comes from: dump files (``--snapshot``) or the live API, through one parser."""
 
-from dataclasses import dataclass
 
 from kubectl_safety.model.parse import build_snapshot, flatten
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Query:
     """One read: a LIST (optionally by namespace / selectors) or, with ``name``, a GET."""
 

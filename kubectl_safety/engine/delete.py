@@ -6,14 +6,14 @@ No printing: progress goes out through ``on_event`` (``pod-deleted``, ``pod-dele
 ``event-not-recorded``, ``evidence-not-recorded`` once, and the executor's ``evicted`` when a pod is gone).
 """
 
-from dataclasses import dataclass
 
 from kubectl_safety.cluster.client import Result
 from kubectl_safety.cluster.evidence import EventWriter, command_of
 from kubectl_safety.cluster.executor import Executor
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Deletion:
     """What deleting one pod did: the DELETE's outcome and, for a force delete, the Event recorded."""
 

@@ -1,11 +1,11 @@
 """What ``delete pod`` reports: each pod's assessment and what became of it; frozen, typed (published as
 JSON only at the CLI edge)."""
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Optional, Tuple
 
 from kubectl_safety.analysis.explanations.delete import DeleteAssessment
+from kubectl_safety.record import record
 
 
 class DeleteAction(str, Enum):
@@ -19,7 +19,7 @@ class DeleteAction(str, Enum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PodDeletion:
     assessment: DeleteAssessment
     action: DeleteAction
@@ -28,7 +28,7 @@ class PodDeletion:
     gone: Optional[bool] = None  # after waiting: whether the pod is gone (None: not waited for)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeleteReport:
     """The pods ``delete pod`` selected, assessed, and what became of each. ``deleted``: DELETEs were sent
     for real (kind DeleteReport; otherwise, nothing changed, ForceDeleteAssessment)."""

@@ -8,7 +8,7 @@ No printing: progress goes out through the drainer's ``on_event``.
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from kubectl_safety.analysis.plans.common import Action, ObjectRef, Reason, Risk, RiskCode, Severity
 from kubectl_safety.analysis.plans.drain import Blocker, ServerDryRun
@@ -18,12 +18,13 @@ from kubectl_safety.engine.drain_report import DrainReport, DrainStatus, Request
 from kubectl_safety.engine.drainer import raw_pod
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.errors import ClusterError
+from kubectl_safety.record import record
 
 SERVER_DRY_RUN_WAIT = 30.0  # bound on retrying throttled server dry-run evictions (at most --timeout)
 MAX_WORKERS = 32  # server dry-run requests in flight
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class DrainRun:
     """What one cordon -> re-plan -> drain did."""
 

@@ -1,12 +1,12 @@
 """What a real drain returns: frozen, typed (published as JSON only at the CLI edge)."""
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Optional, Tuple
 
 from kubectl_safety.analysis.plans.common import Action
 from kubectl_safety.analysis.plans.drain import DrainPlan
 from kubectl_safety.cluster.client import Result
+from kubectl_safety.record import record
 
 
 class DrainStatus(str, Enum):
@@ -39,7 +39,7 @@ class Request(str, Enum):
     DELETION_COST = "deletion-cost"  # a surged pod marked for the scale-back
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RequestOutcome:
     """One request that changed something (or was refused)."""
 
@@ -55,7 +55,7 @@ class RequestOutcome:
         return cls(outcome.target, Request(outcome.action), outcome.result, outcome.status, outcome.message)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LeftPod:
     """A planned pod still on a drained node, and why."""
 
@@ -66,7 +66,7 @@ class LeftPod:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AppearedPod:
     """A pod that came onto a drained node after the plan (it tolerates the cordon): reported, not chased."""
 
@@ -80,7 +80,7 @@ class AppearedPod:
         return f"{self.namespace}/{self.name}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RequestCounts:
     """The requests a drain sent: lists, watches, evictions (and deletes)."""
 
@@ -92,7 +92,7 @@ class RequestCounts:
         return RequestCounts(self.lists + other.lists, self.watches + other.watches, self.evictions + other.evictions)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SurgeRecord:
     """What the surges of a drain did (``Kind ns/name`` lines)."""
 
@@ -104,7 +104,7 @@ class SurgeRecord:
     removed: Tuple[str, ...]  # old pods ("ns/name") removed by the scale-back
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DrainReport:
     """A drain of ``nodes`` after acting on ``plan`` (the plan confirmed)."""
 

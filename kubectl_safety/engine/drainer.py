@@ -16,7 +16,7 @@ cluster's size or on how long it waits:
 """
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.eviction import kept_on_node
@@ -30,13 +30,14 @@ from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.errors import InputError
 from kubectl_safety.model.meta import parse_time
 from kubectl_safety.model.pods import Pod
+from kubectl_safety.record import record
 
 PDB_RETRY_SECONDS = 60.0  # a refused eviction is retried when its PDB changes, at the latest after this
 BACKOFF = (1.0, 2.0, 5.0, 10.0, 30.0)  # throttled or unavailable
 RETURN_SECONDS = 5.0  # how long a replacement the plan expects back on the node is given to appear
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class DrainResult:
     """What a drain did, while it runs (``engine/drain.py`` makes the ``DrainReport`` of it)."""
 
@@ -294,7 +295,6 @@ class Drainer:
                 pod = AppearedPod(meta.get("namespace"), meta.get("name"), node, owner)
                 result.appeared.append(pod)
                 self.emit("appeared", pod=pod.ref, node=node)
-
 
 
 def budget_watch(group, ref):

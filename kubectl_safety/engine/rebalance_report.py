@@ -1,12 +1,12 @@
 """What a rebalance run returns: frozen, typed (published as JSON only at the CLI edge)."""
 
-from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from kubectl_safety.analysis.plans.rebalance import RebalancePlan, Relocation, SpreadState
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EvictionResult:
     """What became of one planned eviction: ``done``, ``gone``, ``skipped`` or why it was refused."""
 
@@ -20,13 +20,13 @@ class EvictionResult:
         return self.result in ("done", "gone")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RebalanceRound:
     number: int
     evictions: Tuple[EvictionResult, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RebalanceExecution:
     """The rounds a rebalance ran, and the constraints before and (measured again, with ``waited``) after."""
 
@@ -44,7 +44,7 @@ class RebalanceExecution:
         return [e for r in self.rounds for e in r.evictions]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExecutedRebalance:
     """A rebalance plan and what acting on it did (published as the plan with its ``execution``)."""
 

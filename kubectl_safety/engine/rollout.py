@@ -28,7 +28,7 @@ import os
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from kubectl_safety.cluster.client import Client
 from kubectl_safety.engine.drain import cordon_and_drain
@@ -42,6 +42,7 @@ from kubectl_safety.engine.rollout_report import (BatchProgress, Gate, NodeDrain
 from kubectl_safety.engine.watch import WatchGroup
 from kubectl_safety.errors import ClusterError, RefusedError
 from kubectl_safety.model.constants import UNSCHEDULABLE_TAINT
+from kubectl_safety.record import record
 
 ANNOTATION_ROLLOUT = "safety.kubectl.io/rollout"
 ANNOTATION_STATE = "safety.kubectl.io/rollout-state"
@@ -52,7 +53,7 @@ STATES = ("pending", "draining", "drained", "maintained", "gating", "done")
 UNTAINT_SECONDS = 10.0  # bound on waiting for the node controller to lift the cordon's taint after an uncordon
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class RolloutSpec:
     """How to run the rollout (the CLI's flags)."""
 

@@ -6,9 +6,10 @@ The reads are the ``DrainPlanner``'s (``engine/drain_planner.py``), which each b
 once cordoned."""
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from kubectl_safety.errors import NotFoundError
+from kubectl_safety.record import record
 
 
 def rollout_name(pool) -> str:
@@ -17,7 +18,7 @@ def rollout_name(pool) -> str:
     return f"kubectl-safety-rollout-{digest}"
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class PlannedRollout:
     """A rollout's plan and what it was made of: ``states`` {node: its recorded step (None: none)} and
     ``surges`` {node: the surges recorded on it} of the nodes earlier runs of ``name`` touched."""

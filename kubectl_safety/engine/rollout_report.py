@@ -1,10 +1,10 @@
 """What a rollout run returns: frozen, typed (published as JSON only at the CLI edge)."""
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Optional, Tuple
 
 from kubectl_safety.engine.drain_report import AppearedPod, DrainStatus, LeftPod, RequestCounts
+from kubectl_safety.record import record
 
 
 class RolloutStatus(str, Enum):
@@ -20,7 +20,7 @@ class RolloutStatus(str, Enum):
     ERROR = "error"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodeDrain:
     """What the batch's drain did on one node."""
 
@@ -30,7 +30,7 @@ class NodeDrain:
     left: Tuple[LeftPod, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodeExec:
     """The maintenance action (--exec) on one node."""
 
@@ -39,7 +39,7 @@ class NodeExec:
     output: str  # its last line
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodeProgress:
     name: str
     batch: Optional[int]
@@ -51,13 +51,13 @@ class NodeProgress:
     surges: Optional[Tuple[str, ...]] = None  # --surge: workloads its batch surged (``Kind ns/name from->to``)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Gate:
     passed: bool
     message: Optional[str]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BatchProgress:
     number: int
     nodes: Tuple[str, ...]
@@ -65,7 +65,7 @@ class BatchProgress:
     gate: Optional[Gate] = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PlanBrief:
     """The plan the run followed, in brief."""
 
@@ -74,7 +74,7 @@ class PlanBrief:
     done: Tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RolloutReport:
     rollout: str
     lease: str  # namespace/name

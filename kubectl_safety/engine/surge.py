@@ -22,7 +22,7 @@ it; ``check`` reports both (SURGE_LEFT).
 """
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 
 from kubectl_safety.analysis.plans.common import Action
@@ -31,11 +31,12 @@ from kubectl_safety.analysis.surge import ANNOTATION, DELETION_COST, LOWEST_COST
 from kubectl_safety.cluster.client import Client, Result
 from kubectl_safety.cluster.live import resource_path
 from kubectl_safety.engine.drain_report import DrainStatus, Request, RequestOutcome, SurgeRecord, SurgeStatus
+from kubectl_safety.record import record
 
 RESOURCES = {"Deployment": "deployments", "ReplicaSet": "replicasets"}
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class SurgeRun:
     """What the surges of one drain did, while they run."""
 

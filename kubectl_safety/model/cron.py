@@ -6,9 +6,10 @@ Five fields (minute hour day-of-month month day-of-week: ``*``, ``?``, ``a``, ``
 or day of week is ``*`` or ``?`` (without a step over 1) both must match; else either one does.
 """
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import FrozenSet, Optional
+
+from kubectl_safety.record import record
 
 MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
@@ -22,7 +23,7 @@ class CronError(ValueError):
     """Not a schedule robfig/cron's standard parser takes."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Schedule:
     minutes: FrozenSet[int]
     hours: FrozenSet[int]

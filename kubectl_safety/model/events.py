@@ -1,9 +1,9 @@
 """Events, read through core/v1 or events.k8s.io/v1, as one kind."""
 
-from dataclasses import dataclass
 
 from kubectl_safety.model.cached import cached
 from kubectl_safety.model.meta import ApiObject, parse_time
+from kubectl_safety.record import record
 
 
 # The bounds validation puts on an Event's text (``pkg/apis/core/validation/events.go``: bytes).
@@ -18,7 +18,7 @@ def bounded(value, limit: int) -> str:
     return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class ObjectRef:
     """The object an Event is about (``regarding``) or names beside it (``related``)."""
 

@@ -13,8 +13,9 @@ managed metadata. A kind the whole-cluster analyses read says ``"cluster"`` in `
 read names it in its scope (``cluster/scopes.py``); the read role grants it (deploy/rbac.yaml).
 """
 
-from dataclasses import dataclass
 from importlib import import_module
+
+from kubectl_safety.record import record
 
 # Where each node's kubelet renews its Lease (named after the node): its heartbeat.
 NODE_LEASE_NAMESPACE = "kube-node-lease"
@@ -22,7 +23,7 @@ NODE_LEASE_NAMESPACE = "kube-node-lease"
 SCOPES = ("pod", "node", "drain", "cluster", "surge", "admission", "owners", "engine")
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Kind:
     """One kind a snapshot can hold."""
 

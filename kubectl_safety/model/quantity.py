@@ -1,6 +1,5 @@
 """Exact Kubernetes resource quantities (``resource.Quantity``), without floats."""
 
-import math
 import re
 from functools import lru_cache
 
@@ -21,30 +20,40 @@ def parse_quantity(value):
     >>> parse_quantity("1.5Gi") == 3 * 2**29
     True
     """
-    from fractions import Fraction  # on first use: a node-scoped drain parses no quantity
+    from fractions import Fraction  # on first use: the scheduler's amounts need only integers (``_ratio``)
 
+    return Fraction(*_ratio(value))
+
+
+def _ratio(value) -> tuple:
+    """``value`` as an exact ratio of integers: (numerator, denominator > 0)."""
     if isinstance(value, bool):
         raise InputError(f"invalid quantity {value!r}")
     if isinstance(value, (int, float)):
         if not abs(value) < MAX_QUANTITY:  # (also NaN)
             raise InputError("invalid quantity: out of range")  # (str() of a huge int may be refused)
-        return Fraction(value) if isinstance(value, int) else Fraction(str(value))
+        if isinstance(value, int):
+            return value, 1
     text = str(value).strip()
     match = _PATTERN.match(text)
     if not match:
         raise InputError(f"invalid quantity {value!r}")
     number, suffix = match.groups()
-    exponent = suffix[1:].lstrip("+-").lstrip("0") if suffix[:1] in ("e", "E") else ""
+    scientific = suffix not in _BINARY and suffix not in _DECIMAL  # "1e3" (but "1E" is an exa, "1Ei" an exbi)
+    exponent = suffix[1:].lstrip("+-").lstrip("0") if scientific else ""
     if len(number) > MAX_DIGITS or len(exponent) > 3:
         raise InputError(f"invalid quantity {_short(text)}: out of range")
-    amount = Fraction(number)
-    if suffix[:1] in ("e", "E"):
-        amount *= Fraction(10) ** int(suffix[1:])
+    whole, _, fraction = number.partition(".")
+    numerator, denominator = int(whole + fraction), 10 ** len(fraction)
+    power = int(suffix[1:]) if scientific else _DECIMAL.get(suffix, 0)
+    numerator *= _BINARY.get(suffix, 1)
+    if power >= 0:
+        numerator *= 10 ** power
     else:
-        amount *= _BINARY.get(suffix) or Fraction(10) ** _DECIMAL[suffix]
-    if abs(amount) >= MAX_QUANTITY:
+        denominator *= 10 ** -power
+    if abs(numerator) >= MAX_QUANTITY * denominator:
         raise InputError(f"invalid quantity {_short(text)}: out of range")
-    return amount
+    return numerator, denominator
 
 
 def _short(text: str) -> str:
@@ -66,7 +75,8 @@ def _exact(resource: str, value) -> int:
     """The amount as the API server stores it, rounded up to milli precision on create
     (``SetDefaults_ResourceList``), as an integer count of thousandths of the scheduler's unit
     (of a millicore for cpu): sums stay exact and cost integer additions."""
-    milli = math.ceil(parse_quantity(value) * 1000)
+    numerator, denominator = _ratio(value)
+    milli = -(-numerator * 1000 // denominator)
     return milli * MILLI if resource == "cpu" else milli
 
 

@@ -11,9 +11,10 @@ before it, a time the autumn change repeats is its first occurrence (``fold=0``)
 """
 
 import re
-from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Optional, Tuple
+
+from kubectl_safety.record import record
 
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -21,7 +22,7 @@ _SPAN = re.compile(r"^(\d{1,2}):(\d{2})-(\d{1,2}):(\d{2})$")
 _HORIZON_DAYS = 8  # every window opens within a week
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Window:
     text: str
     days: Tuple[int, ...]  # weekday numbers (Monday 0) the window opens on

@@ -1,8 +1,9 @@
 """Parts shared by ``explain pod``, ``explain node`` and delete's assessment."""
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Optional
+
+from kubectl_safety.record import record
 
 
 class NodeReadiness(str, Enum):
@@ -17,7 +18,7 @@ class NodeReadiness(str, Enum):
     UNREADABLE = "Unreadable"  # delete's assessment: the Node could not be read
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodeHealth:
     state: NodeReadiness
     partitioned: bool
@@ -26,7 +27,7 @@ class NodeHealth:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TimelineStep:
     at: int  # seconds after the delete
     event: str

@@ -1,20 +1,20 @@
 """What deleting one pod risks (``analysis/force_delete.py``): delete's assessment."""
 
-from dataclasses import dataclass
 from typing import Optional, Tuple
 
 from kubectl_safety.analysis.explanations.common import NodeReadiness, TimelineStep
 from kubectl_safety.analysis.plans.common import Finding
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeleteOwner:
     kind: Optional[str]
     name: Optional[str]
     via: Optional[str] = None  # "Kind/name" at the top of the owner chain, when it is not the controller
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeleteNode:
     """The pod's node as a delete sees it."""
 
@@ -25,7 +25,7 @@ class DeleteNode:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Terminating:
     """Since when a pod is terminating, its grace period and how far past its deadline (None: not known)."""
 
@@ -35,7 +35,7 @@ class Terminating:
     overdue_seconds: Optional[int]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeleteAssessment:
     """What deleting one pod (gracefully or by force) risks, and whether force is needed."""
 

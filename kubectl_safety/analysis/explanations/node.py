@@ -1,20 +1,20 @@
 """``explain node``: a node's state, conditions, allocation and eviction order."""
 
-from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
 from kubectl_safety.analysis.explanations.common import NodeHealth
 from kubectl_safety.analysis.plans.common import Finding
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Taint:
     key: Optional[str]
     value: Optional[str]
     effect: Optional[str]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExplainedNode:
     name: str
     unschedulable: bool
@@ -22,7 +22,7 @@ class ExplainedNode:
     taints: Tuple[Taint, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodeConditionStatus:
     """One of the node's status.conditions, as the kubelet reported it."""
 
@@ -32,7 +32,7 @@ class NodeConditionStatus:
     last_heartbeat_time: Optional[str]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Allocation:
     """The sum of the node's pods' requests of one resource against its allocatable (as kubectl shows them)."""
 
@@ -42,7 +42,7 @@ class Allocation:
     percent: Optional[int]  # None: nothing allocatable
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RankedPod:
     """A pod in the node's memory-pressure eviction order (``rank`` None: critical, never evicted)."""
 
@@ -56,7 +56,7 @@ class RankedPod:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodeExplanation:
     """A node's state and conditions, its allocation, and its pods in kubelet eviction order."""
 

@@ -1,6 +1,5 @@
 """``explain pod``: a pod's priority, OOM scores, eviction rank, PDBs, owners and spread."""
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Optional, Tuple
 
@@ -10,6 +9,7 @@ from kubectl_safety.analysis.explanations.qos import QosExplanation
 from kubectl_safety.analysis.explanations.spread import SpreadConstraint
 from kubectl_safety.analysis.explanations.termination import TerminationTimeline
 from kubectl_safety.analysis.plans.common import BudgetSummary, Finding
+from kubectl_safety.record import record
 
 
 class PrioritySource(str, Enum):
@@ -23,7 +23,7 @@ class PrioritySource(str, Enum):
     UNKNOWN_CLASS = "unknown class"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExplainedPod:
     namespace: str
     name: str
@@ -33,7 +33,7 @@ class ExplainedPod:
     terminating: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ResolvedPriority:
     """A pod's priority as the Priority admission plugin resolves it."""
 
@@ -45,13 +45,13 @@ class ResolvedPriority:
     system_critical: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ContainerOom:
     name: str
     oom_score_adj: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class OomScores:
     """Each container's oom_score_adj; ``max``: the pod's highest (its first container to be OOM-killed)."""
 
@@ -60,7 +60,7 @@ class OomScores:
     node_memory_capacity: Optional[int]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EvictionRank:
     """The pod's place in its node's memory-pressure eviction order (``rank`` None: never evicted)."""
 
@@ -71,7 +71,7 @@ class EvictionRank:
     assumption: Optional[str]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Owner:
     """One link of the pod's owner chain (``found`` False: the owner is not in the snapshot)."""
 
@@ -81,7 +81,7 @@ class Owner:
     replicas: Optional[int] = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PodExplanation:
     """A pod's QoS, priority, termination timeline, eviction rank, PDBs, owners, spread and force-delete risks."""
 

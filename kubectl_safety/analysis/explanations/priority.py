@@ -1,12 +1,12 @@
 """``explain priorities``: the cluster's priority classes and their rollout risks."""
 
-from dataclasses import dataclass
 from typing import Tuple
 
 from kubectl_safety.analysis.plans.common import Finding
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PriorityClassUse:
     name: str
     value: int
@@ -15,7 +15,7 @@ class PriorityClassUse:
     pods: int  # active pods naming it
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PriorityAudit:
     """The cluster's priority classes, the global default, the levels in use and the rollout risks."""
 

@@ -1,8 +1,9 @@
 """A pod's QoS class computed from its spec (``analysis/qos.py``)."""
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Optional, Tuple
+
+from kubectl_safety.record import record
 
 
 class QosClass(str, Enum):
@@ -13,7 +14,7 @@ class QosClass(str, Enum):
     BEST_EFFORT = "BestEffort"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ContainerQos:
     """The class one container alone would give, and why."""
 
@@ -23,7 +24,7 @@ class ContainerQos:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class QosExplanation:
     qos_class: str  # status.qosClass when set (the API server's word), else ``computed``
     computed: QosClass

@@ -1,10 +1,11 @@
 """One topology spread constraint of a pod with its domains' counts (``analysis/topology.py``)."""
 
-from dataclasses import dataclass
 from typing import Mapping, Optional
 
+from kubectl_safety.record import record
 
-@dataclass(frozen=True, slots=True)
+
+@record
 class SpreadConstraint:
     """One of the pod's topology spread constraints, with its domains' counts and skew now."""
 

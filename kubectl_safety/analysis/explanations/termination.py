@@ -1,10 +1,10 @@
 """A pod's termination timeline (``analysis/termination.py``)."""
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Tuple
 
 from kubectl_safety.analysis.explanations.common import TimelineStep
+from kubectl_safety.record import record
 
 
 class ProbeKind(str, Enum):
@@ -14,20 +14,20 @@ class ProbeKind(str, Enum):
     STARTUP = "startupProbe"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PreStopHook:
     container: str
     hook: str  # exec, httpGet, tcpSocket, "sleep Ns" or hook
     sidecar: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class GracePeriod:
     grace_period_seconds: int
     note: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ProbeGrace:
     """The grace period a container gets when a probe's failure restarts it."""
 
@@ -37,7 +37,7 @@ class ProbeGrace:
     probe_override: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TerminationTimeline:
     """Delete, eviction, kubelet soft/hard eviction and probe-failure timelines of a pod."""
 

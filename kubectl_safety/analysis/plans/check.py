@@ -1,12 +1,12 @@
 """The cluster check: each node's verdict, the findings that gate maintenance, the summary."""
 
-from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
 from kubectl_safety.analysis.plans.common import Finding, ObjectRef, Risk
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class StuckPod:
     """A pod on a NotReady or Unknown node, with delete's force-delete assessment of it."""
 
@@ -18,7 +18,7 @@ class StuckPod:
     risks: Tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CheckedNode:
     """One node as ``drain NODE --dry-run`` plans it alone, and whether it could go for good."""
 
@@ -41,7 +41,7 @@ class CheckedNode:
     drainable_with_surge: Optional[bool] = None  # blocked without --surge, surgeable: whether it is with it
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Blocker:
     """An object that unaccepted risks name, with the nodes whose drain it blocks."""
 
@@ -54,7 +54,7 @@ class Blocker:
         return len(self.nodes)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CheckSummary:
     nodes: int
     drainable: int
@@ -70,7 +70,7 @@ class CheckSummary:
     ready: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ClusterCheck:
     """A cluster's maintenance readiness; with ``error`` (and ``context``), a cluster that could not be checked."""
 

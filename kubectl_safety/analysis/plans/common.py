@@ -1,10 +1,11 @@
 """What every plan shares: the actions a drain takes, severities, reasons, risks and object references."""
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
 from typing import Mapping, Optional, Tuple, Union
 
 from kubectl_safety.analysis.risks import RISKS
+from kubectl_safety.record import record
 
 
 class Action(str, Enum):
@@ -45,7 +46,7 @@ RiskCode = Enum("RiskCode", {code: code for code in RISKS}, type=str)
 RiskCode.__doc__ = "The stable codes of the risks that make a plan not SAFE (``risks.RISKS``, in its order)."
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Reason:
     """Why a pod gets its action, or a plan-wide warning: a stable code, its severity, a message."""
 
@@ -54,14 +55,14 @@ class Reason:
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ObjectRef:
     kind: str
     namespace: str
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Finding:
     """An observation with a stable code; ``check`` names its ``objects`` and, for one that does not
     gate, the ``reason`` (outside|ignored)."""
@@ -76,7 +77,7 @@ class Finding:
         object.__setattr__(self, "severity", Severity(self.severity))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BudgetSummary:
     """A PDB as every report shows it (``budgets.summary``)."""
 
@@ -94,7 +95,6 @@ class BudgetSummary:
     never_allows: Optional[str]
 
 
-
 def obj(kind, namespace, name) -> ObjectRef:
     return ObjectRef(kind, namespace or "", name)
 
@@ -104,7 +104,7 @@ def pod_obj(pod) -> ObjectRef:
     return ObjectRef("Pod", pod.namespace or "", pod.name)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Risk:
     """An exception to the SAFE contract, with the objects concerned; ``accepted`` by --accept-risk."""
 

@@ -1,10 +1,11 @@
 """A node drain plan: each pod's action and why, its waves, budgets, capacity, losses and surges."""
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Mapping, Optional, Tuple
 
 from kubectl_safety.analysis.plans.common import ACTIONS, Action, BudgetSummary, MOVING, Reason, Risk
+from kubectl_safety.record import record
 
 
 class WaitFor(str, Enum):
@@ -22,7 +23,7 @@ class Blocker(str, Enum):
     EVICTION_API = "eviction-api"  # the Eviction API's rules: the server would refuse the eviction
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PodAction:
     """One pod of a drain plan: what happens to it, and why."""
 
@@ -51,7 +52,7 @@ class PodAction:
         return any(r.code == code for r in self.reasons)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Wave:
     """Pods evicted together; the next wave starts when this one's replacements are Ready."""
 
@@ -63,7 +64,7 @@ class Wave:
     estimated_seconds: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DrainedNode:
     name: str
     found: bool
@@ -73,7 +74,7 @@ class DrainedNode:
     server_dry_run: object = None  # the server's answer to the cordon sent with dryRun=All
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BudgetUse:
     """A PDB the plan spends: its summary (``budgets.summary``) and what the plan takes of it."""
 
@@ -84,7 +85,7 @@ class BudgetUse:
     lost_for_good: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Unplaceable:
     namespace: str
     name: str
@@ -94,7 +95,7 @@ class Unplaceable:
     not_listed: int = 0  # how many more nodes refuse it than ``nodes`` lists
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CapacityCheck:
     """Whether every replacement fits on a remaining node (``checked`` False: not looked at)."""
 
@@ -106,13 +107,13 @@ class CapacityCheck:
     placed_on: Mapping = field(default_factory=dict)  # node -> replacements placed on it
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ServerDryRun:
     sent: int
     refused: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Losses:
     """What the flags kubectl requires accept: emptyDir data and unmanaged pods that go for good."""
 
@@ -134,7 +135,7 @@ class Removal(str, Enum):
     DELETION_COST = "deletion-cost"  # marked with the lowest pod-deletion-cost, then the count returns
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Surge:
     """One workload raised before its pods on the drained nodes go (make before break)."""
 
@@ -168,13 +169,13 @@ class Surge:
         return [(self.namespace, n) for n in self.pods]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SurgePlan:
     surges: Tuple[Surge, ...]
     peak: Mapping  # extra pods (and their cpu, memory requests) running at once at the peak
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DrainPlan:
     """What draining ``nodes`` does to every pod, wave by wave, and whether it is SAFE."""
 

@@ -1,10 +1,11 @@
 """A preemption preview: the preemptor, the nodes it could land on and the pods it would evict there."""
 
-from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
+from kubectl_safety.record import record
 
-@dataclass(frozen=True, slots=True)
+
+@record
 class Preemptor:
     """The previewed pod as admission stores it."""
 
@@ -18,7 +19,7 @@ class Preemptor:
     requests: Mapping
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Victim:
     namespace: str
     name: str
@@ -31,7 +32,7 @@ class Victim:
     grace_period_seconds: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PreemptionCandidate:
     """A node where preemption makes room, with its victims and the figures the scheduler ranks by."""
 
@@ -44,7 +45,7 @@ class PreemptionCandidate:
     rank: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExcludedNode:
     """A node preemption does not consider (or, when the pod fits, one it does not fit on), and why."""
 
@@ -55,7 +56,7 @@ class ExcludedNode:
     failures: Tuple[object, ...]  # the Filter failures (``scheduling.failure``)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Sampling:
     """How candidate sampling and ties could make the scheduler choose another node."""
 
@@ -66,7 +67,7 @@ class Sampling:
     note: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Placement:
     """One copy of a workload's pod, placed after the ones before it."""
 
@@ -78,7 +79,7 @@ class Placement:
     candidates: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PreemptionPreview:
     """Where kube-scheduler would put the pod, and whom it would preempt for it."""
 

@@ -1,13 +1,13 @@
 """A rebalance plan: the topology spread of each workload and the pods to move."""
 
-from dataclasses import dataclass
 from typing import Mapping, Optional, Tuple
 
 from kubectl_safety.analysis.plans.common import Risk
 from kubectl_safety.analysis.plans.drain import ServerDryRun
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SpreadState:
     """One spread constraint of one workload's pods: its domains' counts and skew (now, or as expected)."""
 
@@ -27,7 +27,7 @@ class SpreadState:
     pods: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Relocation:
     """One planned eviction and where the scheduler is expected to put the replacement."""
 
@@ -44,7 +44,7 @@ class Relocation:
     server_dry_run: Optional[object] = None  # the executor's Outcome for a dryRun=All eviction
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SpreadBlock:
     """Why a constraint cannot be balanced further: for one pod (``name`` set) or for the constraint."""
 
@@ -57,7 +57,7 @@ class SpreadBlock:
     domain: Optional[str] = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RebalancedWorkload:
     kind: str
     namespace: str
@@ -65,7 +65,7 @@ class RebalancedWorkload:
     pods: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RebalanceSummary:
     violated: int
     evictions: int
@@ -73,7 +73,7 @@ class RebalanceSummary:
     fixed: bool
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RebalanceScope:
     """What the command was asked to rebalance."""
 
@@ -82,7 +82,7 @@ class RebalanceScope:
     workload: Optional[str]  # "Kind/name"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RebalancePlan:
     """The fewest evictions that bring the workloads' spread within maxSkew, round by round."""
 

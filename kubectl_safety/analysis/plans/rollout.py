@@ -1,14 +1,14 @@
 """A pool rollout plan: batches, each with the drain plan of the state it will meet."""
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Mapping, Optional, Tuple
 
 from kubectl_safety.analysis.plans.common import Risk
 from kubectl_safety.analysis.plans.drain import DrainPlan, SurgePlan
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class BatchRisk:
     """A risk of one rollout batch's drain plan."""
 
@@ -17,7 +17,7 @@ class BatchRisk:
     workload: Optional[str] = None  # "Kind namespace/name" at the top of the first pod's owner chain
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CapacityLeft:
     """The schedulable nodes while a batch is out, their free requests, and what the batch's pods need."""
 
@@ -28,7 +28,7 @@ class CapacityLeft:
     memory_needed: float
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Batch:
     """Nodes maintained together, with the drain plan of the state they will meet."""
 
@@ -49,7 +49,7 @@ class CauseCode(str, Enum):
     PRECORDON = "PRECORDON"  # cordoning the whole pool first leaves the stopping batch's replacements no room
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cause:
     code: CauseCode
     batch: int
@@ -59,7 +59,7 @@ class Cause:
     alternatives: Tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class HeldNode:
     """A pool node a --blocking-pod-selector pod holds (in the snapshot)."""
 
@@ -67,7 +67,7 @@ class HeldNode:
     pods: Tuple[str, ...]  # "namespace/name"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RolloutGates:
     """What the rollout checks before every batch, and what the windows say from the plan's instant."""
 
@@ -82,7 +82,7 @@ class RolloutGates:
     held_nodes: Tuple[HeldNode, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RolloutPlan:
     """A pool's maintenance in batches, each with its drain plan; SAFE only when every batch is."""
 

@@ -12,16 +12,17 @@ holds no pod on a budget for a surge to lift: only the workloads whose every Rea
 are surged, and the node says so.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional, Tuple
 
 from kubectl_safety.analysis.profiles.base import Budgets
 from kubectl_safety.analysis.profiles.outcome import Outcome, WORST, simulate
+from kubectl_safety.record import record
 
 RUN_FIRST = "kubectl safety drain NODE --surge"  # what the user runs on each node before the engine's window
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SurgeAhead:
     """One node with a surge ahead of the engine: its outcome then, what the surge keeps whole and what not."""
 

@@ -17,12 +17,13 @@ a management cluster: --management-kubeconfig/--management-snapshot), and
 ``profile(settings: {name: Setting}) -> DrainProfile``.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from typing import Callable, Optional, Tuple
 
 from kubectl_safety.analysis.drain import DrainOptions
 from kubectl_safety.model.duration import DurationError, parse_duration
+from kubectl_safety.record import record
 
 
 class Source(str, Enum):
@@ -33,7 +34,7 @@ class Source(str, Enum):
     DEFAULT = "default"  # the engine's documented default
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Setting:
     """One engine setting: its value parsed, as written, and where it comes from."""
 
@@ -44,7 +45,7 @@ class Setting:
     origin: str = ""  # which object holds it (source OBJECT), e.g. "DaemonSet kube-system/kured"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SettingSpec:
     """A setting an engine knows: its own field name, its default as the engine writes it, its parser."""
 
@@ -183,20 +184,20 @@ class Decision(str, Enum):
     EVICT = "evict"  # evicted even where kubectl drain's filters would skip it (e.g. DaemonSet pods)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PodRule:
     decision: Decision
     code: str  # stable, e.g. KARPENTER_DO_NOT_DISRUPT
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Grace:
     rule: GraceRule = GraceRule.OWN
     seconds: Optional[int] = None  # FIXED: the grace period every pod gets
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Hold:
     """Something the engine waits for with no end around a node's drain: ``before`` it (the drain never
     starts: no pod is evicted) or after it (the node is drained, the engine does not go on)."""
@@ -207,7 +208,7 @@ class Hold:
     reason: str
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class DrainProfile:
     """One engine's drain: what ``outcome.simulate`` needs, with the settings it was made of.
 

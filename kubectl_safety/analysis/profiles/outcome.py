@@ -17,7 +17,7 @@ when the previous one is done; each batch is planned on the snapshot (the previo
 are taken to be Ready again).
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
 from typing import Optional, Tuple
 
@@ -27,6 +27,7 @@ from kubectl_safety.analysis.plans.common import Action, Severity
 from kubectl_safety.analysis.profiles.base import AtTimeout, Decision, GraceRule, Order
 from kubectl_safety.analysis.room import Room, proved_plan
 from kubectl_safety.analysis.termination import api_grace_period, last_kill
+from kubectl_safety.record import record
 
 
 class Outcome(str, Enum):
@@ -42,7 +43,7 @@ WORST = {o: i for i, o in enumerate(Outcome)}
 POD_ACTIONS = ("evict", "delete", "skip", "wait", "blocked", "refused", "forced")  # EnginePod.action's values
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class EnginePod:
     """One pod of a node: what the engine does to it and when (seconds from the node's drain start).
 
@@ -63,7 +64,7 @@ class EnginePod:
         return f"{self.namespace}/{self.name}"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Availability:
     """A workload whose pods the engine forces out: its Ready pods now and what they fall to."""
 
@@ -72,7 +73,7 @@ class Availability:
     falls_to: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodeOutcome:
     name: str
     batch: int
@@ -90,14 +91,14 @@ class NodeOutcome:
     surge_refused: bool = False  # a surge risk refuses ``drain --surge`` of the node: nothing is surged
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Batch:
     number: int
     nodes: Tuple[str, ...]
     seconds: Optional[int]  # until its last node is done (None: it never is)
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class EngineOutcome:
     profile: object  # the DrainProfile
     verdict: Outcome

@@ -1,9 +1,9 @@
 """One Filter plugin's refusal of a pod on a node."""
 
-from dataclasses import dataclass
+from kubectl_safety.record import record
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Failure:
     plugin: str       # "NodeResourcesFit", "TaintToleration", ...
     code: str         # stable kebab-case code, e.g. "insufficient-cpu"

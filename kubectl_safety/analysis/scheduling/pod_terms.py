@@ -2,11 +2,11 @@
 ``fwk.AffinityTerm``), the scheduled pods' anti-affinity bucketed per snapshot, and InterPodAffinity's
 Filter over the PreFilter counts."""
 
-from dataclasses import dataclass
 
 from kubectl_safety.analysis.scheduling.cache import planning_cache
 from kubectl_safety.analysis.scheduling.failure import Failure
 from kubectl_safety.model.selectors import LabelSelector
+from kubectl_safety.record import record
 
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -19,7 +19,7 @@ def namespace_labels(name) -> dict:
     return {NAMESPACE_NAME_LABEL: name}
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Term:
     """A pod (anti-)affinity term, resolved against its owner pod (upstream ``fwk.AffinityTerm``)."""
 

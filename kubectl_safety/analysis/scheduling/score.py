@@ -26,13 +26,13 @@ not applied: docs/deviations.md.
 """
 
 import math
-from dataclasses import dataclass
 
 from kubectl_safety.analysis.scheduling.node_state import base_state, requests_of
 from kubectl_safety.analysis.scheduling.pod_terms import Term
 from kubectl_safety.analysis.topology import constraint_selector, node_eligible, normalized
 from kubectl_safety.model.pods import Pod
 from kubectl_safety.model.selectors import node_selector_term_matches, toleration_tolerates
+from kubectl_safety.record import record
 
 MAX = 100
 WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
@@ -47,7 +47,7 @@ BASE_PERCENTAGE = 50  # basePercentageOfNodesToScore
 _TERMS = "_score_affinity_terms"
 
 
-@dataclass
+@record(frozen=False, slots=False)
 class Scores:
     table: dict  # node name -> {"total": int, "plugins": {plugin: weighted score}}
     best: list  # the names with the highest total, sorted

@@ -8,8 +8,9 @@ local-storage limits, graceful node shutdown (nodeshutdown_manager.go) and criti
 """
 
 import re
-from dataclasses import dataclass
 from typing import Optional, Tuple
+
+from kubectl_safety.record import record
 
 LOW = re.compile(r"The node was low on resource: ([\w.-]+)\.")
 THRESHOLD = re.compile(r"Threshold quantity: ([^,]+), available: (\S+?)\.(?:\s|$)")
@@ -24,14 +25,14 @@ SHUTDOWN = "Pod was terminated in response to imminent node shutdown."
 CRITICAL = "Preempted in order to admit critical pod"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Usage:
     container: str  # "" for the pod-level line
     using: str
     request: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class KubeletMessage:
     kind: str  # pressure | local-storage | shutdown | critical-pod | admission | other
     resource: Optional[str] = None

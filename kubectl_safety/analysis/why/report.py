@@ -1,9 +1,10 @@
 """What ``why pod|node`` returns: frozen, typed post-mortems (pure data, published at the CLI edge)."""
 
-from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 from typing import Mapping, Optional, Tuple
+
+from kubectl_safety.record import record
 
 
 class PodCause(str, Enum):
@@ -39,7 +40,7 @@ class Confidence(str, Enum):
     LOW = "low"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Evidence:
     """One thing read: a condition, an event, a status line, a taint, an annotation; its time if known."""
 
@@ -50,7 +51,7 @@ class Evidence:
     by: str = ""  # who wrote it (an event's reporter, a field manager)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Cause:
     code: str  # a PodCause or NodeCause value
     actor: str  # who did it, as far as the cluster says ("" when nobody is named)
@@ -61,7 +62,7 @@ class Cause:
     unanswered: str = ""  # the source that would answer what the cluster no longer knows (the audit query)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PodPostMortem:
     namespace: str
     name: str
@@ -73,7 +74,7 @@ class PodPostMortem:
     evidence: Tuple[Evidence, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NodePostMortem:
     name: str
     found: bool

@@ -18,6 +18,11 @@ CASES = [
     ("sub-byte rounds up", "memory", "100m", 1),
     ("sub-millicore rounds up", "cpu", "1u", 1),
     ("integer input", "pods", 110, 110),
+    ("exa suffix, not an exponent", "memory", "1E", 10**18),
+    ("exbi suffix", "memory", "1Ei", 2**60),
+    ("capital exponent", "memory", "5E-2", 1),
+    ("negative milli rounds up", "cpu", "-1.5m", -1),
+    ("float input", "cpu", 0.25, 250),
 ]
 
 

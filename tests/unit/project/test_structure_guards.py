@@ -9,6 +9,8 @@
   its report or plan to. Outside ``cli/report.py``, ``cli/main.py`` and the views no cli module names one.
 - Each command that prints a JSON kind has its view, ``cli/views/<module>.py`` (its text, its serializers,
   its exit codes), and no typed class has a serializer in two views.
+- Records, not generated dataclasses: no module decorates a class with ``dataclasses.dataclass`` (``record.py``
+  builds on it); ``record`` makes the same classes without compiling six functions each at import.
 - The engine owns read -> plan -> act: a command that changes the cluster (it imports the engine) calls no
   planner (``plan_*``, ``find_workloads``) and resolves no selector against nodes (``matching_nodes``); its
   ``engine/<verb>_planner.py`` does. A read-only command may call its pure planner directly.
@@ -242,3 +244,31 @@ def test_no_typed_class_has_a_serializer_in_two_views():
             owners.setdefault(name, []).append(f"cli/views/{view}.py")
     assert {name: where for name, where in owners.items() if len(where) > 1} == {}
     assert set(owners) == set(published.serializers())
+
+
+def dataclass_violations(name, tree) -> list:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                if (target.id if isinstance(target, ast.Name) else getattr(target, "attr", None)) == "dataclass":
+                    out.append(f"{name}:{node.lineno}: {node.name} is a @dataclass: use kubectl_safety.record.record")
+    return out
+
+
+@pytest.mark.parametrize("name,tree", [s for s in sources(".") if s[0] != "record.py"],
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_no_class_is_a_generated_dataclass(name, tree):
+    assert dataclass_violations(name, tree) == []
+
+
+@pytest.mark.parametrize("code,found", [
+    ("@dataclass\nclass A:\n    x: int", True),
+    ("@dataclass(frozen=True, slots=True)\nclass A:\n    x: int", True),
+    ("@dataclasses.dataclass(frozen=True)\nclass A:\n    x: int", True),
+    ("@record\nclass A:\n    x: int", False),
+    ("@record(frozen=False, slots=False)\nclass A:\n    x: int", False),
+])
+def test_the_dataclass_guard_finds_each_way_to_declare_one(code, found):
+    assert bool(dataclass_violations("x.py", ast.parse(code))) is found
