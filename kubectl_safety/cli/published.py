@@ -47,11 +47,12 @@ def _serializer(kind):
     if key in SERIALIZERS:
         return SERIALIZERS[key]
     words = [VIEW_OF.get(w, w) for word in reversed(kind.__module__.split(".")) for w in (word, word.split("_")[0])]
-    for name in dict.fromkeys(words):
-        found = _view_serializers(name).get(key)
-        if found is not None:
-            return found
-    for name in _view_names():
+    return _held_by(dict.fromkeys(words), key) or _held_by(_view_names(), key)
+
+
+def _held_by(views, key):
+    """The serializer of class ``key`` in the first of ``views`` (names; no such view is skipped) that has one."""
+    for name in views:
         found = _view_serializers(name).get(key)
         if found is not None:
             return found
