@@ -210,7 +210,7 @@ def lint_imports(*contracts) -> subprocess.CompletedProcess:
 
 @needs_import_linter
 def test_import_contracts_hold():
-    """cli > engine > (cluster | analysis) > printable > model > errors; analysis and model import
+    """cli > engine > (cluster | analysis) > printable > model > (errors | record); analysis and model import
     no client library; no circle between sibling modules."""
     proc = lint_imports(*CONTRACTS)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
@@ -224,7 +224,7 @@ def test_import_contracts_catch_an_upward_import(tmp_path):
     for layer in ("cli", "engine", "cluster", "analysis", "model"):
         (tree / layer).mkdir(parents=True)
         (tree / layer / "__init__.py").write_text("")
-    for leaf in ("__init__", "errors", "printable"):
+    for leaf in ("__init__", "errors", "record", "printable"):
         (tree / f"{leaf}.py").write_text("")
     (tree / "analysis" / "priority.py").write_text("from kubectl_safety.model import snapshot\n")
     (tree / "model" / "snapshot.py").write_text("def f():\n    from kubectl_safety.analysis import priority\n")
